@@ -1,0 +1,299 @@
+"""The only module that builds SQL: SQLAlchemy Core statements, identifiers quoted, values bound.
+
+It builds, never executes (``backends`` execute), so every statement can be compiled per dialect and
+snapshot-tested.  Working tables (``veil_*``) are temporary: they live in the session's temp schema and
+vanish with the connection.
+
+The per-node count query (Incognito's rollup): the source is scanned once into ``veil_base_raw`` (one row
+per distinct QI × sensitive combination with its count), re-coded into integers in ``veil_base`` through
+the dimension tables, and every node's ``GROUP BY`` aggregates ``veil_base`` — or the materialized counts
+of a finer node — joined to the dimension tables at the node's levels:
+
+>>> from sqlalchemy.dialects import postgresql
+>>> lay = Layout(qi_count=2, sensitive_count=1)
+>>> print(node_counts(lay, (1, 0)).compile(dialect=postgresql.dialect()))
+SELECT d0.code_1 AS g0, b.q1 AS g1, b.s0, sum(b.n) AS n 
+FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 GROUP BY d0.code_1, b.q1, b.s0
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ClauseElement, Executable
+
+from engine.hierarchy import ValueKind
+
+BASE_RAW = "veil_base_raw"
+BASE = "veil_base"
+
+# --- DDL constructs SQLAlchemy Core lacks (identifiers quoted by the dialect's preparer) ------------------
+
+
+class CreateTableAs(Executable, ClauseElement):
+    """``CREATE [TEMPORARY] TABLE <table> AS <select>``."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True) -> None:
+        self.table, self.select, self.temporary = table, select, temporary
+
+
+@compiles(CreateTableAs)
+def _create_table_as(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
+    temp = "TEMPORARY " if element.temporary else ""
+    body = compiler.process(element.select, **kw)
+    return f"CREATE {temp}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+
+
+class CreateView(Executable, ClauseElement):
+    """``CREATE OR REPLACE VIEW <view> AS <select>``."""
+
+    inherit_cache = False
+
+    def __init__(self, view: sa.TableClause, select: sa.Select[Any]) -> None:
+        self.view, self.select = view, select
+
+
+@compiles(CreateView)
+def _create_view(element: CreateView, compiler: Any, **kw: Any) -> str:
+    body = compiler.process(element.select, literal_binds=True, **kw)
+    return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} AS {body}"
+
+
+class DropObject(Executable, ClauseElement):
+    """``DROP TABLE|VIEW IF EXISTS <name>``."""
+
+    inherit_cache = False
+
+    def __init__(self, kind: str, table: sa.TableClause) -> None:
+        assert kind in ("TABLE", "VIEW")
+        self.kind, self.table = kind, table
+
+
+@compiles(DropObject)
+def _drop(element: DropObject, compiler: Any, **kw: Any) -> str:
+    return f"DROP {element.kind} IF EXISTS {compiler.preparer.format_table(element.table)}"
+
+
+class CreateSchema(Executable, ClauseElement):
+    """``CREATE SCHEMA IF NOT EXISTS <schema>``."""
+
+    inherit_cache = False
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+
+@compiles(CreateSchema)
+def _create_schema(element: CreateSchema, compiler: Any, **kw: Any) -> str:
+    return f"CREATE SCHEMA IF NOT EXISTS {compiler.preparer.format_schema(element.schema)}"
+
+
+def copy_from_stdin(table: sa.TableClause, columns: Sequence[str], dialect: sa.Dialect) -> str:
+    """PostgreSQL ``COPY <table> (<columns>) FROM STDIN`` for bulk loads, quoted by the dialect."""
+    prep = dialect.identifier_preparer
+    cols = ", ".join(prep.quote(c) for c in columns)
+    return f"COPY {prep.format_table(table)} ({cols}) FROM STDIN"
+
+
+# --- types -------------------------------------------------------------------------------------------------
+
+_TYPES: list[tuple[str, Any, ValueKind]] = [
+    (r"^(tinyint|smallint|int2|utinyint|usmallint)$", sa.SmallInteger, ValueKind.INTEGER),
+    (r"^(integer|int|int4|uinteger|signed)$", sa.Integer, ValueKind.INTEGER),
+    (r"^(bigint|int8|ubigint|hugeint|uhugeint|long)$", sa.BigInteger, ValueKind.INTEGER),
+    (r"^(real|float4|float)$", sa.REAL, ValueKind.FLOAT),
+    (r"^(double|double precision|float8)$", sa.Double, ValueKind.FLOAT),
+    (r"^(decimal|numeric)(\((\d+),\s*(\d+)\))?$", sa.Numeric, ValueKind.DECIMAL),
+    (r"^(varchar|character varying|text|string|char|character|bpchar|name)(\(\d+\))?$", sa.Text, ValueKind.TEXT),
+    (r"^date$", sa.Date, ValueKind.DATE),
+    (r"^(timestamp|timestamp without time zone|datetime)(\(\d\))?$", sa.DateTime, ValueKind.TIMESTAMP),
+    (r"^(boolean|bool)$", sa.Boolean, ValueKind.BOOLEAN),
+]
+
+
+def column_type(data_type: str, precision: int | None = None, scale: int | None = None) -> tuple[Any, ValueKind]:
+    """SQLAlchemy type and value kind for an ``information_schema`` ``data_type``; ``None`` kind if unknown."""
+    text = data_type.strip().lower()
+    for pattern, sa_type, kind in _TYPES:
+        m = re.match(pattern, text)
+        if m:
+            if sa_type is sa.Numeric:
+                p = int(m.group(3)) if m.group(3) else precision
+                s = int(m.group(4)) if m.group(4) else scale
+                return (sa.Numeric(p, s) if p is not None else sa.Numeric()), kind
+            return sa_type(), kind
+    raise KeyError(data_type)
+
+
+# --- the warehouse's own tables ----------------------------------------------------------------------------
+
+
+def source_table(schema: str | None, name: str, columns: dict[str, Any]) -> sa.Table:
+    """The source as a Core table with the given (name → SQLAlchemy type) columns; no reflection."""
+    md = sa.MetaData()
+    return sa.Table(name, md, *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+
+
+def columns_of(schema: str | None, table: str) -> sa.Select[Any]:
+    """Column names and types of ``schema.table`` from ``information_schema`` (reflection-free)."""
+    info = sa.table("columns", sa.column("table_schema"), sa.column("table_name"), sa.column("column_name"),
+                    sa.column("data_type"), sa.column("ordinal_position"), sa.column("numeric_precision"),
+                    sa.column("numeric_scale"), schema="information_schema")
+    where_schema = info.c.table_schema == (sa.literal(schema) if schema is not None else sa.func.current_schema())
+    return (sa.select(info.c.column_name, info.c.data_type, info.c.numeric_precision, info.c.numeric_scale)
+            .where(where_schema, info.c.table_name == sa.literal(table))
+            .order_by(info.c.ordinal_position))
+
+
+def tables_in(schema: str) -> sa.Select[Any]:
+    """Names of tables and views in ``schema``."""
+    info = sa.table("tables", sa.column("table_schema"), sa.column("table_name"), sa.column("table_type"),
+                    schema="information_schema")
+    return sa.select(info.c.table_name, info.c.table_type).where(info.c.table_schema == sa.literal(schema))
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Names of the working tables for ``qi_count`` quasi-identifiers and ``sensitive_count`` sensitive
+    columns: ``veil_base(q0.., s0.., n)`` and dimension tables ``veil_dim_i(level_j, code_j)``."""
+
+    qi_count: int
+    sensitive_count: int
+    heights: tuple[int, ...] = ()
+
+    def base(self) -> sa.TableClause:
+        cols = [f"q{i}" for i in range(self.qi_count)] + [f"s{j}" for j in range(self.sensitive_count)] + ["n"]
+        return sa.table(BASE, *(sa.column(c) for c in cols))
+
+    def dim(self, i: int, height: int | None = None) -> sa.TableClause:
+        h = height if height is not None else (self.heights[i] if self.heights else 8)
+        cols = [sa.column(f"level_{j}") for j in range(h + 1)] + [sa.column(f"code_{j}") for j in range(h + 1)]
+        return sa.table(f"veil_dim_{i}", *cols)
+
+    def sensitive_domain(self, j: int) -> sa.TableClause:
+        return sa.table(f"veil_sdom_{j}", sa.column("value"), sa.column("code"))
+
+    def node_table(self, ident: int, node: Sequence[int | None]) -> sa.TableClause:
+        cols = [f"g{i}" for i, lv in enumerate(node) if lv is not None]
+        cols += [f"s{j}" for j in range(self.sensitive_count)] + ["n"]
+        return sa.table(f"veil_node_{ident}", *(sa.column(c) for c in cols))
+
+
+def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
+    """DDL of dimension table ``i``: ``level_0`` typed like the source column, ``level_1..h`` text, and an
+    integer ``code_j`` per level (Veil groups by codes; labels are joined back only for output)."""
+    md = sa.MetaData()
+    cols = [sa.Column("level_0", level0_type)]
+    cols += [sa.Column(f"level_{j}", sa.Text) for j in range(1, height + 1)]
+    cols += [sa.Column(f"code_{j}", sa.Integer) for j in range(height + 1)]
+    return sa.Table(f"veil_dim_{i}", md, *cols, prefixes=["TEMPORARY"])
+
+
+def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
+    md = sa.MetaData()
+    return sa.Table(f"veil_sdom_{j}", md, sa.Column("value", value_type), sa.Column("code", sa.Integer),
+                    prefixes=["TEMPORARY"])
+
+
+def base_raw(source: sa.Table, qis: Sequence[str], sensitive: Sequence[str], drop_nulls: bool) -> CreateTableAs:
+    """One scan of the source: ``veil_base_raw(q0.., s0.., n)`` grouped by every QI and sensitive column."""
+    cols = [source.c[c].label(f"q{i}") for i, c in enumerate(qis)]
+    cols += [source.c[c].label(f"s{j}") for j, c in enumerate(sensitive)]
+    keys = [source.c[c] for c in (*qis, *sensitive)]
+    stmt = sa.select(*cols, sa.func.count().label("n")).select_from(source).group_by(*keys)
+    if drop_nulls:
+        stmt = stmt.where(*(k.is_not(None) for k in keys))
+    return CreateTableAs(sa.table(BASE_RAW), stmt)
+
+
+def raw_values(column: str) -> sa.Select[Any]:
+    """Distinct values of one ``veil_base_raw`` column with their row counts (NULL included)."""
+    raw = sa.table(BASE_RAW, sa.column(column), sa.column("n"))
+    return sa.select(raw.c[column].label("value"), sa.func.sum(raw.c.n).label("n")).group_by(raw.c[column])
+
+
+def raw_rows() -> sa.Select[Any]:
+    raw = sa.table(BASE_RAW, sa.column("n"))
+    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0))
+
+
+def base_coded(layout: Layout) -> CreateTableAs:
+    """``veil_base``: ``veil_base_raw`` with every value replaced by its integer code."""
+    raw_cols = [f"q{i}" for i in range(layout.qi_count)] + [f"s{j}" for j in range(layout.sensitive_count)]
+    raw = sa.table(BASE_RAW, *(sa.column(c) for c in raw_cols), sa.column("n")).alias("r")
+    select_cols: list[Any] = []
+    joined: Any = raw
+    for i in range(layout.qi_count):
+        d = layout.dim(i, 0).alias(f"d{i}")
+        joined = joined.join(d, raw.c[f"q{i}"] == d.c.level_0)
+        select_cols.append(d.c.code_0.label(f"q{i}"))
+    for j in range(layout.sensitive_count):
+        sd = layout.sensitive_domain(j).alias(f"v{j}")
+        joined = joined.join(sd, raw.c[f"s{j}"] == sd.c.value)
+        select_cols.append(sd.c.code.label(f"s{j}"))
+    return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
+
+
+def node_counts(layout: Layout, node: Sequence[int | None], *, sensitive: Sequence[int] | None = None,
+                source: tuple[int, Sequence[int | None]] | None = None) -> sa.Select[Any]:
+    """The ``GROUP BY`` of one lattice node: ``(g_i…, s_j…, n)`` with integer codes.
+
+    ``node[i]`` is the level of QI ``i`` (``None``: projected out).  ``sensitive`` picks the sensitive
+    columns to keep (default all; ``[]`` = block sizes only).  ``source = (ident, finer_node)`` aggregates
+    the materialized counts of a finer node instead of ``veil_base`` (rolling up)."""
+    keep = list(range(layout.sensitive_count)) if sensitive is None else list(sensitive)
+    if source is None:
+        src = layout.base().alias("b")
+        from_levels: Sequence[int | None] = [0] * layout.qi_count
+        qcol = "q"
+    else:
+        ident, from_levels = source
+        src = layout.node_table(ident, from_levels).alias("b")
+        qcol = "g"
+    joined: Any = src
+    group: list[Any] = []
+    select_cols: list[Any] = []
+    for i, level in enumerate(node):
+        if level is None:
+            continue
+        start = from_levels[i]
+        if start is None or start > level:
+            raise ValueError(f"cannot roll node {tuple(node)} up from {tuple(from_levels)}")
+        col = src.c[f"{qcol}{i}"]
+        if level == start:
+            expr = col
+        elif start == 0:
+            d = layout.dim(i, level).alias(f"d{i}")
+            joined = joined.join(d, col == d.c.code_0)
+            expr = d.c[f"code_{level}"]
+        else:
+            dim = layout.dim(i, level)
+            m = sa.select(dim.c[f"code_{start}"].label("f"), dim.c[f"code_{level}"].label("t")).distinct()
+            mm = m.subquery(f"m{i}")
+            joined = joined.join(mm, col == mm.c.f)
+            expr = mm.c.t
+        select_cols.append(expr.label(f"g{i}"))
+        group.append(expr)
+    for j in keep:
+        select_cols.append(src.c[f"s{j}"])
+        group.append(src.c[f"s{j}"])
+    return sa.select(*select_cols, sa.func.sum(src.c.n).label("n")).select_from(joined).group_by(*group)
+
+
+def materialize(layout: Layout, ident: int, node: Sequence[int | None], select: sa.Select[Any]) -> CreateTableAs:
+    return CreateTableAs(layout.node_table(ident, node), select)
+
+
+def read_table(table: sa.TableClause) -> sa.Select[Any]:
+    return sa.select(*table.c)
+
+
+def drop_table(name: str, schema: str | None = None) -> DropObject:
+    return DropObject("TABLE", sa.table(name, schema=schema))

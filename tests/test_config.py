@@ -1,0 +1,141 @@
+"""The TOML config: shape, defaults, and errors that name the key and the file."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from engine import config as cfg
+from engine.errors import ConfigError
+from engine.hierarchy import CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, SuppressSpec, TaxonomySpec
+
+BASE = """
+[source]
+url = "duckdb:///warehouse.duckdb"
+table = "patients"
+
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { csv = "hierarchies/zip.csv" }
+
+[[quasi_identifiers]]
+column = "age"
+hierarchy = { intervals = [10, 20] }
+
+[sensitive]
+columns = ["condition"]
+
+[[models]]
+type = "k-anonymity"
+k = 4
+"""
+
+
+def write(tmp_path: Path, text: str) -> Path:
+    (tmp_path / "hierarchies").mkdir(exist_ok=True)
+    (tmp_path / "hierarchies" / "zip.csv").write_text("13053;1305*;*\n13068;1306*;*\n")
+    p = tmp_path / "veil.toml"
+    p.write_text(text)
+    return p
+
+
+def test_the_issue_example_parses(tmp_path: Path) -> None:
+    c = cfg.load(write(tmp_path, BASE))
+    assert c.attributes == ("zip", "age") and c.sensitive == ("condition",)
+    assert c.source.schema is None and c.source.table == "patients"
+    assert c.source.resolved_url() == f"duckdb:///{tmp_path / 'warehouse.duckdb'}"
+    assert c.quasi_identifiers[0].hierarchy == CsvSpec(tmp_path / "hierarchies" / "zip.csv")
+    assert c.quasi_identifiers[1].hierarchy == IntervalsSpec(widths=(10, 20))
+    assert c.search == cfg.SearchConfig("optimal", "discernibility", 0.0)
+    assert c.release is None and c.models[0].describe() == "k-anonymity (k=4)"
+
+
+def test_table_splits_at_the_last_dot_and_names_are_literal(tmp_path: Path) -> None:
+    c = cfg.load(write(tmp_path, BASE.replace('table = "patients"', 'table = "My.Raw.Patients"')))
+    assert (c.source.schema, c.source.table) == ("My.Raw", "Patients")
+
+
+def test_url_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    c = cfg.load(write(tmp_path, BASE.replace('url = "duckdb:///warehouse.duckdb"', 'url_env = "WH_URL"')))
+    monkeypatch.setenv("WH_URL", "postgresql://u@h/db")
+    assert c.source.resolved_url() == "postgresql://u@h/db"
+    monkeypatch.delenv("WH_URL")
+    with pytest.raises(ConfigError, match="'WH_URL', which is not set"):
+        c.source.resolved_url()
+
+
+def test_absolute_and_memory_duckdb_urls_are_kept(tmp_path: Path) -> None:
+    for url in ("duckdb:////abs/w.duckdb", "duckdb:///:memory:"):
+        c = cfg.load(write(tmp_path, BASE.replace("duckdb:///warehouse.duckdb", url)))
+        assert c.source.resolved_url() == url
+
+
+def test_all_hierarchy_builders(tmp_path: Path) -> None:
+    text = BASE + """
+[[quasi_identifiers]]
+column = "nationality"
+hierarchy = { suppress = true }
+
+[[quasi_identifiers]]
+column = "code"
+hierarchy = { mask = true }
+
+[[quasi_identifiers]]
+column = "admitted"
+hierarchy = { dates = ["month", "year"] }
+
+[[quasi_identifiers]]
+column = "grade"
+hierarchy = { taxonomy = { "1" = ["low", "*"], "2" = ["low", "*"] } }
+"""
+    c = cfg.load(write(tmp_path, text))
+    specs = [q.hierarchy for q in c.quasi_identifiers[2:]]
+    assert specs == [SuppressSpec(), MaskSpec(), DatesSpec(("month", "year")),
+                     TaxonomySpec((("1", ("low", "*")), ("2", ("low", "*"))))]
+
+
+@pytest.mark.parametrize("change, message", [
+    (("[sensitive]", "[sensitive]\ncolour = 1"), r"\[sensitive\] has unknown key\(s\) 'colour'"),
+    (('k = 4', 'k = "4"'), r"parameter 'k' must be a whole number"),
+    (('table = "patients"', 'table = 3'), r"\[source\] key 'table' must be a non-empty string"),
+    (('table = "patients"\n', ''), r"\[source\] is missing required key 'table'"),
+    (('column = "age"', 'colum = "age"'), r"\[\[quasi_identifiers\]\] #2 is missing required key 'column'"),
+    (('{ intervals = [10, 20] }', '{ intervals = [10, 25] }'), r"not a multiple"),
+    (('{ intervals = [10, 20] }', '{ intervals = [10], mask = true }'), r"exactly one of"),
+    (('url = "duckdb:///warehouse.duckdb"', 'url = "postgresql://u:secret@h/db"'), r"url_env"),
+    (('type = "k-anonymity"', 'type = "k-anon"'), r"unknown model type 'k-anon'"),
+    (('columns = ["condition"]', 'columns = ["age"]'), r"'age' are both quasi-identifier and sensitive"),
+    (('[[models]]', '[search]\nmetric = "fastest"\n[[models]]'), r"\[search\] key 'metric' must be one of"),
+    (('[[models]]', '[search]\nmax_suppression = 1.5\n[[models]]'), r"'max_suppression' must be a fraction"),
+    (('[[models]]', 'extra = 1\n[[models]]'), r"unknown key\(s\) 'extra'"),
+])
+def test_errors_name_key_and_file(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    text = BASE.replace(*change)
+    assert text != BASE
+    with pytest.raises(ConfigError, match=message) as info:
+        cfg.load(write(tmp_path, text))
+    assert "veil.toml" in str(info.value)
+
+
+def test_hierarchy_file_errors_name_the_file(tmp_path: Path) -> None:
+    p = write(tmp_path, BASE)
+    (tmp_path / "hierarchies" / "zip.csv").write_text("13053;1305*;*\n13068;1305*;x\n")
+    with pytest.raises(ConfigError, match=r"zip.csv.*not a function chain.*'1305\*'"):
+        cfg.load(p)
+
+
+def test_release_section(tmp_path: Path) -> None:
+    text = BASE + '\n[release]\nname = "inpatient"\ndrop_columns = ["ssn"]\ngrant_select_to = ["analyst"]\n'
+    c = cfg.load(write(tmp_path, text))
+    assert c.release == cfg.ReleaseConfig(name="inpatient", drop_columns=("ssn",), grant_select_to=("analyst",))
+    bad = BASE.replace('table = "patients"', 'table = "published.patients"') + '\n[release]\nname = "x"\n'
+    with pytest.raises(ConfigError, match="never writes into the source's schema"):
+        cfg.load(write(tmp_path, bad))
+
+
+def test_invalid_toml(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        cfg.load(write(tmp_path, "[source\n"))
+    with pytest.raises(ConfigError, match="cannot read config file"):
+        cfg.load(tmp_path / "missing.toml")
