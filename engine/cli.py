@@ -112,6 +112,85 @@ def counts(config: ConfigOpt, node: Annotated[Optional[str], typer.Option(help="
     _guard(run)
 
 
+@app.command()
+def check(config: ConfigOpt,
+          node: Annotated[Optional[str], typer.Option(help="Levels, e.g. 1,0,2 (default: the source as it stands).")] = None,
+          as_json: JsonOpt = False) -> None:
+    """Evaluate every model at one node: passed, achieved level, violating blocks (exit 0 either way)."""
+
+    def run() -> int:
+        from engine.privacy import Specification
+        from engine.run import check_document, open_warehouse
+
+        conf = cfg.load(config)
+        spec = Specification(conf.models, conf.search.max_suppression)
+        with open_warehouse(conf, on_step=_step(as_json), rollup=False) as wh:
+            level = _node(node, wh.heights)
+            nc = wh.counts(level)
+            doc = check_document(wh, spec, nc, spec.evaluate(nc, wh.rows))
+        if as_json:
+            _emit(doc)
+            return 0
+        verdict = "[green]passes[/]" if doc["passed"] else "[red]fails[/]"
+        out.print(f"{conf.source.qualified} at node {doc['node']}: {doc['blocks']} blocks, {doc['rows']} rows — "
+                  f"{verdict}" + (f", suppressing {doc['suppressed_rows']} rows" if doc["suppressed_rows"] else ""))
+        table = Table()
+        for col in ("model", "attribute", "passed", "achieved", "violating blocks"):
+            table.add_column(col)
+        for m, model in zip(doc["models"], conf.models):
+            achieved = "∞ / undefined" if m["achieved"] is None else f"{m['achieved']:.6g}"
+            table.add_row(model.describe(), m["attribute"] or "", "yes" if m["passed"] else "no", achieved,
+                          str(m["violating_blocks"]))
+        out.print(table)
+        return 0
+
+    _guard(run)
+
+
+@app.command()
+def search(config: ConfigOpt,
+           strategy: Annotated[Optional[str], typer.Option(
+               help="optimal | incognito | brute-force (or several, comma-separated, sharing counts).")] = None,
+           metric: Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
+                                                               "discernibility | kl-divergence")] = None,
+           as_json: JsonOpt = False) -> None:
+    """Search the lattice: every minimal passing node and/or the proven-optimal one (exit 2: none passes)."""
+
+    def run() -> int:
+        from engine.run import run_search
+
+        conf = cfg.load(config)
+        strategies = tuple(s.strip() for s in (strategy or conf.search.strategy).split(",") if s.strip())
+        for s in strategies:
+            if s not in cfg.STRATEGIES:
+                raise ConfigError(f"--strategy {s!r}: one of {', '.join(cfg.STRATEGIES)}")
+        if metric is not None and metric not in cfg.METRICS:
+            raise ConfigError(f"--metric {metric!r}: one of {', '.join(cfg.METRICS)}")
+        conf = cfg.override(conf, metric=metric)
+        result, stats = run_search(conf, strategies, on_step=_step(as_json), progress=err if err.is_terminal else None)
+        doc = result.document()
+        if as_json:
+            _emit(doc)
+        else:
+            out.print(f"lattice of {doc['lattice_size']} nodes (heights {doc['heights']}): {doc['nodes_evaluated']} "
+                      f"evaluated, {stats.node_queries} node queries, {doc['seconds']:.3f} s")
+            if doc["minimal"] is not None:
+                table = Table(title=f"{len(doc['minimal'])} minimal passing node(s)")
+                for a in doc["attributes"]:
+                    table.add_column(a, justify="right")
+                for n in doc["minimal"]:
+                    table.add_row(*map(str, n))
+                out.print(table)
+            if doc["optimal"] is not None:
+                o = doc["optimal"]
+                out.print(f"optimal node {o['node']} ({o['metric']} = {o['value']:.6g})")
+            elif not result.any_passing:
+                out.print("[red]no node satisfies the privacy models[/]")
+        return 0 if result.any_passing else 2
+
+    _guard(run)
+
+
 def main() -> None:
     app()
 

@@ -7,12 +7,18 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from engine import search
 from engine.backends import open_backend
 from engine.config import Config, sensitive_needed
 from engine.counts import NodeCounts
-from engine.lattice import Node
+from engine.lattice import Lattice
+from engine.metrics import Metric, make_metric
 from engine.privacy import Evaluation, Specification
-from engine.warehouse import Warehouse, value_text
+from engine.search import SearchResult
+from engine.warehouse import Stats, Warehouse, value_text
 
 
 @contextmanager
@@ -71,3 +77,32 @@ def check_document(wh: Warehouse, spec: Specification, nc: NodeCounts, evaluatio
         "suppressed_rows": evaluation.suppressed_rows if evaluation.passed else 0,
         "models": models,
     }
+
+
+def metric_for(wh: Warehouse, name: str) -> Metric:
+    """The configured utility metric, with what KL-divergence needs from the hierarchies and the bottom."""
+    leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
+    bottom = wh.counts(tuple(0 for _ in wh.hierarchies)).sizes if name == "kl-divergence" else None
+    return make_metric(name, wh.heights, leaf, bottom)
+
+
+def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str],
+                     progress: Console | None = None) -> SearchResult:
+    """Search ``wh``'s lattice with the config's models, budget and metric (counts shared by strategies)."""
+    lattice = Lattice(wh.heights)
+    spec = Specification(config.models, config.search.max_suppression)
+    metric = metric_for(wh, config.search.metric)
+    if progress is None:
+        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows)
+    columns = (TextColumn("searching"), BarColumn(), MofNCompleteColumn(), TextColumn("nodes"), TimeElapsedColumn())
+    with Progress(*columns, console=progress, transient=True) as bar:
+        task = bar.add_task("search", total=lattice.size)
+        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows,
+                          on_evaluate=lambda n: bar.update(task, completed=n))
+
+
+def run_search(config: Config, strategies: Sequence[str], on_step: Callable[[str], None] = lambda _m: None,
+               progress: Console | None = None) -> tuple[SearchResult, Stats]:
+    with open_warehouse(config, on_step=on_step) as wh:
+        result = search_warehouse(wh, config, strategies, progress)
+        return result, wh.stats
