@@ -5,15 +5,16 @@ snapshot-tested.  Working tables (``veil_*``) are temporary: they live in the se
 vanish with the connection.
 
 The per-node count query (Incognito's rollup): the source is scanned once into ``veil_base_raw`` (one row
-per distinct QI × sensitive combination with its count), re-coded into integers in ``veil_base`` through
-the dimension tables, and every node's ``GROUP BY`` aggregates ``veil_base`` — or the materialized counts
-of a finer node — joined to the dimension tables at the node's levels:
+per distinct QI × sensitive combination with its count) and re-coded in ``veil_base`` through the dimension
+tables into integer codes at every level; every node's ``GROUP BY`` aggregates ``veil_base`` — or the
+materialized counts of a finer node — picking each QI's column at the node's level (a bound parameter):
 
->>> from sqlalchemy.dialects import postgresql
->>> lay = Layout(qi_count=2, sensitive_count=1)
->>> print(node_counts(lay, (1, 0)).compile(dialect=postgresql.dialect()))
-SELECT d0.code_1 AS g0, b.q1 AS g1, b.s0, sum(b.n) AS n 
-FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 GROUP BY d0.code_1, b.q1, b.s0
+>>> lay = Layout(heights=(1, 1), sensitive_count=1)
+>>> sql = str(node_counts(lay).compile())
+>>> print(sql[sql.index("GROUP BY"):])
+GROUP BY c.g0, c.g1, c.s0
+>>> node_parameters((1, None))
+{'lv0': 1, 'lv1': -1}
 """
 
 from __future__ import annotations
@@ -161,29 +162,40 @@ def tables_in(schema: str) -> sa.Select[Any]:
 
 @dataclass(frozen=True)
 class Layout:
-    """Names of the working tables for ``qi_count`` quasi-identifiers and ``sensitive_count`` sensitive
-    columns: ``veil_base(q0.., s0.., n)`` and dimension tables ``veil_dim_i(level_j, code_j)``."""
+    """Names of the working tables for quasi-identifiers of the given ``heights`` and ``sensitive_count``
+    sensitive columns: dimension tables ``veil_dim_i(level_j, code_j)`` and the wide base frequency set
+    ``veil_base(q{i}_{j}…, s{k}…, n)`` holding, for every QI ``i``, its code at every level ``j``."""
 
-    qi_count: int
+    heights: tuple[int, ...]
     sensitive_count: int
-    heights: tuple[int, ...] = ()
+
+    @property
+    def qi_count(self) -> int:
+        return len(self.heights)
+
+    def levels(self, floor: Sequence[int | None] | None = None) -> list[list[int]]:
+        """Per QI, the levels a table holds: ``floor[i]..h_i`` (none for a projected-out QI)."""
+        floor = floor if floor is not None else [0] * self.qi_count
+        return [list(range(f, h + 1)) if f is not None else [] for f, h in zip(floor, self.heights)]
+
+    def wide(self, name: str, floor: Sequence[int | None] | None = None) -> sa.TableClause:
+        cols = [f"q{i}_{j}" for i, lv in enumerate(self.levels(floor)) for j in lv]
+        cols += [f"s{k}" for k in range(self.sensitive_count)] + ["n"]
+        return sa.table(name, *(sa.column(c) for c in cols))
 
     def base(self) -> sa.TableClause:
-        cols = [f"q{i}" for i in range(self.qi_count)] + [f"s{j}" for j in range(self.sensitive_count)] + ["n"]
-        return sa.table(BASE, *(sa.column(c) for c in cols))
+        return self.wide(BASE)
 
-    def dim(self, i: int, height: int | None = None) -> sa.TableClause:
-        h = height if height is not None else (self.heights[i] if self.heights else 8)
+    def dim(self, i: int) -> sa.TableClause:
+        h = self.heights[i]
         cols = [sa.column(f"level_{j}") for j in range(h + 1)] + [sa.column(f"code_{j}") for j in range(h + 1)]
         return sa.table(f"veil_dim_{i}", *cols)
 
     def sensitive_domain(self, j: int) -> sa.TableClause:
         return sa.table(f"veil_sdom_{j}", sa.column("value"), sa.column("code"))
 
-    def node_table(self, ident: int, node: Sequence[int | None]) -> sa.TableClause:
-        cols = [f"g{i}" for i, lv in enumerate(node) if lv is not None]
-        cols += [f"s{j}" for j in range(self.sensitive_count)] + ["n"]
-        return sa.table(f"veil_node_{ident}", *(sa.column(c) for c in cols))
+    def node_table(self, ident: int, floor: Sequence[int | None]) -> sa.TableClause:
+        return self.wide(f"veil_node_{ident}", floor)
 
 
 def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
@@ -225,15 +237,16 @@ def raw_rows() -> sa.Select[Any]:
 
 
 def base_coded(layout: Layout) -> CreateTableAs:
-    """``veil_base``: ``veil_base_raw`` with every value replaced by its integer code."""
+    """``veil_base``: ``veil_base_raw`` with every QI replaced by its codes at all levels (the dimension
+    tables joined once, so node queries need no joins) and every sensitive value by its code."""
     raw_cols = [f"q{i}" for i in range(layout.qi_count)] + [f"s{j}" for j in range(layout.sensitive_count)]
     raw = sa.table(BASE_RAW, *(sa.column(c) for c in raw_cols), sa.column("n")).alias("r")
     select_cols: list[Any] = []
     joined: Any = raw
-    for i in range(layout.qi_count):
-        d = layout.dim(i, 0).alias(f"d{i}")
+    for i, h in enumerate(layout.heights):
+        d = layout.dim(i).alias(f"d{i}")
         joined = joined.join(d, raw.c[f"q{i}"] == d.c.level_0)
-        select_cols.append(d.c.code_0.label(f"q{i}"))
+        select_cols += [d.c[f"code_{j}"].label(f"q{i}_{j}") for j in range(h + 1)]
     for j in range(layout.sensitive_count):
         sd = layout.sensitive_domain(j).alias(f"v{j}")
         joined = joined.join(sd, raw.c[f"s{j}"] == sd.c.value)
@@ -241,58 +254,43 @@ def base_coded(layout: Layout) -> CreateTableAs:
     return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
 
 
-def node_counts(layout: Layout, node: Sequence[int | None], *, sensitive: Sequence[int] | None = None,
-                source: tuple[int, Sequence[int | None]] | None = None) -> sa.Select[Any]:
-    """The ``GROUP BY`` of one lattice node: ``(g_i…, s_j…, n)`` with integer codes.
-
-    ``node[i]`` is the level of QI ``i`` (``None``: projected out).  ``sensitive`` picks the sensitive
-    columns to keep (default all; ``[]`` = block sizes only).  ``source = (ident, finer_node)`` aggregates
-    the materialized counts of a finer node instead of ``veil_base`` (rolling up)."""
-    keep = list(range(layout.sensitive_count)) if sensitive is None else list(sensitive)
-    if source is None:
-        src = layout.base().alias("b")
-        from_levels: Sequence[int | None] = [0] * layout.qi_count
-        qcol = "q"
-    else:
-        ident, from_levels = source
-        src = layout.node_table(ident, from_levels).alias("b")
-        qcol = "g"
-    joined: Any = src
-    group: list[Any] = []
-    select_cols: list[Any] = []
-    for i, level in enumerate(node):
-        if level is None:
-            continue
-        start = from_levels[i]
-        if start is None or start > level:
-            raise ValueError(f"cannot roll node {tuple(node)} up from {tuple(from_levels)}")
-        col = src.c[f"{qcol}{i}"]
-        if level == start:
-            expr = col
-        elif start == 0:
-            d = layout.dim(i, level).alias(f"d{i}")
-            joined = joined.join(d, col == d.c.code_0)
-            expr = d.c[f"code_{level}"]
-        else:
-            dim = layout.dim(i, level)
-            m = sa.select(dim.c[f"code_{start}"].label("f"), dim.c[f"code_{level}"].label("t")).distinct()
-            mm = m.subquery(f"m{i}")
-            joined = joined.join(mm, col == mm.c.f)
-            expr = mm.c.t
-        select_cols.append(expr.label(f"g{i}"))
-        group.append(expr)
-    for j in keep:
-        select_cols.append(src.c[f"s{j}"])
-        group.append(src.c[f"s{j}"])
-    return sa.select(*select_cols, sa.func.sum(src.c.n).label("n")).select_from(joined).group_by(*group)
+PROJECTED = -1  # level parameter of a projected-out quasi-identifier (Incognito's subset lattices)
 
 
-def materialize(layout: Layout, ident: int, node: Sequence[int | None], select: sa.Select[Any]) -> CreateTableAs:
-    return CreateTableAs(layout.node_table(ident, node), select)
+def node_counts(layout: Layout, floor: Sequence[int | None] | None = None, source: str = BASE) -> sa.Select[Any]:
+    """The ``GROUP BY`` of a lattice node: ``(g_i…, s_k…, n)`` with integer codes.
+
+    The node's levels are bound parameters ``lv0, lv1, …`` (``-1``: projected out), so one statement
+    serves every node of a run.  ``source`` is ``veil_base`` or the materialized counts of a finer node
+    holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
+    src = layout.wide(source, floor).alias("b")
+    inner: list[Any] = []
+    for i, levels in enumerate(layout.levels(floor)):
+        lv = sa.bindparam(f"lv{i}", type_=sa.Integer)
+        whens = [(lv == PROJECTED, sa.literal(0, sa.Integer))] + [(lv == j, src.c[f"q{i}_{j}"]) for j in levels]
+        inner.append(sa.case(*whens, else_=sa.null()).label(f"g{i}"))
+    sens = [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    sub = sa.select(*inner, *sens, src.c.n).subquery("c")
+    keys = [sub.c[f"g{i}"] for i in range(layout.qi_count)] + [sub.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    return sa.select(*keys, sa.func.sum(sub.c.n).label("n")).group_by(*keys)
 
 
-def read_table(table: sa.TableClause) -> sa.Select[Any]:
-    return sa.select(*table.c)
+def node_parameters(node: Sequence[int | None]) -> dict[str, int]:
+    return {f"lv{i}": (PROJECTED if lv is None else int(lv)) for i, lv in enumerate(node)}
+
+
+def materialize(layout: Layout, ident: int, node: Sequence[int | None],
+                floor: Sequence[int | None] | None = None, source: str = BASE) -> CreateTableAs:
+    """Materialize ``node``'s counts in wide form (its levels and every level above) for later rollups."""
+    src = layout.wide(source, floor)
+    cols = [src.c[f"q{i}_{j}"] for i, levels in enumerate(layout.levels(node)) for j in levels]
+    sens = [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    stmt = sa.select(*cols, *sens, sa.func.sum(src.c.n).label("n")).group_by(*cols, *sens)
+    return CreateTableAs(layout.node_table(ident, node), stmt)
+
+
+def count_rows(table: sa.TableClause) -> sa.Select[Any]:
+    return sa.select(sa.func.count()).select_from(table)
 
 
 def drop_table(name: str, schema: str | None = None) -> DropObject:

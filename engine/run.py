@@ -23,14 +23,16 @@ from engine.warehouse import Stats, Warehouse, value_text
 
 @contextmanager
 def open_warehouse(config: Config, *, sensitive: Sequence[str] | None = None,
-                   on_step: Callable[[str], None] = lambda _m: None, rollup: bool = True) -> Iterator[Warehouse]:
+                   on_step: Callable[[str], None] = lambda _m: None, rollup: bool = True,
+                   **tuning: Any) -> Iterator[Warehouse]:
     """A prepared warehouse for ``config`` on one connection; temporary tables vanish on exit.
 
     ``sensitive`` defaults to the columns the models read (none when they need block sizes only)."""
     backend = open_backend(config.source.resolved_url())
     counted = tuple(sensitive) if sensitive is not None else tuple(sensitive_needed(config))
     with backend.session() as session:
-        wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup)
+        wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
+                       **tuning)
         wh.prepare()
         domains = {d.name: d for d in wh.domains}
         for model in config.models:

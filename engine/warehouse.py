@@ -70,7 +70,8 @@ class Warehouse:
     quasi_identifiers: Sequence[QuasiIdentifier]
     sensitive: Sequence[str]
     rollup: bool = True
-    rollup_ratio: float = 0.5
+    rollup_ratio: float = 0.25
+    rollup_min_cells: int = 200_000
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -79,6 +80,7 @@ class Warehouse:
     stats: Stats = field(default_factory=Stats)
     _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
+    _statements: dict[str, Any] = field(default_factory=dict)
     _base_cells: int = 0
 
     @property
@@ -91,7 +93,7 @@ class Warehouse:
 
     @property
     def layout(self) -> q.Layout:
-        return q.Layout(len(self.quasi_identifiers), len(self.sensitive), self.heights)
+        return q.Layout(self.heights, len(self.sensitive))
 
     @property
     def table_name(self) -> str:
@@ -219,48 +221,49 @@ class Warehouse:
         node = tuple(node)
         if len(node) != len(self.quasi_identifiers):
             raise ValueError(f"node {node} has {len(node)} levels for {len(self.quasi_identifiers)} quasi-identifiers")
+        for lv, h in zip(node, self.heights):
+            if lv is not None and not 0 <= lv <= h:
+                raise ValueError(f"node {_show(node)} is outside the lattice (heights {self.heights})")
         cached = self._cache.get(node)
         if cached is not None:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        finer = self._finest_materialized(node)
-        select = q.node_counts(self.layout, node, source=finer)
+        name, floor, source_cells = self._finest_source(node)
+        stmt = self._statements.get(name)
+        if stmt is None:
+            stmt = self._statements[name] = q.node_counts(self.layout, floor, source=name)
         what = f"counting node {_show(node)}"
-        if self.rollup:
-            ident = len(self._materialized) + 1
-            self.session.execute(q.materialize(self.layout, ident, node, select), what)
-            table = self.layout.node_table(ident, node)
-            data = self.session.columns(q.read_table(table), what)
-            cells = len(data["n"])
-            limit = self._materialized[finer[1]][1] if finer else self._base_cells
-            if cells <= self.rollup_ratio * max(limit, 1) and node != tuple(h.height for h in self.hierarchies):
-                self._materialized[node] = (ident, cells)
-            else:
-                self.session.execute(q.drop_table(table.name), what)
-        else:
-            data = self.session.columns(select, what)
+        data = self.session.columns(stmt, what, params=q.node_parameters(node))
         self.stats.node_queries += 1
-        self.stats.rolled_up += finer is not None
+        self.stats.rolled_up += name != q.BASE
+        cells = len(data["n"])
+        if self.rollup and source_cells >= self.rollup_min_cells and cells <= self.rollup_ratio * source_cells:
+            self._materialize(node, floor, name, what)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._cache[node] = result
         return result
 
-    def _finest_materialized(self, node: tuple[Level, ...]) -> tuple[int, tuple[Level, ...]] | None:
-        best: tuple[int, tuple[Level, ...]] | None = None
-        best_cells = None
+    def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
+        """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""
+        best = (q.BASE, tuple(0 for _ in node), self._base_cells)
         for other, (ident, cells) in self._materialized.items():
-            if all(t is None or (o is not None and o <= t) for o, t in zip(other, node)):
-                if best_cells is None or cells < best_cells:
-                    best, best_cells = (ident, other), cells
+            if cells < best[2] and all(t is None or (o is not None and o <= t) for o, t in zip(other, node)):
+                best = (f"veil_node_{ident}", other, cells)
         return best
 
+    def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], source: str, what: str) -> None:
+        ident = len(self._materialized) + 1
+        table = self.layout.node_table(ident, node)
+        self.session.execute(q.materialize(self.layout, ident, node, floor, source), what)
+        cells = int(self.session.scalar(q.count_rows(table), what))
+        self._materialized[node] = (ident, cells)
+
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
-        present = [i for i, lv in enumerate(node) if lv is not None]
         r = len(data["n"])
         qi_codes = np.zeros((r, len(node)), dtype=np.int64)
-        for i in present:
+        for i in range(len(node)):
             qi_codes[:, i] = data[f"g{i}"]
         s_codes = np.column_stack([data[f"s{j}"] for j in range(len(self.sensitive))]) if self.sensitive \
             else np.zeros((r, 0), dtype=np.int64)

@@ -8,20 +8,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import duckdb_engine
 import pytest
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 
 from engine import queries as q
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-DIALECTS = {"duckdb": duckdb_engine.Dialect(), "postgresql": postgresql.dialect()}
+# the dialects Veil runs with (duckdb-engine's numeric_dollar binds; psycopg 3 with its casts)
+DIALECTS = {"duckdb": sa.create_engine("duckdb:///:memory:").dialect,
+            "postgresql": sa.create_engine("postgresql+psycopg://veil@localhost/veil").dialect}
 HOSTILE = 'x"; DROP TABLE t; --'
 
 
 def statements() -> dict[str, object]:
-    lay = q.Layout(qi_count=3, sensitive_count=2, heights=(5, 3, 1))
+    lay = q.Layout(heights=(5, 3, 1), sensitive_count=2)
+    sizes = q.Layout(heights=(5, 3, 1), sensitive_count=0)
     src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), HOSTILE: sa.Text(),
                                               "condition": sa.Text(), "income": sa.Integer()})
     return {
@@ -32,12 +33,11 @@ def statements() -> dict[str, object]:
         "raw_values": q.raw_values("q0"),
         "base_coded": q.base_coded(lay),
         "dimension_ddl": sa.schema.CreateTable(q.dim_table(0, 5, sa.Text())),
-        "node_bottom": q.node_counts(lay, (0, 0, 0)),
-        "node_figure_2": q.node_counts(lay, (2, 1, 1)),
-        "node_top_sizes_only": q.node_counts(lay, (5, 3, 1), sensitive=[]),
-        "node_subset": q.node_counts(lay, (1, None, 0)),
-        "node_rollup": q.node_counts(lay, (3, 2, 1), source=(4, (1, 0, 1))),
-        "materialize": q.materialize(lay, 4, (1, 0, 1), q.node_counts(lay, (1, 0, 1))),
+        "node": q.node_counts(lay),
+        "node_sizes_only": q.node_counts(sizes),
+        "node_from_materialized": q.node_counts(lay, (1, None, 1), source="veil_node_4"),
+        "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
+        "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
     }
 
 
@@ -59,6 +59,14 @@ def test_compiled_sql_matches_snapshot(dialect: str) -> None:
     if os.environ.get("VEIL_UPDATE_SNAPSHOTS") or not path.exists():
         path.write_text(text, encoding="utf-8")
     assert text == path.read_text(encoding="utf-8")
+
+
+def test_one_statement_serves_every_node() -> None:
+    lay = q.Layout(heights=(5, 3, 1), sensitive_count=1)
+    stmt = q.node_counts(lay)
+    compiled = stmt.compile(dialect=DIALECTS["duckdb"])
+    assert {"lv0", "lv1", "lv2"} <= set(compiled.params)
+    assert q.node_parameters((2, None, 1)) == {"lv0": 2, "lv1": -1, "lv2": 1}
 
 
 def test_values_are_bound_never_inlined() -> None:

@@ -60,7 +60,7 @@ def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
 def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (1, 2, 1), (3, 2, 1), (5, 3, 1), (2, 0, 1)]
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True) as wh:
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
         rolled = [counts_document(wh, wh.counts(n)) for n in nodes]
         assert wh.stats.rolled_up > 0  # later nodes were aggregated from finer materialized ones
     with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:

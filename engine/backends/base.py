@@ -109,9 +109,10 @@ class Session:
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts") -> dict[str, np.ndarray]:
+    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
+                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Run a query and return its columns as numpy arrays (integer columns as int64)."""
-        result = self.execute(stmt, what)
+        result = self.execute(stmt, what, params=params)
         names = list(result.keys())
         data = result.fetchall()
         if not data:

@@ -1,4 +1,5 @@
-"""Embedded DuckDB (the default): numpy fetches straight from the driver, bulk loads from a frame."""
+"""Embedded DuckDB (the default): numpy fetches straight from the driver, bulk loads from registered numpy
+columns (no pandas on the hot path)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
-import pandas as pd
 import sqlalchemy as sa
 
 from engine.backends.base import Backend, Session
@@ -27,17 +27,28 @@ class DuckDBBackend(Backend):
 
 
 class DuckDBSession(Session):
+    def __init__(self, backend: Backend, conn: sa.Connection) -> None:
+        super().__init__(backend, conn)
+        self._compiled: dict[int, tuple[Any, str, Any]] = {}
+
     @property
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts") -> dict[str, np.ndarray]:
-        compiled = stmt.compile(dialect=self.dialect)
-        params = [compiled.params[name] for name in (compiled.positiontup or [])]
+    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
+                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        key = id(stmt)
+        hit = self._compiled.get(key)
+        if hit is None or hit[0] is not stmt:
+            compiled = stmt.compile(dialect=self.dialect)
+            hit = self._compiled[key] = (stmt, str(compiled), compiled)
+        _, sql, compiled = hit
+        values = {**compiled.params, **(params or {})}
+        positional = [values[name] for name in (compiled.positiontup or [])]
         self.statements += 1
         try:
             self.ensure_transaction()
-            data = self.raw.execute(str(compiled), params).fetchnumpy()
+            data = self.raw.execute(sql, positional).fetchnumpy()
         except Exception as exc:  # duckdb.Error and SQLAlchemy errors alike
             self._recover()
             raise self.fail(exc, what) from None
@@ -47,14 +58,19 @@ class DuckDBSession(Session):
         if not rows:
             return
         name = f"veil_frame_{next(_frames)}"
-        frame = pd.DataFrame.from_records(list(rows), columns=list(table.c.keys()))
+        names = list(table.c.keys())
+        frame = {}
+        for i, col in enumerate(names):
+            arr = np.empty(len(rows), dtype=object)
+            arr[:] = [r[i] for r in rows]
+            frame[col] = arr
         try:
             self.raw.register(name, frame)
         except Exception as exc:
             raise self.fail(exc, what) from None
         try:
-            src = sa.table(name, *(sa.column(c) for c in table.c.keys()))
-            self.execute(table.insert().from_select(list(table.c.keys()), sa.select(*src.c)), what)
+            src = sa.table(name, *(sa.column(c) for c in names))
+            self.execute(table.insert().from_select(names, sa.select(*src.c)), what)
         finally:
             try:
                 self.raw.unregister(name)

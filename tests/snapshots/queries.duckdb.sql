@@ -1,12 +1,12 @@
 -- columns_of
 SELECT information_schema.columns.column_name, information_schema.columns.data_type, information_schema.columns.numeric_precision, information_schema.columns.numeric_scale 
 FROM information_schema.columns 
-WHERE information_schema.columns.table_schema = %(param_1)s AND information_schema.columns.table_name = %(param_2)s ORDER BY information_schema.columns.ordinal_position;
+WHERE information_schema.columns.table_schema = $1 AND information_schema.columns.table_name = $2 ORDER BY information_schema.columns.ordinal_position;
 
 -- columns_of_default_schema
 SELECT information_schema.columns.column_name, information_schema.columns.data_type, information_schema.columns.numeric_precision, information_schema.columns.numeric_scale 
 FROM information_schema.columns 
-WHERE information_schema.columns.table_schema = current_schema() AND information_schema.columns.table_name = %(param_1)s ORDER BY information_schema.columns.ordinal_position;
+WHERE information_schema.columns.table_schema = current_schema() AND information_schema.columns.table_name = $1 ORDER BY information_schema.columns.ordinal_position;
 
 -- base_raw
 CREATE TEMPORARY TABLE veil_base_raw AS SELECT raw."Patients"."Zip Code" AS q0, raw."Patients".age AS q1, raw."Patients"."x""; DROP TABLE t; --" AS q2, raw."Patients".condition AS s0, raw."Patients".income AS s1, count(*) AS n 
@@ -21,7 +21,7 @@ SELECT veil_base_raw.q0 AS value, sum(veil_base_raw.n) AS n
 FROM veil_base_raw GROUP BY veil_base_raw.q0;
 
 -- base_coded
-CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0, d1.code_0 AS q1, d2.code_0 AS q2, v0.code AS s0, v1.code AS s1, r.n 
+CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, d0.code_2 AS q0_2, d0.code_3 AS q0_3, d0.code_4 AS q0_4, d0.code_5 AS q0_5, d1.code_0 AS q1_0, d1.code_1 AS q1_1, d1.code_2 AS q1_2, d1.code_3 AS q1_3, d2.code_0 AS q2_0, d2.code_1 AS q2_1, v0.code AS s0, v1.code AS s1, r.n 
 FROM veil_base_raw AS r JOIN veil_dim_0 AS d0 ON r.q0 = d0.level_0 JOIN veil_dim_1 AS d1 ON r.q1 = d1.level_0 JOIN veil_dim_2 AS d2 ON r.q2 = d2.level_0 JOIN veil_sdom_0 AS v0 ON r.s0 = v0.value JOIN veil_sdom_1 AS v1 ON r.s1 = v1.value;
 
 -- dimension_ddl
@@ -40,27 +40,25 @@ CREATE TEMPORARY TABLE veil_dim_0 (
 	code_5 INTEGER
 );
 
--- node_bottom
-SELECT b.q0 AS g0, b.q1 AS g1, b.q2 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_base AS b GROUP BY b.q0, b.q1, b.q2, b.s0, b.s1;
+-- node
+SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
+FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_0 WHEN ($1 = $5) THEN b.q0_1 WHEN ($1 = $6) THEN b.q0_2 WHEN ($1 = $7) THEN b.q0_3 WHEN ($1 = $8) THEN b.q0_4 WHEN ($1 = $9) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($10 = $11) THEN $12 WHEN ($10 = $13) THEN b.q1_0 WHEN ($10 = $14) THEN b.q1_1 WHEN ($10 = $15) THEN b.q1_2 WHEN ($10 = $16) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN ($17 = $18) THEN $19 WHEN ($17 = $20) THEN b.q2_0 WHEN ($17 = $21) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
+FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
 
--- node_figure_2
-SELECT d0.code_2 AS g0, d1.code_1 AS g1, d2.code_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 JOIN veil_dim_1 AS d1 ON b.q1 = d1.code_0 JOIN veil_dim_2 AS d2 ON b.q2 = d2.code_0 GROUP BY d0.code_2, d1.code_1, d2.code_1, b.s0, b.s1;
+-- node_sizes_only
+SELECT c.g0, c.g1, c.g2, sum(c.n) AS n 
+FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_0 WHEN ($1 = $5) THEN b.q0_1 WHEN ($1 = $6) THEN b.q0_2 WHEN ($1 = $7) THEN b.q0_3 WHEN ($1 = $8) THEN b.q0_4 WHEN ($1 = $9) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($10 = $11) THEN $12 WHEN ($10 = $13) THEN b.q1_0 WHEN ($10 = $14) THEN b.q1_1 WHEN ($10 = $15) THEN b.q1_2 WHEN ($10 = $16) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN ($17 = $18) THEN $19 WHEN ($17 = $20) THEN b.q2_0 WHEN ($17 = $21) THEN b.q2_1 ELSE NULL END AS g2, b.n AS n 
+FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2;
 
--- node_top_sizes_only
-SELECT d0.code_5 AS g0, d1.code_3 AS g1, d2.code_1 AS g2, sum(b.n) AS n 
-FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 JOIN veil_dim_1 AS d1 ON b.q1 = d1.code_0 JOIN veil_dim_2 AS d2 ON b.q2 = d2.code_0 GROUP BY d0.code_5, d1.code_3, d2.code_1;
+-- node_from_materialized
+SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
+FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_1 WHEN ($1 = $5) THEN b.q0_2 WHEN ($1 = $6) THEN b.q0_3 WHEN ($1 = $7) THEN b.q0_4 WHEN ($1 = $8) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($9 = $10) THEN $11 ELSE NULL END AS g1, CASE WHEN ($12 = $13) THEN $14 WHEN ($12 = $15) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
+FROM veil_node_4 AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
 
--- node_subset
-SELECT d0.code_1 AS g0, b.q2 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 GROUP BY d0.code_1, b.q2, b.s0, b.s1;
+-- materialize_from_base
+CREATE TEMPORARY TABLE veil_node_4 AS SELECT veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1, sum(veil_base.n) AS n 
+FROM veil_base GROUP BY veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1;
 
--- node_rollup
-SELECT m0.t AS g0, d1.code_2 AS g1, b.g2 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_node_4 AS b JOIN (SELECT DISTINCT veil_dim_0.code_1 AS f, veil_dim_0.code_3 AS t 
-FROM veil_dim_0) AS m0 ON b.g0 = m0.f JOIN veil_dim_1 AS d1 ON b.g1 = d1.code_0 GROUP BY m0.t, d1.code_2, b.g2, b.s0, b.s1;
-
--- materialize
-CREATE TEMPORARY TABLE veil_node_4 AS SELECT d0.code_1 AS g0, b.q1 AS g1, d2.code_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_base AS b JOIN veil_dim_0 AS d0 ON b.q0 = d0.code_0 JOIN veil_dim_2 AS d2 ON b.q2 = d2.code_0 GROUP BY d0.code_1, b.q1, d2.code_1, b.s0, b.s1;
+-- materialize_from_materialized
+CREATE TEMPORARY TABLE veil_node_5 AS SELECT veil_node_4.q0_2, veil_node_4.q0_3, veil_node_4.q0_4, veil_node_4.q0_5, veil_node_4.q2_1, veil_node_4.s0, veil_node_4.s1, sum(veil_node_4.n) AS n 
+FROM veil_node_4 GROUP BY veil_node_4.q0_2, veil_node_4.q0_3, veil_node_4.q0_4, veil_node_4.q0_5, veil_node_4.q2_1, veil_node_4.s0, veil_node_4.s1;
