@@ -191,6 +191,91 @@ def search(config: ConfigOpt,
     _guard(run)
 
 
+@app.command()
+def init(config: ConfigOpt) -> None:
+    """Create or upgrade Veil's catalog (Alembic migrations) in the target database."""
+
+    def run() -> int:
+        from engine.release import init as do_init
+
+        conf = cfg.load(config)
+        before, after = do_init(conf)
+        where = f"schema {conf.catalog_schema!r}"
+        if before == after:
+            err.print(f"catalog in {where} is up to date (revision {after})")
+        else:
+            err.print(f"catalog in {where}: {before or 'none'} → {after}")
+        return 0
+
+    _guard(run)
+
+
+@app.command()
+def release(config: ConfigOpt,
+            force: Annotated[bool, typer.Option("--force", help="Publish even if source and config are unchanged.")] = False,
+            wait: Annotated[float, typer.Option(help="Seconds to wait for a concurrent run of this release.")] = 0.0,
+            as_json: JsonOpt = False) -> None:
+    """Search, materialize, verify and publish a new release version (exit 2: no node satisfies)."""
+
+    def run() -> int:
+        from engine.release import release as do_release
+
+        conf = cfg.load(config)
+        outcome = do_release(conf, force=force, wait=wait, on_step=_step(as_json))
+        if as_json:
+            _emit(outcome.document())
+        else:
+            out.print(outcome.message)
+        return outcome.exit_code
+
+    _guard(run)
+
+
+@app.command()
+def schedule(config: ConfigOpt,
+             cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 * * *" (local time).')],
+             max_runs: Annotated[Optional[int], typer.Option(help="Stop after this many runs.")] = None) -> None:
+    """Run `veil release` on a cron schedule (for hosts without an orchestrator)."""
+
+    def run() -> int:
+        from engine.schedule import parse_cron, run_schedule
+
+        cfg.load(config)  # fail now, not at 2 a.m.
+        try:
+            spec = parse_cron(cron)
+        except ValueError as exc:
+            raise ConfigError(f"--cron: {exc}") from None
+
+        def job() -> int:
+            res = _run_subcommand(["release", "--config", str(config)])
+            return res
+
+        return run_schedule(spec, job, max_runs=max_runs, log=lambda m: err.print(m))
+
+    _guard(run)
+
+
+def _run_subcommand(args: list[str]) -> int:
+    """One scheduled run in a fresh process, so a crash or a leak never takes the scheduler down."""
+    import subprocess
+
+    return subprocess.call([sys.executable, "-m", "engine.cli", *args])
+
+
+@app.command()
+def demo(directory: Annotated[Path, typer.Option("--dir", help="Where to create the demo warehouse.")] = Path("veil-demo"),
+         rows: Annotated[int, typer.Option(help="Synthetic census rows.")] = 100_000,
+         reset: Annotated[bool, typer.Option("--reset", help="Start from a new warehouse.")] = False) -> None:
+    """Create a demo warehouse (embedded DuckDB, synthetic census) and publish a real release of it."""
+
+    def run() -> int:
+        from engine.demo.setup import run_demo
+
+        return run_demo(directory, rows=rows, reset=reset, say=out.print, step=_step(False))
+
+    _guard(run)
+
+
 def main() -> None:
     app()
 

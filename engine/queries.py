@@ -295,3 +295,123 @@ def count_rows(table: sa.TableClause) -> sa.Select[Any]:
 
 def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
+
+
+# --- release: materialization, verification, views, grants, locks, fingerprints ---------------------------
+
+SUPPRESSED = "veil_suppressed"
+
+
+def suppressed_table(qi_count: int) -> sa.Table:
+    """Temporary table of the codes of the blocks a release suppresses."""
+    md = sa.MetaData()
+    return sa.Table(SUPPRESSED, md, *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
+                    prefixes=["TEMPORARY"])
+
+
+def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                   published: Sequence[str], suppress: bool, not_null: Sequence[str]) -> sa.Select[Any]:
+    """The rows of a release: each QI replaced by its generalized value (text) at ``node``, other published
+    columns as they are, rows of suppressed blocks dropped, columns in ``published`` order."""
+    src = source.alias("src")
+    joined: Any = src
+    generalized: dict[str, Any] = {}
+    codes = []
+    for i, (name, level) in enumerate(zip(qis, node)):
+        d = layout.dim(i).alias(f"d{i}")
+        joined = joined.join(d, src.c[name] == d.c.level_0)
+        label = sa.cast(d.c.level_0, sa.Text) if level == 0 else d.c[f"level_{level}"]
+        generalized[name] = label.label(name)
+        codes.append(d.c[f"code_{level}"])
+    where: list[Any] = [src.c[c].is_not(None) for c in not_null]
+    if suppress:
+        x = sa.table(SUPPRESSED, *(sa.column(f"g{i}") for i in range(len(qis)))).alias("x")
+        joined = joined.outerjoin(x, sa.and_(*(x.c[f"g{i}"] == codes[i] for i in range(len(qis)))))
+        where.append(x.c.g0.is_(None))
+    cols = [generalized[c] if c in generalized else src.c[c].label(c) for c in published]
+    return sa.select(*cols).select_from(joined).where(*where)
+
+
+def create_table_as(schema: str, name: str, select: sa.Select[Any]) -> CreateTableAs:
+    return CreateTableAs(sa.table(name, schema=schema), select, temporary=False)
+
+
+def recount(schema: str, table: str, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:
+    """Blocks and joint sensitive histograms counted from a materialized release table itself."""
+    t = sa.table(table, *(sa.column(c) for c in (*qis, *sensitive)), schema=schema)
+    keys = [t.c[c] for c in (*qis, *sensitive)]
+    return sa.select(*keys, sa.func.count().label("n")).group_by(*keys)
+
+
+def level0_labels(layout: Layout, i: int) -> sa.Select[Any]:
+    """Each level-0 code of dimension ``i`` with its value rendered as text by the database."""
+    d = layout.dim(i)
+    return sa.select(d.c.code_0, sa.cast(d.c.level_0, sa.Text))
+
+
+def view_of(schema: str, view: str, select: sa.Select[Any]) -> list[Executable]:
+    """Statements that (re)point a view atomically inside the release's transaction."""
+    target = sa.table(view, schema=schema)
+    return [DropObject("VIEW", target), CreateView(target, select)]
+
+
+def latest_view(schema: str, table: str, columns: Sequence[str]) -> sa.Select[Any]:
+    t = sa.table(table, *(sa.column(c) for c in columns), schema=schema)
+    return sa.select(*t.c)
+
+
+def blocks_view(schema: str, table: str, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:
+    """Per block: its generalized key, its size, and one row per sensitive-value combination with count."""
+    t = sa.table(table, *(sa.column(c) for c in (*qis, *sensitive, "n")), schema=schema)
+    size = sa.cast(sa.func.sum(t.c.n).over(partition_by=[t.c[c] for c in qis]), sa.BigInteger).label("block_size")
+    return sa.select(*(t.c[c] for c in qis), size, *(t.c[c] for c in sensitive), t.c.n.label("count"))
+
+
+def releases_view(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """Published versions of release ``name`` from the catalog (failed and skipped runs stay there)."""
+    r = releases
+    return (sa.select(r.c.version, r.c.id.label("release_id"), r.c.published_at, r.c.node,
+                      r.c.rows_published, r.c.rows_suppressed, r.c.achieved, r.c.output_table)
+            .where(r.c.name == name, r.c.status == "published"))
+
+
+class Grant(Executable, ClauseElement):
+    """``GRANT USAGE ON SCHEMA s TO r`` / ``GRANT SELECT ON s.v TO r`` (PostgreSQL)."""
+
+    inherit_cache = False
+
+    def __init__(self, role: str, schema: str, view: str | None = None) -> None:
+        self.role, self.schema, self.view = role, schema, view
+
+
+@compiles(Grant)
+def _grant(element: Grant, compiler: Any, **kw: Any) -> str:
+    prep = compiler.preparer
+    if element.view is None:
+        return f"GRANT USAGE ON SCHEMA {prep.format_schema(element.schema)} TO {prep.quote(element.role)}"
+    return (f"GRANT SELECT ON {prep.format_table(sa.table(element.view, schema=element.schema))} "
+            f"TO {prep.quote(element.role)}")
+
+
+def role_exists(role: str) -> sa.Select[Any]:
+    roles = sa.table("pg_roles", sa.column("rolname"), schema="pg_catalog")
+    return sa.select(sa.func.count()).select_from(roles).where(roles.c.rolname == role)
+
+
+def try_advisory_lock(key: int) -> sa.Select[Any]:
+    return sa.select(sa.func.pg_try_advisory_lock(sa.literal(key, sa.BigInteger)))
+
+
+def advisory_unlock(key: int) -> sa.Select[Any]:
+    return sa.select(sa.func.pg_advisory_unlock(sa.literal(key, sa.BigInteger)))
+
+
+def fingerprint(source: sa.Table, columns: Sequence[str], style: str) -> sa.Select[Any]:
+    """Order-independent fingerprint of the source's ``columns``: row count and the sum of 64-bit row
+    hashes (``style`` "duckdb": ``hash(...)``; "postgresql": ``hashtextextended(row::text, 0)``)."""
+    cols = [source.c[c] for c in columns]
+    if style == "duckdb":
+        row_hash = sa.cast(sa.func.hash(*cols), sa.Numeric(38, 0))
+    else:
+        row_hash = sa.cast(sa.func.hashtextextended(sa.cast(sa.tuple_(*cols), sa.Text), 0), sa.Numeric(38, 0))
+    return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(row_hash), 0)).select_from(source)

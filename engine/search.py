@@ -23,7 +23,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -54,6 +54,7 @@ class SearchResult:
     any_passing: bool = False
     seconds: float = 0.0
     strategies: tuple[str, ...] = ()
+    evaluations: list[tuple[tuple[Level, ...], bool, int, float | None]] = field(default_factory=list)
 
     def document(self) -> dict[str, object]:
         """The stable JSON of ``veil search``."""
@@ -320,5 +321,6 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
     if not result.any_passing:
         result.minimal, result.optimal = [], None
     result.nodes_evaluated = ev.evaluated
+    result.evaluations = [(node, e.passed, e.suppressed_rows, ev.scores.get(node)) for node, e in ev.results.items()]
     result.seconds = time.perf_counter() - started
     return result

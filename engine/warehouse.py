@@ -77,6 +77,7 @@ class Warehouse:
     hierarchies: tuple[Hierarchy, ...] = ()
     domains: tuple[SensitiveDomain, ...] = ()
     rows: int = 0
+    raw_values: dict[str, list[Any]] = field(default_factory=dict)  # sensitive values as the driver gives them
     stats: Stats = field(default_factory=Stats)
     _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
@@ -193,6 +194,7 @@ class Warehouse:
             self.session.execute(sa.schema.CreateTable(ddl), f"creating the value table of {name!r}")
             raw_values = [v for v, n in sorted(((v, n) for v, n in values[name] if v is not None),
                                                key=lambda p: _sort_key(p[0]))]
+            self.raw_values[name] = raw_values
             self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(raw_values)], f"loading the values of {name!r}")
 
         self.session.execute(q.base_coded(self.layout), "coding the base frequency set")

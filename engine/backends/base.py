@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 import sqlalchemy as sa
 
-from engine.errors import BackendError
+from engine.errors import BackendError, BusyError
 
 
 def first_line(exc: BaseException) -> str:
@@ -29,9 +29,10 @@ class Backend:
 
     name: ClassVar[str] = "database"
     temp_schema: ClassVar[str] = ""
-    advisory_locks: ClassVar[bool] = False
-    grants: ClassVar[bool] = False
+    advisory_locks: ClassVar[bool] = False    # pg_try_advisory_lock; else the database file's own lock
+    grants: ClassVar[bool] = False            # GRANT SELECT to roles
     default_schema: ClassVar[str] = ""
+    fingerprint_style: ClassVar[str] = ""     # which row hash queries.fingerprint uses
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url
@@ -53,6 +54,9 @@ class Backend:
         try:
             conn = self.engine.connect()
         except sa.exc.SQLAlchemyError as exc:
+            reason = self.busy(exc)
+            if reason:
+                raise BusyError(reason) from None
             raise BackendError(f"cannot connect to {self.name} at {self.display_url}: {first_line(exc)}") from None
         session = self.make_session(conn)
         try:
@@ -67,6 +71,10 @@ class Backend:
 
     def make_session(self, conn: sa.Connection) -> Session:
         return Session(self, conn)
+
+    def busy(self, exc: BaseException) -> str | None:
+        """A one-line reason when ``exc`` means another process holds the database, else ``None``."""
+        return None
 
 
 class Session:
@@ -102,6 +110,10 @@ class Session:
         """Let SQLAlchemy know a transaction is under way before the driver is used directly."""
         if not self.conn.in_transaction():
             self.conn.begin()
+
+    def begin_snapshot(self) -> None:
+        """Start a transaction in which every read sees one snapshot of the database."""
+        self.ensure_transaction()
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]

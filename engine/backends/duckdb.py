@@ -21,6 +21,15 @@ class DuckDBBackend(Backend):
     advisory_locks: ClassVar[bool] = False
     grants: ClassVar[bool] = False
     default_schema: ClassVar[str] = "main"
+    fingerprint_style: ClassVar[str] = "duckdb"
+
+    def busy(self, exc: BaseException) -> str | None:
+        text = str(getattr(exc, "orig", exc))
+        if "lock" in text.lower() and ("conflicting" in text.lower() or "could not set lock" in text.lower()):
+            pid = text.split("PID", 1)[1].split(")")[0].strip() if "PID" in text else "another process"
+            return (f"the DuckDB file {self.url.database} is in use by another process (PID {pid}); "
+                    "another veil run may be under way — try again later or pass --wait")
+        return None
 
     def make_session(self, conn: sa.Connection) -> Session:
         return DuckDBSession(self, conn)

@@ -17,6 +17,7 @@ class PostgresBackend(Backend):
     advisory_locks: ClassVar[bool] = True
     grants: ClassVar[bool] = True
     default_schema: ClassVar[str] = "public"
+    fingerprint_style: ClassVar[str] = "postgresql"
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}
@@ -26,6 +27,13 @@ class PostgresBackend(Backend):
 
 
 class PostgresSession(Session):
+    def begin_snapshot(self) -> None:
+        """REPEATABLE READ: every statement of the release's transaction reads the same snapshot."""
+        if self.conn.in_transaction():
+            self.conn.commit()
+        self.conn.execution_options(isolation_level="REPEATABLE READ")
+        self.conn.begin()
+
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:
             return

@@ -1,0 +1,275 @@
+"""The release job end to end on DuckDB and PostgreSQL: catalog, versions, views, verification, failure
+injection at every step, a killed process, concurrency, read-only source role, grants."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+
+import pytest
+import sqlalchemy as sa
+
+from engine import catalog
+from engine import config as cfg
+from engine.backends import open_backend
+from tests.conftest import PG_URL, Db, inpatient_body, run_veil
+
+RELEASE = """
+[[models]]
+type = "distinct-l-diversity"
+l = 2
+
+[search]
+max_suppression = 0.34
+
+[release]
+name = "inpatient"
+schema = "{out}"
+catalog_schema = "{cat}"
+drop_columns = ["id"]
+"""
+
+
+def setup(db: Db, extra: str = "") -> tuple[str, str, str]:
+    """Config path, output schema, catalog schema (unique per PostgreSQL test)."""
+    out = "published" if db.kind == "duckdb" else f"{db.schema}_pub"
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    path = db.write_config("patients", inpatient_body() + RELEASE.format(out=out, cat=cat) + extra)
+    if db.kind == "postgres":
+        db.cleanup_schemas = [out, cat]  # type: ignore[attr-defined]
+    return str(path), out, cat
+
+
+@pytest.fixture
+def pg_cleanup(db: Db):
+    yield
+    for schema in getattr(db, "cleanup_schemas", []):
+        db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def veil(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run_veil(*args, env=env)
+
+
+def views(db: Db, out: str) -> dict[str, list[tuple]]:
+    return {
+        "latest": sorted(db.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient')),
+        "releases": db.query(f'SELECT version, rows_published, rows_suppressed, node FROM "{out}".inpatient_releases '
+                             "ORDER BY version"),
+    }
+
+
+def catalog_rows(db: Db, cat: str) -> list[tuple]:
+    return db.query(f'SELECT status, version, error FROM "{cat}".releases ORDER BY started_at')
+
+
+def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
+    path, out, cat = setup(inpatient)
+    assert veil("init", "--config", path).returncode == 0
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "published" and doc["version"] == 1 and doc["node"] == [1, 2, 1]
+    assert doc["rows_published"] == 12 and doc["rows_suppressed"] == 0
+    assert doc["achieved"] == {"k-anonymity": 4.0, "distinct-l-diversity:condition": 3.0}
+    v = views(inpatient, out)
+    assert ("1305*", "<40", "*", "Cancer") in v["latest"] and len(v["latest"]) == 12
+    assert v["releases"] == [(1, 12, 0, "[1, 2, 1]")]
+    # no direct identifier, no unlisted column
+    cols = [r[0] for r in inpatient.query(
+        f"SELECT column_name FROM information_schema.columns WHERE table_schema = '{out}' AND table_name = 'inpatient'")]
+    assert sorted(cols) == ["age", "condition", "nationality", "zip"]
+    blocks = inpatient.query(f'SELECT zip, age, nationality, block_size, condition, count FROM "{out}".inpatient_blocks '
+                             "WHERE zip = '1485*'")
+    assert sorted(blocks) == [("1485*", ">=40", "*", 4, "Cancer", 1), ("1485*", ">=40", "*", 4, "Heart Disease", 1),
+                              ("1485*", ">=40", "*", 4, "Viral Infection", 2)]
+
+    # unchanged rerun: exit 0, nothing published, a skipped row in the catalog
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["status"] == "skipped"
+    assert views(inpatient, out)["releases"] == [(1, 12, 0, "[1, 2, 1]")]
+
+    # the source changes: version 2, views repointed, history kept
+    inpatient.execute(sa.text(f'INSERT INTO "{inpatient.schema}".patients VALUES (13, \'13053\', 33, \'Indian\', \'Flu\')'))
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["status"] == "published" and doc["version"] == 2
+    v = views(inpatient, out)
+    assert len(v["latest"]) + doc["rows_suppressed"] == 13
+    assert [r[0] for r in v["releases"]] == [1, 2]
+    assert len(inpatient.query(f'SELECT * FROM "{out}".inpatient_v1')) == 12  # the old version is kept
+    assert [s for s, _, _ in catalog_rows(inpatient, cat)] == ["published", "skipped", "published"]
+    # --force publishes even when unchanged
+    res = veil("release", "--config", path, "--force", "--json")
+    assert json.loads(res.stdout)["version"] == 3
+
+
+def test_release_needs_init(inpatient: Db, pg_cleanup) -> None:
+    path, _, _ = setup(inpatient)
+    res = veil("release", "--config", path)
+    assert res.returncode == 1 and "veil init" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+
+
+def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
+    path, out, cat = setup(inpatient, '\n[[models]]\ntype = "distinct-l-diversity"\nl = 4\n')
+    veil("init", "--config", path)
+    res = veil("release", "--config", path)
+    assert res.returncode == 2, res.stderr
+    assert "distinct l-diversity (l=4) on condition fails" in res.stderr and "best level reached: 3" in res.stderr
+    assert "k-anonymity" not in res.stderr
+    assert catalog_rows(inpatient, cat)[0][0] == "failed"
+    assert inpatient.query(f"SELECT count(*) FROM information_schema.tables WHERE table_schema = '{out}'") == [(0,)]
+
+
+@pytest.mark.parametrize("step", ["search", "materialize", "verify", "views", "catalog", "corrupt"])
+def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanup, step: str) -> None:
+    path, out, cat = setup(inpatient)
+    veil("init", "--config", path)
+    assert veil("release", "--config", path).returncode == 0
+    before = views(inpatient, out)
+    tables_before = inpatient.objects()
+    inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 1'))
+    res = veil("release", "--config", path, env={"VEIL_FAILPOINT": step})
+    assert res.returncode == 1
+    line = res.stderr.strip()
+    assert len(line.splitlines()) == 1
+    assert ("verification failed" in line) if step == "corrupt" else (f"injected failure at step '{step}'" in line)
+    assert views(inpatient, out) == before
+    assert inpatient.objects() == tables_before  # no partial table visible
+    statuses = catalog_rows(inpatient, cat)
+    assert [s for s, _, _ in statuses] == ["published", "failed"]
+    assert statuses[1][2] == line.split("veil: ", 1)[1]
+    # and the next run publishes version 2
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["version"] == 2
+
+
+def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient: Db, pg_cleanup) -> None:
+    path, out, cat = setup(inpatient)
+    veil("init", "--config", path)
+    assert veil("release", "--config", path).returncode == 0
+    before = views(inpatient, out)
+    tables_before = inpatient.objects()
+    inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 2'))
+    env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
+    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "release", "--config", path], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.time() + 60
+    while time.time() < deadline:  # wait until it is mid-release (running row committed, snapshot taken)
+        time.sleep(0.3)
+        if inpatient.kind == "postgres" and [s for s, _, _ in catalog_rows(inpatient, cat)] == ["published", "running"]:
+            time.sleep(1.0)
+            break
+        if inpatient.kind == "duckdb" and time.time() > deadline - 55:
+            break
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=30)
+    assert proc.returncode == -signal.SIGKILL
+    assert views(inpatient, out) == before
+    assert inpatient.objects() == tables_before
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["version"] == 2
+    statuses = catalog_rows(inpatient, cat)
+    assert [s for s, _, _ in statuses] == ["published", "failed", "published"]
+    assert "interrupted" in statuses[1][2]
+
+
+def test_two_concurrent_releases_publish_once(inpatient: Db, pg_cleanup) -> None:
+    path, out, cat = setup(inpatient)
+    veil("init", "--config", path)
+    env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
+    procs = [subprocess.Popen([sys.executable, "-m", "engine.cli", "release", "--config", path, "--json"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
+    codes = sorted(r[2] for r in results)
+    assert codes == [0, 1], results
+    loser = next(r for r in results if r[2] == 1)
+    assert "another" in loser[1] and len(loser[1].strip().splitlines()) == 1
+    assert [r[0] for r in views(inpatient, out)["releases"]] == [1]
+
+
+def test_source_schema_is_never_written(inpatient: Db, pg_cleanup) -> None:
+    path, out, cat = setup(inpatient)
+    everything = inpatient.objects()
+    before = {t for t in everything if t[0] == inpatient.schema}
+    veil("init", "--config", path)
+    assert veil("release", "--config", path).returncode == 0
+    assert {t for t in inpatient.objects() if t[0] == inpatient.schema} == before
+    created = {s for s, _ in inpatient.objects()} - {s for s, _ in everything}
+    assert created == {out, cat}
+
+
+def test_grants_on_duckdb_are_a_clear_error(inpatient: Db, pg_cleanup) -> None:
+    if inpatient.kind != "duckdb":
+        return  # PostgreSQL grants: test_read_only_source_role_and_grants
+    path, out, cat = setup(inpatient)
+    text = open(path).read().replace("[release]", '[release]\ngrant_select_to = ["analyst"]')
+    open(path, "w").write(text)
+    veil("init", "--config", path)
+    res = veil("release", "--config", path)
+    assert res.returncode == 1 and "grant_select_to" in res.stderr and "DuckDB" in res.stderr
+
+
+def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
+    if db.kind != "postgres":
+        return  # roles exist only on PostgreSQL; DuckDB: test_grants_on_duckdb_are_a_clear_error
+    from engine.demo import inpatient_rows
+    from tests.conftest import INPATIENT_COLUMNS
+
+    db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
+    role, analyst = f"veil_ro_{uuid.uuid4().hex[:8]}", f"analyst_{uuid.uuid4().hex[:8]}"
+    db.execute(f'CREATE ROLE "{role}" LOGIN', f'CREATE ROLE "{analyst}" LOGIN',
+               f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+               f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
+               f'GRANT CREATE ON DATABASE test TO "{role}"')
+    try:
+        path, out, cat = setup(db, "")
+        text = open(path).read().replace("[release]", "[release]\ngrant_select_to = [\"%s\"]" % analyst)
+        open(path, "w").write(text)
+        url = sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False)
+        env = {"VEIL_TEST_PG_URL": url}
+        assert veil("init", "--config", path, env=env).returncode == 0
+        res = veil("release", "--config", path, env=env)
+        assert res.returncode == 0, res.stderr
+        # the role could not have written to the source schema
+        eng = sa.create_engine(url, poolclass=sa.pool.NullPool)
+        with pytest.raises(sa.exc.ProgrammingError):
+            with eng.begin() as c:
+                c.execute(sa.text(f'CREATE TABLE "{db.schema}".x (a int)'))
+        eng.dispose()
+        # the analyst reads the views
+        aurl = sa.make_url(PG_URL).set(username=analyst)
+        eng = sa.create_engine(aurl, poolclass=sa.pool.NullPool)
+        with eng.connect() as c:
+            assert c.execute(sa.text(f'SELECT count(*) FROM "{out}".inpatient')).scalar() == 12
+        eng.dispose()
+    finally:
+        for schema in (f"{db.schema}_pub", f"{db.schema}_cat"):
+            db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        db.execute(f'REVOKE ALL ON DATABASE test FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP OWNED BY "{analyst}"',
+                   f'DROP ROLE "{role}"', f'DROP ROLE "{analyst}"')
+
+
+def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    if db.kind == "postgres":
+        db.cleanup_schemas = [cat]  # type: ignore[attr-defined]
+    backend = open_backend(db.url)
+    with backend.session() as s:
+        assert catalog.upgrade(s, cat, "0001") == (None, "0001")
+        s.execute(sa.text(f'INSERT INTO "{cat}".releases (id, name, status, started_at, config, config_hash) '
+                          "VALUES ('r1', 'old', 'published', CURRENT_TIMESTAMP, 'x', 'h')"))
+        s.commit()
+        assert catalog.upgrade(s, cat) == ("0001", "0002")
+        releases = catalog.tables(cat).releases
+        rows = s.rows(sa.select(releases.c.name, releases.c.backend))
+        assert rows == [("old", None)]
+        assert catalog.upgrade(s, cat) == ("0002", "0002")
+
