@@ -5,6 +5,7 @@ bench/results/*.json.  Never part of the test run."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import subprocess
@@ -99,3 +100,136 @@ def save(name: str, data: Any) -> Path:
     path = RESULTS / f"{name}.json"
     path.write_text(json.dumps(data, indent=2, default=str))
     return path
+
+
+# --- synthetic census (engine.demo's generator) ------------------------------------------------------------
+
+CENSUS_TYPES = {"person_id": "BIGINT", "age": "INTEGER", "sex": "TEXT", "race": "TEXT", "marital_status": "TEXT",
+                "education": "TEXT", "zip": "TEXT", "occupation": "TEXT", "income": "INTEGER"}
+
+
+def pg_connect() -> Any:
+    import psycopg
+
+    url = sa.make_url(PG_URL)
+    return psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database,
+                           autocommit=True)
+
+
+def census_duckdb(path: Path, table: str, rows: int, seed: int = 42) -> float | None:
+    """Create ``bench.<table>`` (``rows`` census rows, ``seed``) in DuckDB file ``path`` unless it is already
+    there with that many rows; seconds taken, or ``None`` when reused."""
+    from engine.demo import census_sql
+
+    con = duckdb.connect(str(path))
+    try:
+        con.execute("CREATE SCHEMA IF NOT EXISTS bench")
+        have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' "
+                           "AND table_name = ?", [table]).fetchone()[0]
+        if have and con.execute(f'SELECT count(*) FROM bench."{table}"').fetchone()[0] == rows:
+            return None
+        t = time.perf_counter()
+        con.execute(f'CREATE OR REPLACE TABLE bench."{table}" AS ' + census_sql(), {"rows": rows, "seed": seed})
+        con.execute("CHECKPOINT")
+        return time.perf_counter() - t
+    finally:
+        con.close()
+
+
+def _census_fingerprint_duckdb(path: Path, table: str) -> tuple[int, int, int]:
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        r = con.execute(f'SELECT count(*), sum(person_id), sum(income) FROM bench."{table}"').fetchone()
+        return int(r[0]), int(r[1]), int(r[2])
+    finally:
+        con.close()
+
+
+def census_postgres(path: Path, table: str) -> dict[str, float] | None:
+    """Copy ``bench.<table>`` from DuckDB file ``path`` into PostgreSQL schema ``bench`` (DuckDB writes a CSV
+    under bench/.work, psycopg streams it through ``COPY ... FROM STDIN``, then ``VACUUM ANALYZE``), unless an
+    identical table (row count, sum of person_id and income) is already there.  Seconds per step, or ``None``."""
+    want = _census_fingerprint_duckdb(path, table)
+    with pg_connect() as pg:
+        pg.execute("CREATE SCHEMA IF NOT EXISTS bench")
+        exists = pg.execute("SELECT to_regclass(%s)", [f"bench.{table}"]).fetchone()[0]
+        if exists:
+            r = pg.execute(f'SELECT count(*), sum(person_id), sum(income) FROM bench."{table}"').fetchone()
+            if tuple(int(x or 0) for x in r) == want:
+                return None
+    csv_path = WORK / f"{table}.csv"
+    steps: dict[str, float] = {}
+    t = time.perf_counter()
+    con = duckdb.connect(str(path), read_only=True)
+    try:
+        con.execute(f"COPY bench.\"{table}\" TO '{csv_path}' (FORMAT csv, HEADER false)")
+    finally:
+        con.close()
+    steps["export_csv_s"] = time.perf_counter() - t
+    try:
+        with pg_connect() as pg:
+            t = time.perf_counter()
+            pg.execute(f'DROP TABLE IF EXISTS bench."{table}"')
+            pg.execute(f'CREATE TABLE bench."{table}" (' + ", ".join(f'"{c}" {ty}' for c, ty in CENSUS_TYPES.items())
+                       + ")")
+            cols = ", ".join(f'"{c}"' for c in CENSUS_TYPES)
+            with pg.cursor() as cur, csv_path.open("rb") as fh:
+                with cur.copy(f'COPY bench."{table}" ({cols}) FROM STDIN WITH (FORMAT csv)') as cp:
+                    while chunk := fh.read(1 << 20):
+                        cp.write(chunk)
+            steps["copy_s"] = time.perf_counter() - t
+            t = time.perf_counter()
+            pg.execute(f'VACUUM (ANALYZE) bench."{table}"')
+            steps["vacuum_analyze_s"] = time.perf_counter() - t
+            r = pg.execute(f'SELECT count(*), sum(person_id), sum(income) FROM bench."{table}"').fetchone()
+            if tuple(int(x) for x in r) != want:
+                raise RuntimeError(f"PostgreSQL bench.{table} differs from DuckDB's after the load: {r} vs {want}")
+    finally:
+        csv_path.unlink(missing_ok=True)
+    return steps
+
+
+def census_config(backend: str, duck: Path, table: str, sensitive: list[str], models: str,
+                  extra: str = "") -> Path:
+    """The census QIs age (intervals 5/10/20), sex (suppress), race, marital_status, education (the bundled
+    ARX hierarchies) and zip (mask), with ``sensitive`` columns and ``models``."""
+    from engine.demo import HIERARCHIES
+
+    text = source(backend, duck, table) + extra
+    hier = {"age": "{ intervals = [5, 10, 20] }", "sex": "{ suppress = true }"}
+    for q in ("race", "marital_status", "education"):
+        hier[q] = f'{{ csv = "{HIERARCHIES / f"census_{q}.csv"}" }}'
+    hier["zip"] = "{ mask = true }"
+    for q, spec in hier.items():
+        text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {spec}\n'
+    if sensitive:
+        text += "\n[sensitive]\ncolumns = [" + ", ".join(f'"{s}"' for s in sensitive) + "]\n"
+    text += models
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"{table}_{backend}_{hashlib.sha256(text.encode()).hexdigest()[:8]}.toml"
+    path.write_text(text)
+    return path
+
+
+def machine_facts() -> dict[str, Any]:
+    """nproc, RAM, CPU model, DuckDB and PostgreSQL versions and the PostgreSQL settings that matter here."""
+    import platform
+
+    facts: dict[str, Any] = {"nproc": os.cpu_count(), "python": platform.python_version(),
+                             "duckdb": duckdb.__version__}
+    try:
+        mem = Path("/proc/meminfo").read_text().split("\n")[0].split()
+        facts["ram_gib"] = round(int(mem[1]) / 2**20, 1)
+        cpu = [ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("model name")]
+        facts["cpu"] = cpu[0].split(":", 1)[1].strip() if cpu else None
+    except OSError:
+        pass
+    try:
+        with pg_connect() as pg:
+            facts["postgresql"] = pg.execute("SHOW server_version").fetchone()[0]
+            facts["postgresql_settings"] = {
+                s: pg.execute(f"SHOW {s}").fetchone()[0]
+                for s in ("shared_buffers", "work_mem", "temp_buffers", "max_parallel_workers_per_gather", "jit")}
+    except Exception as exc:  # no server: DuckDB-only runs still work
+        facts["postgresql"] = f"unavailable: {exc}"
+    return facts

@@ -1,0 +1,16 @@
+"""The model modules' docstring examples (worked examples from the papers) run as tests."""
+
+import doctest
+import importlib
+
+import pytest
+
+MODULES = ["common", "kanonymity", "ldiversity", "closeness", "proximity", "epsilon", "registry"]
+
+
+@pytest.mark.parametrize("name", MODULES)
+def test_doctests(name):
+    module = importlib.import_module(f"engine.models.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0, f"engine.models.{name} has no examples"
+    assert result.failed == 0
