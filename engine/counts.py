@@ -249,6 +249,14 @@ class NodeCounts:
             sensitive=self.sensitive, generalizers=self.generalizers,
         )
 
+    def forget(self) -> None:
+        """Drop the derived dense matrices (they can be large); the counts themselves stay."""
+        self._cache.clear()
+
+    @property
+    def nbytes(self) -> int:
+        return int(self.keys.nbytes + self.cell_block.nbytes + self.cell_values.nbytes + self.cell_count.nbytes)
+
     def labels(self) -> list[list[str]]:
         """Each block's generalized values as strings (``*`` for a projected-out attribute)."""
         if self.generalizers is None:

@@ -28,7 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from engine.counts import NodeCounts
-from engine.models.base import Model, Verdict
+from engine.models.base import Model, Needs, Verdict
+
+CHUNK_CELLS = 1 << 24  # dense blocks × values cells a checker may see at once (128 MiB of int64)
 
 
 @dataclass(frozen=True)
@@ -69,7 +71,7 @@ class Specification:
 
     def evaluate(self, counts: NodeCounts, rows: int) -> Evaluation:
         """Evaluate every model at one node; ``rows`` is ``|T|`` (the budget's base)."""
-        verdicts = tuple(m.check(counts) for m in self.models)
+        verdicts = tuple(verdict(m, counts) for m in self.models)
         return self.combine(verdicts, counts.sizes, rows)
 
     def combine(self, verdicts: Sequence[Verdict], sizes: np.ndarray, rows: int) -> Evaluation:
@@ -88,3 +90,29 @@ class Specification:
             passed=suppressed <= budget + 1e-9,
             prune_down=int(sizes[monotone_failing].sum()) > budget + 1e-9,
         )
+
+
+def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> Verdict:
+    """``model.check(counts)``, in slices of blocks when the dense histograms would be too large.
+
+    Per-block verdicts concatenate; the table's level is the min or max of the slices' (as the model
+    declares), ``None`` (infinite) winning.  Models that read supersets see the whole node."""
+    needs = model.properties.needs
+    width = max((d.size for d in counts.sensitive), default=1)
+    rows = len(counts.cell_count) if needs is Needs.JOINT else counts.n_blocks  # sub-blocks ≤ cells
+    if rows * width <= max_cells or needs in (Needs.SIZES, Needs.SUPERSETS) or counts.n_blocks < 2:
+        return model.check(counts)
+    pieces = -(-rows * width // max_cells)
+    step = -(-counts.n_blocks // pieces)
+    passed, levels = [], []
+    for start in range(0, counts.n_blocks, step):
+        mask = np.zeros(counts.n_blocks, dtype=bool)
+        mask[start:start + step] = True
+        part = model.check(counts.restrict(mask))
+        passed.append(part.passed)
+        levels.append(part.achieved)
+    if any(level is None for level in levels):
+        achieved = None
+    else:
+        achieved = float(min(levels) if model.properties.achieved == "min" else max(levels))  # type: ignore[type-var]
+    return Verdict(np.concatenate(passed), achieved)

@@ -93,6 +93,7 @@ class Evaluator:
             self.bounds[node] = self.metric.bound(counts, self.rows, self.spec.max_suppression > 0)
             if ev.passed:
                 self.scores[node] = self.metric.score(counts, ev.failing, self.rows)
+        counts.forget()
         if self.on_evaluate is not None:
             self.on_evaluate(len(self.results))
         return ev

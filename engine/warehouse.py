@@ -72,6 +72,7 @@ class Warehouse:
     rollup: bool = True
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
+    cache_bytes: int = 1 << 30
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -83,6 +84,7 @@ class Warehouse:
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
     _statements: dict[str, Any] = field(default_factory=dict)
     _base_cells: int = 0
+    _cached_bytes: int = 0
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -244,8 +246,16 @@ class Warehouse:
             self._materialize(node, floor, name, what)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
-        self._cache[node] = result
+        self._remember(node, result)
         return result
+
+    def _remember(self, node: tuple[Level, ...], counts: NodeCounts) -> None:
+        """Cache a node's counts, evicting the oldest beyond ``cache_bytes`` (big tables, long searches)."""
+        self._cache[node] = counts
+        self._cached_bytes += counts.nbytes
+        while self._cached_bytes > self.cache_bytes and len(self._cache) > 1:
+            oldest = next(iter(self._cache))
+            self._cached_bytes -= self._cache.pop(oldest).nbytes
 
     def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
         """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""

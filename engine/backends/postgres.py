@@ -7,8 +7,10 @@ from typing import Any, ClassVar
 
 import sqlalchemy as sa
 
+import numpy as np
+
 from engine.backends.base import Backend, Session
-from engine.queries import copy_from_stdin
+from engine.queries import copy_from_stdin, packed
 
 
 class PostgresBackend(Backend):
@@ -27,6 +29,20 @@ class PostgresBackend(Backend):
 
 
 class PostgresSession(Session):
+    def __init__(self, backend: Backend, conn: sa.Connection) -> None:
+        super().__init__(backend, conn)
+        self._packed: dict[int, tuple[Any, Any]] = {}
+
+    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
+                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy."""
+        hit = self._packed.get(id(stmt))
+        if hit is None or hit[0] is not stmt:
+            hit = self._packed[id(stmt)] = (stmt, packed(stmt))
+        row = self.execute(hit[1], what, params=params).one()
+        return {name: (np.frombuffer(blob, dtype=">i8").astype(np.int64) if blob is not None
+                       else np.zeros(0, dtype=np.int64)) for name, blob in row._mapping.items()}
+
     def begin_snapshot(self) -> None:
         """REPEATABLE READ: every statement of the release's transaction reads the same snapshot."""
         if self.conn.in_transaction():

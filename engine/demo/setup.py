@@ -53,15 +53,9 @@ type = "entropy-l-diversity"
 attribute = "occupation"
 l = 3
 
-[[models]]
-type = "t-closeness"
-attribute = "income"
-distance = "ordered"
-t = 0.15
-
 [search]
 metric = "discernibility"
-max_suppression = 0.02
+max_suppression = 0
 
 [release]
 name = "census"

@@ -8,7 +8,9 @@ undefined).  It declares, as data, what the search may rely on:
   passes makes every node above it pass (and a node that fails makes every node below it fail);
 - ``monotone_with_suppression``: a block containing a passing block passes, so the rows suppressed never
   grow when generalizing, and "passes within the suppression budget" is monotone too;
-- ``needs``: what of the counts it reads (the query layer may skip the histogram for ``SIZES``).
+- ``needs``: what of the counts it reads (the query layer may skip the histogram for ``SIZES``);
+- ``achieved``: whether the table's level is the minimum or the maximum over blocks, so the caller can
+  evaluate a node in slices of blocks and combine (bounded memory for huge nodes).
 
 Each claim is backed by a hypothesis property test in ``tests/models``; a claim that failed is ``False``
 with the counter-example's story in ``note``.
@@ -40,6 +42,8 @@ class Properties:
     monotone_with_suppression: bool
     needs: Needs
     note: str = ""
+    achieved: str = "min"   # the table's level is the min ("min") or max ("max") of the blocks' levels,
+    #                         so verdicts computed on slices of blocks combine (None: infinite, the worst)
 
 
 @dataclass(frozen=True, eq=False)

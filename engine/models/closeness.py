@@ -217,7 +217,7 @@ class TCloseness:
     def properties(self) -> Properties:
         return Properties(True, False, Needs.VALUES if self.distance == "ordered" else Needs.HISTOGRAM,
                           "EMD(., P) is convex and a merged block's distribution is a convex combination; not "
-                          "with suppression: t=0.5, a block equal to P merged with a far block moves away from P")
+                          "with suppression: t=0.5, a block equal to P merged with a far block moves away from P", achieved="max")
 
     def distances(self, counts: NodeCounts) -> np.ndarray:
         """EMD of every block to the whole table's distribution."""
@@ -316,7 +316,7 @@ class NTCloseness:
         return Properties(False, False, Needs.SUPERSETS,
                           "not monotone over the lattice: a small block may pass through a close superset at a "
                           "node that is not above a more general node, where its merged block has only the "
-                          "whole table left (tests/models/test_closeness.py::test_nt_not_monotone_on_lattice)")
+                          "whole table left (tests/models/test_closeness.py::test_nt_not_monotone_on_lattice)", achieved="max")
 
     def nodes_above(self, counts: NodeCounts) -> list[tuple[int | None, ...]]:
         """Every node strictly above ``counts.node``, most general first (the top node is first)."""

@@ -134,11 +134,11 @@ class EpsilonPrivacy:
     @property
     def properties(self) -> Properties:
         if self.adversary == "IV":
-            return Properties(True, True, Needs.HISTOGRAM, "class IV never passes (vacuously monotone)")
+            return Properties(True, True, Needs.HISTOGRAM, "class IV never passes (vacuously monotone)", achieved="max")
         return Properties(True, False, Needs.HISTOGRAM,
                           "monotone (papers/004 §3.1; x of a merged block is at most the larger x, thresholds grow "
                           "with n(q)); not with suppression: class III uniform over {a,b}, ε=2: {a,b} merged with "
-                          "{a×4} has x(a) = 5/6 > 1 - ½·½")
+                          "{a×4} has x(a) = 5/6 > 1 - ½·½", achieved="max")
 
     # --- the prior over one domain ---------------------------------------------------------------------
 

@@ -304,7 +304,7 @@ class RecursiveCLDiversity:
     def properties(self) -> Properties:
         return Properties(True, False, Needs.HISTOGRAM,
                           "r1 + c·(r1+..+r(l-1)) is subadditive, so merging passing blocks keeps r1 < c·tail; "
-                          "not with suppression: (2,2), {a,b} merged with the failing {a,a,a} gives 4 < 2·1 false")
+                          "not with suppression: (2,2), {a,b} merged with the failing {a,a,a} gives 4 < 2·1 false", achieved="max")
 
     def check(self, counts: NodeCounts) -> Verdict:
         bc = counts.blocks(self.attribute)
@@ -357,7 +357,7 @@ class PdRecursiveCLDiversity:
     def properties(self) -> Properties:
         return Properties(True, False, Needs.HISTOGRAM,
                           "holds iff r_v·(1+c) + c·(l-2 largest other counts) < c·n for every v outside Y, a "
-                          "subadditive condition; not with suppression (as recursive (c,l))")
+                          "subadditive condition; not with suppression (as recursive (c,l))", achieved="max")
 
     def check(self, counts: NodeCounts) -> Verdict:
         bc = counts.blocks(self.attribute)
@@ -407,7 +407,7 @@ class NpdRecursiveCLDiversity:
     def properties(self) -> Properties:
         return Properties(True, False, Needs.HISTOGRAM,
                           "pd-recursive part as pd-recursive; the c2 part is linear in the counts (papers/000 "
-                          "Thm 5.3); not with suppression: c2=50, {w,a} merged with {a,a} has w at 25%")
+                          "Thm 5.3); not with suppression: c2=50, {w,a} merged with {a,a} has w at 25%", achieved="max")
 
     def check(self, counts: NodeCounts) -> Verdict:
         bc = counts.blocks(self.attribute)
@@ -484,7 +484,7 @@ class MultiAttributeLDiversity:
                           "merging two q*-blocks merges their sub-blocks pairwise (a missing one counts as "
                           "empty), so it inherits the instantiation's monotonicity; not with suppression even "
                           "for distinct: l=2, {(a,p),(a,q),(b,p),(b,q)} merged with {(c,r)} has the sub-block "
-                          "V=r holding only S=c")
+                          "V=r holding only S=c", achieved="max" if self.instantiation == "recursive" else "min")
 
     def sub_levels(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         """(passed, level) per sub-block for the instantiation."""
