@@ -7,14 +7,12 @@ vanish with the connection.
 The per-node count query (Incognito's rollup): the source is scanned once into ``veil_base_raw`` (one row
 per distinct QI × sensitive combination with its count) and re-coded in ``veil_base`` through the dimension
 tables into integer codes at every level; every node's ``GROUP BY`` aggregates ``veil_base`` — or the
-materialized counts of a finer node — picking each QI's column at the node's level (a bound parameter):
+materialized counts of a finer node — picking each QI's column at the node's level, with no joins:
 
->>> lay = Layout(heights=(1, 1), sensitive_count=1)
->>> sql = str(node_counts(lay).compile())
->>> print(sql[sql.index("GROUP BY"):])
-GROUP BY c.g0, c.g1, c.s0
->>> node_parameters((1, None))
-{'lv0': 1, 'lv1': -1}
+>>> lay = Layout(heights=(1, 2), sensitive_count=1)
+>>> print(node_counts(lay, (1, 2)).compile())
+SELECT b.q0_1 AS g0, b.q1_2 AS g1, b.s0, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q1_2, b.s0
 """
 
 from __future__ import annotations
@@ -254,29 +252,16 @@ def base_coded(layout: Layout) -> CreateTableAs:
     return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
 
 
-PROJECTED = -1  # level parameter of a projected-out quasi-identifier (Incognito's subset lattices)
+def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
+                source: str = BASE) -> sa.Select[Any]:
+    """The ``GROUP BY`` of lattice node ``node``: ``(g_i…, s_k…, n)`` with integer codes.
 
-
-def node_counts(layout: Layout, floor: Sequence[int | None] | None = None, source: str = BASE) -> sa.Select[Any]:
-    """The ``GROUP BY`` of a lattice node: ``(g_i…, s_k…, n)`` with integer codes.
-
-    The node's levels are bound parameters ``lv0, lv1, …`` (``-1``: projected out), so one statement
-    serves every node of a run.  ``source`` is ``veil_base`` or the materialized counts of a finer node
-    holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
+    ``node[i]`` is the level of QI ``i`` (``None``: projected out, no column).  ``source`` is ``veil_base``
+    or the materialized counts of a finer node holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
     src = layout.wide(source, floor).alias("b")
-    inner: list[Any] = []
-    for i, levels in enumerate(layout.levels(floor)):
-        lv = sa.bindparam(f"lv{i}", type_=sa.Integer)
-        whens = [(lv == PROJECTED, sa.literal(0, sa.Integer))] + [(lv == j, src.c[f"q{i}_{j}"]) for j in levels]
-        inner.append(sa.case(*whens, else_=sa.null()).label(f"g{i}"))
-    sens = [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    sub = sa.select(*inner, *sens, src.c.n).subquery("c")
-    keys = [sub.c[f"g{i}"] for i in range(layout.qi_count)] + [sub.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    return sa.select(*keys, sa.func.sum(sub.c.n).label("n")).group_by(*keys)
-
-
-def node_parameters(node: Sequence[int | None]) -> dict[str, int]:
-    return {f"lv{i}": (PROJECTED if lv is None else int(lv)) for i, lv in enumerate(node)}
+    keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
+    keys += [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    return sa.select(*keys, sa.func.sum(src.c.n).label("n")).group_by(*keys)
 
 
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],

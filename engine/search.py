@@ -9,10 +9,10 @@ declares (``tags_up``, ``prune_down``; see ``engine.privacy``) instead of specia
   attribute fewer passed (the subset property, sound for the monotone part of the specification); a
   passing node marks its generalizations as passing when the whole specification is monotone.  Returns
   every minimal passing node.
-- ``optimal``: exact branch and bound with predictive tagging in both directions (Flash/OLA style): a
-  chain of unknown nodes is binary-searched; a pass tags every node above as passing (when monotone), a
-  failure of the monotone part tags every node below as failing; every evaluated node gives each node
-  above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
+- ``optimal``: exact branch and bound with predictive tagging in both directions (Flash/OLA style):
+  alternately a chain of unknown nodes from the lowest one is binary-searched and the highest unknown node
+  is probed; a pass tags every node above as passing (when monotone), a failure of the monotone part tags
+  every node below as failing; every evaluated node gives each node above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
   proven no better than the best found (ties: lower height, then the lexicographically smaller node).
 
 Counts are cached by the caller's ``counts_for`` across strategies of one run.
@@ -256,6 +256,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
                 status[down] = -1
 
     index = np.arange(size)
+    from_top = False
 
     def pruned() -> np.ndarray:
         """Nodes whose bound proves them no better than the best: above it, or tied and later in order."""
@@ -270,8 +271,12 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
             break
         unknown = open_ & (status == 0)
         if unknown.any() and (tags_up or spec.monotone_models):
-            # a chain upward from the lowest unknown node, binary-searched
-            start = int(np.flatnonzero(unknown)[0])
+            # Alternately: a chain upward from the lowest unknown node, binary-searched (finds the border fast
+            # when most nodes pass), and the highest unknown node alone (when few pass, a failure there tags
+            # its whole down-set: the border's maximal failing nodes are what the search must find).
+            from_top = not from_top
+            candidates = np.flatnonzero(unknown)
+            start = int(candidates[-1] if from_top else candidates[0])
             path = [start]
             while True:
                 here = matrix[path[-1]]

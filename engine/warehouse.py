@@ -82,7 +82,6 @@ class Warehouse:
     stats: Stats = field(default_factory=Stats)
     _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
-    _statements: dict[str, Any] = field(default_factory=dict)
     _base_cells: int = 0
     _cached_bytes: int = 0
 
@@ -234,11 +233,8 @@ class Warehouse:
             return cached
         started = time.perf_counter()
         name, floor, source_cells = self._finest_source(node)
-        stmt = self._statements.get(name)
-        if stmt is None:
-            stmt = self._statements[name] = q.node_counts(self.layout, floor, source=name)
         what = f"counting node {_show(node)}"
-        data = self.session.columns(stmt, what, params=q.node_parameters(node))
+        data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
         self.stats.node_queries += 1
         self.stats.rolled_up += name != q.BASE
         cells = len(data["n"])
@@ -275,8 +271,9 @@ class Warehouse:
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
         r = len(data["n"])
         qi_codes = np.zeros((r, len(node)), dtype=np.int64)
-        for i in range(len(node)):
-            qi_codes[:, i] = data[f"g{i}"]
+        for i, level in enumerate(node):
+            if level is not None:
+                qi_codes[:, i] = data[f"g{i}"]
         s_codes = np.column_stack([data[f"s{j}"] for j in range(len(self.sensitive))]) if self.sensitive \
             else np.zeros((r, 0), dtype=np.int64)
         cards = [self.hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]

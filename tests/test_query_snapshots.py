@@ -33,9 +33,12 @@ def statements() -> dict[str, object]:
         "raw_values": q.raw_values("q0"),
         "base_coded": q.base_coded(lay),
         "dimension_ddl": sa.schema.CreateTable(q.dim_table(0, 5, sa.Text())),
-        "node": q.node_counts(lay),
-        "node_sizes_only": q.node_counts(sizes),
-        "node_from_materialized": q.node_counts(lay, (1, None, 1), source="veil_node_4"),
+        "node_bottom": q.node_counts(lay, (0, 0, 0)),
+        "node_figure_2": q.node_counts(lay, (2, 1, 1)),
+        "node_top_sizes_only": q.node_counts(sizes, (5, 3, 1)),
+        "node_subset": q.node_counts(lay, (1, None, 0)),
+        "node_from_materialized": q.node_counts(lay, (3, None, 1), (1, None, 1), source="veil_node_4"),
+        "node_packed_for_postgresql": q.packed(q.node_counts(lay, (2, 1, 1))),
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
     }
@@ -61,12 +64,10 @@ def test_compiled_sql_matches_snapshot(dialect: str) -> None:
     assert text == path.read_text(encoding="utf-8")
 
 
-def test_one_statement_serves_every_node() -> None:
+def test_node_query_reads_the_nodes_columns_without_joins() -> None:
     lay = q.Layout(heights=(5, 3, 1), sensitive_count=1)
-    stmt = q.node_counts(lay)
-    compiled = stmt.compile(dialect=DIALECTS["duckdb"])
-    assert {"lv0", "lv1", "lv2"} <= set(compiled.params)
-    assert q.node_parameters((2, None, 1)) == {"lv0": 2, "lv1": -1, "lv2": 1}
+    sql = str(q.node_counts(lay, (2, None, 1)).compile(dialect=DIALECTS["duckdb"]))
+    assert "b.q0_2 AS g0" in sql and "b.q2_1 AS g2" in sql and "q1_" not in sql and "JOIN" not in sql
 
 
 def test_values_are_bound_never_inlined() -> None:

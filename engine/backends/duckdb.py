@@ -36,22 +36,14 @@ class DuckDBBackend(Backend):
 
 
 class DuckDBSession(Session):
-    def __init__(self, backend: Backend, conn: sa.Connection) -> None:
-        super().__init__(backend, conn)
-        self._compiled: dict[int, tuple[Any, str, Any]] = {}
-
     @property
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-        key = id(stmt)
-        hit = self._compiled.get(key)
-        if hit is None or hit[0] is not stmt:
-            compiled = stmt.compile(dialect=self.dialect)
-            hit = self._compiled[key] = (stmt, str(compiled), compiled)
-        _, sql, compiled = hit
+        compiled = stmt.compile(dialect=self.dialect)
+        sql = str(compiled)
         values = {**compiled.params, **(params or {})}
         positional = [values[name] for name in (compiled.positiontup or [])]
         self.statements += 1

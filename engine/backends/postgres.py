@@ -29,17 +29,10 @@ class PostgresBackend(Backend):
 
 
 class PostgresSession(Session):
-    def __init__(self, backend: Backend, conn: sa.Connection) -> None:
-        super().__init__(backend, conn)
-        self._packed: dict[int, tuple[Any, Any]] = {}
-
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy."""
-        hit = self._packed.get(id(stmt))
-        if hit is None or hit[0] is not stmt:
-            hit = self._packed[id(stmt)] = (stmt, packed(stmt))
-        row = self.execute(hit[1], what, params=params).one()
+        row = self.execute(packed(stmt), what, params=params).one()
         return {name: (np.frombuffer(blob, dtype=">i8").astype(np.int64) if blob is not None
                        else np.zeros(0, dtype=np.int64)) for name, blob in row._mapping.items()}
 

@@ -40,20 +40,30 @@ CREATE TEMPORARY TABLE veil_dim_0 (
 	code_5 INTEGER
 );
 
--- node
-SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
-FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_0 WHEN ($1 = $5) THEN b.q0_1 WHEN ($1 = $6) THEN b.q0_2 WHEN ($1 = $7) THEN b.q0_3 WHEN ($1 = $8) THEN b.q0_4 WHEN ($1 = $9) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($10 = $11) THEN $12 WHEN ($10 = $13) THEN b.q1_0 WHEN ($10 = $14) THEN b.q1_1 WHEN ($10 = $15) THEN b.q1_2 WHEN ($10 = $16) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN ($17 = $18) THEN $19 WHEN ($17 = $20) THEN b.q2_0 WHEN ($17 = $21) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
-FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
+-- node_bottom
+SELECT b.q0_0 AS g0, b.q1_0 AS g1, b.q2_0 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_0, b.q1_0, b.q2_0, b.s0, b.s1;
 
--- node_sizes_only
-SELECT c.g0, c.g1, c.g2, sum(c.n) AS n 
-FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_0 WHEN ($1 = $5) THEN b.q0_1 WHEN ($1 = $6) THEN b.q0_2 WHEN ($1 = $7) THEN b.q0_3 WHEN ($1 = $8) THEN b.q0_4 WHEN ($1 = $9) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($10 = $11) THEN $12 WHEN ($10 = $13) THEN b.q1_0 WHEN ($10 = $14) THEN b.q1_1 WHEN ($10 = $15) THEN b.q1_2 WHEN ($10 = $16) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN ($17 = $18) THEN $19 WHEN ($17 = $20) THEN b.q2_0 WHEN ($17 = $21) THEN b.q2_1 ELSE NULL END AS g2, b.n AS n 
-FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2;
+-- node_figure_2
+SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1;
+
+-- node_top_sizes_only
+SELECT b.q0_5 AS g0, b.q1_3 AS g1, b.q2_1 AS g2, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_5, b.q1_3, b.q2_1;
+
+-- node_subset
+SELECT b.q0_1 AS g0, b.q2_0 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q2_0, b.s0, b.s1;
 
 -- node_from_materialized
-SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
-FROM (SELECT CASE WHEN ($1 = $2) THEN $3 WHEN ($1 = $4) THEN b.q0_1 WHEN ($1 = $5) THEN b.q0_2 WHEN ($1 = $6) THEN b.q0_3 WHEN ($1 = $7) THEN b.q0_4 WHEN ($1 = $8) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN ($9 = $10) THEN $11 ELSE NULL END AS g1, CASE WHEN ($12 = $13) THEN $14 WHEN ($12 = $15) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
-FROM veil_node_4 AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
+SELECT b.q0_3 AS g0, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_node_4 AS b GROUP BY b.q0_3, b.q2_1, b.s0, b.s1;
+
+-- node_packed_for_postgresql
+SELECT string_agg(int8send(CAST(r.g0 AS BIGINT)), $1) AS g0, string_agg(int8send(CAST(r.g1 AS BIGINT)), $1) AS g1, string_agg(int8send(CAST(r.g2 AS BIGINT)), $1) AS g2, string_agg(int8send(CAST(r.s0 AS BIGINT)), $1) AS s0, string_agg(int8send(CAST(r.s1 AS BIGINT)), $1) AS s1, string_agg(int8send(CAST(r.n AS BIGINT)), $1) AS n 
+FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS r;
 
 -- materialize_from_base
 CREATE TEMPORARY TABLE veil_node_4 AS SELECT veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1, sum(veil_base.n) AS n 

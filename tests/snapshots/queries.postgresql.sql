@@ -40,20 +40,30 @@ CREATE TEMPORARY TABLE veil_dim_0 (
 	code_5 INTEGER
 );
 
--- node
-SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
-FROM (SELECT CASE WHEN (%(lv0)s::INTEGER = %(param_1)s::INTEGER) THEN %(param_2)s::INTEGER WHEN (%(lv0)s::INTEGER = %(param_3)s::INTEGER) THEN b.q0_0 WHEN (%(lv0)s::INTEGER = %(param_4)s::INTEGER) THEN b.q0_1 WHEN (%(lv0)s::INTEGER = %(param_5)s::INTEGER) THEN b.q0_2 WHEN (%(lv0)s::INTEGER = %(param_6)s::INTEGER) THEN b.q0_3 WHEN (%(lv0)s::INTEGER = %(param_7)s::INTEGER) THEN b.q0_4 WHEN (%(lv0)s::INTEGER = %(param_8)s::INTEGER) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN (%(lv1)s::INTEGER = %(param_9)s::INTEGER) THEN %(param_10)s::INTEGER WHEN (%(lv1)s::INTEGER = %(param_11)s::INTEGER) THEN b.q1_0 WHEN (%(lv1)s::INTEGER = %(param_12)s::INTEGER) THEN b.q1_1 WHEN (%(lv1)s::INTEGER = %(param_13)s::INTEGER) THEN b.q1_2 WHEN (%(lv1)s::INTEGER = %(param_14)s::INTEGER) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN (%(lv2)s::INTEGER = %(param_15)s::INTEGER) THEN %(param_16)s::INTEGER WHEN (%(lv2)s::INTEGER = %(param_17)s::INTEGER) THEN b.q2_0 WHEN (%(lv2)s::INTEGER = %(param_18)s::INTEGER) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
-FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
+-- node_bottom
+SELECT b.q0_0 AS g0, b.q1_0 AS g1, b.q2_0 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_0, b.q1_0, b.q2_0, b.s0, b.s1;
 
--- node_sizes_only
-SELECT c.g0, c.g1, c.g2, sum(c.n) AS n 
-FROM (SELECT CASE WHEN (%(lv0)s::INTEGER = %(param_1)s::INTEGER) THEN %(param_2)s::INTEGER WHEN (%(lv0)s::INTEGER = %(param_3)s::INTEGER) THEN b.q0_0 WHEN (%(lv0)s::INTEGER = %(param_4)s::INTEGER) THEN b.q0_1 WHEN (%(lv0)s::INTEGER = %(param_5)s::INTEGER) THEN b.q0_2 WHEN (%(lv0)s::INTEGER = %(param_6)s::INTEGER) THEN b.q0_3 WHEN (%(lv0)s::INTEGER = %(param_7)s::INTEGER) THEN b.q0_4 WHEN (%(lv0)s::INTEGER = %(param_8)s::INTEGER) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN (%(lv1)s::INTEGER = %(param_9)s::INTEGER) THEN %(param_10)s::INTEGER WHEN (%(lv1)s::INTEGER = %(param_11)s::INTEGER) THEN b.q1_0 WHEN (%(lv1)s::INTEGER = %(param_12)s::INTEGER) THEN b.q1_1 WHEN (%(lv1)s::INTEGER = %(param_13)s::INTEGER) THEN b.q1_2 WHEN (%(lv1)s::INTEGER = %(param_14)s::INTEGER) THEN b.q1_3 ELSE NULL END AS g1, CASE WHEN (%(lv2)s::INTEGER = %(param_15)s::INTEGER) THEN %(param_16)s::INTEGER WHEN (%(lv2)s::INTEGER = %(param_17)s::INTEGER) THEN b.q2_0 WHEN (%(lv2)s::INTEGER = %(param_18)s::INTEGER) THEN b.q2_1 ELSE NULL END AS g2, b.n AS n 
-FROM veil_base AS b) AS c GROUP BY c.g0, c.g1, c.g2;
+-- node_figure_2
+SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1;
+
+-- node_top_sizes_only
+SELECT b.q0_5 AS g0, b.q1_3 AS g1, b.q2_1 AS g2, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_5, b.q1_3, b.q2_1;
+
+-- node_subset
+SELECT b.q0_1 AS g0, b.q2_0 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q2_0, b.s0, b.s1;
 
 -- node_from_materialized
-SELECT c.g0, c.g1, c.g2, c.s0, c.s1, sum(c.n) AS n 
-FROM (SELECT CASE WHEN (%(lv0)s::INTEGER = %(param_1)s::INTEGER) THEN %(param_2)s::INTEGER WHEN (%(lv0)s::INTEGER = %(param_3)s::INTEGER) THEN b.q0_1 WHEN (%(lv0)s::INTEGER = %(param_4)s::INTEGER) THEN b.q0_2 WHEN (%(lv0)s::INTEGER = %(param_5)s::INTEGER) THEN b.q0_3 WHEN (%(lv0)s::INTEGER = %(param_6)s::INTEGER) THEN b.q0_4 WHEN (%(lv0)s::INTEGER = %(param_7)s::INTEGER) THEN b.q0_5 ELSE NULL END AS g0, CASE WHEN (%(lv1)s::INTEGER = %(param_8)s::INTEGER) THEN %(param_9)s::INTEGER ELSE NULL END AS g1, CASE WHEN (%(lv2)s::INTEGER = %(param_10)s::INTEGER) THEN %(param_11)s::INTEGER WHEN (%(lv2)s::INTEGER = %(param_12)s::INTEGER) THEN b.q2_1 ELSE NULL END AS g2, b.s0 AS s0, b.s1 AS s1, b.n AS n 
-FROM veil_node_4 AS b) AS c GROUP BY c.g0, c.g1, c.g2, c.s0, c.s1;
+SELECT b.q0_3 AS g0, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_node_4 AS b GROUP BY b.q0_3, b.q2_1, b.s0, b.s1;
+
+-- node_packed_for_postgresql
+SELECT string_agg(int8send(CAST(r.g0 AS BIGINT)), %(param_1)s) AS g0, string_agg(int8send(CAST(r.g1 AS BIGINT)), %(param_1)s) AS g1, string_agg(int8send(CAST(r.g2 AS BIGINT)), %(param_1)s) AS g2, string_agg(int8send(CAST(r.s0 AS BIGINT)), %(param_1)s) AS s0, string_agg(int8send(CAST(r.s1 AS BIGINT)), %(param_1)s) AS s1, string_agg(int8send(CAST(r.n AS BIGINT)), %(param_1)s) AS n 
+FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS r;
 
 -- materialize_from_base
 CREATE TEMPORARY TABLE veil_node_4 AS SELECT veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1, sum(veil_base.n) AS n 
