@@ -361,9 +361,14 @@ def require_release(config: Config) -> ReleaseConfig:
 
 
 def sensitive_needed(config: Config) -> Sequence[str]:
-    """The sensitive columns some model reads (none when every model needs only block sizes)."""
+    """The sensitive columns some model reads, in config order (none when every model needs only block
+    sizes; all of them for multi-attribute l-diversity, which keys each on the others)."""
     from engine.models.base import Needs
 
-    if all(m.properties.needs is Needs.SIZES for m in config.models):
-        return ()
-    return config.sensitive
+    wanted: set[str] = set()
+    for m in config.models:
+        if m.properties.needs is Needs.JOINT:
+            wanted.update(config.sensitive)
+        elif m.properties.needs is not Needs.SIZES and m.attribute is not None:
+            wanted.add(m.attribute)
+    return tuple(c for c in config.sensitive if c in wanted)

@@ -212,15 +212,24 @@ def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
                     prefixes=["TEMPORARY"])
 
 
-def base_raw(source: sa.Table, qis: Sequence[str], sensitive: Sequence[str], drop_nulls: bool) -> CreateTableAs:
-    """One scan of the source: ``veil_base_raw(q0.., s0.., n)`` grouped by every QI and sensitive column."""
+def base_raw(source: sa.Table, qis: Sequence[str], sensitive: Sequence[str], drop_nulls: bool,
+             null_checked: Sequence[str] = ()) -> CreateTableAs:
+    """One scan of the source: ``veil_base_raw(q0.., s0.., x0.., n)`` grouped by every QI and counted
+    sensitive column; ``x{j}`` is 1 where ``null_checked[j]`` (a column published but not counted) is NULL."""
     cols = [source.c[c].label(f"q{i}") for i, c in enumerate(qis)]
     cols += [source.c[c].label(f"s{j}") for j, c in enumerate(sensitive)]
+    flags = [sa.case((source.c[c].is_(None), 1), else_=0).label(f"x{j}") for j, c in enumerate(null_checked)]
     keys = [source.c[c] for c in (*qis, *sensitive)]
-    stmt = sa.select(*cols, sa.func.count().label("n")).select_from(source).group_by(*keys)
+    stmt = sa.select(*cols, *flags, sa.func.count().label("n")).select_from(source).group_by(*keys, *flags)
     if drop_nulls:
         stmt = stmt.where(*(k.is_not(None) for k in keys))
     return CreateTableAs(sa.table(BASE_RAW), stmt)
+
+
+def raw_null_rows(flag: str) -> sa.Select[Any]:
+    """Rows of ``veil_base_raw`` whose NULL flag ``flag`` is set."""
+    raw = sa.table(BASE_RAW, sa.column(flag), sa.column("n"))
+    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0)).where(raw.c[flag] == 1)
 
 
 def raw_values(column: str) -> sa.Select[Any]:

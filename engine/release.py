@@ -35,7 +35,7 @@ from engine import catalog
 from engine import queries as q
 from engine.backends import open_backend
 from engine.backends.base import Session
-from engine.config import Config, require_release
+from engine.config import Config, require_release, sensitive_needed
 from engine.counts import NodeCounts
 from engine.errors import BusyError, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError
 from engine.lattice import Lattice
@@ -191,7 +191,9 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     rel = require_release(config)
     r = tables.releases
     session.begin_snapshot()
-    wh = Warehouse(session, config.source, config.quasi_identifiers, config.sensitive, on_step=on_step)
+    counted = tuple(sensitive_needed(config))  # the search counts what the models read; the rest is published
+    wh = Warehouse(session, config.source, config.quasi_identifiers, counted,
+                   null_checked=tuple(c for c in config.sensitive if c not in counted), on_step=on_step)
     columns = wh.inspect()
     missing = [c for c in (*rel.keep_columns, *rel.drop_columns) if c not in columns]
     if missing:
@@ -262,8 +264,8 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     blocks_table = f"{table}_blocks"
     session.execute(q.create_table_as(rel.schema, blocks_table,
                                       q.recount(rel.schema, table, wh.attributes, config.sensitive)),
-                    "recounting the release")
-    achieved = _verify(session, wh, spec, counts, suppressed, rel.schema, blocks_table)
+                    "counting the release's blocks")
+    achieved = _verify(session, wh, spec, counts, suppressed, rel.schema, table)
 
     on_step("repointing the views")
     _failpoint("views")
@@ -317,12 +319,11 @@ def _no_solution_message(wh: Warehouse, spec: Specification, config: Config) -> 
 
 
 def _verify(session: Session, wh: Warehouse, spec: Specification, counts: NodeCounts, suppressed: np.ndarray,
-            schema: str, blocks_table: str) -> dict[str, float | None]:
+            schema: str, table: str) -> dict[str, float | None]:
     """Recount the release from its own table and re-run every checker; the counts must equal the
     search's (released blocks) and every released block must pass every model."""
     qis, sens = list(wh.attributes), list(wh.sensitive)
-    t = sa.table(blocks_table, *(sa.column(c) for c in (*qis, *sens, "n")), schema=schema)
-    rows = session.rows(sa.select(*t.c), "reading the recount")  # driver objects, as the values were read
+    rows = session.rows(q.recount(schema, table, qis, sens), "recounting the release")  # driver objects
     names = [*qis, *sens, "n"]
     data = {c: [r[k] for r in rows] for k, c in enumerate(names)}
     node = counts.node

@@ -69,6 +69,7 @@ class Warehouse:
     source: SourceConfig
     quasi_identifiers: Sequence[QuasiIdentifier]
     sensitive: Sequence[str]
+    null_checked: Sequence[str] = ()  # published but not counted: NULLs follow the policy too
     rollup: bool = True
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
@@ -117,7 +118,7 @@ class Warehouse:
             except KeyError:
                 sa_type, kind = None, None  # unsupported types are only an error if Veil must read them
             columns[name] = Column(name, sa_type, kind)  # type: ignore[arg-type]
-        wanted = [qi.column for qi in self.quasi_identifiers] + list(self.sensitive)
+        wanted = [qi.column for qi in self.quasi_identifiers] + list(self.sensitive) + list(self.null_checked)
         for name in wanted:
             if name not in columns:
                 known = ", ".join(repr(c) for c in list(columns)[:MAX_LISTED])
@@ -144,9 +145,9 @@ class Warehouse:
         if not self.columns:
             self.inspect()
         qis = [qi.column for qi in self.quasi_identifiers]
-        table = self.source_table(qis + list(self.sensitive))
+        table = self.source_table(qis + list(self.sensitive) + list(self.null_checked))
         self.on_step(f"scanning {self.table_name} into the base frequency set")
-        self.session.execute(q.base_raw(table, qis, self.sensitive, drop_nulls=False),
+        self.session.execute(q.base_raw(table, qis, self.sensitive, drop_nulls=False, null_checked=self.null_checked),
                              f"scanning source table {self.table_name!r}")
         total = int(self.session.scalar(q.raw_rows()))
         self.stats.rows_read = total
@@ -157,6 +158,8 @@ class Warehouse:
         for j, name in enumerate(self.sensitive):
             values[name] = self.session.rows(q.raw_values(f"s{j}"), f"reading the values of column {name!r}")
         nulls = {name: sum(int(n) for v, n in vals if v is None) for name, vals in values.items()}
+        for j, name in enumerate(self.null_checked):
+            nulls[name] = int(self.session.scalar(q.raw_null_rows(f"x{j}"), f"counting NULLs of {name!r}"))
         with_nulls = {k: v for k, v in nulls.items() if v}
         if with_nulls:
             if self.source.nulls == "error":
@@ -164,8 +167,10 @@ class Warehouse:
                 raise SourceError(f"source table {self.table_name!r} has NULLs in column(s) {listing}; "
                                   "set [source] nulls = \"drop\" to leave those rows out of the release")
             raw_cols = [f"q{i}" for i in range(len(qis))] + [f"s{j}" for j in range(len(self.sensitive))]
-            raw = sa.table(q.BASE_RAW, *(sa.column(c) for c in raw_cols))
-            self.session.execute(sa.delete(raw).where(sa.or_(*(raw.c[c].is_(None) for c in raw_cols))),
+            flags = [f"x{j}" for j in range(len(self.null_checked))]
+            raw = sa.table(q.BASE_RAW, *(sa.column(c) for c in raw_cols + flags))
+            self.session.execute(sa.delete(raw).where(sa.or_(*(raw.c[c].is_(None) for c in raw_cols),
+                                                              *(raw.c[f] == 1 for f in flags))),
                                  "leaving out rows with NULLs")
             remaining = int(self.session.scalar(q.raw_rows()))
             self.stats.rows_dropped_null = total - remaining

@@ -273,3 +273,28 @@ def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
         assert rows == [("old", None)]
         assert catalog.upgrade(s, cat) == ("0002", "0002")
 
+
+
+def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) -> None:
+    """A sensitive column no model reads is published but not counted; its NULLs still follow the policy."""
+    from engine.demo import inpatient_rows
+    from tests.conftest import INPATIENT_COLUMNS
+
+    rows = [(*r, "w1" if r[0] % 3 else "w2") for r in inpatient_rows()] + [(13, "13053", 33, "Indian", "Cancer", None)]
+    db.create_table("patients", {**INPATIENT_COLUMNS, "ward": sa.String}, rows)
+    body = inpatient_body().replace('columns = ["condition"]', 'columns = ["condition", "ward"]')
+    body = body.replace('type = "k-anonymity"', 'type = "k-anonymity"').replace("k = 4", "k = 4") + RELEASE.format(
+        out="published" if db.kind == "duckdb" else f"{db.schema}_pub",
+        cat="veil" if db.kind == "duckdb" else f"{db.schema}_cat").replace('type = "distinct-l-diversity"',
+                                                                        'type = "distinct-l-diversity"\nattribute = "condition"')
+    if db.kind == "postgres":
+        db.cleanup_schemas = [f"{db.schema}_pub", f"{db.schema}_cat"]  # type: ignore[attr-defined]
+    path = db.write_config("patients", body)
+    assert veil("init", "--config", str(path)).returncode == 0
+    res = veil("release", "--config", str(path))
+    assert res.returncode == 1 and "'ward' (1 rows)" in res.stderr
+    path = db.write_config("patients", body, source_extra='nulls = "drop"\n')
+    res = veil("release", "--config", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["rows_published"] + doc["rows_suppressed"] == 12
