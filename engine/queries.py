@@ -411,11 +411,15 @@ def fingerprint(source: sa.Table, columns: Sequence[str], style: str) -> sa.Sele
     return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(row_hash), 0)).select_from(source)
 
 
-def packed(select: sa.Select[Any]) -> sa.Select[Any]:
-    """PostgreSQL: an all-integer result as one row of big-endian int8 blobs, one per column
-    (``string_agg(int8send(c), '')``), so a client reads millions of cells without building a Python object
-    per value.  All aggregates of one SELECT see the rows in the same order."""
-    sub = select.subquery("r")
+def packed(select: sa.Select[Any], chunk: int = 1 << 20) -> sa.Select[Any]:
+    """PostgreSQL: an all-integer result as rows of big-endian int8 blobs, one per column and ``chunk`` rows
+    of the result (``string_agg(int8send(c), '')`` grouped by ``row_number() / chunk``), so a client reads
+    millions of cells without building a Python object per value and no blob nears the 1 GB limit.  All
+    aggregates of one group see its rows in the same order."""
+    inner = select.subquery("r")
+    numbered = sa.select(*inner.c, (sa.func.row_number().over() // sa.literal(chunk, sa.BigInteger)).label("chunk"))
+    sub = numbered.subquery("p")
     empty = sa.literal(b"", sa.LargeBinary)
-    return sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
-                       for c in sub.c.keys()))
+    return (sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
+                        for c in inner.c.keys()))
+            .group_by(sub.c.chunk))

@@ -6,6 +6,7 @@ import json
 import random
 from collections import Counter
 
+import numpy as np
 import pytest
 import sqlalchemy as sa
 
@@ -200,3 +201,25 @@ k = 2
         ("130**", "[40, 60)"): {"cold": 1, "flu": 1},
     }
     assert db.query(sa.select(sa.func.count()).select_from(sa.table("t", schema=db.schema))) == [(1,)]
+
+
+def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
+    """Session.columns (DuckDB: fetchnumpy; PostgreSQL: packed int8 blobs, several chunks here) loses nothing."""
+    from engine import queries as q
+    from engine.backends import open_backend
+
+    db.create_table("nums", {"a": sa.Integer, "b": sa.BigInteger}, [(i, i * 3_000_000_000) for i in range(1, 101)])
+    t = sa.table("nums", sa.column("a"), sa.column("b"), schema=db.schema)
+    select = sa.select(t.c.a, t.c.b, sa.func.count().label("n")).group_by(t.c.a, t.c.b)
+    backend = open_backend(db.url)
+    with backend.session() as session:
+        data = session.columns(select)
+        if db.kind == "postgres":  # force several chunks of 7 rows
+            result = session.execute(q.packed(select, chunk=7)).all()
+            assert len(result) == 15
+            a = np.concatenate([np.frombuffer(r[0], ">i8") for r in result])
+            assert sorted(a.tolist()) == list(range(1, 101))
+    order = np.argsort(data["a"])
+    assert data["a"][order].tolist() == list(range(1, 101))
+    assert data["b"][order].tolist() == [i * 3_000_000_000 for i in range(1, 101)]
+    assert data["n"].tolist() == [1] * 100 and data["a"].dtype == np.int64

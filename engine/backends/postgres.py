@@ -32,9 +32,13 @@ class PostgresSession(Session):
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
         """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy."""
-        row = self.execute(packed(stmt), what, params=params).one()
-        return {name: (np.frombuffer(blob, dtype=">i8").astype(np.int64) if blob is not None
-                       else np.zeros(0, dtype=np.int64)) for name, blob in row._mapping.items()}
+        result = self.execute(packed(stmt), what, params=params)
+        names = list(result.keys())
+        parts: dict[str, list[np.ndarray]] = {n: [] for n in names}
+        for row in result:
+            for name, blob in zip(names, row):
+                parts[name].append(np.frombuffer(blob, dtype=">i8"))
+        return {n: (np.concatenate(p).astype(np.int64) if p else np.zeros(0, dtype=np.int64)) for n, p in parts.items()}
 
     def begin_snapshot(self) -> None:
         """REPEATABLE READ: every statement of the release's transaction reads the same snapshot."""

@@ -61,9 +61,10 @@ SELECT b.q0_3 AS g0, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n
 FROM veil_node_4 AS b GROUP BY b.q0_3, b.q2_1, b.s0, b.s1;
 
 -- node_packed_for_postgresql
-SELECT string_agg(int8send(CAST(r.g0 AS BIGINT)), $1) AS g0, string_agg(int8send(CAST(r.g1 AS BIGINT)), $1) AS g1, string_agg(int8send(CAST(r.g2 AS BIGINT)), $1) AS g2, string_agg(int8send(CAST(r.s0 AS BIGINT)), $1) AS s0, string_agg(int8send(CAST(r.s1 AS BIGINT)), $1) AS s1, string_agg(int8send(CAST(r.n AS BIGINT)), $1) AS n 
+SELECT string_agg(int8send(CAST(p.g0 AS BIGINT)), $1) AS g0, string_agg(int8send(CAST(p.g1 AS BIGINT)), $1) AS g1, string_agg(int8send(CAST(p.g2 AS BIGINT)), $1) AS g2, string_agg(int8send(CAST(p.s0 AS BIGINT)), $1) AS s0, string_agg(int8send(CAST(p.s1 AS BIGINT)), $1) AS s1, string_agg(int8send(CAST(p.n AS BIGINT)), $1) AS n 
+FROM (SELECT r.g0 AS g0, r.g1 AS g1, r.g2 AS g2, r.s0 AS s0, r.s1 AS s1, r.n AS n, FLOOR(row_number() OVER () / $2) AS chunk 
 FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
-FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS r;
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS r) AS p GROUP BY p.chunk;
 
 -- materialize_from_base
 CREATE TEMPORARY TABLE veil_node_4 AS SELECT veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1, sum(veil_base.n) AS n 

@@ -1,0 +1,161 @@
+"""What every backend shares: one connection per run, statement execution, error translation.
+
+The only place that executes SQL.  Statements arrive built (``engine.queries``); driver errors leave as
+``BackendError`` with one readable line.  Backend differences are capability flags and small overrides on
+the subclasses, never ``if name == ...`` branches elsewhere.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import numpy as np
+import sqlalchemy as sa
+
+from engine.errors import BackendError, BusyError
+
+
+def first_line(exc: BaseException) -> str:
+    """The driver's own message, first line, without SQLAlchemy's decorations."""
+    orig = getattr(exc, "orig", None) or exc
+    text = str(orig).strip().splitlines()
+    return text[0] if text else type(orig).__name__
+
+
+class Backend:
+    """A database Veil runs on.  Subclasses set the flags and override the few differing operations."""
+
+    name: ClassVar[str] = "database"
+    temp_schema: ClassVar[str] = ""
+    advisory_locks: ClassVar[bool] = False    # pg_try_advisory_lock; else the database file's own lock
+    grants: ClassVar[bool] = False            # GRANT SELECT to roles
+    default_schema: ClassVar[str] = ""
+    fingerprint_style: ClassVar[str] = ""     # which row hash queries.fingerprint uses
+
+    def __init__(self, url: sa.URL) -> None:
+        self.url = url
+        try:
+            self.engine = sa.create_engine(url, **self.engine_options())
+        except (sa.exc.ArgumentError, ImportError, sa.exc.NoSuchModuleError) as exc:
+            raise BackendError(f"cannot use database URL {self.display_url}: {first_line(exc)}") from None
+
+    def engine_options(self) -> dict[str, Any]:
+        return {"poolclass": sa.pool.NullPool}
+
+    @property
+    def display_url(self) -> str:
+        return self.url.render_as_string(hide_password=True)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """One connection for the whole run (temporary tables live as long as it)."""
+        try:
+            conn = self.engine.connect()
+        except sa.exc.SQLAlchemyError as exc:
+            reason = self.busy(exc)
+            if reason:
+                raise BusyError(reason) from None
+            raise BackendError(f"cannot connect to {self.name} at {self.display_url}: {first_line(exc)}") from None
+        session = self.make_session(conn)
+        try:
+            yield session
+        finally:
+            try:
+                conn.rollback()
+            except sa.exc.SQLAlchemyError:
+                pass
+            conn.close()
+            self.engine.dispose()
+
+    def make_session(self, conn: sa.Connection) -> Session:
+        return Session(self, conn)
+
+    def busy(self, exc: BaseException) -> str | None:
+        """A one-line reason when ``exc`` means another process holds the database, else ``None``."""
+        return None
+
+
+class Session:
+    """Executes built statements on one connection; counts the queries it ran."""
+
+    def __init__(self, backend: Backend, conn: sa.Connection) -> None:
+        self.backend = backend
+        self.conn = conn
+        self.statements = 0
+
+    @property
+    def dialect(self) -> sa.Dialect:
+        return self.conn.dialect
+
+    def fail(self, exc: BaseException, what: str) -> BackendError:
+        return BackendError(f"{self.backend.name} failed while {what}: {first_line(exc)}")
+
+    def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> sa.CursorResult[Any]:
+        self.statements += 1
+        try:
+            return self.conn.execute(stmt, params) if params is not None else self.conn.execute(stmt)
+        except sa.exc.SQLAlchemyError as exc:
+            self._recover()
+            raise self.fail(exc, what) from None
+
+    def _recover(self) -> None:
+        try:
+            self.conn.rollback()
+        except sa.exc.SQLAlchemyError:
+            pass
+
+    def ensure_transaction(self) -> None:
+        """Let SQLAlchemy know a transaction is under way before the driver is used directly."""
+        if not self.conn.in_transaction():
+            self.conn.begin()
+
+    def begin_snapshot(self) -> None:
+        """Start a transaction in which every read sees one snapshot of the database."""
+        self.ensure_transaction()
+
+    def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
+        return [tuple(r) for r in self.execute(stmt, what).all()]
+
+    def scalar(self, stmt: Any, what: str = "running a query") -> Any:
+        return self.execute(stmt, what).scalar()
+
+    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
+                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """Run a query and return its columns as numpy arrays (integer columns as int64)."""
+        result = self.execute(stmt, what, params=params)
+        names = list(result.keys())
+        data = result.fetchall()
+        if not data:
+            return {n: np.zeros(0, dtype=np.int64) for n in names}
+        cols = list(zip(*data))
+        return {n: _array(c) for n, c in zip(names, cols)}
+
+    def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
+        """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
+        if rows:
+            self.execute(table.insert(), what, params=[dict(zip(table.c.keys(), r)) for r in rows])
+
+    def commit(self) -> None:
+        try:
+            self.conn.commit()
+        except sa.exc.SQLAlchemyError as exc:
+            self._recover()
+            raise self.fail(exc, "committing") from None
+
+    def rollback(self) -> None:
+        self._recover()
+
+
+def _array(values: Sequence[Any]) -> np.ndarray:
+    arr = np.asarray(values)
+    if arr.dtype.kind in "iub":
+        return arr.astype(np.int64)
+    if arr.dtype.kind == "O":
+        try:
+            if all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                return np.asarray(values, dtype=np.int64)
+        except (TypeError, OverflowError):
+            pass
+    return arr

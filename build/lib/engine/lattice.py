@@ -1,0 +1,102 @@
+"""The full-domain generalization lattice (SPEC §1): nodes, order, heights.  Pure stdlib + numpy.
+
+A node is a tuple of levels ``(l1..ld)`` with ``0 <= li <= hi``.  ``a <= b`` iff ``ai <= bi`` for all i.
+
+>>> lat = Lattice((1, 2))
+>>> lat.size, lat.bottom, lat.top
+(6, (0, 0), (1, 2))
+>>> lat.successors((0, 1))
+[(1, 1), (0, 2)]
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+Node = tuple[int, ...]
+
+
+def parse_node(text: str, heights: Sequence[int]) -> Node:
+    """Parse ``"1,0,2"`` into a node of a lattice with ``heights``; errors name the bad part."""
+    parts = [p.strip() for p in text.split(",")] if text.strip() else []
+    if len(parts) != len(heights):
+        raise ValueError(f"node {text!r} has {len(parts)} levels, the lattice has {len(heights)} quasi-identifiers")
+    levels: list[int] = []
+    for i, (part, h) in enumerate(zip(parts, heights)):
+        if not part.isdigit():
+            raise ValueError(f"node {text!r}: level {part!r} at position {i + 1} is not a whole number")
+        level = int(part)
+        if level > h:
+            raise ValueError(f"node {text!r}: level {level} at position {i + 1} exceeds the hierarchy height {h}")
+        levels.append(level)
+    return tuple(levels)
+
+
+def leq(a: Node, b: Node) -> bool:
+    """``a <= b`` in the lattice order."""
+    return all(x <= y for x, y in zip(a, b))
+
+
+@dataclass(frozen=True)
+class Lattice:
+    """All nodes of the product of chains ``0..h_i``; also as a numpy matrix for vectorized tagging."""
+
+    heights: tuple[int, ...]
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for h in self.heights:
+            n *= h + 1
+        return n
+
+    @property
+    def bottom(self) -> Node:
+        return tuple(0 for _ in self.heights)
+
+    @property
+    def top(self) -> Node:
+        return tuple(self.heights)
+
+    def height(self, node: Node) -> int:
+        return sum(node)
+
+    def nodes(self) -> Iterator[Node]:
+        """Every node, by height, then lexicographically."""
+        return iter(self.ordered)
+
+    @cached_property
+    def ordered(self) -> list[Node]:
+        all_nodes = list(itertools.product(*(range(h + 1) for h in self.heights)))
+        all_nodes.sort(key=lambda n: (sum(n), n))
+        return all_nodes
+
+    @cached_property
+    def matrix(self) -> np.ndarray:
+        """``(size, d)`` int matrix of the nodes in ``ordered`` order."""
+        return np.array(self.ordered, dtype=np.int16).reshape(self.size, len(self.heights))
+
+    @cached_property
+    def index(self) -> dict[Node, int]:
+        return {n: i for i, n in enumerate(self.ordered)}
+
+    def successors(self, node: Node) -> list[Node]:
+        """Direct generalizations: one level up in one attribute."""
+        return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < self.heights[i]]
+
+    def predecessors(self, node: Node) -> list[Node]:
+        """Direct specializations: one level down in one attribute."""
+        return [node[:i] + (node[i] - 1,) + node[i + 1:] for i in range(len(node)) if node[i] > 0]
+
+    def above(self, node: Node) -> np.ndarray:
+        """Boolean mask over ``ordered``: nodes ``>= node`` (including itself)."""
+        return (self.matrix >= np.asarray(node, dtype=np.int16)).all(axis=1)
+
+    def below(self, node: Node) -> np.ndarray:
+        """Boolean mask over ``ordered``: nodes ``<= node`` (including itself)."""
+        return (self.matrix <= np.asarray(node, dtype=np.int16)).all(axis=1)

@@ -1,0 +1,78 @@
+"""What every privacy model is and declares (SPEC §2, §6).  numpy only, no SQL.
+
+A model is a frozen dataclass of its parameters with a ``check(counts) -> Verdict``: one boolean per
+q*-block of the node and the table's achieved level (SPEC §2's last column; ``None`` when infinite or
+undefined).  It declares, as data, what the search may rely on:
+
+- ``monotone``: merging two passing blocks gives a passing block, so without suppression a node that
+  passes makes every node above it pass (and a node that fails makes every node below it fail);
+- ``monotone_with_suppression``: a block containing a passing block passes, so the rows suppressed never
+  grow when generalizing, and "passes within the suppression budget" is monotone too;
+- ``needs``: what of the counts it reads (the query layer may skip the histogram for ``SIZES``);
+- ``achieved``: whether the table's level is the minimum or the maximum over blocks, so the caller can
+  evaluate a node in slices of blocks and combine (bounded memory for huge nodes).
+
+Each claim is backed by a hypothesis property test in ``tests/models``; a claim that failed is ``False``
+with the counter-example's story in ``note``.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar, Protocol, runtime_checkable
+
+import numpy as np
+
+from engine.counts import NodeCounts, SensitiveDomain
+
+
+class Needs(enum.Enum):
+    SIZES = "sizes"            # only n(E)
+    HISTOGRAM = "histogram"    # n(E, s) of one sensitive attribute
+    VALUES = "values"          # n(E, s) with numeric s in sorted order
+    JOINT = "joint"            # all sensitive attributes jointly (multi-attribute l-diversity)
+    SUPERSETS = "supersets"    # block keys and hierarchies, to roll up to nodes above ((n,t)-closeness)
+
+
+@dataclass(frozen=True)
+class Properties:
+    monotone: bool
+    monotone_with_suppression: bool
+    needs: Needs
+    note: str = ""
+    achieved: str = "min"   # the table's level is the min ("min") or max ("max") of the blocks' levels,
+    #                         so verdicts computed on slices of blocks combine (None: infinite, the worst)
+
+
+@dataclass(frozen=True, eq=False)
+class Verdict:
+    """Per-block verdicts of one model at one node, and the table's achieved level."""
+
+    passed: np.ndarray
+    achieved: float | None
+
+    @property
+    def violating(self) -> int:
+        return int((~self.passed).sum())
+
+
+@runtime_checkable
+class Model(Protocol):
+    type: ClassVar[str]
+
+    @property
+    def attribute(self) -> str | None:
+        """The sensitive column judged (``None`` for k-anonymity)."""
+
+    @property
+    def properties(self) -> Properties: ...
+
+    def check(self, counts: NodeCounts) -> Verdict: ...
+
+    def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
+        """Check parameters against the data once the domains are known (raise ``ConfigError``)."""
+
+    def describe(self) -> str:
+        """One line, e.g. ``k-anonymity (k=4)``."""

@@ -1,0 +1,48 @@
+"""k-anonymity (Samarati & Sweeney; SPEC §2 row 1): every q*-block has ``n(E) >= k``; achieved ``k* = min n(E)``.
+
+>>> from engine.counts import NodeCounts
+>>> import numpy as np
+>>> nc = NodeCounts.from_cells(("zip",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([4, 2]), (2,))
+>>> v = KAnonymity(k=3).check(nc)
+>>> v.passed.tolist(), v.achieved
+([True, False], 2.0)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import ClassVar
+
+from engine.counts import NodeCounts, SensitiveDomain
+from engine.errors import ConfigError
+from engine.models.base import Needs, Properties, Verdict
+
+
+@dataclass(frozen=True)
+class KAnonymity:
+    type: ClassVar[str] = "k-anonymity"
+    k: int
+    where: str = "k-anonymity"
+
+    def __post_init__(self) -> None:
+        if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:
+            raise ConfigError(f"{self.where}: parameter 'k' must be a whole number >= 1, got {self.k!r}")
+
+    @property
+    def attribute(self) -> str | None:
+        return None
+
+    @property
+    def properties(self) -> Properties:
+        return Properties(monotone=True, monotone_with_suppression=True, needs=Needs.SIZES)
+
+    def check(self, counts: NodeCounts) -> Verdict:
+        sizes = counts.sizes
+        return Verdict(sizes >= self.k, float(sizes.min()) if len(sizes) else None)
+
+    def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
+        return None
+
+    def describe(self) -> str:
+        return f"k-anonymity (k={self.k})"

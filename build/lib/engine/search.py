@@ -1,0 +1,332 @@
+"""Lattice search (SPEC §7): every minimal passing node (Incognito) and the proven-optimal node.
+
+The search receives a ``counts_for(node)`` function and never sees SQL.  It reads what the specification
+declares (``tags_up``, ``prune_down``; see ``engine.privacy``) instead of special-casing models:
+
+- ``brute-force``: evaluates every node; the reference the other two are tested against.
+- ``incognito`` (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005): bottom-up breadth-first over quasi-identifier
+  subsets of growing size.  A node of a subset is a candidate only if each of its projections onto one
+  attribute fewer passed (the subset property, sound for the monotone part of the specification); a
+  passing node marks its generalizations as passing when the whole specification is monotone.  Returns
+  every minimal passing node.
+- ``optimal``: exact branch and bound with predictive tagging in both directions (Flash/OLA style):
+  alternately a chain of unknown nodes from the lowest one is binary-searched and the highest unknown node
+  is probed; a pass tags every node above as passing (when monotone), a failure of the monotone part tags
+  every node below as failing; every evaluated node gives each node above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
+  proven no better than the best found (ties: lower height, then the lexicographically smaller node).
+
+Counts are cached by the caller's ``counts_for`` across strategies of one run.
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from engine.counts import Level, NodeCounts
+from engine.lattice import Lattice, Node
+from engine.metrics import Metric
+from engine.privacy import Evaluation, Specification
+
+CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
+STRATEGIES = ("optimal", "incognito", "brute-force")
+
+
+@dataclass(frozen=True)
+class Optimum:
+    node: Node
+    metric: str
+    value: float
+
+
+@dataclass
+class SearchResult:
+    attributes: tuple[str, ...]
+    heights: tuple[int, ...]
+    lattice_size: int
+    nodes_evaluated: int = 0
+    minimal: list[Node] | None = None
+    optimal: Optimum | None = None
+    any_passing: bool = False
+    seconds: float = 0.0
+    strategies: tuple[str, ...] = ()
+    evaluations: list[tuple[tuple[Level, ...], bool, int, float | None]] = field(default_factory=list)
+
+    def document(self) -> dict[str, object]:
+        """The stable JSON of ``veil search``."""
+        return {
+            "attributes": list(self.attributes),
+            "heights": list(self.heights),
+            "lattice_size": self.lattice_size,
+            "nodes_evaluated": self.nodes_evaluated,
+            "minimal": [list(n) for n in self.minimal] if self.minimal is not None else ([] if not self.any_passing else None),
+            "optimal": ({"node": list(self.optimal.node), "metric": self.optimal.metric, "value": self.optimal.value}
+                        if self.optimal is not None else None),
+            "seconds": round(self.seconds, 4),
+        }
+
+
+class Evaluator:
+    """Evaluates nodes once each (counts, verdicts, metric) and remembers the results."""
+
+    def __init__(self, counts_for: CountsFn, spec: Specification, metric: Metric, rows: int,
+                 on_evaluate: Callable[[int], None] | None = None) -> None:
+        self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
+        self.on_evaluate = on_evaluate
+        self.results: dict[tuple[Level, ...], Evaluation] = {}
+        self.scores: dict[tuple[Level, ...], float] = {}
+        self.bounds: dict[tuple[Level, ...], float] = {}
+        self.prune_results: dict[tuple[Level, ...], bool] = {}
+
+    def __call__(self, node: tuple[Level, ...]) -> Evaluation:
+        hit = self.results.get(node)
+        if hit is not None:
+            return hit
+        counts = self.counts_for(node)
+        ev = self.spec.evaluate(counts, self.rows)
+        self.results[node] = ev
+        if None not in node:
+            self.bounds[node] = self.metric.bound(counts, self.rows, self.spec.max_suppression > 0)
+            if ev.passed:
+                self.scores[node] = self.metric.score(counts, ev.failing, self.rows)
+        counts.forget()
+        if self.on_evaluate is not None:
+            self.on_evaluate(len(self.results))
+        return ev
+
+    def passes_monotone_part(self, node: tuple[Level, ...]) -> bool:
+        """Whether the monotone part alone passes within the budget (for the subset property)."""
+        return not self(node).prune_down
+
+    @property
+    def evaluated(self) -> int:
+        return len(self.results)
+
+
+def _minimal(nodes: Sequence[Node]) -> list[Node]:
+    """Nodes of ``nodes`` with no other node of ``nodes`` strictly below them."""
+    if not nodes:
+        return []
+    m = np.array(nodes, dtype=np.int32)
+    out = []
+    for i, n in enumerate(m):
+        below = (m <= n).all(axis=1)
+        below[i] = False
+        if not below.any():
+            out.append(tuple(int(x) for x in n))
+    return sorted(out, key=lambda n: (sum(n), n))
+
+
+def brute_force(lattice: Lattice, ev: Evaluator) -> tuple[list[Node], Optimum | None]:
+    passing = [n for n in lattice.ordered if ev(n).passed]
+    return _minimal(passing), _best(passing, ev, lattice)
+
+
+TOLERANCE = 1e-9  # losses this close (relatively) are a tie, so float noise never decides between nodes
+
+
+def _tied(a: float, b: float) -> bool:
+    return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
+
+
+def _better(loss: float, idx: int, best_loss: float, best_idx: int) -> bool:
+    """Lower loss wins; a tie goes to the lower height, then the lexicographically smaller node (lower index)."""
+    if _tied(loss, best_loss):
+        return idx < best_idx
+    return loss < best_loss
+
+
+def _best(nodes: Sequence[Node], ev: Evaluator, lattice: Lattice) -> Optimum | None:
+    best: tuple[float, int] | None = None
+    for n in nodes:
+        if n in ev.scores:
+            cand = (ev.metric.loss(ev.scores[n]), lattice.index[n])
+            if best is None or _better(*cand, *best):
+                best = cand
+    if best is None:
+        return None
+    node = lattice.ordered[best[1]]
+    return Optimum(node, ev.metric.name, ev.scores[node])
+
+
+def incognito(lattice: Lattice, ev: Evaluator) -> list[Node]:
+    """Every minimal passing node, by Incognito's subset-lattice breadth-first search."""
+    d = len(lattice.heights)
+    spec = ev.spec
+    monotone_part = Specification(spec.monotone_models, spec.max_suppression)
+    full_monotone = spec.tags_up
+    # passing[S] = set of level tuples (over the attributes of S) that pass the monotone part
+    passing: dict[tuple[int, ...], set[tuple[int, ...]]] = {}
+    for size in range(1, d):
+        if not monotone_part.models:
+            break
+        for subset in itertools.combinations(range(d), size):
+            passing[subset] = _subset_bfs(lattice, ev, subset, passing)
+    subset = tuple(range(d))
+    candidates = [n for n in lattice.ordered if _projections_pass(n, subset, passing)]
+    found: list[Node] = []
+    marked: set[Node] = set()
+    for node in candidates:
+        if node in marked:
+            found.append(node)
+            continue
+        if ev(node).passed:
+            found.append(node)
+            if full_monotone:
+                marked.update(_generalizations(lattice, node))
+    if full_monotone:
+        found_set = set(found)
+        return sorted((n for n in found if not any(p in found_set for p in lattice.predecessors(n))),
+                      key=lambda n: (sum(n), n))
+    return _minimal(found)
+
+
+def _projections_pass(levels: Sequence[int], subset: tuple[int, ...],
+                      passing: dict[tuple[int, ...], set[tuple[int, ...]]]) -> bool:
+    if len(subset) == 1:
+        return True
+    for drop in range(len(subset)):
+        smaller = subset[:drop] + subset[drop + 1:]
+        table = passing.get(smaller)
+        if table is None:
+            return True  # no subset phase ran (no monotone part): nothing to prune with
+        if tuple(levels[:drop]) + tuple(levels[drop + 1:]) not in table:
+            return False
+    return True
+
+
+def _subset_bfs(lattice: Lattice, ev: Evaluator, subset: tuple[int, ...],
+                passing: dict[tuple[int, ...], set[tuple[int, ...]]]) -> set[tuple[int, ...]]:
+    """Breadth-first over one subset's sub-lattice with the monotone part; returns its passing nodes."""
+    heights = [lattice.heights[i] for i in subset]
+    sub = Lattice(tuple(heights))
+    result: set[tuple[int, ...]] = set()
+    for levels in sub.ordered:
+        if levels in result:
+            continue  # marked by a passing node below
+        if not _projections_pass(levels, subset, passing):
+            continue
+        node: list[Level] = [None] * len(lattice.heights)
+        for i, lv in zip(subset, levels):
+            node[i] = lv
+        if ev.passes_monotone_part(tuple(node)):
+            result.update(_generalizations(sub, levels))
+    return result
+
+
+def _generalizations(lattice: Lattice, node: Node) -> list[Node]:
+    return [n for n, up in zip(lattice.ordered, lattice.above(node)) if up]
+
+
+def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
+    """The proven-optimal passing node: branch and bound with predictive tagging."""
+    nodes = lattice.ordered
+    size = lattice.size
+    matrix = lattice.matrix
+    status = np.zeros(size, dtype=np.int8)       # 0 unknown, 1 passes, -1 fails
+    evaluated = np.zeros(size, dtype=bool)
+    bound = np.full(size, -np.inf)
+    best_loss, best_idx = np.inf, size
+    spec = ev.spec
+    tags_up = spec.tags_up
+    rel = np.array([1.0 / h if h else 0.0 for h in lattice.heights])
+
+    def evaluate(i: int) -> None:
+        nonlocal best_loss, best_idx
+        node = nodes[i]
+        e = ev(node)
+        evaluated[i] = True
+        up = (matrix >= matrix[i]).all(axis=1)
+        np.maximum(bound, ev.bounds[node], out=bound, where=up)
+        if e.passed:
+            status[i] = 1
+            if tags_up:
+                status[up & (status == 0)] = 1
+            loss = ev.metric.loss(ev.scores[node])
+            if best_idx >= size or _better(loss, i, best_loss, best_idx):
+                best_loss, best_idx = loss, i
+        else:
+            status[i] = -1
+            if e.prune_down:
+                down = (matrix <= matrix[i]).all(axis=1)
+                status[down] = -1
+
+    index = np.arange(size)
+    from_top = False
+
+    def pruned() -> np.ndarray:
+        """Nodes whose bound proves them no better than the best: above it, or tied and later in order."""
+        if best_idx >= size:
+            return np.zeros(size, dtype=bool)
+        slack = TOLERANCE * max(1.0, abs(best_loss))
+        return (bound > best_loss + slack) | ((bound >= best_loss - slack) & (index > best_idx))
+
+    while True:
+        open_ = (status != -1) & ~evaluated & ~pruned()
+        if not open_.any():
+            break
+        unknown = open_ & (status == 0)
+        if unknown.any() and (tags_up or spec.monotone_models):
+            # Alternately: a chain upward from the lowest unknown node, binary-searched (finds the border fast
+            # when most nodes pass), and the highest unknown node alone (when few pass, a failure there tags
+            # its whole down-set: the border's maximal failing nodes are what the search must find).
+            from_top = not from_top
+            candidates = np.flatnonzero(unknown)
+            start = int(candidates[-1] if from_top else candidates[0])
+            path = [start]
+            while True:
+                here = matrix[path[-1]]
+                options = []
+                for a in range(len(lattice.heights)):
+                    if here[a] < lattice.heights[a]:
+                        succ = here.copy()
+                        succ[a] += 1
+                        j = lattice.index[tuple(int(x) for x in succ)]
+                        if unknown[j]:
+                            options.append(((succ * rel).max(), float((succ * rel).sum()), a, j))
+                if not options:
+                    break
+                path.append(min(options)[3])
+            while True:
+                live = (status == 0) & ~evaluated & ~pruned()
+                remaining = [j for j in path if live[j]]
+                if not remaining:
+                    break
+                evaluate(remaining[len(remaining) // 2])
+        else:
+            candidates = np.flatnonzero(open_)
+            order = np.lexsort((candidates, bound[candidates]))
+            evaluate(int(candidates[order[0]]))
+    if best_idx >= size:
+        return None
+    node = nodes[best_idx]
+    return Optimum(node, ev.metric.name, ev.scores[node])
+
+
+def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], counts_for: CountsFn,
+        spec: Specification, metric: Metric, rows: int,
+        on_evaluate: Callable[[int], None] | None = None) -> SearchResult:
+    """Run one or more strategies on one evaluator (counts and verdicts shared between them)."""
+    started = time.perf_counter()
+    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate)
+    result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
+    for strategy in strategies:
+        if strategy == "brute-force":
+            result.minimal, result.optimal = brute_force(lattice, ev)
+        elif strategy == "incognito":
+            result.minimal = incognito(lattice, ev)
+        elif strategy == "optimal":
+            result.optimal = optimal(lattice, ev)
+        else:
+            raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+    result.any_passing = bool(result.minimal) or result.optimal is not None
+    if not result.any_passing:
+        result.minimal, result.optimal = [], None
+    result.nodes_evaluated = ev.evaluated
+    result.evaluations = [(node, e.passed, e.suppressed_rows, ev.scores.get(node)) for node, e in ev.results.items()]
+    result.seconds = time.perf_counter() - started
+    return result

@@ -1,0 +1,299 @@
+"""The warehouse side of a run: inspect the source, load hierarchies as dimension tables, build the base
+frequency set once, and answer "counts for this node" with one pushed-down ``GROUP BY`` per node.
+
+Builds SQL only through ``engine.queries``; executes only through a backend ``Session``.  Everything it
+creates is a temporary table of the session, so ``counts``, ``check`` and ``search`` leave nothing behind.
+
+Counts of evaluated nodes are cached; a node's ``GROUP BY`` reads the materialized counts of its finest
+evaluated descendant when there is one (Incognito's rollup), else ``veil_base``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from engine import queries as q
+from engine.backends.base import Session
+from engine.config import QuasiIdentifier, SourceConfig
+from engine.counts import Level, NodeCounts, SensitiveDomain
+from engine.errors import BackendError, SourceError
+from engine.hierarchy import Hierarchy, ValueKind, build
+
+MAX_LISTED = 20
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    sa_type: Any
+    kind: ValueKind
+
+
+@dataclass
+class Stats:
+    """What the run cost: node queries issued, rows read, time spent in the backend."""
+
+    node_queries: int = 0
+    rolled_up: int = 0
+    cache_hits: int = 0
+    base_seconds: float = 0.0
+    node_seconds: float = 0.0
+    rows_read: int = 0
+    rows_dropped_null: int = 0
+    base_cells: int = 0
+
+
+def _sort_key(v: Any) -> Any:
+    return (0, v) if not isinstance(v, str) else (1, v)
+
+
+def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
+    if kind in (ValueKind.INTEGER, ValueKind.FLOAT, ValueKind.DECIMAL):
+        return np.asarray([float(v) if isinstance(v, decimal.Decimal) else v for v in values])
+    return np.asarray(values, dtype=object)
+
+
+@dataclass
+class Warehouse:
+    """One run's view of the source table.  Call ``prepare()`` once, then ``counts(node)``."""
+
+    session: Session
+    source: SourceConfig
+    quasi_identifiers: Sequence[QuasiIdentifier]
+    sensitive: Sequence[str]
+    null_checked: Sequence[str] = ()  # published but not counted: NULLs follow the policy too
+    rollup: bool = True
+    rollup_ratio: float = 0.25
+    rollup_min_cells: int = 200_000
+    cache_bytes: int = 1 << 30
+    on_step: Callable[[str], None] = lambda _msg: None
+    columns: dict[str, Column] = field(default_factory=dict)
+    hierarchies: tuple[Hierarchy, ...] = ()
+    domains: tuple[SensitiveDomain, ...] = ()
+    rows: int = 0
+    raw_values: dict[str, list[Any]] = field(default_factory=dict)  # sensitive values as the driver gives them
+    stats: Stats = field(default_factory=Stats)
+    _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
+    _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
+    _base_cells: int = 0
+    _cached_bytes: int = 0
+
+    @property
+    def attributes(self) -> tuple[str, ...]:
+        return tuple(qi.column for qi in self.quasi_identifiers)
+
+    @property
+    def heights(self) -> tuple[int, ...]:
+        return tuple(h.height for h in self.hierarchies)
+
+    @property
+    def layout(self) -> q.Layout:
+        return q.Layout(self.heights, len(self.sensitive))
+
+    @property
+    def table_name(self) -> str:
+        return self.source.qualified
+
+    # --- inspection ---------------------------------------------------------------------------------
+
+    def inspect(self) -> dict[str, Column]:
+        """Columns of the source from ``information_schema``; errors name the table or column."""
+        rows = self.session.rows(q.columns_of(self.source.schema, self.source.table), "reading the source's columns")
+        if not rows:
+            where = f" in schema {self.source.schema!r}" if self.source.schema else ""
+            raise SourceError(f"source table {self.table_name!r} does not exist{where} "
+                              f"({self.session.backend.name} at {self.session.backend.display_url})")
+        columns: dict[str, Column] = {}
+        for name, data_type, precision, scale in rows:
+            try:
+                sa_type, kind = q.column_type(str(data_type), precision, scale)
+            except KeyError:
+                sa_type, kind = None, None  # unsupported types are only an error if Veil must read them
+            columns[name] = Column(name, sa_type, kind)  # type: ignore[arg-type]
+        wanted = [qi.column for qi in self.quasi_identifiers] + list(self.sensitive) + list(self.null_checked)
+        for name in wanted:
+            if name not in columns:
+                known = ", ".join(repr(c) for c in list(columns)[:MAX_LISTED])
+                raise SourceError(f"column {name!r} does not exist in source table {self.table_name!r} "
+                                  f"(its columns: {known})")
+            if columns[name].kind is None:
+                typ = next(r[1] for r in rows if r[0] == name)
+                raise SourceError(f"column {name!r} of source table {self.table_name!r} has type {typ}, "
+                                  "which Veil cannot generalize or count")
+        self.columns = columns
+        return columns
+
+    def source_table(self, names: Sequence[str] | None = None) -> sa.Table:
+        names = list(self.columns) if names is None else list(names)
+        return q.source_table(self.source.schema, self.source.table,
+                              {n: self.columns[n].sa_type if self.columns[n].sa_type is not None else sa.NullType()
+                               for n in names})
+
+    # --- preparation -----------------------------------------------------------------------------------
+
+    def prepare(self) -> None:
+        """Inspect, scan the source once, validate and load hierarchies, code the base frequency set."""
+        started = time.perf_counter()
+        if not self.columns:
+            self.inspect()
+        qis = [qi.column for qi in self.quasi_identifiers]
+        table = self.source_table(qis + list(self.sensitive) + list(self.null_checked))
+        self.on_step(f"scanning {self.table_name} into the base frequency set")
+        self.session.execute(q.base_raw(table, qis, self.sensitive, drop_nulls=False, null_checked=self.null_checked),
+                             f"scanning source table {self.table_name!r}")
+        total = int(self.session.scalar(q.raw_rows()))
+        self.stats.rows_read = total
+
+        values: dict[str, list[tuple[Any, int]]] = {}
+        for i, name in enumerate(qis):
+            values[name] = self.session.rows(q.raw_values(f"q{i}"), f"reading the values of column {name!r}")
+        for j, name in enumerate(self.sensitive):
+            values[name] = self.session.rows(q.raw_values(f"s{j}"), f"reading the values of column {name!r}")
+        nulls = {name: sum(int(n) for v, n in vals if v is None) for name, vals in values.items()}
+        for j, name in enumerate(self.null_checked):
+            nulls[name] = int(self.session.scalar(q.raw_null_rows(f"x{j}"), f"counting NULLs of {name!r}"))
+        with_nulls = {k: v for k, v in nulls.items() if v}
+        if with_nulls:
+            if self.source.nulls == "error":
+                listing = ", ".join(f"{k!r} ({v} rows)" for k, v in with_nulls.items())
+                raise SourceError(f"source table {self.table_name!r} has NULLs in column(s) {listing}; "
+                                  "set [source] nulls = \"drop\" to leave those rows out of the release")
+            raw_cols = [f"q{i}" for i in range(len(qis))] + [f"s{j}" for j in range(len(self.sensitive))]
+            flags = [f"x{j}" for j in range(len(self.null_checked))]
+            raw = sa.table(q.BASE_RAW, *(sa.column(c) for c in raw_cols + flags))
+            self.session.execute(sa.delete(raw).where(sa.or_(*(raw.c[c].is_(None) for c in raw_cols),
+                                                              *(raw.c[f] == 1 for f in flags))),
+                                 "leaving out rows with NULLs")
+            remaining = int(self.session.scalar(q.raw_rows()))
+            self.stats.rows_dropped_null = total - remaining
+            total = remaining
+        self.rows = total
+
+        self.on_step("validating hierarchies")
+        hierarchies = []
+        for qi in self.quasi_identifiers:
+            distinct = [v for v, _ in values[qi.column] if v is not None]
+            hierarchies.append(build(qi.hierarchy, qi.column, distinct, self.columns[qi.column].kind))
+        self.hierarchies = tuple(hierarchies)
+
+        domains = []
+        for name in self.sensitive:
+            kind = self.columns[name].kind
+            pairs = sorted(((v, int(n)) for v, n in values[name] if v is not None), key=lambda p: _sort_key(p[0]))
+            domains.append(SensitiveDomain(name, _domain_array([v for v, _ in pairs], kind),
+                                           np.asarray([n for _, n in pairs], dtype=np.int64), numeric=kind.numeric))
+        self.domains = tuple(domains)
+
+        self.on_step("loading dimension tables")
+        for i, (qi, h) in enumerate(zip(self.quasi_identifiers, self.hierarchies)):
+            self.load_dimension(i, h, self.columns[qi.column].sa_type)
+        for j, (name, dom) in enumerate(zip(self.sensitive, self.domains)):
+            ddl = q.sensitive_domain_table(j, self.columns[name].sa_type)
+            self.session.execute(sa.schema.CreateTable(ddl), f"creating the value table of {name!r}")
+            raw_values = [v for v, n in sorted(((v, n) for v, n in values[name] if v is not None),
+                                               key=lambda p: _sort_key(p[0]))]
+            self.raw_values[name] = raw_values
+            self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(raw_values)], f"loading the values of {name!r}")
+
+        self.session.execute(q.base_coded(self.layout), "coding the base frequency set")
+        base = self.layout.base()
+        coded, cells = self.session.rows(sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count()),
+                                         "checking the base frequency set")[0]
+        if int(coded) != self.rows:
+            raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
+                               "a value's type differs between the source and its dimension table")
+        self._base_cells = int(cells)
+        self.stats.base_cells = self._base_cells
+        self.stats.base_seconds = time.perf_counter() - started
+
+    def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
+        """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``."""
+        ddl = q.dim_table(i, h.height, level0_type)
+        self.session.execute(sa.schema.CreateTable(ddl), f"creating the dimension table of {h.attribute!r}")
+        codes = [h.codes(j).tolist() for j in range(h.height + 1)]
+        rows = [(leaf, *(col[k] for col in h.labels), *(c[k] for c in codes)) for k, leaf in enumerate(h.leaves)]
+        self.session.bulk_load(ddl, rows, f"loading the hierarchy of {h.attribute!r}")
+
+    # --- node counts -----------------------------------------------------------------------------------------
+
+    def counts(self, node: Sequence[Level]) -> NodeCounts:
+        """The per-q*-block counts of ``node`` (one ``GROUP BY`` unless cached)."""
+        node = tuple(node)
+        if len(node) != len(self.quasi_identifiers):
+            raise ValueError(f"node {node} has {len(node)} levels for {len(self.quasi_identifiers)} quasi-identifiers")
+        for lv, h in zip(node, self.heights):
+            if lv is not None and not 0 <= lv <= h:
+                raise ValueError(f"node {_show(node)} is outside the lattice (heights {self.heights})")
+        cached = self._cache.get(node)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            return cached
+        started = time.perf_counter()
+        name, floor, source_cells = self._finest_source(node)
+        what = f"counting node {_show(node)}"
+        data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
+        self.stats.node_queries += 1
+        self.stats.rolled_up += name != q.BASE
+        cells = len(data["n"])
+        if self.rollup and source_cells >= self.rollup_min_cells and cells <= self.rollup_ratio * source_cells:
+            self._materialize(node, floor, name, what)
+        result = self._node_counts(node, data)
+        self.stats.node_seconds += time.perf_counter() - started
+        self._remember(node, result)
+        return result
+
+    def _remember(self, node: tuple[Level, ...], counts: NodeCounts) -> None:
+        """Cache a node's counts, evicting the oldest beyond ``cache_bytes`` (big tables, long searches)."""
+        self._cache[node] = counts
+        self._cached_bytes += counts.nbytes
+        while self._cached_bytes > self.cache_bytes and len(self._cache) > 1:
+            oldest = next(iter(self._cache))
+            self._cached_bytes -= self._cache.pop(oldest).nbytes
+
+    def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
+        """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""
+        best = (q.BASE, tuple(0 for _ in node), self._base_cells)
+        for other, (ident, cells) in self._materialized.items():
+            if cells < best[2] and all(t is None or (o is not None and o <= t) for o, t in zip(other, node)):
+                best = (f"veil_node_{ident}", other, cells)
+        return best
+
+    def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], source: str, what: str) -> None:
+        ident = len(self._materialized) + 1
+        table = self.layout.node_table(ident, node)
+        self.session.execute(q.materialize(self.layout, ident, node, floor, source), what)
+        cells = int(self.session.scalar(q.count_rows(table), what))
+        self._materialized[node] = (ident, cells)
+
+    def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
+        r = len(data["n"])
+        qi_codes = np.zeros((r, len(node)), dtype=np.int64)
+        for i, level in enumerate(node):
+            if level is not None:
+                qi_codes[:, i] = data[f"g{i}"]
+        s_codes = np.column_stack([data[f"s{j}"] for j in range(len(self.sensitive))]) if self.sensitive \
+            else np.zeros((r, 0), dtype=np.int64)
+        cards = [self.hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
+        return NodeCounts.from_cells(self.attributes, node, qi_codes, s_codes, data["n"], cards, self.domains,
+                                     self.hierarchies)
+
+
+def _show(node: Sequence[Level]) -> str:
+    return "(" + ",".join("*" if lv is None else str(lv) for lv in node) + ")"
+
+
+def value_text(v: Any) -> str:
+    """A value as the JSON output writes it."""
+    if isinstance(v, float) and v.is_integer():
+        return str(int(v))
+    if isinstance(v, (dt.date, dt.datetime)):
+        return v.isoformat()
+    return str(v)
