@@ -1,1 +1,0 @@
-"""Alembic environment and versions of Veil's catalog (installed as ``engine.migrations``)."""
