@@ -87,9 +87,9 @@ def _plan_summary(plan: dict[str, Any]) -> str:
 def explain_postgres(wh: Any, node: tuple[int, ...]) -> dict[str, Any]:
     """Server-side execution time of a node's GROUP BY on ``veil_base`` (``EXPLAIN (ANALYZE, TIMING OFF)``:
     the query runs, rows are not sent), its JIT time and the plan's shape."""
-    stmt = q.node_counts(wh.layout)
+    stmt = q.node_counts(wh.layout, node)
     compiled = stmt.compile(dialect=wh.session.dialect)
-    params = {**compiled.params, **q.node_parameters(node)}
+    params = dict(compiled.params)
     doc = wh.session.conn.exec_driver_sql("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + str(compiled),
                                           params).scalar()
     top = doc[0]

@@ -212,7 +212,7 @@ class Hierarchy:
         """Raise naming the count and up to 20 of the source values not covered."""
         missing = self.missing(values)
         if missing:
-            shown = ", ".join(repr(v) for v in sorted(missing, key=_sort_key)[:MAX_LISTED])
+            shown = ", ".join(repr(v) for v in sorted(missing, key=sort_key)[:MAX_LISTED])
             more = f" (first {MAX_LISTED} shown)" if len(missing) > MAX_LISTED else ""
             raise HierarchyError(
                 f"hierarchy for column {self.attribute!r} ({self.source}) misses {len(missing)} value(s) "
@@ -220,7 +220,7 @@ class Hierarchy:
             )
 
 
-def _sort_key(v: Any) -> tuple[int, Any]:
+def sort_key(v: Any) -> tuple[int, Any]:
     if isinstance(v, bool):
         return (0, int(v))
     if isinstance(v, (int, float, decimal.Decimal)):
@@ -262,10 +262,10 @@ def build(spec: HierarchySpec, attribute: str, values: Iterable[Any], kind: Valu
 
     CSV and taxonomy hierarchies keep every value they list (parsed into ``kind``) and must cover
     ``values``; builders generalize exactly ``values``."""
-    distinct = sorted(set(values), key=_sort_key)
+    distinct = sorted(set(values), key=sort_key)
     builder = _BUILDERS[type(spec)]
     leaves, labels = builder(spec, attribute, distinct, kind)  # type: ignore[operator]
-    order = sorted(range(len(leaves)), key=lambda i: _sort_key(leaves[i]))
+    order = sorted(range(len(leaves)), key=lambda i: sort_key(leaves[i]))
     hierarchy = Hierarchy(
         attribute=attribute,
         leaves=tuple(leaves[i] for i in order),

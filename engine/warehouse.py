@@ -25,7 +25,7 @@ from engine.backends.base import Session
 from engine.config import QuasiIdentifier, SourceConfig
 from engine.counts import Level, NodeCounts, SensitiveDomain
 from engine.errors import BackendError, SourceError
-from engine.hierarchy import Hierarchy, ValueKind, build
+from engine.hierarchy import Hierarchy, ValueKind, build, sort_key
 
 MAX_LISTED = 20
 
@@ -49,10 +49,6 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
-
-
-def _sort_key(v: Any) -> Any:
-    return (0, v) if not isinstance(v, str) else (1, v)
 
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
@@ -187,7 +183,8 @@ class Warehouse:
         domains = []
         for name in self.sensitive:
             kind = self.columns[name].kind
-            pairs = sorted(((v, int(n)) for v, n in values[name] if v is not None), key=lambda p: _sort_key(p[0]))
+            pairs = sorted(((v, int(n)) for v, n in values[name] if v is not None), key=lambda p: sort_key(p[0]))
+            self.raw_values[name] = [v for v, _ in pairs]
             domains.append(SensitiveDomain(name, _domain_array([v for v, _ in pairs], kind),
                                            np.asarray([n for _, n in pairs], dtype=np.int64), numeric=kind.numeric))
         self.domains = tuple(domains)
@@ -198,10 +195,8 @@ class Warehouse:
         for j, (name, dom) in enumerate(zip(self.sensitive, self.domains)):
             ddl = q.sensitive_domain_table(j, self.columns[name].sa_type)
             self.session.execute(sa.schema.CreateTable(ddl), f"creating the value table of {name!r}")
-            raw_values = [v for v, n in sorted(((v, n) for v, n in values[name] if v is not None),
-                                               key=lambda p: _sort_key(p[0]))]
-            self.raw_values[name] = raw_values
-            self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(raw_values)], f"loading the values of {name!r}")
+            self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(self.raw_values[name])],
+                                   f"loading the values of {name!r}")
 
         self.session.execute(q.base_coded(self.layout), "coding the base frequency set")
         base = self.layout.base()
