@@ -1,4 +1,4 @@
-"""The foundation: base frequency set and per-node ``GROUP BY`` on the synthetic census (engine.demo's seeded
+"""The foundation: base frequency set and per-node ``GROUP BY`` on the synthetic census (veil.demo's seeded
 generator, seed 42) at 1M and 10M rows, on DuckDB and PostgreSQL.
 
 Per backend, size, sensitive set (occupation + income, or none: k-anonymity groups by the QIs alone) and
@@ -24,10 +24,10 @@ from typing import Any
 
 from common import RESULTS, census_config, census_duckdb, census_postgres, duckdb_file, machine_facts, save
 
-from engine import config as cfg
-from engine import queries as q
-from engine.lattice import Lattice
-from engine.run import open_warehouse
+from veil import config as cfg
+from veil import queries as q
+from veil.lattice import Lattice
+from veil.run import open_warehouse
 
 SEED = 42
 SIZES = {"100k": 100_000, "1m": 1_000_000, "10m": 10_000_000}

@@ -12,8 +12,8 @@ import time
 
 from common import ADULT_QIS, SHARED, adult_config, duckdb_file, load_adult_duckdb, load_adult_postgres, run_cli, save
 
-from engine import config as cfg
-from engine.run import open_warehouse, search_warehouse
+from veil import config as cfg
+from veil.run import open_warehouse, search_warehouse
 
 OCC = "occupation"
 QIS_8 = [q for q in ADULT_QIS if q != OCC]

@@ -102,7 +102,7 @@ def save(name: str, data: Any) -> Path:
     return path
 
 
-# --- synthetic census (engine.demo's generator) ------------------------------------------------------------
+# --- synthetic census (veil.demo's generator) ------------------------------------------------------------
 
 CENSUS_TYPES = {"person_id": "BIGINT", "age": "INTEGER", "sex": "TEXT", "race": "TEXT", "marital_status": "TEXT",
                 "education": "TEXT", "zip": "TEXT", "occupation": "TEXT", "income": "INTEGER"}
@@ -119,7 +119,7 @@ def pg_connect() -> Any:
 def census_duckdb(path: Path, table: str, rows: int, seed: int = 42) -> float | None:
     """Create ``bench.<table>`` (``rows`` census rows, ``seed``) in DuckDB file ``path`` unless it is already
     there with that many rows; seconds taken, or ``None`` when reused."""
-    from engine.demo import census_sql
+    from veil.demo import census_sql
 
     con = duckdb.connect(str(path))
     try:
@@ -193,7 +193,7 @@ def census_config(backend: str, duck: Path, table: str, sensitive: list[str], mo
                   extra: str = "") -> Path:
     """The census QIs age (intervals 5/10/20), sex (suppress), race, marital_status, education (the bundled
     ARX hierarchies) and zip (mask), with ``sensitive`` columns and ``models``."""
-    from engine.demo import HIERARCHIES
+    from veil.demo import HIERARCHIES
 
     text = source(backend, duck, table) + extra
     hier = {"age": "{ intervals = [5, 10, 20] }", "sex": "{ suppress = true }"}

@@ -1,3 +1,26 @@
-"""Veil: a SQL-backed anonymization engine (k-anonymity, l-diversity, t-closeness, ε-privacy)."""
+"""Veil: a SQL-backed anonymization engine (k-anonymity, l-diversity, t-closeness, ε-privacy).
+
+From Python: ``veil.anonymize(df, ...)`` and ``veil.check(df, ...)`` (see ``veil.api``), loaded on first
+use.  Importing ``veil`` imports nothing else: ``import veil`` and the ``veil`` command stay fast (``veil
+--help`` loads no numpy, SQLAlchemy, pandas or driver), and each module imports what it needs.
+"""
+
+from typing import Any
 
 __version__ = "0.1.0"
+__all__ = ["anonymize", "check"]
+
+# Bump when the same config and the same source would publish something different (a new generalization,
+# suppression or verification rule, a new column in release tables, ...).  It is part of every release's
+# config hash, so the first run of a Veil with new semantics publishes a new version instead of "unchanged".
+RELEASE_SEMANTICS = 1
+
+_API = ("anonymize", "check")  # veil.audit joins them once the audit module lands
+
+
+def __getattr__(name: str) -> Any:
+    if name in _API:
+        from veil import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module 'veil' has no attribute {name!r}")

@@ -3,23 +3,38 @@
 Tables (schema configurable, default ``veil``): ``releases`` (one row per run: status running → published,
 skipped or failed, with config and hash, source fingerprint, chosen node, achieved levels, metrics, rows
 read / published / suppressed, output table, error), ``release_nodes`` (the nodes each release evaluated)
-and ``hierarchies`` (the hierarchies each release loaded, as ARX-format text).
+and ``hierarchies`` (the hierarchies each release loaded, as ARX-format text).  Revision 0003 adds
+``publications`` (the pointer to each release's current version, read by the published views:
+docs/publication.md) and the series ledger ``series_*`` (what every version published, per block, so that
+a new version can be compared with every earlier one even after its rows expired: docs/series.md).
+
+``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
+SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
+both succeed, and two ``veil init`` at once serialize on an advisory lock.
 """
 
 from __future__ import annotations
 
+import hashlib
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import sqlalchemy as sa
 
-from engine import queries as q
-from engine.backends.base import Session
-from engine.errors import BackendError, ConfigError
+from veil import queries as q
+from veil.backends.base import Session
+from veil.errors import BackendError, BusyError, ConfigError, VeilError
 
-HEAD = "0002"
-STATUSES = ("running", "published", "skipped", "failed")
+HEAD = "0003"
+# a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
+# a ``veil rollback``: rollback (its version is the one repointed to)
+STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
+OPEN = 2**31 - 1  # series_cells.last_version of content still current
 
 
 @dataclass(frozen=True)
@@ -28,6 +43,12 @@ class CatalogTables:
     release_nodes: sa.Table
     hierarchies: sa.Table
     version: sa.Table
+    publications: sa.Table
+    series_versions: sa.Table
+    series_hierarchies: sa.Table
+    series_blocks: sa.Table
+    series_values: sa.Table
+    series_cells: sa.Table
 
 
 def tables(schema: str) -> CatalogTables:
@@ -42,6 +63,7 @@ def tables(schema: str) -> CatalogTables:
         sa.Column("metrics", sa.Text), sa.Column("rows_read", sa.BigInteger), sa.Column("rows_published", sa.BigInteger),
         sa.Column("rows_suppressed", sa.BigInteger), sa.Column("output_table", sa.Text), sa.Column("error", sa.Text),
         sa.Column("backend", sa.Text), sa.Column("rows_dropped_null", sa.BigInteger),
+        sa.Column("rows_deferred", sa.BigInteger), sa.Column("series", sa.Text), sa.Column("expired_at", sa.DateTime),
     )
     nodes = sa.Table(
         "release_nodes", md,
@@ -54,11 +76,33 @@ def tables(schema: str) -> CatalogTables:
         sa.Column("source", sa.Text), sa.Column("leaves", sa.Integer), sa.Column("definition", sa.Text),
     )
     version = sa.Table("alembic_version", md, sa.Column("version_num", sa.String(32)))
-    return CatalogTables(releases, nodes, hierarchies, version)
+    publications = sa.Table(
+        "publications", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("schema", sa.Text),
+        sa.Column("current_version", sa.Integer), sa.Column("updated_at", sa.DateTime),
+    )
+    versions = sa.Table(
+        "series_versions", md, sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
+        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text), sa.Column("hierarchies", sa.Text), sa.Column("policy", sa.Text),
+        sa.Column("published_at", sa.DateTime),
+    )
+    s_hier = sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
+                      sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
+    s_blocks = sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                        sa.Column("labels", sa.Text))
+    s_values = sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                        sa.Column("value", sa.Text))
+    s_cells = sa.Table(
+        "series_cells", md, sa.Column("name", sa.Text), sa.Column("block_id", sa.BigInteger),
+        sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
+        sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
+    )
+    return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
+                         s_cells)
 
 
 def migrations_dir() -> Path:
-    return Path(str(resources.files("engine.migrations")))
+    return Path(str(resources.files("veil.migrations")))
 
 
 def revision(session: Session, schema: str) -> str | None:
@@ -71,12 +115,17 @@ def revision(session: Session, schema: str) -> str | None:
 
 def upgrade(session: Session, schema: str, target: str = "head") -> tuple[str | None, str | None]:
     """Apply ``migrations/`` up to ``target`` in ``schema`` (creating it); returns (before, after)."""
+    ensure_schema(session, schema)
+    with _init_lock(session, schema):
+        return _migrate(session, schema, target)
+
+
+def _migrate(session: Session, schema: str, target: str) -> tuple[str | None, str | None]:
     from alembic import command
     from alembic.config import Config as AlembicConfig
     from alembic.util.exc import CommandError
 
     before = revision(session, schema)
-    session.execute(q.CreateSchema(schema), f"creating schema {schema!r}")
     cfg = AlembicConfig()
     cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes["connection"] = session.conn
@@ -90,6 +139,62 @@ def upgrade(session: Session, schema: str, target: str = "head") -> tuple[str | 
         raise session.fail(exc, f"migrating the catalog in schema {schema!r}") from None
     session.commit()
     return before, revision(session, schema)
+
+
+def ensure_schema(session: Session, schema: str) -> None:
+    """Create ``schema`` unless it exists (checked first: with only USAGE and CREATE on a pre-created schema,
+    ``CREATE SCHEMA IF NOT EXISTS`` is refused in PostgreSQL).  Runs in its own short transaction; when another
+    run creates the schema at the same moment, its error is ignored once the schema is there."""
+    session.commit()
+    if session.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"):
+        session.commit()
+        return
+    try:
+        session.execute(q.CreateSchema(schema), f"creating schema {schema!r}")
+        session.commit()
+    except BackendError:
+        session.rollback()
+        if not session.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"):
+            raise
+        session.commit()
+
+
+def lock_key(*parts: str) -> int:
+    """A PostgreSQL advisory lock key for ``parts`` (stable across processes)."""
+    return int.from_bytes(hashlib.sha256(":".join(parts).encode()).digest()[:8], "big", signed=True)
+
+
+@contextmanager
+def advisory(session: Session, key: int, wait: float | None, busy: str) -> Iterator[None]:
+    """Hold PostgreSQL advisory lock ``key`` (session level) while the block runs: wait for it (``wait`` None),
+    or try for ``wait`` seconds and raise ``BusyError(busy)``.  DuckDB: nothing to do, its file lock already
+    lets one process in."""
+    if not session.backend.advisory_locks:
+        yield
+        return
+    if wait is None:
+        session.execute(q.advisory_lock(key), busy)
+    else:
+        deadline = time.monotonic() + wait
+        while not session.scalar(q.try_advisory_lock(key), "taking the lock"):
+            if time.monotonic() >= deadline:
+                raise BusyError(busy)
+            time.sleep(0.5)
+    session.commit()
+    try:
+        yield
+    finally:
+        try:
+            session.rollback()
+            session.scalar(q.advisory_unlock(key), "releasing the lock")
+            session.commit()
+        except VeilError:
+            pass
+
+
+def _init_lock(session: Session, schema: str) -> Any:
+    """Two ``veil init`` on one catalog at once: the second waits for the first."""
+    return advisory(session, lock_key("veil-init", schema), None, "waiting for another `veil init`")
 
 
 def require(session: Session, schema: str) -> CatalogTables:

@@ -26,21 +26,30 @@ folder).
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import tomllib
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from engine import hierarchy as h
-from engine.errors import ConfigError
-from engine.models import Model
-from engine.models import build as build_model
+from veil import hierarchy as h
+from veil.audit.settings import parse_audit
+from veil.errors import ConfigError
+from veil.models import Model
+from veil.models import build as build_model
+
+# Config keys whose string value names a file (relative to the config's folder), wherever they occur:
+# quasi-identifier hierarchies and model hierarchies (``hierarchy = { csv = "..." }``).  A new key that names
+# a file belongs here, so that its contents are part of the release's config hash
+# (tests/test_change_detection.py checks that every path a model resolves is listed).
+FILE_KEYS = frozenset({"csv"})
 
 NULL_POLICIES = ("error", "drop")
 STRATEGIES = ("optimal", "incognito", "brute-force")
 METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence")
+SERIES_POLICIES = ("defer", "refuse", "off")  # docs/series.md
 
 
 @dataclass(frozen=True)
@@ -93,6 +102,8 @@ class ReleaseConfig:
     drop_columns: tuple[str, ...] = ()
     keep_columns: tuple[str, ...] = ()
     grant_select_to: tuple[str, ...] = ()
+    series: str = "defer"        # what a release does about differences with earlier versions (docs/series.md)
+    keep_versions: int = 10      # versions whose rows stay addressable (docs/publication.md)
 
 
 @dataclass(frozen=True)
@@ -105,6 +116,8 @@ class Config:
     search: SearchConfig = SearchConfig()
     release: ReleaseConfig | None = None
     text: str = field(default="", repr=False)
+    data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
+    files: tuple[Path, ...] = ()
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -112,12 +125,36 @@ class Config:
 
     @property
     def digest(self) -> str:
-        """SHA-256 of the config file's text and of every hierarchy file it names."""
-        sha = hashlib.sha256(self.text.encode())
-        for q in self.quasi_identifiers:
-            if isinstance(q.hierarchy, h.CsvSpec) and q.hierarchy.path.exists():
-                sha.update(q.hierarchy.path.read_bytes())
+        """What defines a release, hashed: Veil's release semantics, the config's settings (comments and
+        layout do not count) and the contents of every file it references (``files``).
+
+        >>> a = Config(Path("v.toml"), SourceConfig("t", url="duckdb:///w.duckdb"), (), (), (), data={"k": 1})
+        >>> a.digest == Config(a.path, a.source, (), (), (), data={"k": 2}).digest
+        False
+        """
+        from veil import RELEASE_SEMANTICS
+
+        sha = hashlib.sha256(f"veil release semantics {RELEASE_SEMANTICS}\n".encode())
+        sha.update(json.dumps(self.data, sort_keys=True, default=str, ensure_ascii=False).encode())
+        for path in self.files:
+            try:
+                content = path.read_bytes()
+            except OSError:
+                content = b"\0missing"
+            sha.update(f"\n{path.name} {len(content)}\n".encode())
+            sha.update(content)
+        for where, rows in self._read_hierarchies():  # hierarchies read from warehouse tables (or DataFrames)
+            sha.update(f"\n{where}\n".encode())
+            sha.update(json.dumps(rows, default=str, ensure_ascii=False).encode())
         return sha.hexdigest()
+
+    def _read_hierarchies(self) -> list[tuple[str, Any]]:
+        """The rows of every hierarchy that was read into memory (``RowsSpec``: a warehouse table resolved by
+        the run, or a DataFrame), quasi-identifiers' and models' alike — part of what defines a release."""
+        specs = [(f"quasi-identifier {q.column}", q.hierarchy) for q in self.quasi_identifiers]
+        specs += [(f"model {i} hierarchy", getattr(m, "hierarchy", None)) for i, m in enumerate(self.models)]
+        return [(where, [[v, list(labels)] for v, labels in spec.rows]) for where, spec in specs
+                if isinstance(spec, h.RowsSpec)]
 
     @property
     def catalog_schema(self) -> str:
@@ -125,15 +162,18 @@ class Config:
 
 
 class _Table:
-    """One TOML table being read: typed getters; ``finish()`` rejects keys nobody read."""
+    """One table being read (a TOML table or a dict given to the Python API): typed getters; ``finish()``
+    rejects keys nobody read.  Errors start with ``file`` (the config file, or ``veil.anonymize()``) and
+    name the key as ``key(name)`` says (default: ``<where> key 'name'``)."""
 
-    def __init__(self, data: Any, where: str, file: Path) -> None:
+    def __init__(self, data: Any, where: str, file: Path | str, key: Callable[[str], str] | None = None) -> None:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{file}: {where} must be a table, got {type(data).__name__}")
         self.data, self.where, self.file, self.read = data, where, file, set()
+        self.key = key or (lambda name: f"{where} key {name!r}")
 
     def error(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.file}: {self.where} key {key!r} {message}")
+        return ConfigError(f"{self.file}: {self.key(key)} {message}")
 
     def get(self, key: str, kinds: type | tuple[type, ...], default: Any = ..., what: str = "") -> Any:
         self.read.add(key)
@@ -142,7 +182,12 @@ class _Table:
                 raise ConfigError(f"{self.file}: {self.where} is missing required key {key!r}")
             return default
         value = self.data[key]
-        if isinstance(value, bool) and bool not in (kinds if isinstance(kinds, tuple) else (kinds,)):
+        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
+        if list in kinds and isinstance(value, tuple):   # Python callers write tuples for lists
+            value = list(value)
+        if dict in kinds and isinstance(value, Mapping):
+            value = dict(value)
+        if isinstance(value, bool) and bool not in kinds:
             raise self.error(key, f"must be {what or _names(kinds)}, got {value!r}")
         if not isinstance(value, kinds):
             raise self.error(key, f"must be {what or _names(kinds)}, got {type(value).__name__} {value!r}")
@@ -174,49 +219,25 @@ def _names(kinds: type | tuple[type, ...]) -> str:
     return " or ".join(words.get(k, k.__name__) for k in kinds)
 
 
-def _hierarchy(data: Any, where: str, file: Path, column: str) -> h.HierarchySpec:
-    t = _Table(data, where, file)
-    builders = [k for k in ("csv", "intervals", "mask", "suppress", "dates", "taxonomy") if k in t.data]
-    if len(builders) != 1:
-        raise ConfigError(f"{file}: {where} must have exactly one of csv, intervals, mask, suppress, dates, taxonomy"
-                          f" (found: {', '.join(builders) or 'none'})")
-    kind = builders[0]
-    spec: h.HierarchySpec
-    if kind == "csv":
-        rel = t.name("csv")
-        delimiter = t.get("delimiter", str, ";")
-        path = Path(rel) if Path(rel).is_absolute() else file.parent / rel
-        spec = h.CsvSpec(path=path, delimiter=delimiter)
-    elif kind == "intervals":
-        widths = t.get("intervals", list)
-        if not widths or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths):
-            raise t.error("intervals", f"must be a non-empty list of positive widths, got {widths!r}")
-        start = t.get("start", (int, float), 0)
-        spec = h.IntervalsSpec(widths=tuple(widths), start=start)
-    elif kind in ("mask", "suppress"):
-        if t.get(kind, bool) is not True:
-            raise t.error(kind, "must be true")
-        spec = h.MaskSpec() if kind == "mask" else h.SuppressSpec()
-    elif kind == "dates":
-        value = t.get("dates", (bool, list))
-        if value is True:
-            spec = h.DatesSpec()
-        elif value is False or not value or not all(isinstance(s, str) for s in value):
-            raise t.error("dates", f"must be true or a list of steps from {list(h.DATE_STEPS)}, got {value!r}")
-        else:
-            spec = h.DatesSpec(steps=tuple(value))
+HIERARCHY_KINDS = ("csv", "table", "intervals", "mask", "suppress", "dates", "taxonomy")
+
+
+def _hierarchy(data: Any, where: str, file: Path | str, base: Path, column: str, check: bool = True) -> h.HierarchySpec:
+    """One hierarchy from its table (``{ csv = ... }``, ``{ table = ... }``, a builder), or as given when
+    the Python API already turned a DataFrame into rows.  ``check``: validate what can be validated without
+    the source (a CSV file readable, one height, a function chain) now."""
+    if isinstance(data, h.RowsSpec):
+        spec: h.HierarchySpec = data
     else:
-        mapping = t.get("taxonomy", dict)
-        rows = []
-        for value, labels in mapping.items():
-            if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
-                raise t.error("taxonomy", f"value {value!r} must map to a non-empty list of labels (levels 1..h), "
-                                          f"got {labels!r}")
-            rows.append((value, tuple(labels)))
-        if not rows:
-            raise t.error("taxonomy", "is empty")
-        spec = h.TaxonomySpec(mapping=tuple(rows))
-    t.finish()
+        t = _Table(data, where, file)
+        kinds = [k for k in HIERARCHY_KINDS if k in t.data]
+        if len(kinds) != 1:
+            raise ConfigError(f"{file}: {where} must have exactly one of {', '.join(HIERARCHY_KINDS)}"
+                              f" (found: {', '.join(kinds) or 'none'})")
+        spec = _HIERARCHY_READERS[kinds[0]](t, base)
+        t.finish()
+    if not check:
+        return spec
     try:
         h.check_spec(spec, column)
     except Exception as exc:  # HierarchyError: keep its message, add the file
@@ -224,13 +245,103 @@ def _hierarchy(data: Any, where: str, file: Path, column: str) -> h.HierarchySpe
     return spec
 
 
+def _csv(t: _Table, base: Path) -> h.HierarchySpec:
+    rel = t.get("csv", (str, os.PathLike), what="a file name")
+    if not str(rel):
+        raise t.error("csv", "must not be empty")
+    delimiter = t.get("delimiter", str, ";")
+    path = Path(rel) if Path(rel).is_absolute() else base / rel
+    return h.CsvSpec(path=path, delimiter=delimiter)
+
+
+def _table(t: _Table, base: Path) -> h.HierarchySpec:
+    name = t.name("table")
+    columns = t.names("columns") if "columns" in t.data else None
+    if columns is not None and len(columns) < 2:
+        raise t.error("columns", f"must name the value column and at least one level above it, got {list(columns)}")
+    return h.TableSpec(name=name, columns=columns)
+
+
+def _intervals(t: _Table, base: Path) -> h.HierarchySpec:
+    widths = t.get("intervals", list)
+    if not widths or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths):
+        raise t.error("intervals", f"must be a non-empty list of positive widths, got {widths!r}")
+    return h.IntervalsSpec(widths=tuple(widths), start=t.get("start", (int, float), 0))
+
+
+def _flag(kind: str, spec: h.HierarchySpec) -> Callable[[_Table, Path], h.HierarchySpec]:
+    def read(t: _Table, base: Path) -> h.HierarchySpec:
+        if t.get(kind, bool) is not True:
+            raise t.error(kind, "must be true")
+        return spec
+    return read
+
+
+def _dates(t: _Table, base: Path) -> h.HierarchySpec:
+    value = t.get("dates", (bool, list))
+    if value is True:
+        return h.DatesSpec()
+    if value is False or not value or not all(isinstance(s, str) for s in value):
+        raise t.error("dates", f"must be true or a list of steps from {list(h.DATE_STEPS)}, got {value!r}")
+    return h.DatesSpec(steps=tuple(value))
+
+
+def _taxonomy(t: _Table, base: Path) -> h.HierarchySpec:
+    mapping = t.get("taxonomy", dict)
+    rows = []
+    for value, labels in mapping.items():
+        if isinstance(labels, tuple):
+            labels = list(labels)
+        if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
+            raise t.error("taxonomy", f"value {value!r} must map to a non-empty list of labels (levels 1..h), "
+                                      f"got {labels!r}")
+        rows.append((str(value), tuple(labels)))
+    if not rows:
+        raise t.error("taxonomy", "is empty")
+    return h.TaxonomySpec(mapping=tuple(rows))
+
+
+_HIERARCHY_READERS: dict[str, Callable[[_Table, Path], h.HierarchySpec]] = {
+    "csv": _csv, "table": _table, "intervals": _intervals, "mask": _flag("mask", h.MaskSpec()),
+    "suppress": _flag("suppress", h.SuppressSpec()), "dates": _dates, "taxonomy": _taxonomy,
+}
+
+
 def _split_table(name: str) -> tuple[str | None, str]:
     schema, dot, table = name.rpartition(".")
     return (schema if dot else None), table
 
 
-def parse(text: str, file: Path) -> Config:
-    """Parse config ``text`` read from ``file`` (relative paths resolve against ``file``'s folder)."""
+def referenced_files(data: Any, base: Path) -> tuple[Path, ...]:
+    """Every file the parsed config names under a key of ``FILE_KEYS`` (in order of appearance, once each).
+
+    >>> referenced_files({"quasi_identifiers": [{"hierarchy": {"csv": "age.csv"}}],
+    ...                   "models": [{"hierarchy": {"csv": "/h/disease.csv"}}]}, Path("/cfg"))
+    (PosixPath('/cfg/age.csv'), PosixPath('/h/disease.csv'))
+    """
+    found: list[Path] = []
+
+    def walk(node: Any) -> None:
+        if isinstance(node, Mapping):
+            for key, value in node.items():
+                if key in FILE_KEYS and isinstance(value, str):
+                    path = Path(value) if Path(value).is_absolute() else base / value
+                    if path not in found:
+                        found.append(path)
+                else:
+                    walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(data)
+    return tuple(found)
+
+
+def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
+    """Parse config ``text`` read from ``file`` (relative paths resolve against ``file``'s folder).
+    ``check_hierarchies=False`` defers the hierarchies' own validation (``veil hierarchy --check`` reports
+    every problem of every hierarchy at once)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -256,54 +367,30 @@ def parse(text: str, file: Path) -> Config:
     src.finish()
     source = SourceConfig(table=table, schema=schema or None, url=url, url_env=url_env, nulls=nulls, base_dir=base)
 
-    qis: list[QuasiIdentifier] = []
     raw_qis = top.get("quasi_identifiers", list, what="an array of tables [[quasi_identifiers]]")
     if not raw_qis:
         raise ConfigError(f"{file}: [[quasi_identifiers]] must list at least one quasi-identifier")
+    qi_tables: list[tuple[str, Any, str]] = []
     for i, raw in enumerate(raw_qis, start=1):
-        where = f"[[quasi_identifiers]] #{i}"
-        t = _Table(raw, where, file)
+        t = _Table(raw, f"[[quasi_identifiers]] #{i}", file)
         column = t.name("column")
-        spec = _hierarchy(t.get("hierarchy", dict), f"{where} ({column!r}) hierarchy", file, column)
+        qi_tables.append((column, t.get("hierarchy", dict), f"{t.where} ({column!r}) hierarchy"))
         t.finish()
-        qis.append(QuasiIdentifier(column=column, hierarchy=spec))
-    columns = [q.column for q in qis]
-    dupes = sorted({c for c in columns if columns.count(c) > 1})
-    if dupes:
-        raise ConfigError(f"{file}: [[quasi_identifiers]] lists column(s) {', '.join(map(repr, dupes))} twice")
 
     sensitive: tuple[str, ...] = ()
     if "sensitive" in data:
         st = _Table(top.get("sensitive", dict), "[sensitive]", file)
         sensitive = st.names("columns")
         st.finish()
-    clash = sorted(set(sensitive) & set(columns))
-    if clash:
-        raise ConfigError(f"{file}: column(s) {', '.join(map(repr, clash))} are both quasi-identifier and sensitive")
 
     raw_models = top.get("models", list, what="an array of tables [[models]]")
     if not raw_models:
         raise ConfigError(f"{file}: [[models]] must list at least one privacy model")
-    models = []
-    for i, raw in enumerate(raw_models, start=1):
-        if not isinstance(raw, Mapping):
-            raise ConfigError(f"{file}: [[models]] #{i} must be a table")
-        models.append(build_model(raw, where=f"{file}: [[models]] #{i}", sensitive=sensitive, base_dir=base))
-
-    search = SearchConfig()
-    if "search" in data:
-        s = _Table(top.get("search", dict), "[search]", file)
-        strategy = s.get("strategy", str, "optimal")
-        if strategy not in STRATEGIES:
-            raise s.error("strategy", f"must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
-        metric = s.get("metric", str, "discernibility")
-        if metric not in METRICS:
-            raise s.error("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
-        budget = s.get("max_suppression", (int, float), 0.0)
-        if not 0 <= budget <= 1:
-            raise s.error("max_suppression", f"must be a fraction in [0, 1], got {budget!r}")
-        s.finish()
-        search = SearchConfig(strategy=strategy, metric=metric, max_suppression=float(budget))
+    search = search_settings(top.get("search", dict), file) if "search" in data else SearchConfig()
+    config = assemble(file=file, base=base, source=source, quasi_identifiers=qi_tables, sensitive=sensitive,
+                      models=[(raw, f"[[models]] #{i}") for i, raw in enumerate(raw_models, start=1)],
+                      search=search, text=text, check_hierarchies=check_hierarchies)
+    columns = list(config.attributes)
 
     release = None
     if "release" in data:
@@ -315,8 +402,14 @@ def parse(text: str, file: Path) -> Config:
             drop_columns=r.names("drop_columns", ()),
             keep_columns=r.names("keep_columns", ()),
             grant_select_to=r.names("grant_select_to", ()),
+            series=r.name("series", "defer"),
+            keep_versions=r.get("keep_versions", int, 10),
         )
         r.finish()
+        if release.series not in SERIES_POLICIES:
+            raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
+        if release.keep_versions < 1:
+            raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
         overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | set(columns) | set(sensitive)))
         if overlap:
             raise ConfigError(f"{file}: [release] drop_columns names column(s) {', '.join(map(repr, overlap))} "
@@ -331,19 +424,62 @@ def parse(text: str, file: Path) -> Config:
         if release.catalog_schema == source.schema:
             raise ConfigError(f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
                               "Veil never writes into the source's schema")
+    parse_audit(top.get("audit", dict, {}), file, sensitive)  # [audit]: validated here, read by veil.audit
     top.finish()
-    return Config(path=file, source=source, quasi_identifiers=tuple(qis), sensitive=sensitive,
-                  models=tuple(models), search=search, release=release, text=text)
+    return replace(config, release=release, data=data, files=referenced_files(data, base))
 
 
-def load(path: str | Path) -> Config:
+def assemble(*, file: Path | str, base: Path, source: SourceConfig, quasi_identifiers: Sequence[tuple[str, Any, str]],
+             sensitive: tuple[str, ...], models: Sequence[tuple[Any, str]], search: SearchConfig,
+             text: str = "", check_hierarchies: bool = True) -> Config:
+    """The frozen ``Config`` from plain values — the one construction the TOML file and the Python API share.
+
+    ``quasi_identifiers`` are ``(column, hierarchy table, where)``, ``models`` are ``(model table, where)``:
+    the tables as TOML or a Python caller writes them (dicts), ``where`` how errors name them (a TOML
+    section, or the API's argument and key); errors start with ``file``."""
+    qis = tuple(QuasiIdentifier(column, _hierarchy(raw, where, file, base, column, check_hierarchies))
+                for column, raw, where in quasi_identifiers)
+    columns = [q.column for q in qis]
+    dupes = sorted({c for c in columns if columns.count(c) > 1})
+    if dupes:
+        raise ConfigError(f"{file}: [[quasi_identifiers]] lists column(s) {', '.join(map(repr, dupes))} twice")
+    clash = sorted(set(sensitive) & set(columns))
+    if clash:
+        raise ConfigError(f"{file}: column(s) {', '.join(map(repr, clash))} are both quasi-identifier and sensitive")
+    built = []
+    for raw, where in models:
+        if not isinstance(raw, Mapping):
+            raise ConfigError(f"{file}: {where} must be a table, got {type(raw).__name__}")
+        built.append(build_model(raw, where=f"{file}: {where}", sensitive=sensitive, base_dir=base))
+    return Config(path=Path(file), source=source, quasi_identifiers=qis, sensitive=sensitive, models=tuple(built),
+                  search=search, text=text)
+
+
+def search_settings(data: Any, file: Path | str, where: str = "[search]",
+                    key: Callable[[str], str] | None = None) -> SearchConfig:
+    """``[search]`` — or the Python API's ``metric`` / ``max_suppression`` arguments, named by ``key``."""
+    s = _Table(data, where, file, key)
+    strategy = s.get("strategy", str, "optimal")
+    if strategy not in STRATEGIES:
+        raise s.error("strategy", f"must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+    metric = s.get("metric", str, "discernibility")
+    if metric not in METRICS:
+        raise s.error("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
+    budget = s.get("max_suppression", (int, float), 0.0)
+    if not 0 <= budget <= 1:
+        raise s.error("max_suppression", f"must be a fraction in [0, 1], got {budget!r}")
+    s.finish()
+    return SearchConfig(strategy=strategy, metric=metric, max_suppression=float(budget))
+
+
+def load(path: str | Path, *, check_hierarchies: bool = True) -> Config:
     """Read and parse the config file at ``path``."""
     file = Path(path).resolve()
     try:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
-    return parse(text, file)
+    return parse(text, file, check_hierarchies=check_hierarchies)
 
 
 def override(config: Config, **search: Any) -> Config:
@@ -363,7 +499,7 @@ def require_release(config: Config) -> ReleaseConfig:
 def sensitive_needed(config: Config) -> Sequence[str]:
     """The sensitive columns some model reads, in config order (none when every model needs only block
     sizes; all of them for multi-attribute l-diversity, which keys each on the others)."""
-    from engine.models.base import Needs
+    from veil.models.base import Needs
 
     wanted: set[str] = set()
     for m in config.models:

@@ -9,9 +9,15 @@ from __future__ import annotations
 
 
 class VeilError(Exception):
-    """Base of every error Veil raises on purpose."""
+    """Base of every error Veil raises on purpose.  ``details`` (JSON-ready) join the failure document
+    that ``--json`` prints: ``{"status": <status>, "error": <message>, **details}``."""
 
     exit_code = 1
+    status = "failed"
+
+    def __init__(self, message: str = "", **details: object) -> None:
+        super().__init__(message)
+        self.details = details
 
 
 class ConfigError(VeilError):
@@ -34,6 +40,7 @@ class NoSolutionError(VeilError):
     """No lattice node satisfies the privacy models (nothing is published)."""
 
     exit_code = 2
+    status = "no_solution"
 
 
 class BusyError(VeilError):

@@ -1,9 +1,10 @@
-"""Generalization hierarchies (SPEC §1) as function chains, and the rows of their dimension tables.  No SQL.
+"""Generalization hierarchies (docs/models.md §1) as function chains, and the rows of their dimension tables.  No SQL.
 
 A hierarchy of height ``h`` maps every original value (level 0) to one label per level ``1..h``.  Sources:
-an ARX-format CSV (``value;level1;...;levelh``, no header), or a builder: numeric ``intervals`` of given
-widths then ``*``; prefix ``mask`` for codes; ``suppress`` (value → ``*``); ``dates`` (day → month → year →
-``*``); an explicit ``taxonomy``.
+an ARX-format CSV (``value;level1;...;levelh``, no header), a warehouse table with one column per level
+(read by ``veil.hierarchies``, which hands this module its rows), rows in memory (a DataFrame of levels), or
+a builder: numeric ``intervals`` of given widths then ``*``; prefix ``mask`` for codes; ``suppress`` (value →
+``*``); ``dates`` (day → month → year → ``*``); an explicit ``taxonomy``.
 
 >>> h = build(MaskSpec(), "zip", ["13053", "13068"], ValueKind.TEXT)
 >>> h.height, h.labels_of("13053")
@@ -18,16 +19,18 @@ import csv
 import datetime as dt
 import decimal
 import enum
+import io
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from engine.errors import HierarchyError
+from veil.errors import HierarchyError
 
 TOP = "*"
 MAX_LISTED = 20
@@ -52,6 +55,10 @@ class ValueKind(enum.Enum):
         """Parse a value written in a CSV or the config into this kind (raises ValueError)."""
         t = text.strip() if self is not ValueKind.TEXT else text
         if self is ValueKind.INTEGER:
+            try:
+                return int(t)               # exact, also beyond 2**53
+            except ValueError:
+                pass
             f = float(t)
             if not f.is_integer():
                 raise ValueError(f"{text!r} is not a whole number")
@@ -72,6 +79,52 @@ class ValueKind(enum.Enum):
                 return False
             raise ValueError(f"{text!r} is not a boolean")
         return text
+
+    def coerce(self, value: Any) -> Any:
+        """A value read from a table or a DataFrame (already typed by its driver) as this kind; text is
+        parsed like a CSV cell (raises ValueError).
+
+        >>> ValueKind.INTEGER.coerce(28.0), ValueKind.TEXT.coerce(13053), ValueKind.DATE.coerce("2024-03-17")
+        (28, '13053', datetime.date(2024, 3, 17))
+        """
+        if isinstance(value, str):
+            return self.parse(value)
+        if self is ValueKind.TEXT:
+            return label_text(value)
+        if self is ValueKind.BOOLEAN and isinstance(value, bool):
+            return value
+        if self.numeric and isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
+            if self is ValueKind.FLOAT:
+                return float(value)
+            if self is ValueKind.DECIMAL:
+                return decimal.Decimal(str(value))
+            if isinstance(value, int) or value == int(value):
+                return int(value)
+            raise ValueError(f"{value!r} is not a whole number")
+        if self is ValueKind.TIMESTAMP and isinstance(value, dt.date):
+            return value if isinstance(value, dt.datetime) else dt.datetime(value.year, value.month, value.day)
+        if self is ValueKind.DATE and isinstance(value, dt.date):
+            if not isinstance(value, dt.datetime):
+                return value
+            if value.time() == dt.time(0):
+                return value.date()
+            raise ValueError(f"{value!r} has a time of day")
+        raise ValueError(f"{value!r} ({type(value).__name__}) is not a {self.value}")
+
+
+def label_text(value: Any) -> str:
+    """A label or a value as hierarchy text: ``28.0`` → ``28``, dates in ISO format.
+
+    >>> label_text(28.0), label_text(dt.date(2024, 3, 17)), label_text("<30")
+    ('28', '2024-03-17', '<30')
+    """
+    if isinstance(value, str):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    if isinstance(value, (dt.date, dt.datetime)):
+        return value.isoformat()
+    return str(value)
 
 
 # --- specs (what the config says) -------------------------------------------------------------------
@@ -138,7 +191,48 @@ class TaxonomySpec:
         return "taxonomy"
 
 
-HierarchySpec = CsvSpec | IntervalsSpec | MaskSpec | SuppressSpec | DatesSpec | TaxonomySpec
+@dataclass(frozen=True)
+class TableSpec:
+    """A warehouse table with one column per level, ``level_0 .. level_h`` unless ``columns`` names them in
+    order.  Read through the run's session (``veil.hierarchies.read_table``) into a :class:`RowsSpec`."""
+
+    name: str
+    columns: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.columns is not None and len(self.columns) < 2:
+            raise HierarchyError(f"hierarchy table {self.name!r}: columns must name the value column and at least "
+                                 f"one level above it, got {list(self.columns)}")
+
+    @property
+    def schema(self) -> str | None:
+        return self.name.rpartition(".")[0] or None
+
+    @property
+    def table(self) -> str:
+        return self.name.rpartition(".")[2]
+
+    def describe(self) -> str:
+        return f"table {self.name}"
+
+
+@dataclass(frozen=True)
+class RowsSpec:
+    """A hierarchy's rows in memory: ``(value, (label_1, ..., label_h))`` each, as read from a table
+    (``origin`` "table dims.zip_levels") or a DataFrame of levels.  ``columns`` names the value and level
+    columns, ``unit`` what a row is called in errors.  Values may be typed (they are coerced into the source
+    column's kind) or text (parsed like a CSV cell); ``None`` is a missing cell."""
+
+    rows: tuple[tuple[Any, tuple[Any, ...]], ...]
+    origin: str
+    columns: tuple[str, ...] = ()
+    unit: str = "row"
+
+    def describe(self) -> str:
+        return self.origin
+
+
+HierarchySpec = CsvSpec | IntervalsSpec | MaskSpec | SuppressSpec | DatesSpec | TaxonomySpec | TableSpec | RowsSpec
 
 
 # --- the hierarchy itself -----------------------------------------------------------------------------
@@ -230,8 +324,10 @@ def sort_key(v: Any) -> tuple[int, Any]:
     return (2, str(v))
 
 
-def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: Sequence[Sequence[str]]) -> None:
-    """Each level must be a function of the level below; leaves unique; every level as long as the leaves."""
+def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: Sequence[Sequence[str]],
+                   columns: Sequence[str] = ()) -> None:
+    """Each level must be a function of the level below; leaves unique; every level as long as the leaves.
+    ``columns`` (value and level columns of a table or DataFrame) are named in the error when given."""
     where = f"hierarchy for column {attribute!r} ({source})"
     if not leaves:
         raise HierarchyError(f"{where} has no values")
@@ -248,8 +344,9 @@ def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: S
         for child, up in zip(labels[j], labels[j + 1]):
             known = parent.setdefault(child, up)
             if known != up:
+                named = f" (column {columns[j + 1]!r})" if len(columns) > j + 2 else ""
                 raise HierarchyError(
-                    f"{where} is not a function chain: level {j + 1} value {child!r} maps to two level-{j + 2} "
+                    f"{where} is not a function chain: level {j + 1} value {child!r}{named} maps to two level-{j + 2} "
                     f"values {known!r} and {up!r}"
                 )
 
@@ -260,56 +357,94 @@ def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: S
 def build(spec: HierarchySpec, attribute: str, values: Iterable[Any], kind: ValueKind) -> Hierarchy:
     """Build and validate the hierarchy of ``attribute`` for the distinct source ``values`` (typed).
 
-    CSV and taxonomy hierarchies keep every value they list (parsed into ``kind``) and must cover
-    ``values``; builders generalize exactly ``values``."""
+    CSV, table, in-memory and taxonomy hierarchies keep every value they list (typed as ``kind``) and must
+    cover ``values``; builders generalize exactly ``values``."""
     distinct = sorted(set(values), key=sort_key)
-    builder = _BUILDERS[type(spec)]
-    leaves, labels = builder(spec, attribute, distinct, kind)  # type: ignore[operator]
+    hierarchy = construct(spec, attribute, distinct, kind)
+    hierarchy.require_covers(distinct)
+    return hierarchy
+
+
+def construct(spec: HierarchySpec, attribute: str, values: Iterable[Any], kind: ValueKind) -> Hierarchy:
+    """Like :func:`build` without the coverage check: a valid function chain of one height (what
+    ``veil hierarchy --check`` needs to list every value it misses).
+
+    >>> h = construct(TaxonomySpec(mapping=(("flu", ("respiratory", "*")),)), "disease", ["ulcer"], ValueKind.TEXT)
+    >>> h.missing(["flu", "ulcer"])
+    ['ulcer']
+    """
+    distinct = sorted(set(values), key=sort_key)
+    builder = _BUILDERS.get(type(spec))
+    if builder is None:
+        raise HierarchyError(f"hierarchy for column {attribute!r} ({spec.describe()}) must be read from the "
+                             "warehouse before it is built")
+    leaves, labels = builder(spec, attribute, distinct, kind)
     order = sorted(range(len(leaves)), key=lambda i: sort_key(leaves[i]))
-    hierarchy = Hierarchy(
+    return Hierarchy(
         attribute=attribute,
         leaves=tuple(leaves[i] for i in order),
         labels=tuple(tuple(col[i] for i in order) for col in labels),
         source=spec.describe(),
     )
-    hierarchy.require_covers(distinct)
-    return hierarchy
 
 
 Built = tuple[list[Any], list[list[str]]]
 
 
-def _from_rows(spec: HierarchySpec, attribute: str, rows: Sequence[tuple[int, str, Sequence[str]]],
-               kind: ValueKind) -> Built:
-    """Rows of (line, value, labels): parse values, require one height, drop exact duplicate rows."""
+def _from_rows(spec: HierarchySpec, attribute: str, rows: Sequence[tuple[int, Any, Sequence[Any]]],
+               kind: ValueKind, unit: str = "line", columns: Sequence[str] = ()) -> Built:
+    """Rows of (number, value, labels): type the values, require one height, drop exact duplicate rows.
+
+    ``unit`` is what errors call a row ("line" of a file, "row" of a table); ``columns`` names the value and
+    level columns, so that errors about a table or a DataFrame name the column at fault."""
     where = f"hierarchy for column {attribute!r} ({spec.describe()})"
     if not rows:
         raise HierarchyError(f"{where} is empty")
     first_line, _, first_labels = rows[0]
     height = len(first_labels)
     if height == 0:
-        raise HierarchyError(f"{where} line {first_line} has no generalization levels")
+        raise HierarchyError(f"{where} {unit} {first_line} has no generalization levels")
     chains: dict[Any, tuple[int, tuple[str, ...]]] = {}
     for line, raw, labels in rows:
         if len(labels) != height:
             raise HierarchyError(
-                f"{where} line {line} has {len(labels)} level(s) above the value, line {first_line} has {height}: "
-                "a hierarchy has one height"
+                f"{where} {unit} {line} has {len(labels)} level(s) above the value, {unit} {first_line} has "
+                f"{height}: a hierarchy has one height"
             )
-        try:
-            value = kind.parse(raw)
-        except (ValueError, decimal.InvalidOperation) as exc:
-            raise HierarchyError(f"{where} line {line}: value {raw!r} is not a valid {kind.value}: {exc}") from None
-        chain = tuple(labels)
+        value = _typed(where, unit, line, raw, kind, columns)
+        chain = _chain(where, unit, line, raw, labels, columns)
         if value in chains and chains[value][1] != chain:
             raise HierarchyError(
-                f"{where} is not a function chain: value {raw!r} (lines {chains[value][0]} and {line}) has two "
+                f"{where} is not a function chain: value {raw!r} ({unit}s {chains[value][0]} and {line}) has two "
                 f"generalizations {list(chains[value][1])} and {list(chain)}"
             )
         chains.setdefault(value, (line, chain))
     leaves = list(chains)
     labels_by_level = [[chains[v][1][j] for v in leaves] for j in range(height)]
+    if columns:
+        validate_chain(attribute, spec.describe(), leaves, labels_by_level, columns)
     return leaves, labels_by_level
+
+
+def _typed(where: str, unit: str, line: int, raw: Any, kind: ValueKind, columns: Sequence[str]) -> Any:
+    column = f" in column {columns[0]!r}" if columns else ""
+    if raw is None:
+        raise HierarchyError(f"{where} {unit} {line} has no value (NULL{column})")
+    try:
+        return kind.coerce(raw)
+    except (ValueError, decimal.InvalidOperation) as exc:
+        raise HierarchyError(f"{where} {unit} {line}: value {raw!r}{column} is not a valid {kind.value}: {exc}") \
+            from None
+
+
+def _chain(where: str, unit: str, line: int, raw: Any, labels: Sequence[Any],
+           columns: Sequence[str]) -> tuple[str, ...]:
+    for j, label in enumerate(labels):
+        if label is None:
+            column = f" in column {columns[j + 1]!r}" if len(columns) > j + 1 else ""
+            raise HierarchyError(f"{where} {unit} {line}: value {raw!r} has no level-{j + 1} label (NULL{column}); "
+                                 "a hierarchy has one height: every value needs a label at every level")
+    return tuple(label_text(label) for label in labels)
 
 
 def read_csv_rows(path: Path, delimiter: str = ";") -> list[tuple[int, str, list[str]]]:
@@ -334,28 +469,79 @@ def _taxonomy(spec: TaxonomySpec, attribute: str, values: list[Any], kind: Value
     return _from_rows(spec, attribute, rows, kind)
 
 
-def _number(x: float) -> str:
-    if isinstance(x, float) and x.is_integer():
-        return str(int(x))
-    return str(x)
+def _rows(spec: RowsSpec, attribute: str, values: list[Any], kind: ValueKind) -> Built:
+    rows = [(i, value, labels) for i, (value, labels) in enumerate(spec.rows, start=1)]
+    return _from_rows(spec, attribute, rows, kind, unit=spec.unit, columns=spec.columns)
+
+
+def exact_number(x: Any) -> Fraction:
+    """The exact rational a number denotes: integers and decimals exactly, a float as the shortest decimal that
+    round-trips (``0.1`` is 1/10, not the binary double).  Raises ``ValueError`` if not finite.
+
+    >>> exact_number(0.1), exact_number(3), exact_number(decimal.Decimal("2.50"))
+    (Fraction(1, 10), Fraction(3, 1), Fraction(5, 2))
+    """
+    if isinstance(x, Fraction):
+        return x
+    if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+        return Fraction(int(x))
+    if isinstance(x, decimal.Decimal):
+        if not x.is_finite():
+            raise ValueError(f"not a finite number: {x!r}")
+        return Fraction(x)
+    f = float(x)
+    if not math.isfinite(f):
+        raise ValueError(f"not a finite number: {x!r}")
+    return Fraction(repr(f))
+
+
+def decimal_text(x: Fraction) -> str:
+    """A terminating decimal written out (``3``, ``0.3``, ``-1.25``); other rationals as their nearest float.
+
+    >>> decimal_text(Fraction(3, 10)), decimal_text(Fraction(40)), decimal_text(Fraction(-5, 4))
+    ('0.3', '40', '-1.25')
+    """
+    if x.denominator == 1:
+        return str(x.numerator)
+    den, twos, fives = x.denominator, 0, 0
+    while den % 2 == 0:
+        den, twos = den // 2, twos + 1
+    while den % 5 == 0:
+        den, fives = den // 5, fives + 1
+    if den != 1:
+        return repr(float(x))
+    digits = max(twos, fives)
+    scaled = abs(x.numerator * 10**digits // x.denominator)
+    whole, frac = divmod(scaled, 10**digits)
+    text = f"{whole}.{frac:0{digits}d}".rstrip("0").rstrip(".")
+    return ("-" if x < 0 else "") + text
 
 
 def _intervals(spec: IntervalsSpec, attribute: str, values: list[Any], kind: ValueKind) -> Built:
+    """Bounds in exact decimal arithmetic: ``start + k·width`` with an integer k (width 0.1 puts 0.3 in
+    ``[0.3, 0.4)``)."""
     where = f"hierarchy for column {attribute!r} ({spec.describe()})"
     if not kind.numeric:
         raise HierarchyError(f"{where}: intervals need a numeric column, {attribute!r} holds {kind.value}")
-    widths = list(spec.widths)
+    try:
+        widths = [exact_number(w) for w in spec.widths]
+        start = exact_number(spec.start)
+    except (ValueError, TypeError) as exc:
+        raise HierarchyError(f"{where}: widths and start must be finite numbers ({exc})") from None
+    if not widths or any(w <= 0 for w in widths):
+        raise HierarchyError(f"{where}: widths must be positive numbers")
     for a, b in zip(widths, widths[1:]):
         ratio = b / a
-        if not math.isclose(ratio, round(ratio)) or round(ratio) < 2:
-            raise HierarchyError(f"{where}: width {_number(b)} is not a multiple (>= 2x) of width {_number(a)}, "
-                                 "so the levels would not form a function chain")
+        if ratio.denominator != 1 or ratio < 2:
+            raise HierarchyError(f"{where}: width {decimal_text(b)} is not a multiple (>= 2x) of width "
+                                 f"{decimal_text(a)}, so the levels would not form a function chain")
+    exact = [exact_number(v) for v in values]
     labels: list[list[str]] = []
     for w in widths:
         column = []
-        for v in values:
-            lo = spec.start + math.floor((float(v) - spec.start) / w) * w
-            column.append(f"[{_number(lo)}, {_number(lo + w)})")
+        for v in exact:
+            lo = start + math.floor((v - start) / w) * w
+            column.append(f"[{decimal_text(lo)}, {decimal_text(lo + w)})")
         labels.append(column)
     labels.append([TOP] * len(values))
     return list(values), labels
@@ -413,6 +599,7 @@ def _dates(spec: DatesSpec, attribute: str, values: list[Any], kind: ValueKind) 
 _BUILDERS: Mapping[type, Callable[..., Built]] = {
     CsvSpec: _csv,
     TaxonomySpec: _taxonomy,
+    RowsSpec: _rows,
     IntervalsSpec: _intervals,
     MaskSpec: _mask,
     SuppressSpec: _suppress,
@@ -422,10 +609,28 @@ _BUILDERS: Mapping[type, Callable[..., Built]] = {
 
 def check_spec(spec: HierarchySpec, attribute: str) -> None:
     """Validate what can be validated before touching the warehouse (file readable, one height, chain)."""
-    if isinstance(spec, (CsvSpec, TaxonomySpec)):
+    if isinstance(spec, (CsvSpec, TaxonomySpec, RowsSpec)):
         leaves, labels = _BUILDERS[type(spec)](spec, attribute, [], ValueKind.TEXT)
         validate_chain(attribute, spec.describe(), leaves, labels)
     elif isinstance(spec, IntervalsSpec):
         _intervals(spec, attribute, [], ValueKind.FLOAT)
     elif isinstance(spec, DatesSpec):
         _dates(spec, attribute, [], ValueKind.DATE)
+
+
+# --- export -------------------------------------------------------------------------------------------------
+
+
+def to_arx_csv(hierarchy: Hierarchy, delimiter: str = ";") -> str:
+    """The hierarchy in ARX's format: ``value;level1;...;levelh`` per leaf, no header (what ``CsvSpec`` reads
+    back into the same hierarchy).
+
+    >>> print(to_arx_csv(build(MaskSpec(), "zip", ["13053", "13068"], ValueKind.TEXT)), end="")
+    13053;1305*;130**;13***;1****;*
+    13068;1306*;130**;13***;1****;*
+    """
+    out = io.StringIO()
+    writer = csv.writer(out, delimiter=delimiter, lineterminator="\n")
+    for k, leaf in enumerate(hierarchy.leaves):
+        writer.writerow([label_text(leaf), *(column[k] for column in hierarchy.labels)])
+    return out.getvalue()

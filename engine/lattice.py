@@ -1,4 +1,5 @@
-"""The full-domain generalization lattice (SPEC §1): nodes, order, heights.  Pure stdlib + numpy.
+"""The full-domain generalization lattice: nodes, order, heights.  Pure stdlib + numpy.  (LeFevre, DeWitt,
+Ramakrishnan, "Incognito: Efficient Full-Domain K-Anonymity", SIGMOD 2005.)
 
 A node is a tuple of levels ``(l1..ld)`` with ``0 <= li <= hi``.  ``a <= b`` iff ``ai <= bi`` for all i.
 

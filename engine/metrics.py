@@ -1,4 +1,4 @@
-"""Utility metrics of a node (SPEC §8), from its block sizes and keys.  Pure numpy.
+"""Utility metrics of a node (defined in the README, Configuration reference, ``[search]``), from its block sizes and keys.  Pure numpy.
 
 Each metric gives the reported ``value`` of a node under a suppression mask, a ``loss`` to minimize (the
 value itself, or ``1 - precision``), and a ``bound``: a lower bound on the loss of *every* node above
@@ -12,7 +12,7 @@ this one, whatever they suppress, which the optimal search uses to prune:
 - average block size: without a budget, the node's own value (``|T| / #blocks`` grows upwards); with one,
   the smallest block size (every released block above is a union of blocks here).
 
-KL-divergence (Veil's precise reading of SPEC §8): ``KL = Σ_x p(x) ln(p(x) / q(x))`` over the original QI
+KL-divergence (Veil's precise reading of the README's definition): ``KL = Σ_x p(x) ln(p(x) / q(x))`` over the original QI
 combinations ``x``, where ``q(x) = (n(E)/|T|) / L(E)`` for ``x`` in block ``E`` and ``L(E)`` is the number
 of original value combinations the generalized cell covers (product over QIs of the hierarchy leaves
 under its value); a suppressed block's cell is the whole domain.  So ``KL = -H(original) + Σ_E P(E)
@@ -34,7 +34,7 @@ from typing import ClassVar, Protocol
 
 import numpy as np
 
-from engine.counts import NodeCounts
+from veil.counts import NodeCounts
 
 
 class Metric(Protocol):

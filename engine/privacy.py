@@ -1,4 +1,4 @@
-"""A privacy specification (SPEC §4, §7): a conjunction of models plus a suppression budget, evaluated
+"""A privacy specification (docs/models.md §4, §6): a conjunction of models plus a suppression budget, evaluated
 on one node's counts.  Pure numpy; the search and the ``check`` command both use it.
 
 A block is suppressed when it fails any model; a node passes when the suppressed rows are at most
@@ -11,8 +11,8 @@ the models' declared properties (never their names):
   below fails too.
 
 >>> import numpy as np
->>> from engine.counts import NodeCounts
->>> from engine.models.kanonymity import KAnonymity
+>>> from veil.counts import NodeCounts
+>>> from veil.models.kanonymity import KAnonymity
 >>> nc = NodeCounts.from_cells(("zip",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([4, 1]), (2,))
 >>> spec = Specification((KAnonymity(k=2),), max_suppression=0.2)
 >>> e = spec.evaluate(nc, rows=5)
@@ -27,10 +27,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from engine.counts import NodeCounts
-from engine.models.base import Model, Needs, Verdict
+from veil.counts import NodeCounts
+from veil.models.base import Model, Needs, Verdict
 
-CHUNK_CELLS = 1 << 24  # dense blocks × values cells a checker may see at once (128 MiB of int64)
+CHUNK_CELLS = 1 << 24  # sparse histogram cells a checker may see at once
 
 
 @dataclass(frozen=True)
@@ -93,16 +93,15 @@ class Specification:
 
 
 def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> Verdict:
-    """``model.check(counts)``, in slices of blocks when the dense histograms would be too large.
+    """``model.check(counts)``, in slices of blocks when the node has very many cells.
 
     Per-block verdicts concatenate; the table's level is the min or max of the slices' (as the model
     declares), ``None`` (infinite) winning.  Models that read supersets see the whole node."""
     needs = model.properties.needs
-    width = max((d.size for d in counts.sensitive), default=1)
-    rows = len(counts.cell_count) if needs is Needs.JOINT else counts.n_blocks  # sub-blocks ≤ cells
-    if rows * width <= max_cells or needs in (Needs.SIZES, Needs.SUPERSETS) or counts.n_blocks < 2:
+    cells = len(counts.cell_count)  # checkers read sparse histograms: their work and memory follow the cells
+    if cells <= max_cells or needs in (Needs.SIZES, Needs.SUPERSETS) or counts.n_blocks < 2:
         return model.check(counts)
-    pieces = -(-rows * width // max_cells)
+    pieces = -(-cells // max_cells)
     step = -(-counts.n_blocks // pieces)
     passed, levels = [], []
     for start in range(0, counts.n_blocks, step):

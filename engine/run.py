@@ -7,37 +7,56 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+import numpy as np
+import sqlalchemy as sa
 
-from engine import search
-from engine.backends import open_backend
-from engine.config import Config, sensitive_needed
-from engine.counts import NodeCounts
-from engine.lattice import Lattice
-from engine.metrics import Metric, make_metric
-from engine.privacy import Evaluation, Specification
-from engine.search import SearchResult
-from engine.warehouse import Stats, Warehouse, value_text
+from veil import log, search
+from veil import queries as q
+from veil.backends import open_backend
+from veil.backends.base import Session
+from veil.config import Config, sensitive_needed
+from veil.counts import NodeCounts
+from veil.errors import NoSolutionError
+from veil.hierarchies import resolve as resolve_hierarchies
+from veil.lattice import Lattice
+from veil.metrics import Metric, make_metric
+from veil.privacy import Evaluation, Specification
+from veil.search import SearchResult
+from veil.warehouse import Stats, Warehouse, value_text
+
+
+def prepare_run(session: Session, config: Config, *, sensitive: Sequence[str] | None = None,
+                on_step: Callable[[str], None] = lambda _m: None, rollup: bool = True,
+                **tuning: Any) -> tuple[Config, Warehouse]:
+    """On an open session: read table-backed hierarchies (``config`` returned with them in memory), prepare
+    the warehouse and validate the models against the sensitive domains.
+
+    ``sensitive`` defaults to the columns the models read (none when they need block sizes only)."""
+    config = resolve_hierarchies(session, config)
+    counted = tuple(sensitive) if sensitive is not None else tuple(sensitive_needed(config))
+    wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
+                   **tuning)
+    wh.prepare()
+    domains = {d.name: d for d in wh.domains}
+    for model in config.models:
+        if model.attribute is None or model.attribute in domains:
+            model.validate(domains)
+    return config, wh
 
 
 @contextmanager
-def open_warehouse(config: Config, *, sensitive: Sequence[str] | None = None,
-                   on_step: Callable[[str], None] = lambda _m: None, rollup: bool = True,
-                   **tuning: Any) -> Iterator[Warehouse]:
-    """A prepared warehouse for ``config`` on one connection; temporary tables vanish on exit.
-
-    ``sensitive`` defaults to the columns the models read (none when they need block sizes only)."""
+def open_run(config: Config, **options: Any) -> Iterator[tuple[Config, Warehouse]]:
+    """``prepare_run`` on one connection of the config's backend; temporary tables vanish on exit.  Use the
+    returned config's models: its hierarchies are in memory."""
     backend = open_backend(config.source.resolved_url())
-    counted = tuple(sensitive) if sensitive is not None else tuple(sensitive_needed(config))
     with backend.session() as session:
-        wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
-                       **tuning)
-        wh.prepare()
-        domains = {d.name: d for d in wh.domains}
-        for model in config.models:
-            if model.attribute is None or model.attribute in domains:
-                model.validate(domains)
+        yield prepare_run(session, config, **options)
+
+
+@contextmanager
+def open_warehouse(config: Config, **options: Any) -> Iterator[Warehouse]:
+    """A prepared warehouse for ``config`` on one connection (see ``open_run``)."""
+    with open_run(config, **options) as (_, wh):
         yield wh
 
 
@@ -47,15 +66,15 @@ def counts_document(wh: Warehouse, nc: NodeCounts) -> dict[str, Any]:
     sizes = nc.sizes.tolist()
     per_attr = []
     for dom in wh.domains:
-        matrix = nc.blocks(dom.name).counts
+        bc = nc.blocks(dom.name)
         texts = [value_text(v) for v in dom.values.tolist()]
-        per_attr.append((dom.name, matrix, texts))
+        per_attr.append((dom.name, bc.indptr.tolist(), bc.codes.tolist(), bc.counts.tolist(), texts))
     blocks = []
     for b in range(nc.n_blocks):
         sensitive = {}
-        for name, matrix, texts in per_attr:
-            row = matrix[b]
-            sensitive[name] = {texts[i]: int(row[i]) for i in row.nonzero()[0].tolist()}
+        for name, indptr, codes, counts, texts in per_attr:
+            cells = range(indptr[b], indptr[b + 1])
+            sensitive[name] = {texts[codes[i]]: counts[i] for i in cells}
         blocks.append({"key": [value_text(v) for v in labels[b]], "size": int(sizes[b]), "sensitive": sensitive})
     return {"attributes": list(wh.attributes), "node": list(nc.node), "rows": wh.rows, "blocks": blocks}
 
@@ -81,6 +100,21 @@ def check_document(wh: Warehouse, spec: Specification, nc: NodeCounts, evaluatio
     }
 
 
+def generalized_select(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, published: Sequence[str],
+                       not_null: Sequence[str] = ()) -> sa.Select[Any]:
+    """The rows a release publishes at ``counts.node``: each quasi-identifier generalized through its
+    dimension table, the other ``published`` columns as they are, rows of the ``suppressed`` blocks dropped
+    (their codes listed in a temporary table first) and rows with NULLs in ``not_null`` left out.
+    ``veil release`` materializes it; ``veil.anonymize`` reads it back."""
+    if suppressed.any():
+        table = q.suppressed_table(len(wh.attributes))
+        wh.session.execute(sa.schema.CreateTable(table), "listing suppressed blocks")
+        wh.session.bulk_load(table, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
+                             "listing suppressed blocks")
+    return q.release_select(wh.source_table(published), wh.layout, counts.node, wh.attributes, published,
+                            bool(suppressed.any()), not_null)
+
+
 def metric_for(wh: Warehouse, name: str) -> Metric:
     """The configured utility metric, with what KL-divergence needs from the hierarchies and the bottom."""
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
@@ -88,23 +122,40 @@ def metric_for(wh: Warehouse, name: str) -> Metric:
     return make_metric(name, wh.heights, leaf, bottom)
 
 
-def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str],
-                     progress: Console | None = None) -> SearchResult:
-    """Search ``wh``'s lattice with the config's models, budget and metric (counts shared by strategies)."""
+def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
+    """Search ``wh``'s lattice with the config's models, budget and metric (counts shared by strategies);
+    a progress bar on a terminal."""
     lattice = Lattice(wh.heights)
     spec = Specification(config.models, config.search.max_suppression)
     metric = metric_for(wh, config.search.metric)
-    if progress is None:
-        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows)
-    columns = (TextColumn("searching"), BarColumn(), MofNCompleteColumn(), TextColumn("nodes"), TimeElapsedColumn())
-    with Progress(*columns, console=progress, transient=True) as bar:
-        task = bar.add_task("search", total=lattice.size)
-        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows,
-                          on_evaluate=lambda n: bar.update(task, completed=n))
+    with log.progress("searching", lattice.size) as update:
+        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows, on_evaluate=update)
 
 
-def run_search(config: Config, strategies: Sequence[str], on_step: Callable[[str], None] = lambda _m: None,
-               progress: Console | None = None) -> tuple[SearchResult, Stats]:
-    with open_warehouse(config, on_step=on_step) as wh:
-        result = search_warehouse(wh, config, strategies, progress)
-        return result, wh.stats
+def run_search(config: Config, strategies: Sequence[str],
+               on_step: Callable[[str], None] = lambda _m: None) -> tuple[SearchResult, Stats, NoSolutionError | None]:
+    """Search; when no node passes, also the error naming each failing model's best level."""
+    with open_run(config, on_step=on_step) as (config, wh):
+        result = search_warehouse(wh, config, strategies)
+        failure = None if result.any_passing else no_solution(wh, Specification(config.models,
+                                                                                config.search.max_suppression))
+        return result, wh.stats, failure
+
+
+def no_solution(wh: Warehouse, spec: Specification) -> NoSolutionError:
+    """Why no node passes: the models that fail even at the most general node, with the best level they
+    reach there (``models`` in the ``--json`` document)."""
+    top = tuple(wh.heights)
+    evaluation = spec.evaluate(wh.counts(top), wh.rows)
+    failing = [{"type": m.type, "attribute": m.attribute, "best_level": v.achieved, "at_node": list(top),
+                "describe": m.describe()}
+               for m, v in zip(spec.models, evaluation.verdicts) if not v.passed.all()]
+    parts = [f"{f['describe']} fails even at the most general node {list(top)} (best level reached: "
+             f"{'undefined' if f['best_level'] is None else format(f['best_level'], '.6g')})" for f in failing]
+    if not parts:
+        parts.append("every model holds at the most general node on its own, but no node satisfies them together")
+    budget = f" within a suppression budget of {spec.max_suppression:g}" if spec.max_suppression else ""
+    for f in failing:
+        del f["describe"]
+    return NoSolutionError(f"no lattice node satisfies the models{budget}: " + "; ".join(parts)
+                           + "; nothing was published", models=failing)

@@ -1,7 +1,7 @@
-"""Lattice search (SPEC §7): every minimal passing node (Incognito) and the proven-optimal node.
+"""Lattice search (what it may rely on: docs/models.md §6): every minimal passing node (Incognito) and the proven-optimal node.
 
 The search receives a ``counts_for(node)`` function and never sees SQL.  It reads what the specification
-declares (``tags_up``, ``prune_down``; see ``engine.privacy``) instead of special-casing models:
+declares (``tags_up``, ``prune_down``; see ``veil.privacy``) instead of special-casing models:
 
 - ``brute-force``: evaluates every node; the reference the other two are tested against.
 - ``incognito`` (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005): bottom-up breadth-first over quasi-identifier
@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from engine.counts import Level, NodeCounts
-from engine.lattice import Lattice, Node
-from engine.metrics import Metric
-from engine.privacy import Evaluation, Specification
+from veil.counts import Level, NodeCounts
+from veil.lattice import Lattice, Node
+from veil.metrics import Metric
+from veil.privacy import Evaluation, Specification
 
 CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
 STRATEGIES = ("optimal", "incognito", "brute-force")

@@ -1,7 +1,7 @@
 """The warehouse side of a run: inspect the source, load hierarchies as dimension tables, build the base
 frequency set once, and answer "counts for this node" with one pushed-down ``GROUP BY`` per node.
 
-Builds SQL only through ``engine.queries``; executes only through a backend ``Session``.  Everything it
+Builds SQL only through ``veil.queries``; executes only through a backend ``Session``.  Everything it
 creates is a temporary table of the session, so ``counts``, ``check`` and ``search`` leave nothing behind.
 
 Counts of evaluated nodes are cached; a node's ``GROUP BY`` reads the materialized counts of its finest
@@ -20,12 +20,13 @@ from typing import Any
 import numpy as np
 import sqlalchemy as sa
 
-from engine import queries as q
-from engine.backends.base import Session
-from engine.config import QuasiIdentifier, SourceConfig
-from engine.counts import Level, NodeCounts, SensitiveDomain
-from engine.errors import BackendError, SourceError
-from engine.hierarchy import Hierarchy, ValueKind, build, sort_key
+from veil import queries as q
+from veil.backends.base import Session
+from veil.config import QuasiIdentifier, SourceConfig
+from veil.counts import Level, NodeCounts, SensitiveDomain
+from veil.errors import BackendError, SourceError
+from veil.hierarchies import build_all
+from veil.hierarchy import Hierarchy, ValueKind, sort_key
 
 MAX_LISTED = 20
 
@@ -101,8 +102,9 @@ class Warehouse:
     # --- inspection ---------------------------------------------------------------------------------
 
     def inspect(self) -> dict[str, Column]:
-        """Columns of the source from ``information_schema``; errors name the table or column."""
-        rows = self.session.rows(q.columns_of(self.source.schema, self.source.table), "reading the source's columns")
+        """Columns of the source (``information_schema`` or the backend's catalog); errors name the table or
+        column."""
+        rows = self.session.source_columns(self.source.schema, self.source.table)
         if not rows:
             where = f" in schema {self.source.schema!r}" if self.source.schema else ""
             raise SourceError(f"source table {self.table_name!r} does not exist{where} "
@@ -174,11 +176,9 @@ class Warehouse:
         self.rows = total
 
         self.on_step("validating hierarchies")
-        hierarchies = []
-        for qi in self.quasi_identifiers:
-            distinct = [v for v, _ in values[qi.column] if v is not None]
-            hierarchies.append(build(qi.hierarchy, qi.column, distinct, self.columns[qi.column].kind))
-        self.hierarchies = tuple(hierarchies)
+        self.hierarchies = build_all(self.session, self.quasi_identifiers,
+                                     {c: [v for v, _ in values[c] if v is not None] for c in qis},
+                                     {c: self.columns[c].kind for c in qis})
 
         domains = []
         for name in self.sensitive:

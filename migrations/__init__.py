@@ -1,1 +1,1 @@
-"""Alembic environment and versions of Veil's catalog (installed as ``engine.migrations``)."""
+"""Alembic environment and versions of Veil's catalog (installed as ``veil.migrations``)."""

@@ -1,1 +1,1 @@
-"""Hand-written, reviewed SQL shipped with Veil (installed as ``engine.sql``; read with importlib.resources)."""
+"""Hand-written, reviewed SQL shipped with Veil (installed as ``veil.sql``; read with importlib.resources)."""

@@ -1,13 +1,18 @@
 """Shared fixtures.  ``db`` runs a test on both real backends: embedded DuckDB and PostgreSQL.
 
 PostgreSQL comes from ``VEIL_TEST_PG_URL`` (default: the local server's ``test`` database).  Locally a
-missing server skips the PostgreSQL half; with ``CI=true`` it fails.  Each PostgreSQL test works in a
-schema of its own, dropped afterwards; each DuckDB test in a file of its own.
+missing server skips the PostgreSQL half.  Each PostgreSQL test works in a schema of its own, dropped
+afterwards; each DuckDB test in a file of its own.
+
+With ``CI=true`` every test must run: a skip (a missing server, a missing dev dependency such as pycanon
+or scipy) is reported as a failure.  Hypothesis runs with the ``veil`` profile: no deadline (the machines
+that run the suite are loaded), ``VEIL_HYPOTHESIS_PROFILE=hard`` for longer hunts.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import uuid
@@ -18,12 +23,39 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, settings
 
 PG_URL = os.environ.get("VEIL_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PG_ENV = "VEIL_TEST_PG_URL"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 os.environ.setdefault(PG_ENV, PG_URL)
+
+settings.register_profile("veil", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
+settings.register_profile("hard", parent=settings.get_profile("veil"))
+settings.load_profile(os.environ.get("VEIL_HYPOTHESIS_PROFILE", "veil"))
+
+
+def _skip_reason(longrepr: Any) -> str:
+    return str(longrepr[2]) if isinstance(longrepr, tuple) and len(longrepr) == 3 else str(longrepr)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if IN_CI and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+        report.longrepr = f"skipped with CI=true, where every test must run: {_skip_reason(report.longrepr)}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
+    outcome = yield
+    report = outcome.get_result()  # type: ignore[attr-defined]
+    if IN_CI and report.skipped:
+        report.outcome = "failed"
+        report.longrepr = f"skipped with CI=true, where every test must run: {_skip_reason(report.longrepr)}"
 
 
 def _pg_available() -> str | None:
@@ -120,23 +152,63 @@ class Db:
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     if request.param == "duckdb":
         yield Db("duckdb", f"duckdb:///{tmp_path / 'warehouse.duckdb'}", "raw", tmp_path)
-        return
-    require_pg()
-    schema = f"veil_test_{uuid.uuid4().hex[:10]}"
-    d = Db("postgres", PG_URL, schema, tmp_path)
-    d.execute(f'CREATE SCHEMA "{schema}"')
-    try:
-        yield d
-    finally:
-        d.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    else:
+        require_pg()
+        schema = f"veil_test_{uuid.uuid4().hex[:10]}"
+        d = Db("postgres", PG_URL, schema, tmp_path)
+        d.execute(f'CREATE SCHEMA "{schema}"')
+        try:
+            yield d
+        finally:
+            d.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+@dataclass(frozen=True)
+class ReleaseSchemas:
+    """Where a release test publishes (``out``) and keeps its catalog (``cat``)."""
+
+    out: str
+    cat: str
+
+    def section(self, name: str = "inpatient", drop: str = '["id"]') -> str:
+        return (f'\n[release]\nname = "{name}"\nschema = "{self.out}"\ncatalog_schema = "{self.cat}"\n'
+                f"drop_columns = {drop}\n")
+
+
+@pytest.fixture
+def release_schemas(db: Db) -> Iterator[ReleaseSchemas]:
+    """Output and catalog schemas of a release test: fixed on DuckDB (a file per test), unique on
+    PostgreSQL and dropped afterwards."""
+    if db.kind == "duckdb":
+        yield ReleaseSchemas("published", "veil")
+    else:
+        schemas = ReleaseSchemas(f"{db.schema}_pub", f"{db.schema}_cat")
+        try:
+            yield schemas
+        finally:
+            db.execute(*(f'DROP SCHEMA IF EXISTS "{s}" CASCADE' for s in (schemas.out, schemas.cat)))
 
 
 def run_veil(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
              timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run the ``veil`` CLI in a subprocess (as a scheduler would)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "engine.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "veil.cli", *args], capture_output=True, text=True,
                           cwd=cwd, env=full_env, timeout=timeout)
+
+
+# One log line of a command whose stderr is not a terminal (veil.log): ISO time, level, command, message.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d (DEBUG|INFO|WARNING|ERROR) veil( [a-z]+)?: \S.*$")
+
+
+def error_line(stderr: str) -> str:
+    """The one error of a failed command: every stderr line is a well-formed log line (no traceback, no
+    wrapped fragment) and exactly one is an ERROR; its message is returned."""
+    lines = stderr.splitlines()
+    assert lines and all(LOG_LINE.match(line) for line in lines), stderr
+    errors = [line for line in lines if LOG_LINE.match(line).group(1) == "ERROR"]  # type: ignore[union-attr]
+    assert len(errors) == 1, stderr
+    return errors[0].split(": ", 1)[1]
 
 
 INPATIENT_COLUMNS = {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "nationality": sa.String,
@@ -165,15 +237,15 @@ k = 4
 
 
 def inpatient_body() -> str:
-    from engine.demo import HIERARCHIES
+    from veil.demo import HIERARCHIES
 
     return INPATIENT_BODY.format(age_csv=HIERARCHIES / "inpatient_age.csv")
 
 
 @pytest.fixture
 def inpatient(db: Db) -> Db:
-    """The 12-row inpatient table of papers/000 Figure 1 as ``<schema>.patients``."""
-    from engine.demo import inpatient_rows
+    """The 12-row inpatient table of Machanavajjhala et al. (ICDE 2006), Figure 1 as ``<schema>.patients``."""
+    from veil.demo import inpatient_rows
 
     db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
     return db

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import INPATIENT_COLUMNS, Db, inpatient_body, run_veil
+from tests.conftest import INPATIENT_COLUMNS, PG_URL, Db, error_line, inpatient_body, run_veil
 
 
 def _run_counts(db: Db, config_body: str, table: str = "patients", source_extra: str = "",
@@ -18,15 +20,12 @@ def _run_counts(db: Db, config_body: str, table: str = "patients", source_extra:
 
 
 def _one_line(stderr: str) -> str:
-    lines = [ln for ln in stderr.splitlines() if ln.strip()]
-    assert len(lines) == 1, stderr
-    assert "Traceback" not in stderr
-    return lines[0]
+    return error_line(stderr)
 
 
 def test_missing_table(inpatient: Db) -> None:
     code, out, err = _run_counts(inpatient, inpatient_body(), table="no_such_table")
-    assert code == 1 and out == ""
+    assert code == 1 and json.loads(out)["status"] == "failed"
     line = _one_line(err)
     assert "no_such_table" in line and "does not exist" in line
 
@@ -41,7 +40,7 @@ def test_missing_column(inpatient: Db) -> None:
 def test_hierarchy_missing_values(inpatient: Db, tmp_path) -> None:
     csv = tmp_path / "age.csv"
     csv.write_text("".join(f"{a};<40;*\n" for a in range(0, 40)) + "47;>=40;*\n", encoding="utf-8")
-    body = inpatient_body().replace(str(__import__("engine.demo", fromlist=["HIERARCHIES"]).HIERARCHIES /
+    body = inpatient_body().replace(str(__import__("veil.demo", fromlist=["HIERARCHIES"]).HIERARCHIES /
                                         "inpatient_age.csv"), str(csv))
     code, _, err = _run_counts(inpatient, body)
     line = _one_line(err)
@@ -54,7 +53,7 @@ def test_hierarchy_not_a_function_chain(inpatient: Db, tmp_path) -> None:
     rows = [f"{a};{a // 10 * 10}s;{'young' if a < 40 else 'old'};*" for a in range(100)]
     rows[45] = "45;40s;young;*"  # 40s → old (40..49) and young (45): two parents
     csv.write_text("\n".join(rows) + "\n", encoding="utf-8")
-    body = inpatient_body().replace(str(__import__("engine.demo", fromlist=["HIERARCHIES"]).HIERARCHIES /
+    body = inpatient_body().replace(str(__import__("veil.demo", fromlist=["HIERARCHIES"]).HIERARCHIES /
                                         "inpatient_age.csv"), str(csv))
     code, _, err = _run_counts(inpatient, body)
     line = _one_line(err)
@@ -62,7 +61,7 @@ def test_hierarchy_not_a_function_chain(inpatient: Db, tmp_path) -> None:
 
 
 def test_nulls_are_an_error_by_default_and_can_be_dropped(db: Db) -> None:
-    from engine.demo import inpatient_rows
+    from veil.demo import inpatient_rows
 
     rows = inpatient_rows() + [(13, None, 33, "American", "Cancer"), (14, "13053", 30, "Indian", None)]
     db.create_table("patients", INPATIENT_COLUMNS, rows)
@@ -108,7 +107,8 @@ def test_bad_url_env(inpatient: Db) -> None:
 def test_unreachable_postgres_is_one_line(tmp_path) -> None:
     path = tmp_path / "v.toml"
     path.write_text('[source]\nurl_env = "VEIL_DEAD_URL"\ntable = "x"\n' + inpatient_body())
-    res = run_veil("counts", "--config", str(path), env={"VEIL_DEAD_URL": "postgresql://nobody@127.0.0.1:1/none"})
+    dead = sa.make_url(PG_URL).set(port=1).render_as_string(hide_password=False)  # nothing listens on port 1
+    res = run_veil("counts", "--config", str(path), env={"VEIL_DEAD_URL": dead})
     line = _one_line(res.stderr)
     assert res.returncode == 1 and "cannot connect to PostgreSQL" in line
     assert "sqlalchemy" not in line.lower()

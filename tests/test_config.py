@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from engine import config as cfg
-from engine.errors import ConfigError
-from engine.hierarchy import CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, SuppressSpec, TaxonomySpec
+from veil import config as cfg
+from veil.errors import ConfigError
+from veil.hierarchy import CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, SuppressSpec, TableSpec, TaxonomySpec
 
 BASE = """
 [source]
@@ -139,3 +140,65 @@ def test_invalid_toml(tmp_path: Path) -> None:
         cfg.load(write(tmp_path, "[source\n"))
     with pytest.raises(ConfigError, match="cannot read config file"):
         cfg.load(tmp_path / "missing.toml")
+
+
+def test_table_hierarchies(tmp_path: Path) -> None:
+    text = BASE.replace('{ csv = "hierarchies/zip.csv" }', '{ table = "dims.zip_levels" }').replace(
+        '{ intervals = [10, 20] }', '{ table = "Age Levels", columns = ["age", "decade", "top"] }')
+    text += ('\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
+             'hierarchy = { table = "dims.conditions", columns = ["c", "group", "top"] }\n')
+    c = cfg.load(write(tmp_path, text))
+    assert [q.hierarchy for q in c.quasi_identifiers] == [
+        TableSpec("dims.zip_levels"), TableSpec("Age Levels", ("age", "decade", "top"))]
+    assert c.models[1].hierarchy == TableSpec("dims.conditions", ("c", "group", "top"))
+
+
+@pytest.mark.parametrize("hierarchy, message", [
+    ('{ table = "dims.zip", columns = ["zip"] }', r"key 'columns' must name the value column and at least one level"),
+    ('{ table = "dims.zip", columns = ["a", "a"] }', r"key 'columns' lists a name twice"),
+    ('{ table = "" }', r"key 'table' must not be empty"),
+    ('{ table = "dims.zip", csv = "z.csv" }', r"must have exactly one of csv, table, intervals"),
+    ('{ table = "dims.zip", delimiter = ";" }', r"has unknown key\(s\) 'delimiter'"),
+])
+def test_table_hierarchy_errors(tmp_path: Path, hierarchy: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"veil.toml: \[\[quasi_identifiers\]\] #1 \('zip'\) hierarchy.*" + message):
+        cfg.load(write(tmp_path, BASE.replace('{ csv = "hierarchies/zip.csv" }', hierarchy)))
+
+
+def test_model_table_hierarchy_errors(tmp_path: Path) -> None:
+    text = BASE + ('\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
+                   'hierarchy = { table = "dims.conditions", columns = ["c"] }\n')
+    with pytest.raises(ConfigError, match=r"\[\[models\]\] #2 \(t-closeness\): parameter 'hierarchy' must be a table "
+                                          r"like hierarchy = \{ table = \"dims.diseases\" \}"):
+        cfg.load(write(tmp_path, text))
+
+
+def test_hierarchy_checks_can_wait_for_the_source(tmp_path: Path) -> None:
+    """``veil hierarchy --check`` loads the config without validating hierarchy files, to report them all."""
+    text = BASE.replace("hierarchies/zip.csv", "hierarchies/missing.csv")
+    with pytest.raises(ConfigError, match="cannot read hierarchy file"):
+        cfg.load(write(tmp_path, text))
+    assert cfg.load(write(tmp_path, text), check_hierarchies=False).quasi_identifiers[0].hierarchy == CsvSpec(
+        tmp_path / "hierarchies" / "missing.csv")
+
+
+def test_assemble_builds_the_same_config_from_dicts(tmp_path: Path) -> None:
+    """The Python API's path: the same dicts as the TOML tables give the same frozen dataclasses; errors
+    name the caller's keys."""
+    toml = cfg.load(write(tmp_path, BASE))
+    built = cfg.assemble(
+        file="veil.anonymize()", base=tmp_path, source=toml.source,
+        quasi_identifiers=[("zip", {"csv": "hierarchies/zip.csv"}, "quasi_identifiers['zip']"),
+                           ("age", {"intervals": (10, 20)}, "quasi_identifiers['age']")],
+        sensitive=("condition",), models=[({"type": "k-anonymity", "k": 4}, "models[0]")],
+        search=cfg.search_settings({}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}"))
+    assert built.quasi_identifiers == toml.quasi_identifiers and built.search == toml.search
+    assert [replace(m, where="") for m in built.models] == [replace(m, where="") for m in toml.models]
+    assert built.models[0].where == "veil.anonymize(): models[0] (k-anonymity)" and built.sensitive == toml.sensitive
+    with pytest.raises(ConfigError, match=r"^veil.anonymize\(\): quasi_identifiers\['age'\] key 'intervals' must be "
+                                          r"a non-empty list of positive widths"):
+        cfg.assemble(file="veil.anonymize()", base=tmp_path, source=toml.source,
+                     quasi_identifiers=[("age", {"intervals": []}, "quasi_identifiers['age']")], sensitive=(),
+                     models=[], search=toml.search)
+    with pytest.raises(ConfigError, match=r"^veil.anonymize\(\): argument 'max_suppression' must be a fraction"):
+        cfg.search_settings({"max_suppression": 2}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}")

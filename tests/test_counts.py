@@ -8,8 +8,8 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.counts import NodeCounts, SensitiveDomain
-from engine.hierarchy import IntervalsSpec, MaskSpec, ValueKind, build
+from veil.counts import NodeCounts, SensitiveDomain
+from veil.hierarchy import IntervalsSpec, MaskSpec, ValueKind, build
 
 ZIPS = ["13053", "13068", "14850", "14853", "13121"]
 
@@ -44,7 +44,7 @@ def test_rollup_equals_a_recount(rows, z, a) -> None:
         expected.setdefault(key, Counter())[s] += 1
     labels = [tuple(lab) for lab in nc.labels()]
     got = {lab: Counter({i: int(c) for i, c in enumerate(row) if c}) for lab, row in
-           zip(labels, nc.blocks("a").counts)}
+           zip(labels, nc.blocks("a").dense())}
     assert got == expected
     assert nc.sizes.sum() == len(rows) and (nc.blocks("b").sizes == nc.sizes).all()
 
@@ -61,7 +61,7 @@ def test_sub_blocks_put_the_other_attribute_in_the_key(rows) -> None:
     labels = nc.labels()
     got = Counter()
     # recover each sub-block's "b" value: cells of its q*-block with that histogram
-    for i, (row, p) in enumerate(zip(sub.counts, parent)):
+    for i, (row, p) in enumerate(zip(sub.dense(), parent)):
         for s, c in enumerate(row):
             if c:
                 got[(*labels[p], None, s)] += int(c)
@@ -70,7 +70,7 @@ def test_sub_blocks_put_the_other_attribute_in_the_key(rows) -> None:
         flattened[(z, a, None, s)] += c
     assert got == flattened
     # the number of sub-blocks is the number of distinct (block, b) pairs
-    assert len(sub.counts) == len({(hs[0].labels_of(z)[3], hs[1].labels_of(a)[2], t) for z, a, _, t in rows})
+    assert sub.blocks == len({(hs[0].labels_of(z)[3], hs[1].labels_of(a)[2], t) for z, a, _, t in rows})
 
 
 def test_restrict_keeps_reference_distribution() -> None:
@@ -86,7 +86,39 @@ def test_block_counts_views() -> None:
     nc = NodeCounts.from_cells(("q",), (0,), np.array([[0], [0], [1], [1]]), np.array([[0], [1], [1], [2]]),
                                np.array([2, 1, 2, 1]), (2,), (dom,))
     bc = nc.blocks("s")
-    assert bc.counts.tolist() == [[2, 1, 0], [0, 2, 1]]
-    assert bc.descending.tolist() == [[2, 1, 0], [2, 1, 0]]
-    assert bc.distinct.tolist() == [2, 2]
-    assert np.allclose(bc.proportions, [[2 / 3, 1 / 3, 0], [0, 2 / 3, 1 / 3]])
+    assert bc.dense().tolist() == [[2, 1, 0], [0, 2, 1]]
+    # sparse: cells sorted by (block, value code)
+    assert bc.indptr.tolist() == [0, 2, 4] and bc.codes.tolist() == [0, 1, 1, 2] and bc.counts.tolist() == [2, 1, 2, 1]
+    assert bc.distinct.tolist() == [2, 2] and bc.sizes.tolist() == [3, 3]
+    assert bc.cumulative().tolist() == [2, 3, 2, 3]
+    assert bc.take(np.array([1])).dense().tolist() == [[0, 2, 1]]
+
+
+@settings(max_examples=100, deadline=None)
+@given(cells=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), st.integers(0, 4)), max_size=40),
+       max_cells=st.integers(1, 6))
+def test_sparse_histograms_equal_a_dense_recount(cells, max_cells) -> None:
+    """Cells in any order, repeated, with zero counts: the CSR histograms are the dense recount, canonical,
+    and slices / takes / chunks / reductions agree with it."""
+    from veil.counts import BlockCounts
+    dom = SensitiveDomain("s", np.arange(7), np.ones(7, dtype=np.int64), numeric=True)
+    dense = np.zeros((6, 7), dtype=np.int64)
+    for b, v, c in cells:
+        dense[b, v] += c
+    arr = np.array(cells, dtype=np.int64).reshape(-1, 3)
+    bc = BlockCounts.from_cells(arr[:, 0], arr[:, 1], arr[:, 2], 6, dom)
+    assert (bc.dense() == dense).all() and (bc.counts > 0).all()
+    assert bc.same(BlockCounts.from_dense(dense, dom))
+    assert bc.sizes.tolist() == dense.sum(axis=1).tolist()
+    assert bc.distinct.tolist() == np.count_nonzero(dense, axis=1).tolist()
+    assert bc.block_max(bc.counts).tolist() == dense.max(axis=1).tolist()
+    order = np.array([5, 0, 3])
+    assert (bc.take(order).dense() == dense[order]).all()
+    ranges = bc.chunks(max_cells)
+    assert [a for a, _ in ranges] == [0] + [b for _, b in ranges[:-1]] and ranges[-1][1] == 6
+    for a, b in ranges:
+        part = bc.slice(a, b)
+        assert (part.dense() == dense[a:b]).all()
+        assert part.cells <= max_cells or b - a == 1
+    expected_cum = [int(dense[b, :v + 1].sum()) for b, v in zip(bc.block_of_cell, bc.codes)]
+    assert bc.cumulative().tolist() == expected_cum

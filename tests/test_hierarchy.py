@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import decimal
+import doctest
+import importlib
 from pathlib import Path
 
 import pytest
 
-from engine.errors import HierarchyError
-from engine.hierarchy import (CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, SuppressSpec, TaxonomySpec, ValueKind,
-                              build, check_spec)
+from veil.errors import HierarchyError
+from veil.hierarchy import (CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, RowsSpec, SuppressSpec, TableSpec,
+                            TaxonomySpec, ValueKind, build, check_spec, construct, to_arx_csv)
 
 
 def test_mask_builder_follows_the_papers_zip_example() -> None:
@@ -44,6 +47,37 @@ def test_intervals_widths_must_nest() -> None:
 def test_intervals_with_start_and_fractions() -> None:
     h = build(IntervalsSpec(widths=(0.5,), start=0.25), "x", [0.3, 1.0], ValueKind.FLOAT)
     assert h.labels_of(0.3)[1] == "[0.25, 0.75)" and h.labels_of(1.0)[1] == "[0.75, 1.25)"
+
+
+def test_intervals_with_a_decimal_width_are_exact() -> None:
+    # width 0.1: 0.3 lies in [0.3, 0.4) (floor(0.3/0.1) in binary floats is 2, giving [0.2, 0.30000000000000004))
+    h = build(IntervalsSpec(widths=(0.1, 0.2)), "x", [0.2, 0.3, 0.35, 0.1, 0.7], ValueKind.FLOAT)
+    assert h.labels_of(0.3) == (0.3, "[0.3, 0.4)", "[0.2, 0.4)", "*")
+    assert h.labels_of(0.2)[1] == "[0.2, 0.3)" and h.labels_of(0.1)[1:3] == ("[0.1, 0.2)", "[0, 0.2)")
+    assert h.labels_of(0.7)[1:3] == ("[0.7, 0.8)", "[0.6, 0.8)")
+    assert h.domain(1) == ["[0.1, 0.2)", "[0.2, 0.3)", "[0.3, 0.4)", "[0.7, 0.8)"]
+    # decimals as decimals; a start off the grid; negative values
+    d = build(IntervalsSpec(widths=(0.25,), start=-0.5), "y", [decimal.Decimal("-0.5"), decimal.Decimal("0.74")],
+              ValueKind.DECIMAL)
+    assert d.labels_of(decimal.Decimal("-0.5"))[1] == "[-0.5, -0.25)"
+    assert d.labels_of(decimal.Decimal("0.74"))[1] == "[0.5, 0.75)"
+    # widths nest exactly: 0.3 is 3 × 0.1 (0.3 / 0.1 = 2.9999999999999996 in floats)
+    assert build(IntervalsSpec(widths=(0.1, 0.3)), "x", [0.55], ValueKind.FLOAT).labels_of(0.55)[1:3] == \
+        ("[0.5, 0.6)", "[0.3, 0.6)")
+    # integer values of epoch-millisecond size stay exact
+    big = build(IntervalsSpec(widths=(10,)), "t", [10**15 + 9, 10**15 + 10], ValueKind.INTEGER)
+    assert big.labels_of(10**15 + 9)[1] == "[1000000000000000, 1000000000000010)"
+    assert big.labels_of(10**15 + 10)[1] == "[1000000000000010, 1000000000000020)"
+
+
+@pytest.mark.parametrize("spec", [IntervalsSpec(widths=(float("nan"),)), IntervalsSpec(widths=(float("inf"),)),
+                                  IntervalsSpec(widths=(10,), start=float("-inf")), IntervalsSpec(widths=(0,)),
+                                  IntervalsSpec(widths=(-5,)), IntervalsSpec(widths=())])
+def test_intervals_reject_non_finite_or_non_positive_widths(spec) -> None:
+    with pytest.raises(HierarchyError, match=r"hierarchy for column 'age'.*(finite|positive)"):
+        build(spec, "age", [1, 2], ValueKind.INTEGER)
+    with pytest.raises(HierarchyError, match=r"(finite|positive)"):
+        check_spec(spec, "age")
 
 
 def test_suppress_builder() -> None:
@@ -129,3 +163,82 @@ def test_ancestors_compose() -> None:
             for j in range(a, b):
                 step = [h.parents(j)[c] for c in step]
             assert h.ancestors(a, b).tolist() == step
+
+
+# --- rows from a table or a DataFrame, export, the kinds' coercion ------------------------------------------
+
+
+def rows_spec(rows, columns=("v", "l1", "l2")) -> RowsSpec:
+    return RowsSpec(rows=tuple((v, tuple(labels)) for v, *labels in rows), origin="table dims.t", columns=columns)
+
+
+def test_rows_are_typed_like_the_source_column() -> None:
+    spec = rows_spec([(28, "<30", "*"), (31.0, "3*", "*"), ("45", ">=40", "*")])
+    h = build(spec, "age", [28, 45], ValueKind.INTEGER)
+    assert h.leaves == (28, 31, 45) and h.labels_of(31) == (31, "3*", "*") and h.source == "table dims.t"
+    as_text = build(rows_spec([(13053, 1305, "*")]), "zip", ["13053"], ValueKind.TEXT)
+    assert as_text.leaves == ("13053",) and as_text.labels_of("13053") == ("13053", "1305", "*")  # labels as text
+    days = build(rows_spec([(dt.datetime(2024, 3, 17), dt.date(2024, 3, 1), "*")]), "d", [], ValueKind.DATE)
+    assert days.leaves == (dt.date(2024, 3, 17),) and days.labels[0] == ("2024-03-01",)
+
+
+@pytest.mark.parametrize("rows,message", [
+    ([(28, "<30", "*"), (28.5, "<30", "*")], r"row 2: value 28\.5 in column 'v' is not a valid integer"),
+    ([(None, "<30", "*")], r"row 1 has no value \(NULL in column 'v'\)"),
+    ([(28, "<30", None)], r"row 1: value 28 has no level-2 label \(NULL in column 'l2'\); a hierarchy has one height"),
+    ([(28, "<30", "*"), (28, "3*", "*")], r"value 28 \(rows 1 and 2\) has two generalizations"),
+    ([(28, "<30", "a"), (29, "<30", "b")], r"level 1 value '<30' \(column 'l1'\) maps to two level-2 values"),
+    ([], r"\(table dims\.t\) is empty"),
+])
+def test_bad_rows_name_the_row_and_the_column(rows, message) -> None:
+    with pytest.raises(HierarchyError, match=r"hierarchy for column 'age' \(table dims\.t\)"):
+        build(rows_spec(rows), "age", [], ValueKind.INTEGER)
+    with pytest.raises(HierarchyError, match=message):
+        build(rows_spec(rows), "age", [], ValueKind.INTEGER)
+
+
+def test_coercion_of_typed_values() -> None:
+    assert ValueKind.INTEGER.coerce(decimal.Decimal("28")) == 28
+    assert ValueKind.INTEGER.parse("9007199254740993") == 9007199254740993          # no float rounding
+    assert ValueKind.DECIMAL.coerce(1.5) == decimal.Decimal("1.5")
+    assert ValueKind.TIMESTAMP.coerce(dt.date(2024, 1, 2)) == dt.datetime(2024, 1, 2)
+    assert ValueKind.BOOLEAN.coerce(True) is True and ValueKind.FLOAT.coerce(2) == 2.0
+    for kind, value in [(ValueKind.DATE, dt.datetime(2024, 1, 2, 10)), (ValueKind.BOOLEAN, 1),
+                        (ValueKind.INTEGER, True), (ValueKind.DATE, 20240102)]:
+        with pytest.raises(ValueError):
+            kind.coerce(value)
+
+
+def test_construct_keeps_what_build_would_reject() -> None:
+    spec = rows_spec([(28, "<30", "*")])
+    assert construct(spec, "age", [28, 99], ValueKind.INTEGER).missing([28, 99]) == [99]
+    with pytest.raises(HierarchyError, match="misses 1 value"):
+        build(spec, "age", [28, 99], ValueKind.INTEGER)
+    with pytest.raises(HierarchyError, match=r"\(table dims\.z\) must be read from the warehouse"):
+        build(TableSpec("dims.z"), "age", [28], ValueKind.INTEGER)
+
+
+def test_table_spec() -> None:
+    assert (TableSpec("a.b.zip").schema, TableSpec("a.b.zip").table) == ("a.b", "zip")
+    assert (TableSpec("zip").schema, TableSpec("zip").describe()) == (None, "table zip")
+    with pytest.raises(HierarchyError, match="at least one level"):
+        TableSpec("zip", ("level_0",))
+
+
+def test_arx_export_reads_back_into_the_same_hierarchy(tmp_path: Path) -> None:
+    spec = TaxonomySpec(mapping=(("a;b", ('x "quoted"', "*")), ("c", ("y", "*")), ("d", ("y", "*"))))
+    h = build(spec, "c", ["c"], ValueKind.TEXT)
+    f = tmp_path / "h.csv"
+    f.write_text(to_arx_csv(h), encoding="utf-8")
+    back = build(CsvSpec(f), "c", ["c"], ValueKind.TEXT)
+    assert (back.leaves, back.labels) == (h.leaves, h.labels)
+    days = build(DatesSpec(), "d", [dt.date(2024, 3, 17)], ValueKind.DATE)
+    assert to_arx_csv(days) == "2024-03-17;2024-03;2024;*\n"
+    f.write_text(to_arx_csv(days), encoding="utf-8")
+    assert build(CsvSpec(f), "d", [dt.date(2024, 3, 17)], ValueKind.DATE).labels == days.labels
+
+
+@pytest.mark.parametrize("module", ["veil.hierarchy", "veil.queries.hierarchy", "veil.config"])
+def test_docstring_examples(module: str) -> None:
+    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    assert result.attempted > 0 and result.failed == 0

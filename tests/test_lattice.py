@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.lattice import Lattice, leq, parse_node
+from veil.lattice import Lattice, leq, parse_node
 
 
 def test_size_order_and_neighbours() -> None:

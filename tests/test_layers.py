@@ -9,9 +9,9 @@ from pathlib import Path
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
 PURE = {"errors", "lattice", "counts", "hierarchy", "metrics", "privacy", "search", "schedule"}
-FORBIDDEN_IN_PURE = {"sqlalchemy", "duckdb", "psycopg", "engine.queries", "engine.backends", "engine.warehouse",
-                     "engine.release", "engine.run", "engine.cli", "engine.catalog", "engine.config"}
-UPPER = {"engine.release", "engine.cli", "engine.run", "engine.demo"}
+FORBIDDEN_IN_PURE = {"sqlalchemy", "duckdb", "psycopg", "veil.queries", "veil.backends", "veil.warehouse",
+                     "veil.release", "veil.run", "veil.cli", "veil.catalog", "veil.config"}
+UPPER = {"veil.release", "veil.cli", "veil.run", "veil.demo", "veil.api"}  # entry points: nothing imports them
 
 
 def imports(path: Path) -> set[str]:
@@ -25,8 +25,8 @@ def imports(path: Path) -> set[str]:
 
 
 def module_name(path: Path) -> str:
-    rel = path.relative_to(ENGINE.parent).with_suffix("")
-    return ".".join(rel.parts).removesuffix(".__init__")
+    rel = path.relative_to(ENGINE).with_suffix("")
+    return ".".join(("veil", *rel.parts)).removesuffix(".__init__")  # engine/ is installed as ``veil``
 
 
 def matches(name: str, prefixes: set[str]) -> bool:
@@ -38,7 +38,7 @@ def test_checkers_search_and_metrics_import_no_sql() -> None:
     for path in ENGINE.rglob("*.py"):
         name = module_name(path)
         short = name.split(".")[1] if name.count(".") >= 1 else name
-        if short in PURE or name.startswith("engine.models"):
+        if short in PURE or name.startswith("veil.models"):
             bad = {i for i in imports(path) if matches(i, FORBIDDEN_IN_PURE)}
             if bad:
                 offenders[name] = bad
@@ -51,7 +51,7 @@ def test_only_backends_touch_drivers_and_nothing_imports_upward() -> None:
         name = module_name(path)
         found = imports(path)
         drivers = {i for i in found if matches(i, {"duckdb", "psycopg"})}
-        if drivers and not name.startswith("engine.backends") and not name.startswith("engine.demo"):
+        if drivers and not name.startswith("veil.backends") and not name.startswith("veil.demo"):
             offenders[name] = drivers
         if not matches(name, UPPER):
             upward = {i for i in found if matches(i, UPPER)}
@@ -62,5 +62,5 @@ def test_only_backends_touch_drivers_and_nothing_imports_upward() -> None:
 
 def test_the_layer_check_can_fail(tmp_path: Path) -> None:
     bad = tmp_path / "x.py"
-    bad.write_text("import sqlalchemy\nfrom engine.release import release\n")
-    assert matches("sqlalchemy", FORBIDDEN_IN_PURE) and imports(bad) == {"sqlalchemy", "engine.release"}
+    bad.write_text("import sqlalchemy\nfrom veil.release import release\n")
+    assert matches("sqlalchemy", FORBIDDEN_IN_PURE) and imports(bad) == {"sqlalchemy", "veil.release"}

@@ -1,7 +1,9 @@
-"""Every statement the warehouse issues, compiled per dialect, against reviewed snapshots.
+"""Every statement Veil issues — counting (``queries.*.sql``) and releasing (``release.*.sql``) — compiled
+per dialect, against reviewed snapshots.
 
 Regenerate after an intended change with ``VEIL_UPDATE_SNAPSHOTS=1 pytest tests/test_query_snapshots.py``
-and review the diff like code."""
+and review the diff like code.  A missing snapshot is written on a developer's machine (and the test still
+fails, so it is looked at); with ``CI=true`` nothing is ever written."""
 
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 
-from engine import queries as q
+from veil import queries as q
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 # the dialects Veil runs with (duckdb-engine's numeric_dollar binds; psycopg 3 with its casts)
 DIALECTS = {"duckdb": sa.create_engine("duckdb:///:memory:").dialect,
-            "postgresql": sa.create_engine("postgresql+psycopg://veil@localhost/veil").dialect}
+            "postgresql": sa.make_url("postgresql+psycopg://").get_dialect()()}
 HOSTILE = 'x"; DROP TABLE t; --'
 
 
@@ -44,24 +46,73 @@ def statements() -> dict[str, object]:
     }
 
 
-def render() -> dict[str, str]:
+def release_statements() -> dict[str, object]:
+    """The statements of ``veil release`` outside the publication (``queries/release.py`` and the DDL it uses:
+    locks, fingerprint, suppressed blocks, labels, grants), in the order a release issues them.  The
+    publication's own statements (rows tables, pointer, views, ledger) are in tests/test_publication_sql.py."""
+    lay = q.Layout(heights=(5, 3, 1), sensitive_count=1)
+    src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), "nationality": sa.Text(),
+                                              "condition": sa.Text(), "id": sa.Integer()})
+    published = ["Zip Code", "age", "nationality", "condition"]
+    return {
+        "try_advisory_lock": q.try_advisory_lock(-1234567890123),
+        "fingerprint_duckdb": q.fingerprint(src, published, "duckdb"),
+        "fingerprint_postgresql": q.fingerprint(src, published, "postgresql"),
+        "create_release_schema": q.CreateSchema("published"),
+        "suppressed_table": sa.schema.CreateTable(q.suppressed_table(3)),
+        "level0_labels": q.level0_labels(lay, 1),
+        "role_exists": q.role_exists("analyst"),
+        "grant_schema": q.Grant("analyst", "published"),
+        "grant_view": q.Grant("analyst", "published", "inpatient"),
+        "advisory_unlock": q.advisory_unlock(-1234567890123),
+    }
+
+
+SETS = {"queries": statements, "release": release_statements}
+
+
+def render(which: str = "queries") -> dict[str, str]:
     out = {}
     for dialect_name, dialect in DIALECTS.items():
         parts = []
-        for name, stmt in statements().items():
+        for name, stmt in SETS[which]().items():
             sql = str(stmt.compile(dialect=dialect)).strip()  # type: ignore[attr-defined]
             parts.append(f"-- {name}\n{sql};\n")
         out[dialect_name] = "\n".join(parts)
     return out
 
 
-@pytest.mark.parametrize("dialect", list(DIALECTS))
-def test_compiled_sql_matches_snapshot(dialect: str) -> None:
-    text = render()[dialect]
-    path = SNAPSHOTS / f"queries.{dialect}.sql"
-    if os.environ.get("VEIL_UPDATE_SNAPSHOTS") or not path.exists():
+def check_snapshot(path: Path, text: str) -> None:
+    """``text`` must equal the reviewed snapshot at ``path``.  Snapshots are written only on request
+    (``VEIL_UPDATE_SNAPSHOTS=1``) or, outside CI, when missing — and a missing one still fails."""
+    in_ci = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+    if not in_ci and (os.environ.get("VEIL_UPDATE_SNAPSHOTS") or not path.exists()):
+        existed = path.exists()
         path.write_text(text, encoding="utf-8")
+        if not existed:
+            pytest.fail(f"{path.name} did not exist: written now, review it and run again")
+    assert path.exists(), f"snapshot {path} is missing (never written with CI=true)"
     assert text == path.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("which", list(SETS))
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_compiled_sql_matches_snapshot(dialect: str, which: str) -> None:
+    check_snapshot(SNAPSHOTS / f"{which}.{dialect}.sql", render(which)[dialect])
+
+
+def test_snapshots_are_never_written_in_ci(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CI", "true")
+    monkeypatch.setenv("VEIL_UPDATE_SNAPSHOTS", "1")
+    missing = tmp_path / "new.sql"
+    with pytest.raises(AssertionError, match="is missing"):
+        check_snapshot(missing, "SELECT 1;\n")
+    assert not missing.exists()
+    stale = tmp_path / "stale.sql"
+    stale.write_text("SELECT 2;\n", encoding="utf-8")
+    with pytest.raises(AssertionError):
+        check_snapshot(stale, "SELECT 1;\n")
+    assert stale.read_text(encoding="utf-8") == "SELECT 2;\n"
 
 
 def test_node_query_reads_the_nodes_columns_without_joins() -> None:

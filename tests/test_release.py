@@ -14,10 +14,10 @@ import uuid
 import pytest
 import sqlalchemy as sa
 
-from engine import catalog
-from engine import config as cfg
-from engine.backends import open_backend
-from tests.conftest import PG_URL, Db, inpatient_body, run_veil
+from veil import catalog
+from veil import config as cfg
+from veil.backends import open_backend
+from tests.conftest import PG_URL, Db, error_line, inpatient_body, run_veil
 
 RELEASE = """
 [[models]]
@@ -101,7 +101,9 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     doc = json.loads(res.stdout)
     assert doc["status"] == "published" and doc["version"] == 2
     v = views(inpatient, out)
-    assert len(v["latest"]) + doc["rows_suppressed"] == 13
+    # series = "defer" (the default): the newcomer alone would be the difference of the two versions
+    assert doc["rows_deferred"] == 1 and doc["series"]["held"]["added"] == 1
+    assert len(v["latest"]) + doc["rows_suppressed"] + doc["rows_deferred"] == 13
     assert [r[0] for r in v["releases"]] == [1, 2]
     assert len(inpatient.query(f'SELECT * FROM "{out}".inpatient_v1')) == 12  # the old version is kept
     assert [s for s, _, _ in catalog_rows(inpatient, cat)] == ["published", "skipped", "published"]
@@ -113,7 +115,7 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
 def test_release_needs_init(inpatient: Db, pg_cleanup) -> None:
     path, _, _ = setup(inpatient)
     res = veil("release", "--config", path)
-    assert res.returncode == 1 and "veil init" in res.stderr and len(res.stderr.strip().splitlines()) == 1
+    assert res.returncode == 1 and "veil init" in error_line(res.stderr)
 
 
 def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
@@ -137,14 +139,13 @@ def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanu
     inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 1'))
     res = veil("release", "--config", path, env={"VEIL_FAILPOINT": step})
     assert res.returncode == 1
-    line = res.stderr.strip()
-    assert len(line.splitlines()) == 1
+    line = error_line(res.stderr)
     assert ("verification failed" in line) if step == "corrupt" else (f"injected failure at step '{step}'" in line)
     assert views(inpatient, out) == before
     assert inpatient.objects() == tables_before  # no partial table visible
     statuses = catalog_rows(inpatient, cat)
     assert [s for s, _, _ in statuses] == ["published", "failed"]
-    assert statuses[1][2] == line.split("veil: ", 1)[1]
+    assert statuses[1][2] == line
     # and the next run publishes version 2
     res = veil("release", "--config", path, "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["version"] == 2
@@ -158,16 +159,13 @@ def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient
     tables_before = inpatient.objects()
     inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 2'))
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
-    proc = subprocess.Popen([sys.executable, "-m", "engine.cli", "release", "--config", path], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    deadline = time.time() + 60
-    while time.time() < deadline:  # wait until it is mid-release (running row committed, snapshot taken)
-        time.sleep(0.3)
-        if inpatient.kind == "postgres" and [s for s, _, _ in catalog_rows(inpatient, cat)] == ["published", "running"]:
-            time.sleep(1.0)
+    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:  # its log: mid-release once it materializes (running row committed, snapshot taken)
+        if "materializing" in line:
             break
-        if inpatient.kind == "duckdb" and time.time() > deadline - 55:
-            break
+    time.sleep(0.5)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=30)
     assert proc.returncode == -signal.SIGKILL
@@ -185,13 +183,13 @@ def test_two_concurrent_releases_publish_once(inpatient: Db, pg_cleanup) -> None
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
-    procs = [subprocess.Popen([sys.executable, "-m", "engine.cli", "release", "--config", path, "--json"], env=env,
+    procs = [subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path, "--json"], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
     results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
     codes = sorted(r[2] for r in results)
     assert codes == [0, 1], results
     loser = next(r for r in results if r[2] == 1)
-    assert "another" in loser[1] and len(loser[1].strip().splitlines()) == 1
+    assert "another" in error_line(loser[1])
     assert [r[0] for r in views(inpatient, out)["releases"]] == [1]
 
 
@@ -206,9 +204,8 @@ def test_source_schema_is_never_written(inpatient: Db, pg_cleanup) -> None:
     assert created == {out, cat}
 
 
+@pytest.mark.parametrize("db", ["duckdb"], indirect=True)  # PostgreSQL grants: test_read_only_source_role_and_grants
 def test_grants_on_duckdb_are_a_clear_error(inpatient: Db, pg_cleanup) -> None:
-    if inpatient.kind != "duckdb":
-        return  # PostgreSQL grants: test_read_only_source_role_and_grants
     path, out, cat = setup(inpatient)
     text = open(path).read().replace("[release]", '[release]\ngrant_select_to = ["analyst"]')
     open(path, "w").write(text)
@@ -217,18 +214,18 @@ def test_grants_on_duckdb_are_a_clear_error(inpatient: Db, pg_cleanup) -> None:
     assert res.returncode == 1 and "grant_select_to" in res.stderr and "DuckDB" in res.stderr
 
 
+@pytest.mark.parametrize("db", ["postgres"], indirect=True)  # roles: PostgreSQL only (DuckDB: the test above)
 def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
-    if db.kind != "postgres":
-        return  # roles exist only on PostgreSQL; DuckDB: test_grants_on_duckdb_are_a_clear_error
-    from engine.demo import inpatient_rows
+    from veil.demo import inpatient_rows
     from tests.conftest import INPATIENT_COLUMNS
 
     db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
     role, analyst = f"veil_ro_{uuid.uuid4().hex[:8]}", f"analyst_{uuid.uuid4().hex[:8]}"
+    database = sa.make_url(PG_URL).database  # VEIL_TEST_PG_URL's database
     db.execute(f'CREATE ROLE "{role}" LOGIN', f'CREATE ROLE "{analyst}" LOGIN',
                f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
                f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT CREATE ON DATABASE test TO "{role}"')
+               f'GRANT CREATE ON DATABASE "{database}" TO "{role}"')
     try:
         path, out, cat = setup(db, "")
         text = open(path).read().replace("[release]", "[release]\ngrant_select_to = [\"%s\"]" % analyst)
@@ -253,7 +250,7 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
     finally:
         for schema in (f"{db.schema}_pub", f"{db.schema}_cat"):
             db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        db.execute(f'REVOKE ALL ON DATABASE test FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP OWNED BY "{analyst}"',
+        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP OWNED BY "{analyst}"',
                    f'DROP ROLE "{role}"', f'DROP ROLE "{analyst}"')
 
 
@@ -267,17 +264,17 @@ def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
         s.execute(sa.text(f'INSERT INTO "{cat}".releases (id, name, status, started_at, config, config_hash) '
                           "VALUES ('r1', 'old', 'published', CURRENT_TIMESTAMP, 'x', 'h')"))
         s.commit()
-        assert catalog.upgrade(s, cat) == ("0001", "0002")
+        assert catalog.upgrade(s, cat) == ("0001", catalog.HEAD)
         releases = catalog.tables(cat).releases
-        rows = s.rows(sa.select(releases.c.name, releases.c.backend))
-        assert rows == [("old", None)]
-        assert catalog.upgrade(s, cat) == ("0002", "0002")
+        rows = s.rows(sa.select(releases.c.name, releases.c.backend, releases.c.rows_deferred))
+        assert rows == [("old", None, None)]
+        assert catalog.upgrade(s, cat) == (catalog.HEAD, catalog.HEAD)
 
 
 
 def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) -> None:
     """A sensitive column no model reads is published but not counted; its NULLs still follow the policy."""
-    from engine.demo import inpatient_rows
+    from veil.demo import inpatient_rows
     from tests.conftest import INPATIENT_COLUMNS
 
     rows = [(*r, "w1" if r[0] % 3 else "w2") for r in inpatient_rows()] + [(13, "13053", 33, "Indian", "Cancer", None)]
@@ -298,3 +295,62 @@ def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) 
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert doc["rows_published"] + doc["rows_suppressed"] == 12
+
+
+@pytest.mark.parametrize("line, message", [
+    ('series = "maybe"', "[release] key 'series' must be one of 'defer', 'refuse', 'off', got 'maybe'"),
+    ("keep_versions = 0", "[release] key 'keep_versions' must be at least 1 (the current version), got 0"),
+    ('keep_versions = "3"', "[release] key 'keep_versions' must be a whole number, got str '3'"),
+])
+def test_series_and_keep_versions_are_validated(tmp_path, line: str, message: str) -> None:
+    path = tmp_path / "veil.toml"
+    path.write_text(f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.t"\n{inpatient_body()}\n[release]\n'
+                    f'name = "x"\n{line}\n')
+    with pytest.raises(cfg.ConfigError) as err:
+        cfg.load(path)
+    assert str(err.value) == f"{path}: {message}"
+    path.write_text(path.read_text().replace(line, ""))
+    rel = cfg.load(path).release
+    assert rel is not None and (rel.series, rel.keep_versions) == ("defer", 10)
+
+
+NT_BODY = """
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = { taxonomy = { "z1" = ["A", "*"], "z2" = ["A", "*"], "z3" = ["B", "*"] } }
+
+[sensitive]
+columns = ["s"]
+
+[[models]]
+type = "k-anonymity"
+k = 2
+
+[[models]]
+type = "nt-closeness"
+n = 3
+t = 0.2
+distance = "equal"
+
+[search]
+metric = "height"
+max_suppression = 0.2
+"""
+
+
+def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db, release_schemas) -> None:
+    """Issue 9: the (n,t) level a release records is over the released blocks, with natural supersets of the
+    ORIGINAL table (suppressed rows included, docs/models.md).  z1 {a} is suppressed (k = 2); z2 {a, b} has 2 < n
+    rows and passes through its superset A = z1 ∪ z2 = {a, a, b}: EMD = ½(|½ - ⅔| + |½ - ⅓|) = 1/6.  Counting
+    the released rows only, A = {a, b} would be too small and the table {a, b, b, b, b} gives 0.3."""
+    import sqlalchemy as sa
+
+    db.create_table("cells", {"id": sa.Integer, "zip": sa.Text, "s": sa.Text},
+                    [(1, "z1", "a"), (2, "z2", "a"), (3, "z2", "b"), (4, "z3", "b"), (5, "z3", "b"), (6, "z3", "b")])
+    path = db.write_config("cells", NT_BODY + release_schemas.section(name="cells"))
+    assert run_veil("init", "--config", str(path)).returncode == 0
+    res = run_veil("release", "--config", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    assert doc["node"] == [0] and doc["rows_suppressed"] == 1 and doc["rows_published"] == 5
+    assert doc["achieved"]["nt-closeness:s"] == pytest.approx(1 / 6, abs=1e-12)

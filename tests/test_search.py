@@ -13,15 +13,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import models as registry
-from engine.counts import NodeCounts, SensitiveDomain
-from engine.hierarchy import Hierarchy
-from engine.lattice import Lattice
-from engine.metrics import make_metric
-from engine.models.base import Needs, Properties, Verdict
-from engine.models.kanonymity import KAnonymity
-from engine.privacy import Specification
-from engine.search import run
+from veil import models as registry
+from veil.counts import NodeCounts, SensitiveDomain
+from veil.hierarchy import Hierarchy
+from veil.lattice import Lattice
+from veil.metrics import make_metric
+from veil.models.base import Needs, Properties, Verdict
+from veil.models.kanonymity import KAnonymity
+from veil.privacy import Specification
+from veil.search import run
 
 METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence")
 
@@ -207,7 +207,7 @@ def test_ties_go_to_lower_height_then_lexicographically_smaller() -> None:
 def test_verdicts_in_slices_of_blocks_equal_whole_node_verdicts(table: Table, spec_metric, cells: int) -> None:
     """Bounded-memory evaluation (privacy.verdict slices big nodes) changes no verdict or level: this also
     checks every model's declared ``achieved`` direction (min or max over blocks)."""
-    from engine.privacy import verdict
+    from veil.privacy import verdict
 
     spec, _ = spec_metric
     counts = table.bottom()

@@ -10,8 +10,8 @@ import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine import config as cfg
-from engine.run import open_warehouse, search_warehouse
+from veil import config as cfg
+from veil.run import open_warehouse, search_warehouse
 from tests.conftest import Db, inpatient_body, run_veil
 
 _tables = itertools.count()
@@ -62,7 +62,8 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     res = run_veil("search", "--config", str(path), "--strategy", "brute-force", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"attributes", "heights", "lattice_size", "nodes_evaluated", "minimal", "optimal", "seconds"}
+    assert set(doc) == {"status", "attributes", "heights", "lattice_size", "nodes_evaluated", "minimal", "optimal",
+                        "seconds"} and doc["status"] == "ok"
     assert doc["heights"] == [5, 3, 1] and doc["lattice_size"] == 48 and doc["nodes_evaluated"] == 48
     # k=4 on Figure 1: minimal nodes are Figure 3's (1,2,1) and Figure 2's (2,1,1); ties on discernibility
     # (3 blocks of 4 → 48) and height (4) go to the lexicographically smaller (1,2,1).

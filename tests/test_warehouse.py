@@ -1,4 +1,4 @@
-"""Per-node counts pushed into DuckDB and PostgreSQL equal hand-computed ones (papers/000 Figures 1-3)."""
+"""Per-node counts pushed into DuckDB and PostgreSQL equal hand-computed ones (Machanavajjhala et al., ICDE 2006, Figures 1-3)."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import sqlalchemy as sa
 
-from engine import config as cfg
-from engine.run import counts_document, open_warehouse
+from veil import config as cfg
+from veil.run import counts_document, open_warehouse
 from tests.conftest import Db, inpatient_body, run_veil
 
 
@@ -75,7 +75,7 @@ def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"attributes", "node", "rows", "blocks"}
+    assert set(doc) == {"status", "attributes", "node", "rows", "blocks"} and doc["status"] == "ok"
     assert doc["attributes"] == ["zip", "age", "nationality"]
     assert [b["size"] for b in doc["blocks"]] == [4, 4, 4]
 
@@ -205,8 +205,8 @@ k = 2
 
 def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
     """Session.columns (DuckDB: fetchnumpy; PostgreSQL: packed int8 blobs, several chunks here) loses nothing."""
-    from engine import queries as q
-    from engine.backends import open_backend
+    from veil import queries as q
+    from veil.backends import open_backend
 
     db.create_table("nums", {"a": sa.Integer, "b": sa.BigInteger}, [(i, i * 3_000_000_000) for i in range(1, 101)])
     t = sa.table("nums", sa.column("a"), sa.column("b"), schema=db.schema)

@@ -1,6 +1,6 @@
 """What every backend shares: one connection per run, statement execution, error translation.
 
-The only place that executes SQL.  Statements arrive built (``engine.queries``); driver errors leave as
+The only place that executes SQL.  Statements arrive built (``veil.queries``); driver errors leave as
 ``BackendError`` with one readable line.  Backend differences are capability flags and small overrides on
 the subclasses, never ``if name == ...`` branches elsewhere.
 """
@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 import sqlalchemy as sa
 
-from engine.errors import BackendError, BusyError
+from veil import queries as q
+from veil.errors import BackendError, BusyError
 
 
 def first_line(exc: BaseException) -> str:
@@ -33,6 +34,11 @@ class Backend:
     grants: ClassVar[bool] = False            # GRANT SELECT to roles
     default_schema: ClassVar[str] = ""
     fingerprint_style: ClassVar[str] = ""     # which row hash queries.fingerprint uses
+    transactions: ClassVar[bool] = True       # multi-statement transactions (commit/rollback undo work)
+    temp_tables: ClassVar[bool] = True        # session TEMPORARY tables (else working tables are session views)
+    information_schema: ClassVar[bool] = True  # information_schema.columns/tables (else the session's catalog)
+    lock_timeout: ClassVar[bool] = False      # set_config('lock_timeout'): give up waiting for a lock (release)
+    view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url
@@ -117,6 +123,11 @@ class Session:
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]
+
+    def source_columns(self, schema: str | None, table: str) -> list[tuple[str, str, int | None, int | None]]:
+        """(name, data_type, numeric_precision, numeric_scale) of each column of ``schema.table``, in order,
+        from ``information_schema``; empty when there is no such table."""
+        return self.rows(q.columns_of(schema, table), "reading the source's columns")
 
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()

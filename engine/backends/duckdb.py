@@ -4,15 +4,20 @@ columns (no pandas on the hot path)."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, ClassVar
 
 import numpy as np
 import sqlalchemy as sa
 
-from engine.backends.base import Backend, Session
+from veil.backends.base import Backend, Session
+from veil.queries import CreateTableAs
 
 _frames = itertools.count()
+_HOLDER = re.compile(r"lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
+_VEIL = re.compile(r"(?:^|[\s/])veil(?:\.cli)?(?:\s|$)")  # `veil ...`, `.venv/bin/veil`, `python -m veil.cli`
 
 
 class DuckDBBackend(Backend):
@@ -22,14 +27,24 @@ class DuckDBBackend(Backend):
     grants: ClassVar[bool] = False
     default_schema: ClassVar[str] = "main"
     fingerprint_style: ClassVar[str] = "duckdb"
+    view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
 
     def busy(self, exc: BaseException) -> str | None:
+        """A DuckDB file is open either in one process that may write or in processes that only read, never
+        both: name the process holding it (DuckDB gives its PID) and what to do."""
         text = str(getattr(exc, "orig", exc))
-        if "lock" in text.lower() and ("conflicting" in text.lower() or "could not set lock" in text.lower()):
-            pid = text.split("PID", 1)[1].split(")")[0].strip() if "PID" in text else "another process"
-            return (f"the DuckDB file {self.url.database} is in use by another process (PID {pid}); "
-                    "another veil run may be under way — try again later or pass --wait")
-        return None
+        if "conflicting lock" not in text.lower() and "could not set lock" not in text.lower():
+            return None
+        found = _HOLDER.search(text)
+        command = (_command_line(found["pid"]) or found["program"]) if found else ""
+        holder = f"PID {found['pid']} ({command})" if found else "another process"
+        if _VEIL.search(command):
+            return (f"the DuckDB file {self.url.database} is in use by another veil run, {holder}; let it "
+                    "finish, or pass --wait SECONDS to retry until the file is free")
+        return (f"the DuckDB file {self.url.database} is locked by {holder}; a DuckDB file is open either in "
+                "one process that writes or in processes that only read, never both: close that connection "
+                "(analysts read a warehouse a job writes through short-lived read-only connections or a "
+                "published copy, see the README), or pass --wait SECONDS to retry until the file is free")
 
     def make_session(self, conn: sa.Connection) -> Session:
         return DuckDBSession(self, conn)
@@ -77,6 +92,33 @@ class DuckDBSession(Session):
                 self.raw.unregister(name)
             except Exception:
                 pass
+
+    def load_frame(self, table: sa.TableClause, frame: Any, what: str) -> None:
+        """Create ``table`` from a pandas DataFrame (the Python API's source), column types from its dtypes:
+        the frame is registered with DuckDB, copied by one ``CREATE TABLE AS``, and unregistered."""
+        name = f"veil_frame_{next(_frames)}"
+        try:
+            self.raw.register(name, frame)
+        except Exception as exc:
+            raise self.fail(exc, what) from None
+        try:
+            select = sa.select(sa.literal_column("*")).select_from(sa.table(name))
+            self.execute(CreateTableAs(table, select, temporary=False), what)
+        finally:
+            try:
+                self.raw.unregister(name)
+            except Exception:
+                pass
+
+
+def _command_line(pid: str) -> str:
+    """The holder's command line from /proc (Linux), shortened; empty where there is none."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    line = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
+    return line if len(line) <= 80 else line[:77] + "..."
 
 
 def _unmask(v: np.ndarray) -> np.ndarray:

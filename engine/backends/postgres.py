@@ -9,8 +9,8 @@ import sqlalchemy as sa
 
 import numpy as np
 
-from engine.backends.base import Backend, Session
-from engine.queries import copy_from_stdin, packed
+from veil.backends.base import Backend, Session
+from veil.queries import copy_from_stdin, packed
 
 
 class PostgresBackend(Backend):
@@ -20,6 +20,7 @@ class PostgresBackend(Backend):
     grants: ClassVar[bool] = True
     default_schema: ClassVar[str] = "public"
     fingerprint_style: ClassVar[str] = "postgresql"
+    lock_timeout: ClassVar[bool] = True
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}

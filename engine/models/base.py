@@ -1,8 +1,17 @@
-"""What every privacy model is and declares (SPEC §2, §6).  numpy only, no SQL.
+"""What every privacy model is and declares (docs/models.md §2, §6).  numpy only, no SQL.
 
-A model is a frozen dataclass of its parameters with a ``check(counts) -> Verdict``: one boolean per
-q*-block of the node and the table's achieved level (SPEC §2's last column; ``None`` when infinite or
-undefined).  It declares, as data, what the search may rely on:
+A model is a frozen dataclass of its parameters with
+
+- ``check(counts) -> Verdict``: one boolean per q*-block of the node (in ``counts``' block order) and the
+  table's achieved level (``None`` when infinite or undefined);
+- ``levels(counts) -> np.ndarray``: each block's own achieved level (float; ``inf`` where no parameter value
+  makes the block pass, e.g. recursive (c,l) with ``m < l``).  ``Verdict.achieved`` is their ``min`` or
+  ``max`` (``properties.achieved``), so a caller can take the level of any subset of blocks; a block passes iff
+  its level passes the model's comparison with its parameter (docs/models.md §7).
+
+``counts`` may be a whole node or a chunk of its complete blocks: a block's verdict and level never depend on
+other blocks, except for models with ``needs = SUPERSETS`` ((n,t)-closeness), which see the whole node.
+It declares, as data, what the search may rely on:
 
 - ``monotone``: merging two passing blocks gives a passing block, so without suppression a node that
   passes makes every node above it pass (and a node that fails makes every node below it fail);
@@ -10,7 +19,10 @@ undefined).  It declares, as data, what the search may rely on:
   grow when generalizing, and "passes within the suppression budget" is monotone too;
 - ``needs``: what of the counts it reads (the query layer may skip the histogram for ``SIZES``);
 - ``achieved``: whether the table's level is the minimum or the maximum over blocks, so the caller can
-  evaluate a node in slices of blocks and combine (bounded memory for huge nodes).
+  evaluate a node in slices of blocks and combine (bounded memory for huge nodes);
+- ``min_block_size``: every block with fewer rows fails the model whatever its histogram, so the warehouse
+  can account those blocks from their sizes alone (in SQL) and ship histograms only of larger blocks.  A
+  model with ``needs = SIZES`` is decided by it exactly: a block passes iff ``n(E) >= min_block_size``.
 
 Each claim is backed by a hypothesis property test in ``tests/models``; a claim that failed is ``False``
 with the counter-example's story in ``note``.
@@ -25,7 +37,7 @@ from typing import ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from engine.counts import NodeCounts, SensitiveDomain
+from veil.counts import NodeCounts, SensitiveDomain
 
 
 class Needs(enum.Enum):
@@ -44,6 +56,7 @@ class Properties:
     note: str = ""
     achieved: str = "min"   # the table's level is the min ("min") or max ("max") of the blocks' levels,
     #                         so verdicts computed on slices of blocks combine (None: infinite, the worst)
+    min_block_size: int = 1  # blocks smaller than this fail whatever their histogram
 
 
 @dataclass(frozen=True, eq=False)
@@ -70,6 +83,9 @@ class Model(Protocol):
     def properties(self) -> Properties: ...
 
     def check(self, counts: NodeCounts) -> Verdict: ...
+
+    def levels(self, counts: NodeCounts) -> np.ndarray:
+        """Each block's achieved level (float, ``inf`` when no parameter makes it pass)."""
 
     def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
         """Check parameters against the data once the domains are known (raise ``ConfigError``)."""

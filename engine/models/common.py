@@ -1,53 +1,71 @@
-"""Small helpers the model modules share: parameter checks, value matching, top-k sums, per-q*-block roll-up.
+"""Small helpers the model modules share: parameter checks, value matching, per-chunk evaluation over sparse
+histograms, the largest counts of each block, the table's achieved level.
 
-Floating-point comparisons that sit exactly on a boundary the user can reach by hand (entropy of a uniform
-block vs ``ln l``, an EMD of 0.375 vs ``t = 0.375``, ε-privacy's R1 with equality) are made with a slack of
-``TOL`` relative, so rounding in the last bit never flips a verdict.
+Exactness on a boundary is ``veil.models.exact``'s business; nothing here widens a comparison.
 
->>> top_k(np.array([[1, 5, 3], [2, 2, 0]]), 2).tolist()
-[[5, 3], [2, 2]]
->>> all_sub_blocks(np.array([True, False, True]), np.array([0, 0, 1]), 2).tolist()
-[False, True]
+>>> from veil.counts import BlockCounts, SensitiveDomain
+>>> bc = BlockCounts.from_dense(np.array([[1, 5, 3], [2, 2, 0]]), SensitiveDomain("s", np.arange(3), np.ones(3)))
+>>> top = top_parts(bc, 2)
+>>> top.first.tolist(), top.kth.tolist(), top.through.tolist()
+([5, 2], [3, 2], [8, 4])
+>>> achieved(np.array([2.0, np.inf]), "min"), achieved(np.array([2.0, np.inf]), "max")
+(2.0, None)
 """
 
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from engine.counts import SensitiveDomain
-from engine.errors import ConfigError
+from veil.counts import BlockCounts, SensitiveDomain
+from veil.errors import ConfigError
+from veil.models.exact import Exact, Rule, decide
 
-TOL = 1e-12
-
-
-CHUNK_ROWS = 1 << 15  # rows per slice of a (blocks, values) computation: temporaries stay ~10 MB
+CHUNK_CELLS = 1 << 20  # cells per slice of a per-cell computation: each temporary stays ~8 MB
 
 
-def per_rows(fn: Callable[..., Any], *arrays: np.ndarray, rows: int | None = None) -> Any:
-    """``fn`` over row slices of ``arrays`` (all of one length), results concatenated (an array or a tuple of
-    arrays).  Bounded temporaries: a 1M x 50 float temporary costs ~1 s of page faults on a fresh allocation,
-    a slice is reused from the allocator.
+def per_chunk(bc: BlockCounts, fn: Callable[[BlockCounts], Any], max_cells: int | None = None) -> Any:
+    """``fn`` over consecutive slices of blocks of ``bc`` (at most ``max_cells`` cells each, default
+    ``CHUNK_CELLS``), per-block results concatenated (an array or a tuple of arrays).
 
-    >>> per_rows(lambda a: a.sum(axis=1), np.ones((5, 3)), rows=2).tolist()
-    [3.0, 3.0, 3.0, 3.0, 3.0]
+    >>> from veil.counts import BlockCounts, SensitiveDomain
+    >>> bc = BlockCounts.from_dense(np.ones((5, 3)), SensitiveDomain("s", np.arange(3), np.ones(3)))
+    >>> per_chunk(bc, lambda part: part.sizes, max_cells=4).tolist()
+    [3, 3, 3, 3, 3]
     """
-    n = len(arrays[0])
-    rows = rows or CHUNK_ROWS
-    if n <= rows:
-        return fn(*arrays)
-    parts = [fn(*(a[start:start + rows] for a in arrays)) for start in range(0, n, rows)]
+    ranges = bc.chunks(max_cells or CHUNK_CELLS)
+    if len(ranges) <= 1:
+        return fn(bc)
+    parts = [fn(bc.slice(a, b)) for a, b in ranges]
     if isinstance(parts[0], tuple):
         return tuple(np.concatenate(column) for column in zip(*parts))
     return np.concatenate(parts)
 
 
-def slack(bound: np.ndarray | float) -> np.ndarray | float:
-    """``bound`` widened by ``TOL`` relative (absolute near zero), for ``x <= slack(bound)``."""
-    return bound + TOL * np.maximum(1.0, np.abs(bound))
+def judge(bc: BlockCounts, param: Any, rule: Rule, levels: Callable[[BlockCounts], Any],
+          exact_levels: Callable[[BlockCounts], Sequence[Exact]] | None = None,
+          exact_signs: Callable[[BlockCounts, Fraction], Sequence[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """(passed, level) per block of ``bc``: ``levels`` (float, per chunk of blocks; or ``(level, error)`` with a
+    per-block absolute error bound) compared with ``param`` by ``rule``, and the blocks on the knife-edge
+    decided again by ``exact_levels`` / ``exact_signs`` on just those blocks (``veil.models.exact.decide``)."""
+    out = per_chunk(bc, levels)
+    lv, err = out if isinstance(out, tuple) else (out, None)
+    lv = np.asarray(lv, dtype=np.float64)
+    return decide(lv, param, rule,
+                  exact_levels=(lambda idx: exact_levels(bc.take(idx))) if exact_levels else None,
+                  exact_signs=(lambda idx, p: exact_signs(bc.take(idx), p)) if exact_signs else None,
+                  error=err), lv
+
+
+def achieved(levels: np.ndarray, kind: str) -> float | None:
+    """The table's level: the ``min`` or ``max`` of the blocks' levels; ``None`` when infinite or no block."""
+    if len(levels) == 0:
+        return None
+    return level(levels.min() if kind == "min" else levels.max())
 
 
 def fail(where: str, name: str, message: str) -> ConfigError:
@@ -118,29 +136,51 @@ def match_values(domain: SensitiveDomain, names: Sequence[str], where: str, para
     return np.unique(np.asarray(found, dtype=np.int64))
 
 
-def top_k(counts: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` largest entries of each row, descending (``r1..rk``; zeros when a row has fewer)."""
-    b, v = counts.shape
-    if k <= 0:
-        return np.zeros((b, 0), dtype=counts.dtype)
-    if k >= v or v <= 256:  # a full row sort beats partition + sort on short rows (measured at v = 50)
-        out = -np.sort(-counts, axis=1)[:, :k]
-        if k > v:
-            out = np.concatenate([out, np.zeros((b, k - v), dtype=counts.dtype)], axis=1)
-        return out
-    if k >= v:
-        out = -np.sort(-counts, axis=1)
-        if k > v:
-            out = np.concatenate([out, np.zeros((b, k - v), dtype=counts.dtype)], axis=1)
-        return out
-    part = -np.partition(-counts, k - 1, axis=1)[:, :k]
-    return -np.sort(-part, axis=1)
+class Top(NamedTuple):
+    """Per block, from its counts sorted descending ``r1 >= r2 >= ...`` (zeros past the last):"""
+
+    first: np.ndarray    # r1
+    kth: np.ndarray      # rk
+    before: np.ndarray   # r1 + ... + r(k-1)
+    through: np.ndarray  # r1 + ... + rk
 
 
-def all_sub_blocks(sub_passed: np.ndarray, parent: np.ndarray, n_blocks: int) -> np.ndarray:
-    """A q*-block passes iff every one of its sub-blocks passes."""
-    failures = np.bincount(parent[~sub_passed], minlength=n_blocks)
-    return failures == 0
+def top_parts(bc: BlockCounts, k: int) -> Top:
+    """``r1``, ``rk`` and the sums of the ``k-1`` and ``k`` largest counts of each block (``k >= 1``).  Removes
+    one maximum per block ``k`` times (linear in the cells each time) for ``k <= 6``, else ranks all cells
+    once by a sort: never a blocks × k array."""
+    zero = np.zeros(bc.blocks, dtype=np.int64)
+    if bc.cells == 0:
+        return Top(zero, zero, zero, zero)
+    if k <= 6:
+        work = bc.counts.copy()
+        owner = bc.block_of_cell
+        first, kth, before = zero, zero, zero.copy()
+        for j in range(k):
+            kth = bc.block_max(work)
+            if j == 0:
+                first = kth
+            if j < k - 1:
+                before += kth
+                hit = np.flatnonzero((work == kth[owner]) & (work > 0))
+                lead = np.ones(len(hit), dtype=bool)
+                lead[1:] = owner[hit[1:]] != owner[hit[:-1]]
+                work[hit[lead]] = 0
+        return Top(first, kth, before, before + kth)
+    rank = descending_rank(bc)
+    kth = zero.copy()
+    at = rank == k - 1
+    kth[bc.block_of_cell[at]] = bc.counts[at]
+    before = bc.block_sum(np.where(rank < k - 1, bc.counts, 0))
+    return Top(bc.block_max(bc.counts), kth, before, before + kth)
+
+
+def descending_rank(bc: BlockCounts) -> np.ndarray:
+    """Per cell, its 0-based rank in its block by count, largest first (ties in code order)."""
+    order = np.lexsort((-bc.counts, bc.block_of_cell))
+    rank = np.empty(bc.cells, dtype=np.int64)
+    rank[order] = np.arange(bc.cells, dtype=np.int64) - np.repeat(bc.indptr[:-1], bc.distinct)
+    return rank
 
 
 def level(x: float | np.floating | None) -> float | None:

@@ -1,6 +1,7 @@
-"""k-anonymity (Samarati & Sweeney; SPEC §2 row 1): every q*-block has ``n(E) >= k``; achieved ``k* = min n(E)``.
+"""k-anonymity (Samarati & Sweeney, 1998; docs/models.md §2.1): every q*-block has ``n(E) >= k``; achieved
+``k* = min n(E)``.
 
->>> from engine.counts import NodeCounts
+>>> from veil.counts import NodeCounts
 >>> import numpy as np
 >>> nc = NodeCounts.from_cells(("zip",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([4, 2]), (2,))
 >>> v = KAnonymity(k=3).check(nc)
@@ -14,9 +15,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import ClassVar
 
-from engine.counts import NodeCounts, SensitiveDomain
-from engine.errors import ConfigError
-from engine.models.base import Needs, Properties, Verdict
+import numpy as np
+
+from veil.counts import NodeCounts, SensitiveDomain
+from veil.errors import ConfigError
+from veil.models.base import Needs, Properties, Verdict
 
 
 @dataclass(frozen=True)
@@ -35,7 +38,11 @@ class KAnonymity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(monotone=True, monotone_with_suppression=True, needs=Needs.SIZES)
+        return Properties(monotone=True, monotone_with_suppression=True, needs=Needs.SIZES, min_block_size=self.k)
+
+    def levels(self, counts: NodeCounts) -> np.ndarray:
+        """``n(E)`` per block."""
+        return counts.sizes.astype(np.float64)
 
     def check(self, counts: NodeCounts) -> Verdict:
         sizes = counts.sizes

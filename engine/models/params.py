@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ConfigError
+from veil.errors import ConfigError
 
 _MISSING = object()
 

@@ -13,16 +13,17 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from engine.errors import ConfigError
-from engine.models.base import Model
-from engine.models.closeness import DISTANCES, NTCloseness, TCloseness
-from engine.models.epsilon import ADVERSARIES, SHAPES, EpsilonPrivacy
-from engine.models.kanonymity import KAnonymity
-from engine.models.ldiversity import (INSTANTIATIONS, DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
+from veil.errors import ConfigError
+from veil.hierarchy import HierarchySpec, RowsSpec, TableSpec
+from veil.models.base import Model
+from veil.models.closeness import DISTANCES, NTCloseness, TCloseness
+from veil.models.epsilon import ADVERSARIES, SHAPES, EpsilonPrivacy
+from veil.models.kanonymity import KAnonymity
+from veil.models.ldiversity import (INSTANTIATIONS, DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
                                       MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
                                       RecursiveCLDiversity)
-from engine.models.params import Params
-from engine.models.proximity import MODES, DeltaLDiversity, EMAnonymity
+from veil.models.params import Params
+from veil.models.proximity import MODES, DeltaLDiversity, EMAnonymity
 
 
 def _done(p: Params, model: Model) -> Model:
@@ -70,11 +71,24 @@ def _multi_attribute(p: Params) -> Model:
     return _done(p, MultiAttributeLDiversity(instantiation=inst, l=l, c=c, where=p.where))
 
 
-def _hierarchy(p: Params) -> tuple[str | None, str]:
+def _hierarchy(p: Params) -> tuple[str | HierarchySpec | None, str]:
+    """``{ csv = "disease.csv" }`` (a path), ``{ table = "dims.diseases", columns = [...] }`` (read by the run
+    through its session, see ``veil.hierarchies.resolve``), or rows the Python API made of a DataFrame."""
     if not p.has("hierarchy"):
         return None, ";"
     raw = p.raw("hierarchy")
-    shape = 'must be a table like hierarchy = { csv = "disease.csv" } (optionally with delimiter = ";")'
+    if isinstance(raw, RowsSpec):
+        return raw, ";"
+    if isinstance(raw, Mapping) and "table" in raw:
+        columns = raw.get("columns")
+        if not isinstance(raw["table"], str) or not raw["table"] or set(raw) - {"table", "columns"} or not (
+                columns is None or (isinstance(columns, (list, tuple)) and len(columns) >= 2
+                                    and all(isinstance(c, str) and c for c in columns))):
+            raise p.error("hierarchy", 'must be a table like hierarchy = { table = "dims.diseases" } (optionally with '
+                                       f'columns = ["value", "level1", ...] naming at least two columns), got {raw!r}')
+        return TableSpec(raw["table"], tuple(columns) if columns is not None else None), ";"
+    shape = ('must be a table like hierarchy = { csv = "disease.csv" } (optionally with delimiter = ";") or '
+             'hierarchy = { table = "dims.diseases" }')
     if not isinstance(raw, Mapping) or not isinstance(raw.get("csv"), str) or set(raw) - {"csv", "delimiter"}:
         raise p.error("hierarchy", f"{shape}, got {raw!r}")
     delimiter = raw.get("delimiter", ";")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 from hypothesis import HealthCheck, settings
 
-from engine.counts import NodeCounts, SensitiveDomain
+from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
 
 # Property tests run 150 examples (CI: tests/models well under two minutes); ``VEIL_HYPOTHESIS_PROFILE=hard``
 # runs 3000, to hunt for counter-examples to the monotonicity claims.  Applied per test, not as a global
@@ -74,3 +74,10 @@ def frame_counts(df, qis: Sequence[str], sensitive: Sequence[str], numeric: Sequ
     d = len(qis)
     return NodeCounts.from_cells(tuple(qis), node or tuple(0 for _ in qis), cells[:, :d], cells[:, d:], count,
                                  tuple(cards), tuple(doms), generalizers=generalizers)
+
+
+def hist(matrix: Sequence[Sequence[int]]) -> BlockCounts:
+    """Sparse histograms of a dense (blocks, values) matrix over values 0..V-1."""
+    m = np.asarray(matrix, dtype=np.int64)
+    v = m.shape[1]
+    return BlockCounts.from_dense(m, SensitiveDomain("s", np.arange(v), m.sum(axis=0), numeric=True))

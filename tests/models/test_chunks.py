@@ -1,17 +1,17 @@
-"""Checkers process (blocks, values) matrices in row slices (``common.CHUNK_ROWS``); slicing must not change any
-verdict or level."""
+"""Checkers process sparse histograms in slices of blocks (``common.CHUNK_CELLS`` cells); slicing must not change
+any verdict or level."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from engine.counts import NodeCounts, SensitiveDomain
-from engine.hierarchy import Hierarchy
-from engine.models import (DeltaLDiversity, DistinctLDiversity, EMAnonymity, EntropyLDiversity, EpsilonPrivacy,
+from veil.counts import NodeCounts, SensitiveDomain
+from veil.hierarchy import Hierarchy
+from veil.models import (DeltaLDiversity, DistinctLDiversity, EMAnonymity, EntropyLDiversity, EpsilonPrivacy,
                            FrequencyLDiversity, KAnonymity, MultiAttributeLDiversity, NpdRecursiveCLDiversity,
                            NTCloseness, PdRecursiveCLDiversity, RecursiveCLDiversity, TCloseness)
-from engine.models import common
+from veil.models import common
 
 ZIP = Hierarchy("zip", tuple(range(12)), (tuple(f"{v // 3}" for v in range(12)), tuple("*" for _ in range(12))))
 AGE = Hierarchy("age", tuple(range(6)), (tuple(f"{v // 2}" for v in range(6)), tuple("*" for _ in range(6))))
@@ -59,7 +59,7 @@ def test_slices_do_not_change_results(counts, monkeypatch):
     nc, path = counts
     assert nc.n_blocks > 40
     whole = [(m.check(nc).passed.tolist(), m.check(nc).achieved) for m in models(path)]
-    monkeypatch.setattr(common, "CHUNK_ROWS", 5)
+    monkeypatch.setattr(common, "CHUNK_CELLS", 5)
     sliced = [(m.check(nc).passed.tolist(), m.check(nc).achieved) for m in models(path)]
     for (wp, wa), (sp, sa), m in zip(whole, sliced, models(path)):
         assert wp == sp, m.describe()

@@ -1,4 +1,4 @@
-"""Hand-computed tests of t-closeness and (n,t)-closeness (SPEC §2, §3; papers/001)."""
+"""Hand-computed tests of t-closeness and (n,t)-closeness (docs/models.md §2.5, §3; Li, Li, Venkatasubramanian, ICDE 2007)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.counts import NodeCounts
-from engine.errors import ConfigError, HierarchyError
-from engine.hierarchy import Hierarchy
-from engine.models.closeness import NTCloseness, Taxonomy, TCloseness, emd_equal, emd_ordered
+from veil.counts import NodeCounts
+from veil.errors import ConfigError, HierarchyError
+from veil.hierarchy import Hierarchy
+from veil.models.closeness import NTCloseness, TCloseness
+from veil.models.emd import Taxonomy
+from veil.models.emd import dense_equal as emd_equal
+from veil.models.emd import dense_ordered as emd_ordered
 from tests.models.modeltest_lib import PROPERTY, domain, nodes
 
-# --- ordered distance: SPEC §3's salary example ---------------------------------------------------------------
+# --- ordered distance: docs/models.md §3's salary example ---------------------------------------------------------------
 
 SALARIES = [3, 4, 5, 6, 7, 8, 9, 10, 11]  # K; the whole table holds each once: q = 1/9
 
@@ -31,13 +34,18 @@ def test_ordered_salary_example():
     # {3,5,9}: p-q = (2,-1,2,-1,-1,-1,2,-1,-1)/9, running sums (2,1,3,2,1,0,2,1,0)/9 = 12/9; /8 = 1/6
     # {6,8,11}: p-q = (-1,-1,-1,2,-1,2,-1,-1,2)/9, |running| (1,2,3,1,2,0,1,2,0)/9 = 12/9; /8 = 1/6
     nc = salary_blocks({3, 4, 5}, {3, 5, 9}, {6, 8, 11})
-    m = TCloseness(t=1 / 6, distance="ordered", attribute="salary")
+    m = TCloseness(t=0.2, distance="ordered", attribute="salary")
     d = m.distances(nc)
     assert d == pytest.approx([0.375, 1 / 6, 1 / 6], abs=1e-12)
     v = m.check(nc)
-    assert v.passed.tolist() == [False, True, True]        # 1/6 <= t = 1/6 passes despite rounding
-    assert v.achieved == pytest.approx(0.375)
+    assert v.passed.tolist() == [False, True, True]
+    assert v.achieved == 0.375
+    # t = 0.375 is exactly 3/8: the boundary passes
     assert TCloseness(t=0.375, distance="ordered", attribute="salary").check(nc).passed.all()
+    # the float 1/6 prints as 0.16666666666666666, a decimal just below 1/6: the 1/6 blocks fail (docs/models.md §7)
+    assert not TCloseness(t=1 / 6, distance="ordered", attribute="salary").check(nc).passed.any()
+    assert TCloseness(t=0.1666666666666667, distance="ordered", attribute="salary").check(nc).passed.tolist() \
+        == [False, True, True]
 
 
 def test_equal_distance_by_hand():
@@ -371,7 +379,7 @@ def test_nt_without_hierarchies_is_an_error():
 
 
 def test_nt_lazy_achieved_is_a_verdict():
-    from engine.models.base import Verdict
+    from veil.models.base import Verdict
     v = NTCloseness(n=4, t=0.3, distance="equal", attribute="s").check(nt_counts(NT_CELLS))
     assert isinstance(v, Verdict) and v.violating == 2
     assert "achieved=0.5" in repr(v)
@@ -379,3 +387,45 @@ def test_nt_lazy_achieved_is_a_verdict():
     w = dataclasses.replace(v, passed=np.ones(6, dtype=bool))
     assert w.achieved == 0.5 and w.violating == 0
     assert dataclasses.asdict(v)["achieved"] == 0.5
+
+
+# --- the sparse EMDs against the definitions, each block against its own reference ---------------------------------
+
+TAX_LABELS = [("g0", "h0"), ("g0", "h0"), ("g1", "h0"), ("g2", "h1"), ("g2", "h1"), ("g3", "h1")]
+# values interleaved across the tree: depth-first order differs from value order
+TAX_INTERLEAVED = [("g2", "h1"), ("g0", "h0"), ("g2", "h1"), ("g1", "h0"), ("g0", "h0"), ("g3", "h1")]
+
+
+@pytest.mark.parametrize("tables", [True, False], ids=["lookup-tables", "searches"])
+def test_sparse_emds_match_the_definitions(tables, monkeypatch):
+    """Random blocks and references (several per call, each block against one): equal, ordered and hierarchical
+    EMDs, in floats and exactly, equal the definitions evaluated in fractions (tests/models/oracle.py) — through
+    the dense lookup tables and through the searches used when references × domain is large."""
+    from veil.counts import BlockCounts
+    from veil.models import emd as emds
+    from tests.models import oracle
+    if not tables:
+        monkeypatch.setattr(emds, "_dense", lambda refs, width: False)
+
+    @PROPERTY
+    @given(st.integers(1, 6).flatmap(lambda v: st.tuples(
+        st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=4),
+        st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
+        st.data())))
+    def prop(case):
+        blocks, refs, data = case
+        v = len(blocks[0])
+        ref_of = np.array(data.draw(st.lists(st.integers(0, len(refs) - 1), min_size=len(blocks),
+                                             max_size=len(blocks))), dtype=np.int64)
+        dom = domain("s", list(range(v)), np.asarray(refs).sum(axis=0) + 1)
+        bc, rc = BlockCounts.from_dense(np.array(blocks), dom), BlockCounts.from_dense(np.array(refs), dom)
+        labels = data.draw(st.sampled_from([TAX_LABELS, TAX_INTERLEAVED]))[:v]
+        tax = Taxonomy.from_labels(labels)
+        for name, fn, ref_fn in (("equal", emds.equal, oracle.emd_equal), ("ordered", emds.ordered, oracle.emd_ordered),
+                                 ("hierarchical", tax.distances,
+                                  lambda p, r: oracle.emd_hierarchical(p, r, labels))):
+            want = [ref_fn(oracle.dist(b), oracle.dist(refs[r])) for b, r in zip(blocks, ref_of.tolist())]
+            assert fn(bc, rc, ref_of, True).tolist() == want, name
+            assert fn(bc, rc, ref_of, False) == pytest.approx([float(w) for w in want], abs=1e-12), name
+
+    prop()

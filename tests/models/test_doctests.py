@@ -5,12 +5,12 @@ import importlib
 
 import pytest
 
-MODULES = ["common", "kanonymity", "ldiversity", "closeness", "proximity", "epsilon", "registry"]
+MODULES = ["common", "exact", "emd", "kanonymity", "ldiversity", "closeness", "proximity", "epsilon", "registry"]
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
-    module = importlib.import_module(f"engine.models.{name}")
+    module = importlib.import_module(f"veil.models.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
-    assert result.attempted > 0, f"engine.models.{name} has no examples"
+    assert result.attempted > 0, f"veil.models.{name} has no examples"
     assert result.failed == 0

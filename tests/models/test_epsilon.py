@@ -1,17 +1,21 @@
-"""Hand-computed tests of ε-privacy (papers/004 Theorems 1-4; SPEC §5)."""
+"""Hand-computed tests of ε-privacy (Machanavajjhala, Gehrke, Götz, VLDB 2009, Theorems 1-4; docs/models.md §5)."""
 
 from __future__ import annotations
+
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.errors import ConfigError
-from engine.models.epsilon import EpsilonPrivacy, posteriors
+from veil.errors import ConfigError
+from veil.models.epsilon import EpsilonPrivacy, posteriors
+from tests.models import oracle
 from tests.models.modeltest_lib import PROPERTY, domain, nodes
 
-# papers/004 Table 3 over (cancer, flu): (<40,M) 300/200, (>=40,M) 2700/1800, (>=40,F) 2000/18000
+# the ε-privacy paper's Table 3 over (cancer, flu): (<40,M) 300/200, (>=40,M) 2700/1800, (>=40,F) 2000/18000
 TABLE3 = [[300, 200], [2700, 1800], [2000, 18000]]
 
 
@@ -32,8 +36,7 @@ def test_spec_example_class_ii_sigma_1000():
     v = m.check(table3())
     assert v.achieved == pytest.approx(3.0, rel=1e-6)
     assert v.passed.all()                            # 3-private (R1 with equality on the 500-row block)
-    assert m.block_levels(np.array(TABLE3), table3().sensitive[0]) == pytest.approx(
-        [3.0, max(1 + 1000 / 4500, 7000 / 5499), max(1.05, 30000 / 20999)])
+    assert m.levels(table3()) == pytest.approx([3.0, max(1 + 1000 / 4500, 7000 / 5499), max(1.05, 30000 / 20999)])
     below = eps(epsilon=2.999, adversary="II", stubbornness=1000).check(table3())
     assert below.passed.tolist() == [False, True, True]      # and not less
 
@@ -48,7 +51,7 @@ def test_spec_example_class_ii_sigma_30000():
 
 
 def test_example_3_female_block_classes_i_ii_iii():
-    # papers/004 Example 3: Rachel's block (>=40,F) flu 18000, cancer 2000; b = 0.  The paper: "4-, 6.4-, 6- and no
+    # the ε-privacy paper's Example 3: Rachel's block (>=40,F) flu 18000, cancer 2000; b = 0.  The paper: "4-, 6.4-, 6- and no
     # privacy against class I, II, III and IV".
     nc = table3([TABLE3[2]])
     # class I, prior D(flu 12000, cancer 18000), σ = 30000.  u = n/σ = 2/3, a = 1 - 1/σ + u = 49999/30000.
@@ -69,7 +72,7 @@ def test_example_3_female_block_classes_i_ii_iii():
 
 
 def test_theorem_1_example_claim_is_wrong():
-    """papers/004 says Table 3 "satisfies 2.5-privacy" against the class I prior D(12000, 18000) because the
+    """The ε-privacy paper says Table 3 "satisfies 2.5-privacy" against the class I prior D(12000, 18000) because the
     female block meets R1(a) (20000 >= 30000/1.5) and R2.  R2 fails there: ε' = 2.5(1 - 1/30000) = 2.49992,
     δ = 1.5·20000/30000 = 1, bound = 1 - (1 - 11999/30000)/3.49992 = 0.82856 < x(flu) = 0.9.  The paper's own
     Example 3 puts this block at ε = 4 (above)."""
@@ -129,13 +132,15 @@ def test_posteriors_example_3():
     # class I: p_out(flu) = (18000 + 12000 - 1)/(20000 + 30000 - 1) = .59999; p_in = .9
     nc = table3([TABLE3[2]])
     p_in, p_out = posteriors(eps(adversary="I", prior=(("flu", 12000), ("cancer", 18000))), nc)
-    assert p_in[0].tolist() == [0.1, 0.9]
-    assert p_out[0, 1] == pytest.approx(29999 / 49999)
+    # one value per cell of nc.blocks("disease"): (block 0, cancer), (block 0, flu)
+    assert nc.blocks("disease").codes.tolist() == [0, 1]
+    assert p_in.tolist() == [0.1, 0.9]
+    assert p_out[1] == pytest.approx(29999 / 49999)
     # class II worst case σ(flu) = 1: 18000/(20000 + 29999)
     _, p2 = posteriors(eps(adversary="II", stubbornness=30000), nc)
-    assert p2[0, 1] == pytest.approx(18000 / 49999)
+    assert p2[1] == pytest.approx(18000 / 49999)
     _, p3 = posteriors(eps(adversary="III", prior=(("flu", 2), ("cancer", 3))), nc)
-    assert p3[0].tolist() == pytest.approx([0.6, 0.4])
+    assert p3.tolist() == pytest.approx([0.6, 0.4])
 
 
 @pytest.mark.parametrize("kw, match", [
@@ -195,16 +200,25 @@ def eps_case(draw):
 
 @given(eps_case())
 def test_closed_form_matches_conditions(case):
+    """The exact closed-form level of every block is the boundary of the conditions as written (an exact
+    oracle): they hold at ε = level and fail just below it."""
     hist, names, adversary, b, kw = case
-    nc = nodes(hist, domain("d", names, np.asarray(hist).sum(axis=0), numeric=False))
+    table = np.asarray(hist).sum(axis=0)
+    nc = nodes(hist, domain("d", names, table, numeric=False))
     model = EpsilonPrivacy(epsilon=2, adversary=adversary, known_rows=b, attribute="d", **kw)
     bc = nc.blocks("d")
-    levels = model.block_levels(bc.counts, bc.domain)
-    for i, lv in enumerate(levels):
-        if not np.isfinite(lv):
-            # no ε works: fails even at a huge ε
-            assert not model.holds(bc.counts[i:i + 1], 1e6, bc.domain)[0]
+    sigma = oracle.sigma_of(adversary, kw.get("prior"), kw.get("stubbornness"), table.tolist(), names)
+    cells = model.cell_levels(bc, exact=True)
+    dense = bc.dense()
+    for i in range(bc.blocks):
+        own = cells[bc.indptr[i]:bc.indptr[i + 1]].tolist()
+        lv = max(own) if bc.sizes[i] > b else math.inf
+        row = dense[i].tolist()
+        if lv == math.inf:
+            assert not oracle.epsilon_privacy(row, Fraction(10**9), adversary, sigma, b)
             continue
-        assert model.holds(bc.counts[i:i + 1], lv * (1 + 1e-7) + 1e-9, bc.domain)[0]
-        if lv > 1 + 1e-6:
-            assert not model.holds(bc.counts[i:i + 1], lv * (1 - 1e-7), bc.domain)[0]
+        at = max(lv, Fraction(1, 10**12) + 1)
+        assert oracle.epsilon_privacy(row, at, adversary, sigma, b)
+        if lv > 1:
+            assert not oracle.epsilon_privacy(row, lv - Fraction(1, 10**12), adversary, sigma, b)
+        assert model.levels(nc)[i] == pytest.approx(float(lv), rel=1e-9)

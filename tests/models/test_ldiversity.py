@@ -1,4 +1,4 @@
-"""Hand-computed tests of the l-diversity family (papers/000; SPEC §2, §2.1)."""
+"""Hand-computed tests of the l-diversity family (Machanavajjhala et al., ICDE 2006; docs/models.md §2.2, §2.3)."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.errors import ConfigError
-from engine.models.kanonymity import KAnonymity
-from engine.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
+from veil.errors import ConfigError
+from veil.models.kanonymity import KAnonymity
+from veil.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
                                       MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
                                       RecursiveCLDiversity, entropy, pd_ratio, recursive_ratio)
-from tests.models.modeltest_lib import PROPERTY, domain, joint_nodes, nodes
+from tests.models.modeltest_lib import PROPERTY, domain, hist, joint_nodes, nodes
 
-# papers/000 inpatient data (Figure 1).  Condition values sorted: cancer, heart, viral.
+# the l-diversity paper's inpatient data (Figure 1).  Condition values sorted: cancer, heart, viral.
 CONDITIONS = ["Cancer", "Heart Disease", "Viral Infection"]
 # Figure 2 (4-anonymous): {HD,HD,VI,VI}, {C,HD,VI,VI}, {C,C,C,C}
 FIG2 = [[0, 2, 2], [1, 1, 2], [4, 0, 0]]
@@ -46,7 +46,7 @@ def test_figure2_is_4_anonymous_but_not_diverse():
 def test_figure3_entropy_is_2_8_diverse():
     nc = fig(FIG3)
     # each block: p = (1/2, 1/4, 1/4): H = 1/2 ln 2 + 2 · 1/4 ln 4 = 1.5 ln 2 = 1.0397
-    h = entropy(np.array(FIG3))
+    h = entropy(hist(FIG3))
     assert np.allclose(h, 1.5 * math.log(2))
     assert round(float(h[0]), 4) == 1.0397
     v = EntropyLDiversity(l=2.8, attribute="condition").check(nc)
@@ -87,7 +87,7 @@ def test_recursive_l1_always_holds():
 
 
 def test_recursive_paper_4_3_example_is_not_recursive_2_3():
-    # papers/000 §4.3 calls S = {s1, s1, s2, s3} "recursive (2,3)-diverse"; with the strict inequality
+    # the l-diversity paper's §4.3 calls S = {s1, s1, s2, s3} "recursive (2,3)-diverse"; with the strict inequality
     # r1 < c·r3 that is 2 < 2·1: false.  c* = 2/1 = 2.
     nc = nodes([[2, 1, 1]], domain("S", ["s1", "s2", "s3"], [2, 1, 1], numeric=False))
     assert not RecursiveCLDiversity(c=2, l=3, attribute="S").check(nc).passed[0]
@@ -97,7 +97,7 @@ def test_recursive_paper_4_3_example_is_not_recursive_2_3():
 
 def test_recursive_ratio_by_hand():
     # [5, 3, 2, 1]: l=2: 5/(3+2+1) = 5/6; l=3: 5/(2+1) = 5/3; l=4: 5/1; l=5: m = 4 < 5: inf
-    counts = np.array([[1, 5, 2, 3]])
+    counts = hist([[1, 5, 2, 3]])
     assert recursive_ratio(counts, 2)[0] == pytest.approx(5 / 6)
     assert recursive_ratio(counts, 3)[0] == pytest.approx(5 / 3)
     assert recursive_ratio(counts, 4)[0] == 5.0
@@ -136,7 +136,7 @@ def test_pd_y_beyond_l_minus_1():
     nc = pd_nc([[6, 4, 3, 1]])
     v = PdRecursiveCLDiversity(c=0.3, l=2, allowed=("a", "b"), attribute="s").check(nc)
     assert v.passed[0] and v.achieved == pytest.approx(3 / 11)
-    assert pd_ratio(np.array([[6, 4, 3, 1]]), 2, np.array([0, 1]))[0] == pytest.approx(3 / 11)
+    assert pd_ratio(hist([[6, 4, 3, 1]]), 2, np.array([0, 1]))[0] == pytest.approx(3 / 11)
     # l = 3: y = 3 > 2: tail = r2 + r4 = 4 + 1 = 5: c* = 3/5
     assert PdRecursiveCLDiversity(c=1, l=3, allowed=("a", "b"), attribute="s").check(nc).achieved == 0.6
 
@@ -158,7 +158,7 @@ def test_pd_with_empty_y_is_recursive():
 
 
 def _pd_literal(counts, l, allowed, c):
-    """SPEC §2.1 read literally, for every order of ties; returns the set of verdicts over tie orders."""
+    """docs/models.md §2.3 read literally, for every order of ties; returns the set of verdicts over tie orders."""
     present = [(n, i) for i, n in enumerate(counts) if n > 0]
     if l <= 1:
         return {True}
@@ -263,7 +263,7 @@ def _sv():
 
 
 def test_multi_attribute_paper_example():
-    # papers/000 §4.3: {(s1,v1), (s1,v2), (s2,v3), (s3,v3)}.  S alone: {s1,s1,s2,s3}, 3 distinct; V alone 3.
+    # the l-diversity paper's §4.3: {(s1,v1), (s1,v2), (s2,v3), (s3,v3)}.  S alone: {s1,s1,s2,s3}, 3 distinct; V alone 3.
     # S with V in the key: V=v1 {s1}, V=v2 {s1}, V=v3 {s2,s3};  V with S in the key: s1 {v1,v2}, s2 {v3}, s3 {v3}
     s, v = _sv()
     j = np.zeros((1, 3, 3), dtype=np.int64)

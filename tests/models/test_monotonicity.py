@@ -1,4 +1,4 @@
-"""Every model's monotonicity declarations, checked both ways (SPEC §6).
+"""Every model's monotonicity declarations, checked both ways (docs/models.md §6).
 
 For each family of models, a case is two random blocks A and B over one domain plus the family's fixed
 parameters.  The model is *calibrated* on the premise so that it passes at the boundary (its parameter is the
@@ -25,14 +25,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, assume, find, given, settings
 from hypothesis import strategies as st
 
-from engine.models.base import Model, Properties
-from engine.models.closeness import TCloseness
-from engine.models.epsilon import EpsilonPrivacy
-from engine.models.kanonymity import KAnonymity
-from engine.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
+from veil.models.base import Model, Properties
+from veil.models.closeness import TCloseness
+from veil.models.epsilon import EpsilonPrivacy
+from veil.models.kanonymity import KAnonymity
+from veil.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
                                       MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
                                       RecursiveCLDiversity)
-from engine.models.proximity import DeltaLDiversity, EMAnonymity
+from veil.models.proximity import DeltaLDiversity, EMAnonymity
 from tests.models.modeltest_lib import PROPERTY, domain, joint_nodes, nodes
 
 HIERARCHIES = {
@@ -95,7 +95,7 @@ def _npd(p: dict, nc) -> Model | None:  # noqa: ANN001
     c2 = 0.0
     if p["protected"]:
         cols = [int(n[1:]) for n in p["protected"]]
-        c2 = float((100 * bc.counts[:, cols] / bc.sizes[:, None]).min()) * DOWN
+        c2 = float((100 * bc.dense()[:, cols] / bc.sizes[:, None]).min()) * DOWN
     return NpdRecursiveCLDiversity(c1=_above(c1), c2=max(0.0, c2), l=p["l"], allowed=p["allowed"],
                                    protected=p["protected"], attribute="s")
 

@@ -1,4 +1,4 @@
-"""Hand-computed tests of (ε,m)-anonymity and (δ,l)-diversity (papers/003; SPEC §2)."""
+"""Hand-computed tests of (ε,m)-anonymity and (δ,l)-diversity (Li, Tao, Xiao, SIGMOD 2008, and the (δ,ℓ)-diversity paper; docs/models.md §2.6)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from engine.errors import ConfigError
-from engine.models.proximity import DeltaLDiversity, EMAnonymity
+from veil.errors import ConfigError
+from veil.models.proximity import DeltaLDiversity, EMAnonymity
 from tests.models.modeltest_lib import PROPERTY, domain, nodes
 
 
@@ -19,11 +19,15 @@ def blocks(values, *members):
 
 
 def test_em_paper_figure_2():
-    # papers/003 Example 2, ε = 15: G1 = {40, 60}: I(40) = {40}, I(60) = {60}: m = 2/1 = 2.
+    # the (δ,ℓ)-diversity paper, Example 2, ε = 15: G1 = {40, 60}: I(40) = {40}, I(60) = {60}: m = 2/1 = 2.
     # G2 = {40, 50, 60}: I(40) = {40,50}, I(50) = {40,50,60}, I(60) = {50,60}: m = 3/3 = 1.
     nc = blocks([40, 50, 60], [40, 60], [40, 50, 60])
-    v = EMAnonymity(epsilon=15, m=2, attribute="salary").check(nc)
+    m = EMAnonymity(epsilon=15, m=2, attribute="salary")
+    v = m.check(nc)
     assert v.passed.tolist() == [True, False] and v.achieved == 1.0
+    # per cell (block, value present): G1's 40 and 60 hold one row each; G2's 40, 50, 60 hold 2, 3, 2
+    assert m.window_counts(nc).tolist() == [1, 1, 2, 3, 2]
+    assert m.worst(nc).tolist() == [1, 3] and m.levels(nc).tolist() == [2.0, 1.0]
     only_g1 = blocks([40, 60], [40, 60])
     assert EMAnonymity(epsilon=15, m=2, attribute="salary").check(only_g1).achieved == 2.0
 
@@ -72,8 +76,8 @@ def test_relative_negative_values():
 
 
 def test_em_and_delta_l_counterexample_to_monotonicity():
-    # papers/003 §3.2: ε = 15, m = 2: {40, 60} and {50, 80} pass; union {40, 50, 60, 80}: x(50) = 3 > 4/2.
-    # The same sets break (δ = 7.5, l = 2)-diversity, which papers/003 claims is monotone.
+    # the (δ,ℓ)-diversity paper, §3.2: ε = 15, m = 2: {40, 60} and {50, 80} pass; union {40, 50, 60, 80}: x(50) = 3 > 4/2.
+    # The same sets break (δ = 7.5, l = 2)-diversity, which that paper claims is monotone.
     values = [40, 50, 60, 80]
     parts = blocks(values, [40, 60], [50, 80])
     union = blocks(values, [40, 50, 60, 80])

@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from engine.errors import ConfigError
-from engine.models import FACTORIES, Model, Needs, build
+from veil.errors import ConfigError
+from veil.models import FACTORIES, Model, Needs, build
 from tests.models.modeltest_lib import domain, nodes
 
 WHERE = "veil.toml: [[models]] #1"
@@ -49,7 +49,7 @@ def test_every_type_is_registered_and_builds():
 def test_models_check_a_small_table():
     dis = domain("disease", ["cold", "flu", "hiv"], [3, 3, 2], numeric=False)
     sal = domain("salary", [1000, 2000, 5000], [3, 3, 2])
-    from engine.counts import NodeCounts
+    from veil.counts import NodeCounts
     codes = np.array([[0, 0, 0], [0, 1, 1], [0, 2, 2], [1, 0, 1], [1, 1, 0], [1, 2, 2]])
     nc = NodeCounts.from_cells(("q",), (0,), codes[:, :1], codes[:, 1:], np.array([2, 1, 1, 1, 2, 1]), (2,), (dis, sal))
     for kind, params in MINIMAL.items():

@@ -1,0 +1,29 @@
+# CI: the local Spark cluster for the tests marked `spark`.  Sourced by .ci/run before the tests
+# (`source .ci/spark.sh`), so its EXIT trap stops the cluster when .ci/run ends, however it ends.
+#   - Java 17 from Debian's packages when there is no java
+#   - the spark extra in the repository's .venv (the venv the README's test command uses)
+#   - deploy/spark/cluster.sh start (about 20 s on a quiet machine, minutes under load), VEIL_TEST_SPARK_URL
+# shellcheck shell=bash
+
+_veil_spark_repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+
+if ! command -v java >/dev/null 2>&1; then
+  echo "ci: installing Java 17 from Debian's packages"
+  DEBIAN_FRONTEND=noninteractive apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null
+fi
+
+[ -x "$_veil_spark_repo/.venv/bin/python" ] || python3 -m venv "$_veil_spark_repo/.venv"
+echo "ci: installing the spark extra"
+"$_veil_spark_repo/.venv/bin/pip" install -q -e "$_veil_spark_repo[dev,spark]"
+
+_veil_spark_stop() { VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" stop || true; }
+# keep whatever EXIT trap .ci/run already has, then stop the cluster
+_veil_spark_prev_trap="$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")"
+# shellcheck disable=SC2064
+trap "_veil_spark_stop; ${_veil_spark_prev_trap:-:}" EXIT
+
+echo "ci: starting the Spark cluster"
+VEIL_TEST_SPARK_URL="$(VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" start | tail -n 1)"
+export VEIL_TEST_SPARK_URL
+echo "ci: Spark Connect at $VEIL_TEST_SPARK_URL"

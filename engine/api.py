@@ -1,0 +1,255 @@
+"""Veil from a notebook: ``veil.anonymize(df, ...)`` and ``veil.check(df, ...)`` on a pandas DataFrame.
+
+One code path with the CLI.  The arguments become the same frozen ``Config`` a TOML file does
+(``veil.config.assemble``: hierarchies and models are the same dicts, and a hierarchy may also be a
+DataFrame whose columns are the levels, value first); the DataFrame becomes a table of an in-memory DuckDB;
+the run is the CLI's (``veil.run.prepare_run``: hierarchies, base frequency set, model validation; the same
+search and checkers); and the generalized rows are the release's own ``SELECT``
+(``veil.queries.release_select``) read back, in the DataFrame's row order and with its index.
+
+Bad input raises Veil's errors (``ConfigError``, ``SourceError``, ``HierarchyError``; ``NoSolutionError``
+when no node satisfies the models) with the CLI's one-line messages, naming the argument and the dict key
+(``veil.anonymize(): quasi_identifiers['age'] key 'csv' ...``) where the CLI names a TOML line.
+
+pandas and DuckDB are imported when a function runs, never by ``import veil``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil import config as cfg
+from veil.backends import open_backend
+from veil.backends.base import Session
+from veil.counts import NodeCounts
+from veil.errors import ConfigError, SourceError
+from veil.hierarchy import RowsSpec
+from veil.lattice import parse_node
+from veil.privacy import Specification
+from veil.run import check_document, generalized_select, no_solution, prepare_run, search_warehouse
+from veil.warehouse import Warehouse
+
+TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
+ROW = "__veil_row__"         # its row positions, to give the result the DataFrame's order and index
+MEMORY = "duckdb:///:memory:"
+
+Node = tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class Anonymized:
+    """What ``veil.anonymize`` found and published: ``data`` is the generalized DataFrame (suppressed rows
+    removed, the input's index kept), ``node`` the optimal lattice node, ``achieved`` each model's level on
+    the released rows (keyed like ``veil release``'s catalog: ``type`` or ``type:attribute``), ``minimal``
+    every minimal passing node, ``metric`` the optimal node's value of ``metric_name``."""
+
+    data: Any = field(repr=False)
+    node: Node
+    achieved: dict[str, float | None]
+    suppressed_rows: int
+    minimal: tuple[Node, ...]
+    metric: float
+    metric_name: str
+    attributes: tuple[str, ...]
+    heights: tuple[int, ...]
+    nodes_evaluated: int
+
+
+@dataclass(frozen=True)
+class Checked:
+    """``veil.check`` at one node: the document of ``veil check --json`` as attributes, and the generalized
+    DataFrame (``data``; ``None`` when the node fails)."""
+
+    data: Any = field(repr=False)
+    node: Node
+    passed: bool
+    rows: int
+    blocks: int
+    suppressed_rows: int
+    models: tuple[dict[str, Any], ...]
+    attributes: tuple[str, ...]
+
+
+def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
+              models: Sequence[Mapping[str, Any]] = (), *, max_suppression: float = 0.0,
+              metric: str = "discernibility", keep_columns: Sequence[str] = (), nulls: str = "error",
+              base_dir: str | Path | None = None) -> Anonymized:
+    """Generalize ``df`` at the optimal lattice node satisfying every model (``veil search`` + the release's
+    materialization, in memory).  Published columns: quasi-identifiers, sensitive columns and
+    ``keep_columns``, in the DataFrame's order; relative hierarchy paths resolve against ``base_dir``
+    (default: the working directory)."""
+    origin = "veil.anonymize()"
+    config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
+                                {"metric": metric, "max_suppression": max_suppression})
+    with _session(df, published) as session:
+        config, wh = _prepare(session, config, rollup=True)
+        result = search_warehouse(wh, config, ("optimal", "incognito"))
+        spec = Specification(config.models, config.search.max_suppression)
+        if result.optimal is None:
+            raise no_solution(wh, spec)  # the error `veil release` and `veil search` give
+        counts = wh.counts(result.optimal.node)
+        suppressed = spec.evaluate(counts, wh.rows).failing
+        data = _generalized(session, wh, config, counts, suppressed, published, df)
+    released = counts.restrict(~suppressed)
+    return Anonymized(
+        data=data, node=tuple(result.optimal.node), achieved={_label(m): m.check(released).achieved for m in spec.models},
+        suppressed_rows=int(counts.sizes[suppressed].sum()), minimal=tuple(tuple(n) for n in result.minimal or ()),
+        metric=result.optimal.value, metric_name=result.optimal.metric, attributes=wh.attributes,
+        heights=wh.heights, nodes_evaluated=result.nodes_evaluated)
+
+
+def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
+          models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
+          max_suppression: float = 0.0, keep_columns: Sequence[str] = (), nulls: str = "error",
+          base_dir: str | Path | None = None) -> Checked:
+    """Every model at one ``node`` (levels in quasi-identifier order, a dict by column, or ``"1,0,2"``;
+    default: the table as it stands), like ``veil check``."""
+    origin = "veil.check()"
+    config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
+                                {"max_suppression": max_suppression})
+    with _session(df, published) as session:
+        config, wh = _prepare(session, config, rollup=False)
+        level = _node(origin, node, wh)
+        spec = Specification(config.models, config.search.max_suppression)
+        counts = wh.counts(level)
+        evaluation = spec.evaluate(counts, wh.rows)
+        doc = check_document(wh, spec, counts, evaluation)
+        data = _generalized(session, wh, config, counts, evaluation.failing, published, df) \
+            if evaluation.passed else None
+    return Checked(data=data, node=level, passed=doc["passed"], rows=doc["rows"], blocks=doc["blocks"],
+                   suppressed_rows=doc["suppressed_rows"], models=tuple(doc["models"]), attributes=wh.attributes)
+
+
+# ``veil.audit(df, ...)`` belongs here once the audit module lands: the same ``_config`` / ``_session`` /
+# ``_prepare`` steps, then the audit's measures on the prepared warehouse.
+
+
+# --- arguments → Config ------------------------------------------------------------------------------------
+
+
+def _config(origin: str, df: Any, quasi_identifiers: Any, sensitive: Any, models: Any, keep_columns: Any,
+            nulls: Any, base_dir: Any, search: dict[str, Any]) -> tuple[cfg.Config, list[str]]:
+    """The run's Config (built like a TOML file's) and the published columns (the DataFrame's order)."""
+    pd = _pandas()
+    if not isinstance(df, pd.DataFrame):
+        raise ConfigError(f"{origin}: argument 'df' must be a pandas DataFrame, got {type(df).__name__}")
+    bad = [c for c in df.columns if not isinstance(c, str) or not c]
+    if bad or ROW in df.columns:
+        raise ConfigError(f"{origin}: the DataFrame's column names must be non-empty strings other than {ROW!r}, "
+                          f"got {(bad or [ROW])[0]!r}")
+    if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
+        raise ConfigError(f"{origin}: argument 'quasi_identifiers' must be a non-empty dict of column → hierarchy, "
+                          f"got {quasi_identifiers!r}")
+    sens = _columns(origin, "sensitive", sensitive)
+    keep = _columns(origin, "keep_columns", keep_columns)
+    if isinstance(models, Mapping) or not isinstance(models, Sequence) or not models:
+        raise ConfigError(f"{origin}: argument 'models' must be a non-empty list of model dicts, got {models!r}")
+    if nulls not in cfg.NULL_POLICIES:
+        raise ConfigError(f"{origin}: argument 'nulls' must be one of {', '.join(cfg.NULL_POLICIES)}, got {nulls!r}")
+    named = [*quasi_identifiers, *sens, *keep]
+    missing = [c for c in named if c not in df.columns]
+    if missing:
+        raise SourceError(f"column {missing[0]!r} does not exist in the DataFrame (its columns: "
+                          f"{', '.join(repr(c) for c in list(df.columns)[:20])})")
+    clash = sorted(set(keep) & (set(quasi_identifiers) | set(sens)))
+    if clash:
+        raise ConfigError(f"{origin}: argument 'keep_columns' names column(s) {', '.join(map(repr, clash))} that are "
+                          "quasi-identifiers or sensitive (those are always published)")
+    base = Path(base_dir) if base_dir is not None else Path.cwd()
+    qis = [(column, _levels(h), f"quasi_identifiers[{column!r}]") for column, h in quasi_identifiers.items()]
+    raw_models = [(_model_levels(m), f"models[{i}]") for i, m in enumerate(models)]
+    config = cfg.assemble(
+        file=origin, base=base, source=cfg.SourceConfig(table=TABLE, url=MEMORY, nulls=nulls, base_dir=base),
+        quasi_identifiers=qis, sensitive=sens, models=raw_models,
+        search=cfg.search_settings(search, origin, "arguments", key=lambda k: f"argument {k!r}"))
+    return config, [c for c in df.columns if c in set(named)]
+
+
+def _columns(origin: str, argument: str, value: Any) -> tuple[str, ...]:
+    names = (value,) if isinstance(value, str) else value
+    if not isinstance(names, Sequence) or not all(isinstance(c, str) and c for c in names) or \
+            len(set(names)) != len(names):
+        raise ConfigError(f"{origin}: argument {argument!r} must be a list of distinct column names, got {value!r}")
+    return tuple(names)
+
+
+def _levels(value: Any) -> Any:
+    """A DataFrame of levels (value column first, then level 1..h) as in-memory rows; anything else as is."""
+    pd = _pandas()
+    if not isinstance(value, pd.DataFrame):
+        return value
+    cells = value.astype(object).where(value.notna(), None)
+    rows = tuple((row[0], tuple(row[1:])) for row in cells.itertuples(index=False, name=None))
+    return RowsSpec(rows=rows, origin="DataFrame", columns=tuple(str(c) for c in value.columns), unit="row")
+
+
+def _model_levels(model: Any) -> Any:
+    if isinstance(model, Mapping) and "hierarchy" in model:
+        return {**model, "hierarchy": _levels(model["hierarchy"])}
+    return model
+
+
+def _node(origin: str, node: Any, wh: Warehouse) -> Node:
+    if node is None:
+        return tuple(0 for _ in wh.heights)
+    try:
+        if isinstance(node, Mapping):
+            unknown = sorted(set(node) - set(wh.attributes))
+            if unknown:
+                raise ValueError(f"{unknown[0]!r} is not a quasi-identifier ({', '.join(wh.attributes)})")
+            node = [node.get(a, 0) for a in wh.attributes]
+        text = node if isinstance(node, str) else ",".join(str(int(lv)) for lv in node)
+        return parse_node(text, wh.heights)
+    except (TypeError, ValueError) as exc:
+        raise ConfigError(f"{origin}: argument 'node': {exc}") from None
+
+
+# --- the run ----------------------------------------------------------------------------------------------
+
+
+@contextmanager
+def _session(df: Any, published: Sequence[str]) -> Iterator[Session]:
+    """An in-memory DuckDB session holding the DataFrame as table ``dataframe`` (only the columns Veil reads or
+    publishes, categoricals decoded, plus each row's position)."""
+    frame = df[list(published)].copy()
+    for column in frame.columns:
+        if str(frame[column].dtype) == "category":
+            frame[column] = frame[column].astype(frame[column].cat.categories.dtype)
+    frame[ROW] = range(len(frame))
+    with open_backend(MEMORY).session() as session:
+        session.load_frame(sa.table(TABLE), frame, "loading the DataFrame")  # type: ignore[attr-defined]
+        yield session
+
+
+def _prepare(session: Session, config: cfg.Config, rollup: bool) -> tuple[cfg.Config, Warehouse]:
+    """``prepare_run`` as ``veil release`` calls it: sensitive columns no model reads are still NULL-checked."""
+    counted = cfg.sensitive_needed(config)
+    return prepare_run(session, config, rollup=rollup, null_checked=tuple(c for c in config.sensitive if c not in counted))
+
+
+def _generalized(session: Session, wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any,
+                 published: Sequence[str], df: Any) -> Any:
+    """The release's generalizing ``SELECT`` at ``counts.node`` (suppressed blocks dropped), read back as a
+    DataFrame in the input's row order, with its index."""
+    pd = _pandas()
+    not_null = list(config.sensitive) if config.source.nulls == "drop" else []
+    select = generalized_select(wh, counts, suppressed, [*published, ROW], not_null)
+    frame = pd.DataFrame(session.columns(select, "reading the generalized rows")).sort_values(ROW, kind="stable")
+    frame.index = df.index[frame[ROW].to_numpy()]
+    return frame.drop(columns=ROW)[list(published)]
+
+
+def _label(model: Any) -> str:
+    return f"{model.type}:{model.attribute}" if model.attribute else model.type
+
+
+def _pandas() -> Any:
+    import pandas
+
+    return pandas

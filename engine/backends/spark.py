@@ -1,0 +1,339 @@
+"""Apache Spark through Spark Connect (``sc://host:15002``): statements compiled for Spark SQL, sent with
+their named parameters (``spark.sql(text, args=...)``), results fetched as Arrow into numpy.
+
+Needs the optional extra (``pip install 'veil[spark]'``).  What differs from DuckDB and PostgreSQL is
+declared as capability flags:
+
+- ``transactions = False``: Spark commits every statement on its own; ``commit``/``rollback`` do nothing.
+- ``temp_tables = False``: working tables are temporary views of this run's own Spark Connect session
+  (``CACHE TABLE <name> AS <select>``: computed once, kept columnar on the executors), dropped — and their
+  cached rows freed — when the run ends, also on an error, Ctrl-C or SIGTERM.  Nothing is written to the
+  catalog or the warehouse directory.  A run killed outright (SIGKILL) leaves no table or view either: its
+  session's views vanish when the server expires the idle session; its cached blocks stay on the executors
+  (evicted under memory pressure to local disk) until the Connect server restarts.
+- ``information_schema = False``: the source's columns come from the Spark catalog (``listColumns``).
+- ``advisory_locks = False``, ``grants = False``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import signal
+import socket
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, ClassVar
+
+import numpy as np
+import pyarrow as pa
+import sqlalchemy as sa
+
+from veil.backends.base import Backend, Session
+from veil.errors import BackendError
+from veil.queries.ddl import CreateTableAs, DropObject
+from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
+
+SCHEME = "sc://"
+EXTRA = "pip install 'veil[spark]'"
+CONNECT_TIMEOUT = 10.0
+
+
+def _connect_module() -> Any:
+    """``pyspark.sql.connect.session`` or one clear line naming the extra."""
+    try:
+        from pyspark.sql.connect import session as connect
+        from pyspark.logger import PySparkLogger
+    except ImportError as exc:  # pyspark absent, or its connect client's dependencies (grpc, ...)
+        raise BackendError(f"the Spark backend needs the spark extra ({EXTRA}): {exc}") from None
+    for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
+        PySparkLogger.getLogger(name).disabled = True  # pyspark would print every failed query's JVM trace
+    return connect
+
+
+class SparkBackend(Backend):
+    """A Spark cluster behind a Spark Connect server; the source is any table its catalog sees."""
+
+    name: ClassVar[str] = "Spark"
+    temp_schema: ClassVar[str] = ""
+    advisory_locks: ClassVar[bool] = False
+    grants: ClassVar[bool] = False
+    default_schema: ClassVar[str] = "default"
+    fingerprint_style: ClassVar[str] = "spark"
+    transactions: ClassVar[bool] = False
+    temp_tables: ClassVar[bool] = False
+    information_schema: ClassVar[bool] = False
+
+    def __init__(self, url: str) -> None:  # no SQLAlchemy engine: Spark Connect is not a DBAPI driver
+        self.url = url  # type: ignore[assignment]
+        self.host, self.port = _address(url)
+        self.connect = _connect_module()
+
+    @property
+    def display_url(self) -> str:
+        """The URL without its parameters (``;token=...``)."""
+        return f"{SCHEME}{self.host}:{self.port}"
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A Spark Connect session of its own for the run; its working views are dropped at the end."""
+        self._probe()
+        try:
+            spark = self.connect.SparkSession.builder.remote(str(self.url)).create()
+            _few_retries(spark)
+            spark.conf.set("spark.sql.session.timeZone", "UTC")
+        except Exception as exc:  # grpc and pyspark errors alike
+            raise BackendError(f"cannot connect to Spark at {self.display_url}: {_reason(exc)}") from None
+        session = SparkSQLSession(self, spark)
+        try:
+            with _terminate_as_exit():
+                yield session
+        finally:
+            session.close()
+
+    def _probe(self) -> None:
+        """Fail fast with one line when nothing listens (the client would retry for minutes)."""
+        try:
+            socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT).close()
+        except OSError as exc:
+            raise BackendError(f"cannot connect to Spark at {self.display_url}: {exc.strerror or exc} "
+                               "(is the Spark Connect server running? deploy/spark/cluster.sh start)") from None
+
+
+class SparkSQLSession(Session):
+    """Executes built statements through one Spark Connect session; every result arrives as Arrow."""
+
+    def __init__(self, backend: SparkBackend, spark: Any) -> None:
+        super().__init__(backend, None)  # type: ignore[arg-type]
+        self.spark = spark
+        self.working: set[str] = set()  # this session's temporary views
+
+    @property
+    def dialect(self) -> sa.Dialect:
+        return DIALECT
+
+    def fail(self, exc: BaseException, what: str) -> BackendError:
+        return BackendError(f"{self.backend.name} failed while {what}: {_reason(exc)}")
+
+    def _sql(self, stmt: Any, what: str, params: dict[str, Any] | None = None) -> Any:
+        """Compile ``stmt`` for Spark SQL and run it (commands run at once, queries when fetched)."""
+        compiled = compile_sql(stmt)
+        args = {**(compiled.params or {}), **(params or {})}
+        self.statements += 1
+        try:
+            return self.spark.sql(str(compiled), args=args or None)
+        except Exception as exc:
+            raise self.fail(exc, what) from None
+
+    def arrow(self, stmt: Any, what: str = "running a query", params: dict[str, Any] | None = None) -> pa.Table:
+        frame = self._sql(stmt, what, params)
+        try:
+            return _naive_timestamps(frame.toArrow())
+        except Exception as exc:
+            raise self.fail(exc, what) from None
+
+    def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> Any:
+        if isinstance(params, (list, tuple)):
+            raise TypeError("SparkSQLSession.execute takes one parameter set; use bulk_load for many rows")
+        if isinstance(stmt, sa.Delete) and _working_name(stmt.table) in self.working:
+            return self._delete_from_working(stmt, what)
+        result = _ArrowResult(self.arrow(stmt, what, params))
+        self._track(stmt)
+        return result
+
+    def _track(self, stmt: Any) -> None:
+        if isinstance(stmt, CreateTableAs) and stmt.temporary:
+            self.working.add(stmt.table.name)
+        elif isinstance(stmt, sa.schema.CreateTable) and "TEMPORARY" in stmt.element._prefixes:
+            self.working.add(stmt.element.name)
+        elif isinstance(stmt, DropObject) and stmt.table.schema is None:
+            self.working.discard(stmt.table.name)
+
+    def _delete_from_working(self, stmt: sa.Delete, what: str) -> _ArrowResult:
+        """A view cannot be deleted from: it becomes the rows it keeps (computed and cached again)."""
+        name = _working_name(stmt.table)
+        kept = self._sql(kept_rows(stmt), what)
+        try:
+            kept.createOrReplaceTempView(name)
+        except Exception as exc:
+            raise self.fail(exc, what) from None
+        self.execute(CacheTable(name), what)
+        return _ArrowResult(pa.table({}))
+
+    def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
+        return _ArrowResult(self.arrow(stmt, what)).all()
+
+    def scalar(self, stmt: Any, what: str = "running a query") -> Any:
+        return self.execute(stmt, what).scalar()
+
+    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
+                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+        """Columns as numpy arrays: integers as int64, columns holding NULLs as object arrays."""
+        table = self.arrow(stmt, what, params)
+        return {name: _numpy(col) for name, col in zip(table.column_names, table.columns)}
+
+    def source_columns(self, schema: str | None, table: str) -> list[tuple[str, str, int | None, int | None]]:
+        """Name and type of every column of ``schema.table`` from the Spark catalog (no
+        ``information_schema``); an empty list when the catalog has no such table."""
+        self.statements += 1
+        try:
+            name = DIALECT.identifier_preparer.format_table(sa.table(table, schema=schema))
+            if not self.spark.catalog.tableExists(name):
+                return []
+            found = self.spark.catalog.listColumns(name)
+        except Exception as exc:
+            raise self.fail(exc, f"reading the columns of {table!r}") from None
+        return [(c.name, source_type(c.dataType), None, None) for c in found]
+
+    def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
+        """Rows travel as one Arrow batch; a working view becomes itself plus the rows, a catalog
+        table gets them appended."""
+        if not rows:
+            return
+        names = list(table.c.keys())
+        try:
+            frame = self.spark.createDataFrame(pa.table(
+                {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}))
+            self.statements += 1
+            target = DIALECT.identifier_preparer.format_table(table)
+            if _working_name(table) in self.working:
+                self.spark.table(target).unionByName(frame).createOrReplaceTempView(table.name)
+            else:
+                frame.write.insertInto(target)
+        except BackendError:
+            raise
+        except Exception as exc:
+            raise self.fail(exc, what) from None
+
+    def commit(self) -> None:
+        """Spark has no multi-statement transactions: every statement is already in effect."""
+
+    def rollback(self) -> None:
+        """Nothing to undo (see ``commit``)."""
+
+    def _recover(self) -> None:
+        pass
+
+    def ensure_transaction(self) -> None:
+        pass
+
+    def begin_snapshot(self) -> None:
+        """Spark reads each table as it is when a query runs (no snapshot across statements)."""
+
+    def close(self) -> None:
+        """Drop this session's views (freeing their cached rows) and end the server-side session."""
+        with contextlib.suppress(Exception):
+            for name in sorted(self.working):
+                self.spark.catalog.dropTempView(name)
+            self.working.clear()
+        with contextlib.suppress(Exception):
+            self.spark.stop()
+
+
+class _ArrowResult:
+    """The little of SQLAlchemy's result API callers use, over an Arrow table."""
+
+    def __init__(self, table: pa.Table) -> None:
+        self.table = table
+
+    def keys(self) -> list[str]:
+        return list(self.table.column_names)
+
+    def all(self) -> list[tuple[Any, ...]]:
+        return list(zip(*(c.to_pylist() for c in self.table.columns)))
+
+    fetchall = all
+
+    def __iter__(self) -> Iterator[tuple[Any, ...]]:
+        return iter(self.all())
+
+    def scalar(self) -> Any:
+        if self.table.num_rows == 0 or self.table.num_columns == 0:
+            return None
+        return self.table.column(0)[0].as_py()
+
+
+def _address(url: str) -> tuple[str, int]:
+    """Host and port of ``sc://host[:port][/;param=value...]`` (port 15002 by default)."""
+    m = re.fullmatch(r"sc://(\[[^\]]+\]|[^:/;\[\]]+)(?::(\d+))?(/.*)?", url)
+    if not m:
+        raise BackendError(f"not a Spark Connect URL: {url.split(';', 1)[0]!r} (expected sc://host:15002)")
+    return m.group(1).strip("[]"), int(m.group(2) or 15002)
+
+
+def _working_name(table: Any) -> str | None:
+    return table.name if getattr(table, "schema", None) is None else None
+
+
+def _few_retries(spark: Any) -> None:
+    """Ride out a few seconds of unavailability, not the client's default ten minutes."""
+    from pyspark.sql.connect.client.retries import DefaultPolicy
+
+    spark.client.set_retry_policies([DefaultPolicy(max_retries=5, max_backoff=5000)])
+
+
+def _reason(exc: BaseException) -> str:
+    """One line from a pyspark or grpc error."""
+    code = getattr(exc, "code", None)
+    status = code() if callable(code) else getattr(exc, "getGrpcStatusCode", lambda: None)()
+    if status is not None and getattr(status, "name", "") in ("UNAVAILABLE", "DEADLINE_EXCEEDED"):
+        return "the Spark Connect server is unreachable (connection lost)"
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    return lines[0] if lines else type(exc).__name__
+
+
+@contextmanager
+def _terminate_as_exit() -> Iterator[None]:
+    """While a run holds Spark views, SIGTERM unwinds it (so the views are dropped) instead of killing
+    the process outright; only where nobody else handles SIGTERM, and restored afterwards."""
+    main = threading.current_thread() is threading.main_thread()
+    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
+        yield
+        return
+
+    def _exit(signum: int, frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, _exit)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+
+
+_ARROW_TYPES: list[tuple[type, Any]] = [
+    (sa.SmallInteger, pa.int16()), (sa.BigInteger, pa.int64()), (sa.Integer, pa.int32()),
+    (sa.Double, pa.float64()), (sa.REAL, pa.float32()), (sa.Float, pa.float64()), (sa.Boolean, pa.bool_()),
+    (sa.Date, pa.date32()), (sa.DateTime, pa.timestamp("us", tz="UTC")), (sa.String, pa.string()),
+    (sa.LargeBinary, pa.binary()),
+]
+
+
+def _arrow_type(sa_type: Any) -> Any:
+    """The Arrow type a bulk-loaded column travels as (Spark maps it to the dialect's SQL type)."""
+    if isinstance(sa_type, sa.Numeric) and not isinstance(sa_type, sa.Float):
+        return pa.decimal128(sa_type.precision or 38, sa_type.scale or 0)
+    for kind, arrow in _ARROW_TYPES:
+        if isinstance(sa_type, kind):
+            return arrow
+    return None  # let Arrow infer (untyped columns)
+
+
+def _naive_timestamps(table: pa.Table) -> pa.Table:
+    """Spark's TIMESTAMP arrives zoned (session zone UTC); Veil works with naive UTC values, like DuckDB."""
+    for i, field in enumerate(table.schema):
+        if pa.types.is_timestamp(field.type) and field.type.tz is not None:
+            table = table.set_column(i, field.name, table.column(i).cast(pa.timestamp(field.type.unit)))
+    return table
+
+
+def _numpy(col: pa.ChunkedArray) -> np.ndarray:
+    if col.null_count == 0 and pa.types.is_integer(col.type):
+        return col.to_numpy().astype(np.int64)
+    if col.null_count == 0 and (pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):
+        return col.to_numpy()
+    return np.asarray(col.to_pylist(), dtype=object)
+
+
+__all__ = ["SparkBackend", "SparkSQLSession"]

@@ -1,0 +1,133 @@
+"""Veil's log lines: the standard ``logging`` module, one format for every command, always on stderr.
+
+On a terminal a line is the message alone (``… searching the lattice``; errors ``veil: <message>``).
+Elsewhere (cron, a container, a CI log) every record is one physical line, never wrapped, with an ISO 8601
+timestamp, the level and the command:
+
+    2025-01-02T02:00:00.125+01:00 INFO veil release: searching the lattice
+
+Levels: ``--quiet`` shows errors only, the default adds progress steps (INFO), ``--verbose`` adds details
+(DEBUG).  Modules log through ``logging.getLogger("veil.<module>")`` (or :func:`step`); only the CLI
+calls :func:`setup`.
+
+>>> import io
+>>> stream = io.StringIO()
+>>> setup("release", verbosity=0, stream=stream, terminal=False)
+>>> step("searching the lattice\\nof 48 nodes")
+>>> line = stream.getvalue()
+>>> line.count("\\n"), line.split(" ", 1)[1]
+(1, 'INFO veil release: searching the lattice of 48 nodes\\n')
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+LOGGER = "veil"
+QUIET, NORMAL, VERBOSE = -1, 0, 1
+_LEVELS = {QUIET: logging.ERROR, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}
+
+log = logging.getLogger(LOGGER)
+
+
+class LineFormatter(logging.Formatter):
+    """``<ISO time> <LEVEL> veil <command>: <message>`` on one line (newlines in a message become spaces)."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+    def format(self, record: logging.LogRecord) -> str:
+        moment = dt.datetime.fromtimestamp(record.created).astimezone()
+        message = " ".join(record.getMessage().split())
+        if record.name == "py.warnings":  # "<file>:<line>: <Category>: <text>" and the source line
+            message = " ".join(record.getMessage().splitlines()[0].split())
+        where = f"veil {self.command}" if self.command else "veil"
+        return f"{moment.isoformat(timespec='milliseconds')} {record.levelname} {where}: {message}"
+
+
+class TerminalFormatter(logging.Formatter):
+    """Short lines for a person watching: ``… step``, ``veil: warning: …``, ``veil: error``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage().splitlines()[0] if record.name == "py.warnings" else record.getMessage()
+        if record.levelno >= logging.ERROR:
+            return f"veil: {message}"
+        if record.levelno >= logging.WARNING:
+            return f"veil: warning: {message}"
+        return f"… {message}"
+
+
+class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+    """Writes to whatever ``sys.stderr`` is at the time (pytest and the CLI's tests swap it)."""
+
+    def __init__(self, stream: TextIO | None) -> None:
+        super().__init__(stream)
+        self._fixed = stream
+
+    @property  # type: ignore[override]
+    def stream(self) -> TextIO:
+        return self._fixed if self._fixed is not None else sys.stderr
+
+    @stream.setter
+    def stream(self, value: TextIO | None) -> None:
+        self._fixed = value
+
+
+def setup(command: str = "", verbosity: int = NORMAL, stream: TextIO | None = None,
+          terminal: bool | None = None) -> None:
+    """Route the ``veil`` loggers to ``stream`` (default: stderr) at the level ``verbosity`` asks for.
+
+    ``terminal`` (default: whether the stream is a TTY) picks the short or the timestamped format."""
+    target = stream if stream is not None else sys.stderr
+    if terminal is None:
+        terminal = is_terminal(target)
+    handler = _Handler(stream)
+    handler.setFormatter(TerminalFormatter() if terminal else LineFormatter(command))
+    warnings = logging.getLogger("py.warnings")  # Python warnings (numpy's, a library's) become log lines too
+    for logger in (log, warnings):
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        logger.addHandler(handler)
+        logger.propagate = False
+    log.setLevel(_LEVELS.get(verbosity, logging.INFO))
+    warnings.setLevel(logging.WARNING if verbosity > QUIET else logging.ERROR)
+    logging.captureWarnings(True)
+
+
+def is_terminal(stream: TextIO | None = None) -> bool:
+    target = stream if stream is not None else sys.stderr
+    try:
+        return target.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def step(message: str) -> None:
+    """A progress step (INFO): what the command is doing now."""
+    log.info(message)
+
+
+def showing_progress() -> bool:
+    """Progress bars only for a person at a terminal who did not ask for ``--quiet``."""
+    return is_terminal() and log.isEnabledFor(logging.INFO)
+
+
+@contextmanager
+def progress(label: str, total: int) -> Iterator[Callable[[int], None]]:
+    """A transient progress bar on a terminal (``update(done)``); a no-op elsewhere."""
+    if not showing_progress():
+        yield lambda _done: None
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TextColumn("nodes"), TimeElapsedColumn())
+    with Progress(*columns, console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(label, total=total)
+        yield lambda done: bar.update(task, completed=done)

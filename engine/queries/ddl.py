@@ -1,0 +1,108 @@
+"""DDL and other statements SQLAlchemy Core lacks, compiled per dialect (identifiers quoted by the dialect's
+preparer, never by hand)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ClauseElement, Executable
+
+
+class CreateTableAs(Executable, ClauseElement):
+    """``CREATE [TEMPORARY] TABLE <table> AS <select>``."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True) -> None:
+        self.table, self.select, self.temporary = table, select, temporary
+
+
+@compiles(CreateTableAs)
+def _create_table_as(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
+    temp = "TEMPORARY " if element.temporary else ""
+    body = compiler.process(element.select, **kw)
+    return f"CREATE {temp}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+
+
+class CreateView(Executable, ClauseElement):
+    """``CREATE OR REPLACE VIEW <view> AS <select>``."""
+
+    inherit_cache = False
+
+    def __init__(self, view: sa.TableClause, select: sa.Select[Any]) -> None:
+        self.view, self.select = view, select
+
+
+@compiles(CreateView)
+def _create_view(element: CreateView, compiler: Any, **kw: Any) -> str:
+    body = compiler.process(element.select, literal_binds=True, **kw)
+    return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} AS {body}"
+
+
+class DropObject(Executable, ClauseElement):
+    """``DROP TABLE|VIEW IF EXISTS <name>``."""
+
+    inherit_cache = False
+
+    def __init__(self, kind: str, table: sa.TableClause) -> None:
+        assert kind in ("TABLE", "VIEW")
+        self.kind, self.table = kind, table
+
+
+@compiles(DropObject)
+def _drop(element: DropObject, compiler: Any, **kw: Any) -> str:
+    return f"DROP {element.kind} IF EXISTS {compiler.preparer.format_table(element.table)}"
+
+
+class CreateSchema(Executable, ClauseElement):
+    """``CREATE SCHEMA IF NOT EXISTS <schema>``."""
+
+    inherit_cache = False
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+
+@compiles(CreateSchema)
+def _create_schema(element: CreateSchema, compiler: Any, **kw: Any) -> str:
+    return f"CREATE SCHEMA IF NOT EXISTS {compiler.preparer.format_schema(element.schema)}"
+
+
+def copy_from_stdin(table: sa.TableClause, columns: Sequence[str], dialect: sa.Dialect) -> str:
+    """PostgreSQL ``COPY <table> (<columns>) FROM STDIN`` for bulk loads, quoted by the dialect."""
+    prep = dialect.identifier_preparer
+    cols = ", ".join(prep.quote(c) for c in columns)
+    return f"COPY {prep.format_table(table)} ({cols}) FROM STDIN"
+
+
+class Grant(Executable, ClauseElement):
+    """``GRANT USAGE ON SCHEMA s TO r`` / ``GRANT SELECT ON s.v TO r`` (PostgreSQL)."""
+
+    inherit_cache = False
+
+    def __init__(self, role: str, schema: str, view: str | None = None) -> None:
+        self.role, self.schema, self.view = role, schema, view
+
+
+@compiles(Grant)
+def _grant(element: Grant, compiler: Any, **kw: Any) -> str:
+    prep = compiler.preparer
+    if element.view is None:
+        return f"GRANT USAGE ON SCHEMA {prep.format_schema(element.schema)} TO {prep.quote(element.role)}"
+    return (f"GRANT SELECT ON {prep.format_table(sa.table(element.view, schema=element.schema))} "
+            f"TO {prep.quote(element.role)}")
+
+
+def count_rows(table: sa.TableClause) -> sa.Select[Any]:
+    return sa.select(sa.func.count()).select_from(table)
+
+
+def drop_table(name: str, schema: str | None = None) -> DropObject:
+    return DropObject("TABLE", sa.table(name, schema=schema))
+
+def create_table_as(schema: str, name: str, select: sa.Select[Any]) -> CreateTableAs:
+    return CreateTableAs(sa.table(name, schema=schema), select, temporary=False)
+

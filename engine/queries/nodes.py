@@ -1,0 +1,164 @@
+"""The per-node counting statements: dimension tables, the base frequency set, node ``GROUP BY`` s, rollups.
+
+The source is scanned once into ``veil_base_raw`` (one row per distinct QI × sensitive combination with its
+count) and re-coded in ``veil_base`` through the dimension tables into integer codes at every level; every
+node's ``GROUP BY`` aggregates ``veil_base`` — or the materialized counts of a finer node — picking each QI's
+column at the node's level, with no joins:
+
+>>> lay = Layout(heights=(1, 2), sensitive_count=1)
+>>> print(node_counts(lay, (1, 2)).compile())
+SELECT b.q0_1 AS g0, b.q1_2 AS g1, b.s0, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q1_2, b.s0
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil.queries.ddl import CreateTableAs
+
+BASE_RAW = "veil_base_raw"
+BASE = "veil_base"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Names of the working tables for quasi-identifiers of the given ``heights`` and ``sensitive_count``
+    sensitive columns: dimension tables ``veil_dim_i(level_j, code_j)`` and the wide base frequency set
+    ``veil_base(q{i}_{j}…, s{k}…, n)`` holding, for every QI ``i``, its code at every level ``j``."""
+
+    heights: tuple[int, ...]
+    sensitive_count: int
+
+    @property
+    def qi_count(self) -> int:
+        return len(self.heights)
+
+    def levels(self, floor: Sequence[int | None] | None = None) -> list[list[int]]:
+        """Per QI, the levels a table holds: ``floor[i]..h_i`` (none for a projected-out QI)."""
+        floor = floor if floor is not None else [0] * self.qi_count
+        return [list(range(f, h + 1)) if f is not None else [] for f, h in zip(floor, self.heights)]
+
+    def wide(self, name: str, floor: Sequence[int | None] | None = None) -> sa.TableClause:
+        cols = [f"q{i}_{j}" for i, lv in enumerate(self.levels(floor)) for j in lv]
+        cols += [f"s{k}" for k in range(self.sensitive_count)] + ["n"]
+        return sa.table(name, *(sa.column(c) for c in cols))
+
+    def base(self) -> sa.TableClause:
+        return self.wide(BASE)
+
+    def dim(self, i: int) -> sa.TableClause:
+        h = self.heights[i]
+        cols = [sa.column(f"level_{j}") for j in range(h + 1)] + [sa.column(f"code_{j}") for j in range(h + 1)]
+        return sa.table(f"veil_dim_{i}", *cols)
+
+    def sensitive_domain(self, j: int) -> sa.TableClause:
+        return sa.table(f"veil_sdom_{j}", sa.column("value"), sa.column("code"))
+
+    def node_table(self, ident: int, floor: Sequence[int | None]) -> sa.TableClause:
+        return self.wide(f"veil_node_{ident}", floor)
+
+
+def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
+    """DDL of dimension table ``i``: ``level_0`` typed like the source column, ``level_1..h`` text, and an
+    integer ``code_j`` per level (Veil groups by codes; labels are joined back only for output)."""
+    md = sa.MetaData()
+    cols = [sa.Column("level_0", level0_type)]
+    cols += [sa.Column(f"level_{j}", sa.Text) for j in range(1, height + 1)]
+    cols += [sa.Column(f"code_{j}", sa.Integer) for j in range(height + 1)]
+    return sa.Table(f"veil_dim_{i}", md, *cols, prefixes=["TEMPORARY"])
+
+
+def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
+    md = sa.MetaData()
+    return sa.Table(f"veil_sdom_{j}", md, sa.Column("value", value_type), sa.Column("code", sa.Integer),
+                    prefixes=["TEMPORARY"])
+
+
+def base_raw(source: sa.Table, qis: Sequence[str], sensitive: Sequence[str], drop_nulls: bool,
+             null_checked: Sequence[str] = ()) -> CreateTableAs:
+    """One scan of the source: ``veil_base_raw(q0.., s0.., x0.., n)`` grouped by every QI and counted
+    sensitive column; ``x{j}`` is 1 where ``null_checked[j]`` (a column published but not counted) is NULL."""
+    cols = [source.c[c].label(f"q{i}") for i, c in enumerate(qis)]
+    cols += [source.c[c].label(f"s{j}") for j, c in enumerate(sensitive)]
+    flags = [sa.case((source.c[c].is_(None), 1), else_=0).label(f"x{j}") for j, c in enumerate(null_checked)]
+    keys = [source.c[c] for c in (*qis, *sensitive)]
+    stmt = sa.select(*cols, *flags, sa.func.count().label("n")).select_from(source).group_by(*keys, *flags)
+    if drop_nulls:
+        stmt = stmt.where(*(k.is_not(None) for k in keys))
+    return CreateTableAs(sa.table(BASE_RAW), stmt)
+
+
+def raw_null_rows(flag: str) -> sa.Select[Any]:
+    """Rows of ``veil_base_raw`` whose NULL flag ``flag`` is set."""
+    raw = sa.table(BASE_RAW, sa.column(flag), sa.column("n"))
+    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0)).where(raw.c[flag] == 1)
+
+
+def raw_values(column: str) -> sa.Select[Any]:
+    """Distinct values of one ``veil_base_raw`` column with their row counts (NULL included)."""
+    raw = sa.table(BASE_RAW, sa.column(column), sa.column("n"))
+    return sa.select(raw.c[column].label("value"), sa.func.sum(raw.c.n).label("n")).group_by(raw.c[column])
+
+
+def raw_rows() -> sa.Select[Any]:
+    raw = sa.table(BASE_RAW, sa.column("n"))
+    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0))
+
+
+def base_coded(layout: Layout) -> CreateTableAs:
+    """``veil_base``: ``veil_base_raw`` with every QI replaced by its codes at all levels (the dimension
+    tables joined once, so node queries need no joins) and every sensitive value by its code."""
+    raw_cols = [f"q{i}" for i in range(layout.qi_count)] + [f"s{j}" for j in range(layout.sensitive_count)]
+    raw = sa.table(BASE_RAW, *(sa.column(c) for c in raw_cols), sa.column("n")).alias("r")
+    select_cols: list[Any] = []
+    joined: Any = raw
+    for i, h in enumerate(layout.heights):
+        d = layout.dim(i).alias(f"d{i}")
+        joined = joined.join(d, raw.c[f"q{i}"] == d.c.level_0)
+        select_cols += [d.c[f"code_{j}"].label(f"q{i}_{j}") for j in range(h + 1)]
+    for j in range(layout.sensitive_count):
+        sd = layout.sensitive_domain(j).alias(f"v{j}")
+        joined = joined.join(sd, raw.c[f"s{j}"] == sd.c.value)
+        select_cols.append(sd.c.code.label(f"s{j}"))
+    return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
+
+
+def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
+                source: str = BASE) -> sa.Select[Any]:
+    """The ``GROUP BY`` of lattice node ``node``: ``(g_i…, s_k…, n)`` with integer codes.
+
+    ``node[i]`` is the level of QI ``i`` (``None``: projected out, no column).  ``source`` is ``veil_base``
+    or the materialized counts of a finer node holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
+    src = layout.wide(source, floor).alias("b")
+    keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
+    keys += [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    return sa.select(*keys, sa.func.sum(src.c.n).label("n")).group_by(*keys)
+
+
+def materialize(layout: Layout, ident: int, node: Sequence[int | None],
+                floor: Sequence[int | None] | None = None, source: str = BASE) -> CreateTableAs:
+    """Materialize ``node``'s counts in wide form (its levels and every level above) for later rollups."""
+    src = layout.wide(source, floor)
+    cols = [src.c[f"q{i}_{j}"] for i, levels in enumerate(layout.levels(node)) for j in levels]
+    sens = [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    stmt = sa.select(*cols, *sens, sa.func.sum(src.c.n).label("n")).group_by(*cols, *sens)
+    return CreateTableAs(layout.node_table(ident, node), stmt)
+
+
+def packed(select: sa.Select[Any], chunk: int = 1 << 20) -> sa.Select[Any]:
+    """PostgreSQL: an all-integer result as rows of big-endian int8 blobs, one per column and ``chunk`` rows
+    of the result (``string_agg(int8send(c), '')`` grouped by ``row_number() / chunk``), so a client reads
+    millions of cells without building a Python object per value and no blob nears the 1 GB limit.  All
+    aggregates of one group see its rows in the same order."""
+    inner = select.subquery("r")
+    numbered = sa.select(*inner.c, (sa.func.row_number().over() // sa.literal(chunk, sa.BigInteger)).label("chunk"))
+    sub = numbered.subquery("p")
+    empty = sa.literal(b"", sa.LargeBinary)
+    return (sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
+                        for c in inner.c.keys()))
+            .group_by(sub.c.chunk))

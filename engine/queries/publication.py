@@ -1,0 +1,150 @@
+"""The publication's statements (docs/publication.md): one rows table and one blocks table per release name,
+each row tagged with its version; views that select the current version through the catalog's pointer row
+(``publications``) and are created once, never dropped or redefined by a release; per-version views
+``<name>_v<N>``.  A release inserts, repoints and deletes expired rows in one transaction; readers only ever
+take share locks, so a release never waits for them and MVCC keeps their snapshot whole.
+
+>>> pub = sa.Table("publications", sa.MetaData(), sa.Column("name"), sa.Column("current_version"), schema="veil")
+>>> rows = rows_table("published", "census", {"age": sa.Text()})
+>>> print(rows_view(rows, ["age"], current(pub, "census")).compile(compile_kwargs={"literal_binds": True}))
+SELECT published.census_rows.age 
+FROM published.census_rows 
+WHERE published.census_rows.veil_version = (SELECT veil.publications.current_version 
+FROM veil.publications 
+WHERE veil.publications.name = 'census')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+VERSION = "veil_version"
+MAX_IDENTIFIER = 63  # PostgreSQL truncates longer names (docs/publication.md)
+
+
+def names(name: str, version: int | None = None) -> dict[str, str]:
+    """The objects of release ``name`` (and of one version)."""
+    out = {"rows": f"{name}_rows", "block_rows": f"{name}_block_rows", "view": name, "blocks": f"{name}_blocks",
+           "releases": f"{name}_releases"}
+    if version is not None:
+        out.update(version_view=f"{name}_v{version}", version_blocks=f"{name}_v{version}_blocks")
+    return out
+
+
+def schema_exists(schema: str) -> sa.Select[Any]:
+    info = sa.table("schemata", sa.column("schema_name"), schema="information_schema")
+    return sa.select(sa.func.count()).select_from(info).where(info.c.schema_name == sa.literal(schema))
+
+
+def rows_table(schema: str, name: str, columns: Mapping[str, Any]) -> sa.Table:
+    """``<name>_rows``: every kept version's rows, tagged with ``veil_version``."""
+    md = sa.MetaData()
+    return sa.Table(names(name)["rows"], md, sa.Column(VERSION, sa.Integer, nullable=False),
+                    *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+
+
+def block_rows_table(schema: str, name: str, qis: Sequence[str], sensitive: Mapping[str, Any]) -> sa.Table:
+    """``<name>_block_rows``: per version, block key, sensitive combination and its count."""
+    md = sa.MetaData()
+    return sa.Table(names(name)["block_rows"], md, sa.Column(VERSION, sa.Integer, nullable=False),
+                    *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in sensitive.items()),
+                    sa.Column("n", sa.BigInteger, nullable=False), schema=schema)
+
+
+def version_index(table: sa.Table) -> sa.Index:
+    return sa.Index(f"{table.name}_version", table.c[VERSION])
+
+
+def current(publications: sa.Table, name: str) -> Any:
+    """The current version of release ``name``, read from the pointer row when the statement runs."""
+    p = publications
+    return sa.select(p.c.current_version).where(p.c.name == name).scalar_subquery()
+
+
+def rows_view(rows: sa.Table, columns: Sequence[str], version: Any) -> sa.Select[Any]:
+    return sa.select(*(rows.c[c] for c in columns)).where(rows.c[VERSION] == version)
+
+
+def blocks_view(block_rows: sa.Table, qis: Sequence[str], sensitive: Sequence[str], version: Any) -> sa.Select[Any]:
+    """Per block: its generalized key, its size, and one row per sensitive-value combination with count."""
+    t = block_rows
+    size = sa.cast(sa.func.sum(t.c.n).over(partition_by=[t.c[c] for c in qis]), sa.BigInteger).label("block_size")
+    return (sa.select(*(t.c[c] for c in qis), size, *(t.c[c] for c in sensitive), t.c.n.label("count"))
+            .where(t.c[VERSION] == version))
+
+
+def releases_view(releases: sa.Table, publications: sa.Table, name: str) -> sa.Select[Any]:
+    """Published and expired versions of release ``name`` from the catalog; ``current`` marks the version the
+    views show (the columns of earlier Veils first, so an old view can be replaced in place)."""
+    r = releases
+    return (sa.select(r.c.version, r.c.id.label("release_id"), r.c.published_at, r.c.node, r.c.rows_published,
+                      r.c.rows_suppressed, r.c.achieved, r.c.output_table, r.c.status, r.c.rows_deferred,
+                      (r.c.version == current(publications, name)).label("current"))
+            .where(r.c.name == name, r.c.status.in_(["published", "expired"])))
+
+
+def insert_rows(rows: sa.Table, columns: Sequence[str], select: Any) -> sa.Insert:
+    return rows.insert().from_select([VERSION, *columns], select)
+
+
+def insert_blocks(block_rows: sa.Table, rows: sa.Table, version: int, qis: Sequence[str],
+                  sensitive: Sequence[str]) -> sa.Insert:
+    keys = [rows.c[c] for c in (*qis, *sensitive)]
+    select = (sa.select(sa.literal(version, sa.Integer), *keys, sa.func.count())
+              .where(rows.c[VERSION] == version).group_by(*keys))
+    return block_rows.insert().from_select([VERSION, *qis, *sensitive, "n"], select)
+
+
+def delete_versions(table: sa.Table, versions: Sequence[int]) -> sa.Delete:
+    return sa.delete(table).where(table.c[VERSION].in_(list(versions)))
+
+
+def delete_one_row(rows: sa.Table, version: int, column: str) -> sa.Delete:
+    """Test failpoint ``corrupt``: delete the rows of ``version`` sharing one value of ``column``."""
+    one = sa.select(rows.c[column]).where(rows.c[VERSION] == version).limit(1).scalar_subquery()
+    return sa.delete(rows).where(rows.c[VERSION] == version, rows.c[column] == one)
+
+
+def set_pointer(publications: sa.Table, name: str, version: int, when: Any) -> sa.Update:
+    p = publications
+    return sa.update(p).where(p.c.name == name).values(current_version=version, updated_at=when)
+
+
+def add_pointer(publications: sa.Table, name: str, schema: str, version: int, when: Any) -> sa.Insert:
+    return publications.insert().values(name=name, schema=schema, current_version=version, updated_at=when)
+
+
+def read_pointer(publications: sa.Table, name: str) -> sa.Select[Any]:
+    p = publications
+    return sa.select(p.c.current_version, p.c.schema).where(p.c.name == name)
+
+
+def lock_timeout(milliseconds: int) -> sa.Select[Any]:
+    """PostgreSQL: give up waiting for a lock after ``milliseconds`` for the rest of the transaction."""
+    return sa.select(sa.func.set_config("lock_timeout", f"{int(milliseconds)}ms", True))
+
+
+def objects_in(schema: str) -> sa.Select[Any]:
+    """Names and types (``BASE TABLE``, ``VIEW``, ...) of the relations in ``schema``."""
+    info = sa.table("tables", sa.column("table_schema"), sa.column("table_name"), sa.column("table_type"),
+                    schema="information_schema")
+    return sa.select(info.c.table_name, info.c.table_type).where(info.c.table_schema == sa.literal(schema))
+
+
+def views_mentioning(schema: str, name: str) -> sa.Select[Any]:
+    """DuckDB (which does not track view dependencies): views whose text mentions ``name``, other than it."""
+    views = sa.func.duckdb_views().table_valued("schema_name", "view_name", "sql").alias("v")
+    return (sa.select(views.c.schema_name, views.c.view_name)
+            .where(views.c.sql.contains(name), sa.not_(sa.and_(views.c.view_name == name,
+                                                                views.c.schema_name == schema))))
+
+
+def column_names(schema: str, table: str) -> sa.Select[Any]:
+    info = sa.table("columns", sa.column("table_schema"), sa.column("table_name"), sa.column("column_name"),
+                    sa.column("ordinal_position"), schema="information_schema")
+    return (sa.select(info.c.column_name).where(info.c.table_schema == sa.literal(schema),
+                                                 info.c.table_name == sa.literal(table))
+            .order_by(info.c.ordinal_position))

@@ -1,0 +1,121 @@
+"""The release's statements on the source: the candidate's cells (what the series step compares), the rows
+of a version (generalized through the dimension tables, suppressed blocks and held-back rows left out), the
+independent recount, grants and locks.
+
+Rows held back by the series step (docs/series.md §4) are listed in the temporary table ``veil_withheld``:
+one row per (block codes, published values) with how many of those identical rows to leave out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil.queries.nodes import Layout
+
+SUPPRESSED = "veil_suppressed"
+WITHHELD = "veil_withheld"
+
+
+def suppressed_table(qi_count: int) -> sa.Table:
+    """Temporary table of the codes of the blocks a release suppresses."""
+    md = sa.MetaData()
+    return sa.Table(SUPPRESSED, md, *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
+                    prefixes=["TEMPORARY"])
+
+
+def withheld_table(qi_count: int, value_types: Sequence[Any]) -> sa.Table:
+    """Temporary table of the rows the series step holds back: ``id``, block codes ``g<i>``, published
+    values ``v<j>`` (typed like the source) and ``held`` (how many identical rows to leave out)."""
+    md = sa.MetaData()
+    return sa.Table(WITHHELD, md, sa.Column("id", sa.Integer), *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
+                    *(sa.Column(f"v{j}", t) for j, t in enumerate(value_types)), sa.Column("held", sa.BigInteger),
+                    prefixes=["TEMPORARY"])
+
+
+def _generalized(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str]
+                 ) -> tuple[Any, Any, dict[str, Any], list[Any]]:
+    """The source joined to its dimension tables: (source alias, join, generalized label per QI, codes)."""
+    src = source.alias("src")
+    joined: Any = src
+    labels: dict[str, Any] = {}
+    codes = []
+    for i, (name, level) in enumerate(zip(qis, node)):
+        d = layout.dim(i).alias(f"d{i}")
+        joined = joined.join(d, src.c[name] == d.c.level_0)
+        label = sa.cast(d.c.level_0, sa.Text) if level == 0 else d.c[f"level_{level}"]
+        labels[name] = label.label(name)
+        codes.append(d.c[f"code_{level}"])
+    return src, joined, labels, codes
+
+
+def content_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                  columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
+    """Every row's block codes at ``node`` with its published non-QI ``columns``, counted: the candidate's
+    cells (suppressed blocks included; the caller knows their codes)."""
+    src, joined, _, codes = _generalized(source, layout, node, qis)
+    keys = [c.label(f"g{i}") for i, c in enumerate(codes)] + [src.c[c].label(f"v{j}") for j, c in enumerate(columns)]
+    return (sa.select(*keys, sa.func.count().label("n")).select_from(joined)
+            .where(*(src.c[c].is_not(None) for c in not_null))
+            .group_by(*codes, *(src.c[c] for c in columns)))
+
+
+def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                   published: Sequence[str], suppress: bool, not_null: Sequence[str],
+                   withheld: Sequence[str] = (), version: int | None = None) -> sa.Select[Any] | sa.CompoundSelect:
+    """The rows of a release: each QI replaced by its generalized value (text) at ``node``, other published
+    columns as they are, rows of suppressed blocks dropped, columns in ``published`` order (preceded by the
+    ``version`` when given).  With ``withheld`` (the non-QI published columns, in ``veil_withheld``'s order),
+    ``held`` of each listed set of identical rows are left out."""
+    src, joined, labels, codes = _generalized(source, layout, node, qis)
+    where: list[Any] = [src.c[c].is_not(None) for c in not_null]
+    if suppress:
+        x = sa.table(SUPPRESSED, *(sa.column(f"g{i}") for i in range(len(qis)))).alias("x")
+        joined = joined.outerjoin(x, sa.and_(*(x.c[f"g{i}"] == codes[i] for i in range(len(qis)))))
+        where.append(x.c.g0.is_(None))
+    cols = [labels[c] if c in labels else src.c[c].label(c) for c in published]
+    head = [sa.literal(version, sa.Integer).label("veil_version")] if version is not None else []
+    if not withheld:
+        return sa.select(*head, *cols).select_from(joined).where(*where)
+    w = sa.table(WITHHELD, sa.column("id"), sa.column("held"), *(sa.column(f"g{i}") for i in range(len(qis))),
+                 *(sa.column(f"v{j}") for j in range(len(withheld)))).alias("w")
+    match = sa.and_(*(w.c[f"g{i}"] == codes[i] for i in range(len(qis))),
+                    *(src.c[c].is_not_distinct_from(w.c[f"v{j}"]) for j, c in enumerate(withheld)))
+    kept = sa.select(*head, *cols).select_from(joined.outerjoin(w, match)).where(*where, w.c.id.is_(None))
+    rn = sa.func.row_number().over(partition_by=w.c.id, order_by=w.c.id).label("veil_rn")
+    numbered = (sa.select(*cols, w.c.held.label("veil_held"), rn).select_from(joined.join(w, match))
+                .where(*where).subquery("numbered"))
+    rest = sa.select(*head, *(numbered.c[c] for c in published)).where(numbered.c.veil_rn > numbered.c.veil_held)
+    return sa.union_all(kept, rest)
+
+
+def recount(rows: sa.Table, version: int, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:
+    """Blocks and joint sensitive histograms of one version, counted from the published rows themselves."""
+    keys = [rows.c[c] for c in (*qis, *sensitive)]
+    return (sa.select(*keys, sa.func.count().label("n")).where(rows.c.veil_version == version).group_by(*keys))
+
+
+def level0_labels(layout: Layout, i: int) -> sa.Select[Any]:
+    """Each level-0 code of dimension ``i`` with its value rendered as text by the database."""
+    d = layout.dim(i)
+    return sa.select(d.c.code_0, sa.cast(d.c.level_0, sa.Text))
+
+
+def role_exists(role: str) -> sa.Select[Any]:
+    roles = sa.table("pg_roles", sa.column("rolname"), schema="pg_catalog")
+    return sa.select(sa.func.count()).select_from(roles).where(roles.c.rolname == role)
+
+
+def try_advisory_lock(key: int) -> sa.Select[Any]:
+    return sa.select(sa.func.pg_try_advisory_lock(sa.literal(key, sa.BigInteger)))
+
+
+def advisory_lock(key: int) -> sa.Select[Any]:
+    """Wait for the session-level advisory lock ``key`` (PostgreSQL)."""
+    return sa.select(sa.func.pg_advisory_lock(sa.literal(key, sa.BigInteger)))
+
+
+def advisory_unlock(key: int) -> sa.Select[Any]:
+    return sa.select(sa.func.pg_advisory_unlock(sa.literal(key, sa.BigInteger)))

@@ -1,0 +1,133 @@
+"""A release's history as the catalog keeps it: ``veil releases`` (every run and version), ``veil rollback``
+(repoint the views to a kept version, atomically, recorded) and the series exposure of what is already
+published (docs/series.md §7; ``veil audit --series`` prints it)."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.config import Config, require_release
+from veil.errors import ConfigError, ReleaseError
+from veil.release import ledger as ledger_mod
+from veil.release import series
+from veil.release.differences import Judge
+from veil.release.runtime import connect, interruptible, locked, now
+
+
+def _time(value: Any) -> str | None:
+    return value.isoformat(sep=" ", timespec="seconds") if value is not None else None
+
+
+def releases(config: Config) -> dict[str, Any]:
+    """Every run of the release, oldest first: version, status, node, rows, achieved levels, times; and the
+    version the views show now."""
+    rel = require_release(config)
+    _, session, ctx = connect(config, 0.0)
+    try:
+        tables = catalog.require(session, rel.catalog_schema)
+        r = tables.releases
+        pointer = session.rows(q.publication.read_pointer(tables.publications, rel.name), "reading the pointer")
+        current = int(pointer[0][0]) if pointer else None
+        rows = session.rows(sa.select(r.c.version, r.c.status, r.c.node, r.c.rows_published, r.c.rows_suppressed,
+                                      r.c.rows_deferred, r.c.achieved, r.c.started_at, r.c.published_at, r.c.error,
+                                      r.c.series).where(r.c.name == rel.name).order_by(r.c.started_at),
+                            "reading the release history")
+    finally:
+        ctx.__exit__(None, None, None)
+    history = []
+    for version, status, node, pub, sup, deferred, achieved, started, published, error, info in rows:
+        history.append({
+            "version": version, "status": status, "node": json.loads(node) if node else None,
+            "rows_published": pub, "rows_suppressed": sup, "rows_deferred": deferred,
+            "achieved": json.loads(achieved) if achieved else None, "started_at": _time(started),
+            "published_at": _time(published), "current": status == "published" and version == current,
+            "series": json.loads(info).get("policy") if info else None, "message": error})
+    return {"name": rel.name, "current": current, "releases": history}
+
+
+def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
+    """Repoint the views of the release to kept version ``to`` in one transaction, recorded in the catalog
+    (a ``rollback`` row); refused when ``to`` is not a kept version."""
+    rel = require_release(config)
+    _, session, ctx = connect(config, wait)
+    try:
+        tables = catalog.require(session, rel.catalog_schema)
+        r = tables.releases
+        with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+            pointer = session.rows(q.publication.read_pointer(tables.publications, rel.name), "reading the pointer")
+            if not pointer:
+                raise ReleaseError(f"release {rel.name!r} has no published version to roll back")
+            found = dict(session.rows(sa.select(r.c.version, r.c.status).where(
+                r.c.name == rel.name, r.c.status.in_(["published", "expired"])), "reading the versions"))
+            if found.get(to) != "published":
+                kept = sorted(v for v, s in found.items() if s == "published")
+                why = "expired: its rows were deleted" if found.get(to) == "expired" else "never published"
+                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} is {why}; kept versions: {kept}")
+            schema = pointer[0][1]
+            shown = session.scalar(sa.select(sa.func.count()).select_from(
+                sa.table(q.publication.names(rel.name)["block_rows"], sa.column("veil_version"), schema=schema))
+                .where(sa.column("veil_version") == to), "looking for the version's rows")
+            published = session.scalar(sa.select(r.c.rows_published).where(
+                r.c.name == rel.name, r.c.version == to, r.c.status == "published"), "reading the version")
+            if not shown and published:
+                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} was published by an earlier Veil (table "
+                                  f"{schema}.{rel.name}_v{to}); only versions in {schema}.{rel.name}_rows can be shown "
+                                  "again")
+            before = int(pointer[0][0])
+            when = now()
+            session.execute(q.publication.set_pointer(tables.publications, rel.name, to, when), "moving the pointer")
+            message = f"rolled back {rel.name!r} from version {before} to version {to}"
+            session.execute(r.insert().values(
+                id=str(uuid.uuid4()), name=rel.name, version=to, status="rollback", started_at=when, finished_at=when,
+                config=config.text, config_hash=config.digest, backend=session.backend.name, error=message),
+                "recording the rollback")
+            session.commit()
+    finally:
+        ctx.__exit__(None, None, None)
+    return {"status": "rolled_back", "name": rel.name, "from": before, "version": to, "message": message}
+
+
+def exposure(config: Config) -> dict[str, Any]:
+    """What the published history already exposes: for every pair of versions the ledger recorded, the
+    differences that fail the config's models (counts only: blocks, rows).  Reference distributions are each
+    version's own table (docs/series.md §7)."""
+    rel = require_release(config)
+    _, session, ctx = connect(config, 0.0)
+    try:
+        tables = catalog.require(session, rel.catalog_schema)
+        ledger = ledger_mod.load(session, tables, rel.name)
+        numeric = _numeric(session, tables, rel.name)
+    finally:
+        ctx.__exit__(None, None, None)
+    sensitive = ledger.latest.layout.sensitive if ledger.latest is not None else tuple(config.sensitive)
+    judge = Judge(config.models, sensitive, numeric)
+    with interruptible():
+        found = series.exposure(ledger.dictionary, judge, ledger.versions)
+    pairs: dict[tuple[int, int], dict[str, Any]] = {}
+    for e in found:
+        p = pairs.setdefault((e.earlier, e.later), {"versions": [e.earlier, e.later], "compared_at": list(e.compared_at),
+                                                    "blocks": 0, "rows_exposed": 0, "details": []})
+        p["blocks"] += e.blocks
+        p["rows_exposed"] += e.rows
+        p["details"].append({"view": e.projection, "side": e.side, "blocks": e.blocks, "rows": e.rows})
+    n = len(ledger.versions)
+    return {"name": rel.name, "versions": [v.number for v in ledger.versions],
+            "policies": {str(k): v for k, v in ledger.policies.items()}, "pairs_checked": n * (n - 1) // 2,
+            "exposed_pairs": len(pairs), "rows_exposed": sum(p["rows_exposed"] for p in pairs.values()),
+            "pairs": list(pairs.values())}
+
+
+def _numeric(session: Any, tables: catalog.CatalogTables, name: str) -> dict[str, bool]:
+    v = tables.series_versions
+    rows = session.rows(sa.select(v.c.columns).where(v.c.name == name), "reading the ledger's columns")
+    out: dict[str, bool] = {}
+    for (text,) in rows:
+        for c in json.loads(text).get("numeric", []):
+            out[c] = True
+    return out

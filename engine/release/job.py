@@ -1,0 +1,423 @@
+"""The release job: config → hierarchies → search → series → publish → verify → repoint → catalog.
+The only writer of release objects.
+
+A release is never half-published.  After a short committed "running" row in the catalog, everything
+happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
+previous version's while it still satisfies the models, else the search's optimum), the candidate's cells,
+the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
+the rows inserted into ``<schema>.<name>_rows`` as version N, an independent recount with every checker run
+again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
+published (docs/publication.md).  Any failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of
+it back: the previous version stays published and the catalog row says ``failed`` (a run killed outright is
+marked failed by the next run, which holds the lock).
+
+Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, materialize, verify, views,
+catalog); ``VEIL_FAILPOINT=corrupt`` deletes rows of the new version before verification (which must then
+fail); ``VEIL_FAILPOINT=pause:<step>`` sleeps there so a test can kill or interrupt the process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from veil import catalog, log
+from veil import queries as q
+from veil.backends import open_backend
+from veil.backends.base import Session
+from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
+from veil.counts import NodeCounts
+from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
+from veil.hierarchies import resolve as resolve_hierarchies
+from veil.lattice import Lattice
+from veil.privacy import Specification
+from veil.release import ledger as ledger_mod
+from veil.release import series
+from veil.release.alignment import Layout
+from veil.release.differences import Judge
+from veil.release.publication import Publication, cleanup, grant, upgrade_legacy
+from veil.release.runtime import connect, failpoint, interruptible, locked, now
+from veil.release.verify import Counted, same, verify
+from veil.run import metric_for, no_solution
+from veil.search import SearchResult
+from veil.search import run as run_search
+from veil.warehouse import Warehouse
+
+VERSION_VIEW = "{name}_v{version}"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What a release run did; ``exit_code`` is the scheduler's: 0 published or unchanged, 2 no node."""
+
+    status: str
+    name: str
+    release_id: str
+    message: str
+    version: int | None = None
+    node: tuple[int, ...] | None = None
+    output_table: str | None = None
+    rows_published: int | None = None
+    rows_suppressed: int | None = None
+    achieved: dict[str, float | None] | None = None
+    seconds: float = 0.0
+    rows_deferred: int | None = None
+    series: dict[str, Any] | None = None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.status in ("published", "skipped") else 1
+
+    def document(self) -> dict[str, Any]:
+        return {"status": self.status, "name": self.name, "release_id": self.release_id, "version": self.version,
+                "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
+                "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
+                "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
+                "message": self.message, "seconds": round(self.seconds, 3)}
+
+
+def init(config: Config) -> tuple[str | None, str | None]:
+    """``veil init``: apply the catalog migrations (create or upgrade)."""
+    backend = open_backend(config.source.resolved_url())
+    with backend.session() as session:
+        return catalog.upgrade(session, config.catalog_schema)
+
+
+def release(config: Config, *, force: bool = False, wait: float = 0.0,
+            on_step: Callable[[str], None] = lambda _m: None) -> Outcome:
+    """``veil release``: publish a new version of the release, or say why not."""
+    rel = require_release(config)
+    started = time.perf_counter()
+    backend, session, ctx = connect(config, wait)
+    try:
+        tables = catalog.require(session, rel.catalog_schema)
+        catalog.ensure_schema(session, rel.schema)
+        with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+            _close_interrupted(session, tables, rel.name)
+            upgrade_legacy(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
+            release_id = str(uuid.uuid4())
+            session.execute(tables.releases.insert().values(
+                id=release_id, name=rel.name, status="running", started_at=now(), config=config.text,
+                config_hash=config.digest, backend=backend.name), "recording the release as running")
+            session.commit()
+            try:
+                outcome = _run(config, session, tables, release_id, force, on_step)
+            except VeilError as exc:
+                _fail(session, tables, release_id, str(exc))
+                raise
+            except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the row says so now, not at the next run
+                _fail(session, tables, release_id, f"interrupted: {exc or 'Ctrl-C (SIGINT)'}; nothing was published")
+                raise
+            except Exception as exc:  # a bug: still leave the catalog consistent
+                _fail(session, tables, release_id, f"internal error: {type(exc).__name__}: {exc}")
+                raise
+    finally:
+        ctx.__exit__(None, None, None)
+    return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
+
+
+def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, error: str) -> None:
+    r = tables.releases
+    try:
+        session.rollback()
+        session.execute(sa.update(r).where(r.c.id == release_id).values(status="failed", finished_at=now(),
+                                                                       error=error[:4000]), "recording the failure")
+        session.commit()
+    except VeilError:
+        pass  # the connection is gone: the next run marks the row failed
+
+
+def _close_interrupted(session: Session, tables: catalog.CatalogTables, name: str) -> None:
+    """Runs still 'running' while we hold the lock died mid-release (killed): mark them failed."""
+    r = tables.releases
+    session.execute(sa.update(r).where(r.c.name == name, r.c.status == "running").values(
+        status="failed", finished_at=now(), error="interrupted: the process ended before the release finished"),
+        "closing interrupted runs")
+    session.commit()
+
+
+@dataclass
+class _Run:
+    """One run's state, built step by step."""
+
+    config: Config
+    rel: ReleaseConfig
+    session: Session
+    tables: catalog.CatalogTables
+    release_id: str
+    on_step: Callable[[str], None]
+    wh: Warehouse = field(init=False)
+    published: list[str] = field(default_factory=list)
+    source: Any = None
+    fingerprint: str = ""
+    spec: Specification = field(init=False)
+
+
+def _run(config: Config, session: Session, tables: catalog.CatalogTables, release_id: str, force: bool,
+         on_step: Callable[[str], None]) -> Outcome:
+    session.begin_snapshot()
+    config = resolve_hierarchies(session, config)  # table-backed hierarchies, read in the release's snapshot
+    run = _Run(config, require_release(config), session, tables, release_id, on_step)
+    skipped = _inspect(run, force)
+    if skipped is not None:
+        return skipped
+    wh = run.wh
+    wh.prepare()
+    domains = {d.name: d for d in wh.domains}
+    for model in config.models:
+        model.validate(domains)
+    run.spec = Specification(config.models, config.search.max_suppression)
+    ledger = ledger_mod.load(session, tables, run.rel.name)
+    node, note, result = _choose_node(run, ledger)
+    counts = wh.counts(node)
+    suppressed = run.spec.evaluate(counts, wh.rows).failing
+    version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
+                                 .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
+    on_step("counting the candidate's cells")
+    cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
+    published, info = _series(run, ledger, cand, counted, start)
+    info.update(note)
+    return _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+
+
+def _inspect(run: _Run, force: bool) -> Outcome | None:
+    """Columns, the source's fingerprint, and the skip when neither it nor the config changed."""
+    config, rel, session = run.config, run.rel, run.session
+    r = run.tables.releases
+    counted = tuple(sensitive_needed(config))  # the search counts what the models read; the rest is published
+    run.wh = wh = Warehouse(session, config.source, config.quasi_identifiers, counted,
+                            null_checked=tuple(c for c in config.sensitive if c not in counted), on_step=run.on_step)
+    columns = wh.inspect()
+    missing = [c for c in (*rel.keep_columns, *rel.drop_columns) if c not in columns]
+    if missing:
+        raise SourceError(f"[release] names column(s) {', '.join(map(repr, missing))} that source table "
+                          f"{wh.table_name!r} does not have")
+    run.published = [c for c in columns if c in set(wh.attributes) | set(config.sensitive) | set(rel.keep_columns)]
+    for c in rel.keep_columns:
+        if columns[c].sa_type is None:
+            raise SourceError(f"keep_columns: column {c!r} of {wh.table_name!r} has a type Veil cannot copy")
+    run.source = wh.source_table(run.published)
+    run.on_step("fingerprinting the source")
+    count, total = session.rows(q.fingerprint(run.source, run.published, session.backend.fingerprint_style),
+                                "fingerprinting the source")[0]
+    run.fingerprint = f"{int(count)}:{int(total)}"
+    last = session.rows(sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
+                        .where(r.c.name == rel.name, r.c.status.in_(["published", "expired"]))
+                        .order_by(r.c.version.desc()).limit(1), "reading the latest release")
+    if not (last and not force and last[0][1] == config.digest and last[0][2] == run.fingerprint):
+        return None
+    session.rollback()
+    message = (f"release {rel.name!r} is unchanged since version {last[0][0]} (same source fingerprint and "
+               "config): nothing published (use --force to publish anyway)")
+    session.execute(sa.update(r).where(r.c.id == run.release_id).values(
+        status="skipped", finished_at=now(), source_fingerprint=run.fingerprint, error=message), "recording the skip")
+    session.commit()
+    return Outcome("skipped", rel.name, run.release_id, message, version=last[0][0])
+
+
+def _choose_node(run: _Run, ledger: ledger_mod.Ledger
+                 ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult | None]:
+    """The previous version's node while it still satisfies the models (fewer cuts for a reader to intersect;
+    ``series = "off"`` searches every time), else the search's optimum; the note says which and why."""
+    wh, spec = run.wh, run.spec
+    failpoint("search")
+    last = ledger.latest
+    previous = list(last.layout.node) if last is not None else None
+    reason = "first version" if last is None else "series = \"off\": searched"
+    if last is not None and run.rel.series != "off":
+        prev = tuple(last.layout.node)
+        if last.layout.attributes == wh.attributes and all(0 <= lv <= h for lv, h in zip(prev, wh.heights)):
+            if spec.evaluate(wh.counts(prev), wh.rows).passed:
+                return prev, {"node": "kept", "previous_node": previous}, None
+            reason = "the previous node no longer satisfies the models"
+        else:
+            reason = "the quasi-identifiers or their hierarchies' heights changed"
+    run.on_step("searching the lattice")
+    lattice = Lattice(wh.heights)
+    with log.progress("searching", lattice.size) as update:
+        result = run_search(["optimal"], lattice, wh.attributes, wh.counts, spec,
+                            metric_for(wh, run.config.search.metric), wh.rows, on_evaluate=update)
+    if result.optimal is None:
+        raise no_solution(wh, spec)
+    changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"
+    return result.optimal.node, {"node": changed, "previous_node": previous, "node_reason": reason}, result
+
+
+def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
+               suppressed: np.ndarray) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
+    """The source's cells at ``node`` (every row, suppressed blocks included), checked against the search's
+    counts; ``start``: the rows the search keeps."""
+    config, wh = run.config, run.wh
+    layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
+                    tuple(run.rel.keep_columns))
+    not_null = list(config.sensitive) if config.source.nulls == "drop" else []
+    rows = run.session.rows(q.content_cells(run.source, wh.layout, node, wh.attributes, layout.columns, not_null),
+                            "counting the candidate's cells")
+    numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
+    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, rows, numeric)
+    counted = Counted(wh, node, cand.codes, cand.raw, layout.columns)
+    if not same(counted.counts(cand.version.counts), counts):
+        raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
+    dropped = {tuple(k) for k in counts.keys[suppressed].tolist()}
+    keep = np.asarray([tuple(c) not in dropped for c in cand.codes.tolist()], dtype=bool) if dropped \
+        else np.ones(len(cand.codes), dtype=bool)
+    return cand, counted, np.where(keep, cand.version.counts, 0)
+
+
+def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
+            start: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+    """The series step (docs/series.md §4): what of the candidate to publish, and the catalog's record of it."""
+    policy = run.rel.series
+    info: dict[str, Any] = {"policy": policy, "versions_compared": 0, "rows_deferred": 0}
+    if policy == "off" or not ledger.versions:
+        return start, info
+    run.on_step(f"comparing with {len(ledger.versions)} earlier version(s)")
+    judge = Judge(run.config.models, run.config.sensitive, cand.numeric)
+    if policy == "refuse":
+        exposures = series.check(ledger.dictionary, judge, replace(cand.version, counts=start), ledger.versions)
+        if exposures:
+            raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
+                                  "; nothing was published (series = \"defer\" holds such changes back)")
+        info["versions_compared"] = len(ledger.versions)
+        return start, info
+    decision = series.defer(ledger.dictionary, judge, cand.version, ledger.versions, start,
+                            ledger_mod.before(ledger, cand),
+                            lambda p: counted.publishable(run.spec, p, cand.version.counts))
+    if decision.exposures:
+        raise NoSolutionError(_exposing(run.rel.name, decision.exposures, "deferring cannot make this version safe")
+                              + " (a model that is not monotone, compared at a coarser node); nothing was published")
+    info.update(versions_compared=decision.versions, rows_deferred=int(start.sum() - decision.published.sum()),
+                held=decision.held, rounds=decision.rounds)
+    return decision.published, info
+
+
+def _exposing(name: str, exposures: list[series.Exposure], what: str) -> str:
+    parts = [e.describe() for e in exposures[:6]]
+    more = f"; and {len(exposures) - 6} more" if len(exposures) > 6 else ""
+    return f"series of {name!r}: {what}: " + "; ".join(parts) + more
+
+
+def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, counts: NodeCounts,
+             suppressed: np.ndarray, start: np.ndarray, published: np.ndarray, info: dict[str, Any],
+             result: SearchResult | None) -> Outcome:
+    config, rel, session, wh = run.config, run.rel, run.session, run.wh
+    version, node = cand.version.number, cand.version.layout.node
+    on_step = run.on_step
+    on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
+    failpoint("materialize")
+    types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
+    pub = Publication(session, rel.schema, rel.name, run.tables, types, wh.attributes, config.sensitive)
+    pub.prepare()
+    withheld = _stage(session, wh, counts, suppressed, cand, start - published)
+    not_null = list(config.sensitive) if config.source.nulls == "drop" else []
+    pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
+                                         bool(suppressed.any()), not_null, withheld, version))
+    if os.environ.get("VEIL_FAILPOINT") == "corrupt":
+        session.execute(q.publication.delete_one_row(pub.rows, version, config.sensitive[0] if config.sensitive
+                                                      else wh.attributes[0]), "test failpoint corrupt")
+    on_step("verifying the release independently")
+    failpoint("verify")
+    views = pub.insert_blocks(version)
+    rows_suppressed = int(counts.sizes[suppressed].sum())
+    achieved = verify(session, wh, run.spec, pub.rows, version, counted.counts(published),
+                      counted.counts(cand.version.counts - published), rows_suppressed)
+    when = now()
+    ledger_mod.record(session, ledger, cand, published, run.release_id, rel.series, when)
+    on_step("repointing the views")
+    failpoint("views")
+    pub.point(version, when)
+    failpoint("catalog")
+    rows_published = int(published.sum())
+    _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
+    expired = pub.expire(rel.keep_versions, version, when)
+    grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
+    session.commit()
+    left = cleanup(session, rel.schema, rel.name, run.tables)
+    if left:
+        _note_left(run, info, left)
+    deferred = info.get("rows_deferred", 0)
+    message = (f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
+               f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
+               f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
+               f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
+               + (f"; expired version(s) {expired}" if expired else ""))
+    return Outcome("published", rel.name, run.release_id, message, version=version, node=node,
+                   output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+                   rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
+                   rows_deferred=deferred, series=info)
+
+
+def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, cand: ledger_mod.Candidate,
+           held: np.ndarray) -> list[str]:
+    """Temporary tables the rows' INSERT reads: suppressed blocks' codes and the rows held back; returns the
+    held-back columns (empty when nothing is held back)."""
+    if suppressed.any():
+        sup = q.suppressed_table(len(wh.attributes))
+        session.execute(sa.schema.CreateTable(sup), "listing suppressed blocks")
+        session.bulk_load(sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
+                          "listing suppressed blocks")
+    cells = np.flatnonzero(held > 0)
+    if len(cells) == 0:
+        return []
+    columns = list(cand.version.layout.columns)
+    table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
+    session.execute(sa.schema.CreateTable(table), "listing the rows held back")
+    rows = [(k, *(int(c) for c in cand.codes[i]), *cand.raw[i], int(held[i])) for k, i in enumerate(cells.tolist())]
+    session.bulk_load(table, rows, "listing the rows held back")
+    return columns
+
+
+def _record(run: _Run, result: SearchResult | None, counts: NodeCounts, suppressed: np.ndarray, version: int,
+            node: tuple[int, ...], achieved: dict[str, float | None], rows_published: int, rows_suppressed: int,
+            info: dict[str, Any], when: Any) -> None:
+    """The catalog row of a published version, its evaluated nodes and hierarchies."""
+    wh, rel = run.wh, run.rel
+    r = run.tables.releases
+    if result is not None and result.optimal is not None:
+        metrics = {"metric": result.optimal.metric, "value": result.optimal.value,
+                   "nodes_evaluated": result.nodes_evaluated, "lattice_size": result.lattice_size}
+        evaluations = result.evaluations
+    else:
+        metric = metric_for(wh, run.config.search.metric)
+        value = metric.score(counts, suppressed, wh.rows)
+        metrics = {"metric": metric.name, "value": value, "nodes_evaluated": 1,
+                   "lattice_size": Lattice(wh.heights).size}
+        evaluations = [(node, True, rows_suppressed, value)]
+    run.session.execute(sa.update(r).where(r.c.id == run.release_id).values(
+        status="published", version=version, finished_at=when, published_at=when,
+        config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
+        source_fingerprint=run.fingerprint, node=json.dumps(list(node)), achieved=json.dumps(achieved),
+        metrics=json.dumps(metrics), rows_read=wh.stats.rows_read, rows_published=rows_published,
+        rows_suppressed=rows_suppressed, rows_deferred=int(info.get("rows_deferred", 0)),
+        series=json.dumps(info), output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+        rows_dropped_null=wh.stats.rows_dropped_null), "recording the release")
+    _record_details(run.session, run.tables, run.release_id, wh, evaluations)
+
+
+def _note_left(run: _Run, info: dict[str, Any], left: list[str]) -> None:
+    """Expired versions' views that could not be dropped now (a reader or a dependent view): recorded, retried."""
+    r = run.tables.releases
+    info["expired_objects_kept"] = left
+    run.session.execute(sa.update(r).where(r.c.id == run.release_id).values(series=json.dumps(info)),
+                        "recording the views kept")
+    run.session.commit()
+
+
+def _record_details(session: Session, tables: catalog.CatalogTables, release_id: str, wh: Warehouse,
+                    evaluations: list[tuple[Any, bool, int, float | None]]) -> None:
+    rows = [(release_id, json.dumps([lv for lv in node]), bool(passed), int(supp),
+             None if score is None else float(score)) for node, passed, supp, score in evaluations]
+    session.bulk_load(tables.release_nodes, rows, "recording the evaluated nodes")
+    hrows = []
+    for qi, h in zip(wh.quasi_identifiers, wh.hierarchies):
+        lines = [";".join([str(leaf), *(col[k] for col in h.labels)]) for k, leaf in enumerate(h.leaves)]
+        hrows.append((release_id, h.attribute, h.height, qi.hierarchy.describe(), len(h.leaves), "\n".join(lines)))
+    session.bulk_load(tables.hierarchies, hrows, "recording the hierarchies")

@@ -1,0 +1,210 @@
+"""The series ledger in the catalog (docs/series.md §6): reading every published version back as
+``series.Version`` s, building the candidate from the source's cells, and recording what a version published.
+
+Block labels and value tuples are stored once (``series_blocks``, ``series_values``) as canonical text: a
+QI's level-0 value as Python's ``str`` of the driver value (the catalog's hierarchy snapshots use the same),
+higher levels as the hierarchy's labels.  ``series_cells`` holds (block, value, rows) with the versions the
+row is valid for; a version rewrites only the blocks whose content changed (all of them when the node or the
+published columns change).  Hierarchies are stored once per distinct definition (``series_hierarchies``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.backends.base import Session
+from veil.hierarchy import Hierarchy
+from veil.release.alignment import Chain, Dictionary, Layout
+from veil.release.series import Version
+
+
+def canonical(value: Any) -> str | None:
+    """How the ledger writes a published value (``None`` stays NULL)."""
+    return None if value is None else str(value)
+
+
+def chain_of(h: Hierarchy) -> Chain:
+    return Chain(h.attribute, tuple(str(leaf) for leaf in h.leaves), tuple(tuple(str(x) for x in col) for col in h.labels))
+
+
+@dataclass
+class Ledger:
+    """One release's ledger as read at the start of a run, plus what this run adds."""
+
+    name: str
+    tables: catalog.CatalogTables
+    dictionary: Dictionary = field(default_factory=Dictionary)
+    versions: list[Version] = field(default_factory=list)
+    policies: dict[int, str] = field(default_factory=dict)
+    stored_chains: set[str] = field(default_factory=set)
+    first_block: int = 0
+    first_value: int = 0
+
+    @property
+    def latest(self) -> Version | None:
+        return self.versions[-1] if self.versions else None
+
+
+def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
+    """Every version of release ``name`` the ledger recorded, oldest first."""
+    t = tables
+    ledger = Ledger(name, t)
+    chains = {d: Chain.parse(text) for d, text in
+              session.rows(q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger")}
+    ledger.stored_chains = set(chains)
+    for ident, labels in sorted(session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"),
+                                             "reading the ledger's blocks")):
+        ledger.dictionary.add_block(tuple(json.loads(labels)), int(ident))
+    for ident, value in sorted(session.rows(q.ledger.of_release(t.series_values, name, "id", "value"),
+                                            "reading the ledger's values")):
+        ledger.dictionary.add_value(json.loads(value), int(ident), key=value)
+    ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
+    cells = session.columns(q.ledger.of_release(t.series_cells, name, "block_id", "value_id", "count",
+                                                "first_version", "last_version"), "reading the ledger's cells")
+    rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
+                                            "hierarchies", "policy").order_by(t.series_versions.c.version),
+                        "reading the ledger's versions")
+    for number, node, attributes, columns, hierarchies, policy in rows:
+        cols, digests = json.loads(columns), json.loads(hierarchies)
+        layout = Layout(tuple(json.loads(node)), tuple(chains[digests[a]] for a in json.loads(attributes)),
+                        tuple(cols["sensitive"]), tuple(cols["keep"]))
+        live = (cells["first_version"] <= number) & (number <= cells["last_version"])
+        ledger.versions.append(Version(int(number), layout, cells["block_id"][live], cells["value_id"][live],
+                                       cells["count"][live], cols["totals"], policy != "off"))
+        ledger.policies[int(number)] = policy
+    return ledger
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """The version about to be published, as the series step sees it (one cell per distinct block codes ×
+    published values of the source)."""
+
+    version: Version
+    codes: np.ndarray                 # (cells, QIs) block codes at the node
+    raw: list[tuple[Any, ...]]        # the published non-QI values as the driver gave them
+    numeric: Mapping[str, bool]
+
+
+def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
+              rows: Sequence[Sequence[Any]], numeric: Mapping[str, bool]) -> Candidate:
+    """The candidate from ``content_cells`` rows (codes…, values…, n), ids from the ledger's dictionary."""
+    d, columns = len(layout.chains), layout.columns
+    codes = np.asarray([r[:d] for r in rows], dtype=np.int64).reshape(len(rows), d)
+    counts = np.fromiter((int(r[-1]) for r in rows), dtype=np.int64, count=len(rows))
+    text = [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
+    uniq, inverse = (np.unique(codes, axis=0, return_inverse=True) if len(rows)
+                     else (np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)))
+    ids = [ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key))) for key in uniq.tolist()]
+    blocks = np.asarray(ids, dtype=np.int64)[inverse.reshape(-1)] if len(rows) else np.zeros(0, dtype=np.int64)
+    raw = [tuple(r[d:d + len(columns)]) for r in rows]
+    local: dict[tuple[Any, ...], int] = {}
+    value_index = np.fromiter((local.setdefault(v, len(local)) for v in raw), dtype=np.int64, count=len(raw))
+    distinct = list(local)
+    value_ids = np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
+                            for v in distinct], dtype=np.int64)
+    values = value_ids[value_index] if len(raw) else np.zeros(0, dtype=np.int64)
+    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(raw) \
+        else np.zeros(0, dtype=np.int64)
+    totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
+    for v, n in zip(distinct, per_value.tolist()):
+        for c, x in zip(columns, v):
+            if c in totals and x is not None:
+                totals[c][str(x)] = totals[c].get(str(x), 0) + n
+    return Candidate(Version(number, layout, blocks, values, counts, totals), codes, raw, numeric)
+
+
+def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
+            want_values: np.ndarray) -> np.ndarray:
+    """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none)."""
+    width = int(max(values.max(initial=0), want_values.max(initial=0))) + 1
+    keys = blocks.astype(np.int64) * width + values
+    order = np.argsort(keys, kind="stable")
+    keys, counts = keys[order], counts[order]
+    uniq, start = np.unique(keys, return_index=True)
+    sums = np.add.reduceat(counts, start) if len(keys) else np.zeros(0, dtype=np.int64)
+    want = want_blocks.astype(np.int64) * width + want_values
+    pos = np.searchsorted(uniq, want)
+    found = (pos < len(uniq)) & (uniq[np.minimum(pos, max(len(uniq) - 1, 0))] == want) if len(uniq) \
+        else np.zeros(len(want), dtype=bool)
+    out = np.zeros(len(want), dtype=np.int64)
+    out[found] = sums[pos[found]]
+    return out
+
+
+def _same_shape(a: Layout, b: Layout) -> bool:
+    """Blocks and values of ``a`` and ``b`` read alike (node, quasi-identifiers, columns)."""
+    return a.node == b.node and a.attributes == b.attributes and a.columns == b.columns
+
+
+def before(ledger: Ledger, cand: Candidate) -> np.ndarray:
+    """Rows of each candidate cell the latest version published (0 when its layout differs)."""
+    last, v = ledger.latest, cand.version
+    if last is None or not _same_shape(last.layout, v.layout):
+        return np.zeros(len(v.counts), dtype=np.int64)
+    return np.minimum(_lookup(last.blocks, last.values, last.counts, v.blocks, v.values), v.counts)
+
+
+def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray, release_id: str, policy: str,
+           when: Any) -> None:
+    """Write version ``cand.version.number``'s published content (``published`` rows per cell) to the ledger."""
+    t, name, v = ledger.tables, ledger.name, cand.version
+    d = ledger.dictionary
+    session.bulk_load(t.series_blocks, [(name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
+                                        for i in range(ledger.first_block, len(d.blocks))], "recording the ledger's blocks")
+    session.bulk_load(t.series_values, [(name, i, Dictionary.value_key(d.values[i]))
+                                        for i in range(ledger.first_value, len(d.values))], "recording the ledger's values")
+    new_chains = {c.digest: c for c in v.layout.chains if c.digest not in ledger.stored_chains}
+    session.bulk_load(t.series_hierarchies, [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
+                      "recording the ledger's hierarchies")
+    numeric = [c for c in v.layout.columns if cand.numeric.get(c)]
+    columns = {"sensitive": list(v.layout.sensitive), "keep": list(v.layout.keep), "numeric": numeric,
+               "totals": v.totals}
+    session.execute(t.series_versions.insert().values(
+        name=name, version=v.number, release_id=release_id, node=json.dumps(list(v.layout.node)),
+        attributes=json.dumps(list(v.layout.attributes)), columns=json.dumps(columns, ensure_ascii=False),
+        hierarchies=json.dumps({c.attribute: c.digest for c in v.layout.chains}), policy=policy, published_at=when),
+        "recording the version in the ledger")
+    _record_cells(session, ledger, cand, published)
+
+
+def _changed(old: Version | None, new: Version, published: np.ndarray) -> np.ndarray:
+    """Blocks whose content differs between the latest version and the new one (all, when their shape does)."""
+    keep = published > 0
+    if old is None or not _same_shape(old.layout, new.layout):
+        return np.unique(np.concatenate([new.blocks[keep], old.blocks if old is not None else new.blocks[:0]]))
+    blocks = np.concatenate([new.blocks[keep], old.blocks])
+    values = np.concatenate([new.values[keep], old.values])
+    amount = np.concatenate([published[keep], -old.counts])
+    width = int(values.max(initial=0)) + 1
+    uniq, inv = np.unique(blocks.astype(np.int64) * width + values, return_inverse=True)
+    total = np.bincount(inv.reshape(-1), weights=amount, minlength=len(uniq))
+    return np.unique(uniq[total != 0] // width)
+
+
+def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray) -> None:
+    t, name, v = ledger.tables, ledger.name, cand.version
+    changed = _changed(ledger.latest, v, published)
+    if len(changed) == 0:
+        return
+    temp = q.ledger.changed_table()
+    session.execute(sa.schema.CreateTable(temp), "listing the changed blocks")
+    session.bulk_load(temp, [(int(b),) for b in changed], "listing the changed blocks")
+    session.execute(q.ledger.close_cells(t.series_cells, name, v.number, catalog.OPEN), "closing changed blocks")
+    session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
+    mine = (published > 0) & np.isin(v.blocks, changed)
+    width = int(v.values.max(initial=0)) + 1
+    keys = v.blocks[mine].astype(np.int64) * width + v.values[mine]
+    uniq, inv = np.unique(keys, return_inverse=True)
+    rows_of = np.bincount(inv.reshape(-1), weights=published[mine], minlength=len(uniq)).astype(np.int64)
+    rows = [(name, int(k // width), int(k % width), int(n), v.number, catalog.OPEN)
+            for k, n in zip(uniq.tolist(), rows_of.tolist())]
+    session.bulk_load(t.series_cells, rows, "recording the version's content")

@@ -1,0 +1,208 @@
+"""Publishing versions safely for every reader (docs/publication.md).
+
+One rows table and one blocks table per release name hold every kept version's rows, tagged with
+``veil_version``; the views ``<name>``, ``<name>_blocks`` and ``<name>_releases`` select the current version
+through the catalog's pointer row and are created once.  A release inserts its rows and blocks, creates the
+views ``<name>_v<N>`` and ``<name>_v<N>_blocks``, moves the pointer and deletes the rows of expired versions,
+all in its one transaction: readers keep their snapshot (MVCC), never block it and are never blocked by it
+(only share locks on what readers touch).  Dropping an expired version's views needs an exclusive lock, so it
+happens after the commit, each in a short transaction that gives up at once (``lock_timeout``) when a reader
+holds it or another view depends on it — retried by the next run and reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.backends.base import Session
+from veil.errors import ConfigError, ReleaseError, VeilError
+from veil.release.runtime import now as now_utc
+
+pub = q.publication
+LOCK_TIMEOUT_MS = 200
+
+
+@dataclass
+class Publication:
+    """The published objects of one release name in ``schema``."""
+
+    session: Session
+    schema: str
+    name: str
+    tables: catalog.CatalogTables
+    columns: Mapping[str, Any]          # published column → type, in published order
+    qis: Sequence[str]
+    sensitive: Sequence[str]
+    rows: sa.Table = field(init=False)
+    block_rows: sa.Table = field(init=False)
+
+    def __post_init__(self) -> None:
+        longest = max([*pub.names(self.name, 2**31 - 1).values()], key=lambda n: len(n.encode()))
+        if len(longest.encode()) > pub.MAX_IDENTIFIER:
+            raise ConfigError(f"[release] name {self.name!r} is too long: {longest!r} would exceed PostgreSQL's "
+                              f"{pub.MAX_IDENTIFIER}-byte identifiers")
+        self.rows = pub.rows_table(self.schema, self.name, self.columns)
+        self.block_rows = pub.block_rows_table(self.schema, self.name, self.qis,
+                                               {c: self.columns[c] for c in self.sensitive})
+
+    def objects(self) -> dict[str, str]:
+        return {n: t for n, t in self.session.rows(pub.objects_in(self.schema), f"listing schema {self.schema!r}")}
+
+    def prepare(self) -> None:
+        """Create the rows tables and the three views when missing (inside the release's transaction)."""
+        found = self.objects()
+        names = pub.names(self.name)
+        if names["rows"] in found:
+            have = [c for (c,) in self.session.rows(pub.column_names(self.schema, names["rows"]), "reading columns")]
+            if have[1:] != list(self.columns):
+                raise ReleaseError(
+                    f"the published columns of release {self.name!r} changed ({', '.join(have[1:])} → "
+                    f"{', '.join(self.columns)}); Veil never redefines published views on a release: publish under "
+                    f"a new [release] name, or drop {self.schema}.{names['rows']} and the views on it first")
+        else:
+            for table in (self.rows, self.block_rows):
+                self.session.execute(sa.schema.CreateTable(table), f"creating {self.schema}.{table.name}")
+                self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
+        for view, select in self.views().items():
+            if view not in found:
+                self._view(view, select)
+
+    def views(self) -> dict[str, Any]:
+        names = pub.names(self.name)
+        now = pub.current(self.tables.publications, self.name)
+        return {names["view"]: pub.rows_view(self.rows, list(self.columns), now),
+                names["blocks"]: pub.blocks_view(self.block_rows, self.qis, self.sensitive, now),
+                names["releases"]: pub.releases_view(self.tables.releases, self.tables.publications, self.name)}
+
+    def _view(self, view: str, select: Any) -> None:
+        self.session.execute(q.CreateView(sa.table(view, schema=self.schema), select), f"creating view {self.schema}.{view}")
+
+    def insert(self, version: int, select: Any) -> None:
+        self.session.execute(pub.insert_rows(self.rows, list(self.columns), select),
+                             f"inserting version {version} into {self.schema}.{self.rows.name}")
+
+    def insert_blocks(self, version: int) -> list[str]:
+        """Count the version's blocks and create its views; returns the views' names."""
+        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive),
+                             "counting the release's blocks")
+        names = pub.names(self.name, version)
+        self._view(names["version_view"], pub.rows_view(self.rows, list(self.columns), sa.literal(version)))
+        self._view(names["version_blocks"], pub.blocks_view(self.block_rows, self.qis, self.sensitive,
+                                                            sa.literal(version)))
+        return [names["version_view"], names["version_blocks"]]
+
+    def point(self, version: int, when: Any) -> None:
+        """Move the pointer: from the commit on, the views show ``version``."""
+        t = self.tables.publications
+        found = self.session.rows(pub.read_pointer(t, self.name), "reading the publication pointer")
+        if found:
+            self.session.execute(pub.set_pointer(t, self.name, version, when), "moving the publication pointer")
+        else:
+            self.session.execute(pub.add_pointer(t, self.name, self.schema, version, when), "creating the pointer")
+
+    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+        """Delete the rows of published versions beyond the newest ``keep`` (never ``current``); the catalog
+        keeps them, marked expired.  Returns the versions expired now."""
+        r = self.tables.releases
+        published = [v for (v,) in self.session.rows(
+            sa.select(r.c.version).where(r.c.name == self.name, r.c.status == "published")
+            .order_by(r.c.version.desc()), "listing published versions")]
+        kept = set(published[:keep]) | {current}
+        gone = [v for v in published if v not in kept]
+        if gone:
+            for table in (self.rows, self.block_rows):
+                self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")
+            self.session.execute(sa.update(r).where(r.c.name == self.name, r.c.version.in_(gone),
+                                                    r.c.status == "published")
+                                 .values(status="expired", expired_at=when), "marking versions expired")
+        return gone
+
+
+
+def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.CatalogTables, qis: Sequence[str],
+                   sensitive: Sequence[str]) -> bool:
+    """Once, in its own short transaction: an earlier Veil published one table per version behind views it
+    dropped and re-created on every release.  Copy the current version's tables into the rows tables (types
+    kept), point at it, and replace the three views in place (``CREATE OR REPLACE``: views built on them stay;
+    an exclusive lock on each for an instant, given up after ``5 * LOCK_TIMEOUT_MS`` if a reader holds it —
+    the run then fails and the next one retries).  Returns whether it upgraded."""
+    names = pub.names(name)
+    found = {n: t for n, t in session.rows(pub.objects_in(schema), f"listing schema {schema!r}")}
+    if names["view"] not in found or names["rows"] in found:
+        session.commit()
+        return False
+    r = tables.releases
+    last = session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.status == "published")
+                        .order_by(r.c.version.desc()).limit(1), "reading the latest version")
+    table = pub.names(name, last[0][0])["version_view"] if last else None
+    if table is None or table not in found or table + "_blocks" not in found:
+        raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
+                           "choose another [release] name")
+    version = int(last[0][0])
+    columns = [c for (c,) in session.rows(pub.column_names(schema, table), "reading columns")]
+    for target, source in ((names["rows"], table), (names["block_rows"], table + "_blocks")):
+        copy = sa.select(sa.literal(version, sa.Integer).label(pub.VERSION), sa.literal_column("*")) \
+            .select_from(sa.table(source, schema=schema))
+        session.execute(q.create_table_as(schema, target, copy), f"copying {schema}.{source} into {target}")
+    up = Publication(session, schema, name, tables, {c: sa.types.NullType() for c in columns}, qis, sensitive)
+    for t in (up.rows, up.block_rows):
+        session.execute(sa.schema.CreateIndex(pub.version_index(t)), f"indexing {t.name}")
+    up.point(version, now_utc())
+    if session.backend.lock_timeout:
+        session.execute(pub.lock_timeout(5 * LOCK_TIMEOUT_MS), "limiting lock waits")
+    for view, select in up.views().items():
+        up._view(view, select)
+    session.commit()
+    return True
+
+
+def cleanup(session: Session, schema: str, name: str, tables: catalog.CatalogTables) -> list[str]:
+    """After the commit: drop the views (or an earlier Veil's tables) of expired versions, each in its own
+    short transaction that gives up instead of waiting; returns what stays, with the reason."""
+    r = tables.releases
+    expired = [v for (v,) in session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.status == "expired"),
+                                          "listing expired versions")]
+    session.commit()
+    found = {n: t for n, t in session.rows(pub.objects_in(schema), f"listing schema {schema!r}")}
+    session.commit()
+    kept = []
+    for version in sorted(expired):
+        names = pub.names(name, version)
+        for obj in (names["version_blocks"], names["version_view"]):
+            if obj not in found:
+                continue
+            kind = "VIEW" if "VIEW" in str(found[obj]).upper() else "TABLE"
+            if not session.backend.view_dependencies:
+                readers = session.rows(pub.views_mentioning(schema, obj), f"looking for views on {schema}.{obj}")
+                session.commit()
+                if readers:
+                    kept.append(f"{schema}.{obj} (view(s) {', '.join(f'{s}.{v}' for s, v in readers)} read it)")
+                    continue
+            try:
+                if session.backend.lock_timeout:
+                    session.execute(pub.lock_timeout(LOCK_TIMEOUT_MS), "limiting lock waits")
+                session.execute(q.DropObject(kind, sa.table(obj, schema=schema)), f"dropping {schema}.{obj}")
+                session.commit()
+            except VeilError as exc:
+                session.rollback()
+                kept.append(f"{schema}.{obj} ({exc})")
+    return kept
+
+
+def grant(session: Session, schema: str, views: Sequence[str], roles: Sequence[str]) -> None:
+    if not roles:
+        return
+    if not session.backend.grants:
+        raise ConfigError(f"[release] grant_select_to is set, but {session.backend.name} has no roles to grant to")
+    for role in roles:
+        if not session.scalar(q.role_exists(role), "looking up a role"):
+            raise ConfigError(f"[release] grant_select_to names role {role!r}, which does not exist")
+        session.execute(q.Grant(role, schema), f"granting schema {schema!r} to {role!r}")
+        for view in views:
+            session.execute(q.Grant(role, schema, view), f"granting {schema}.{view} to {role!r}")

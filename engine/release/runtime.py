@@ -1,0 +1,77 @@
+"""What every writing command of a release shares: one connection (waiting for a busy DuckDB file), one run of
+a release name at a time, interrupts that end a run cleanly, UTC timestamps and test failpoints."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from veil import busy, catalog
+from veil.backends import open_backend
+from veil.backends.base import Session
+from veil.config import Config
+from veil.errors import ReleaseError
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM (a scheduler stopping the job) ends a run like Ctrl-C."""
+
+
+def now() -> dt.datetime:
+    return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+
+
+def failpoint(step: str) -> None:
+    """Test hook: ``VEIL_FAILPOINT=<step>`` fails here, ``pause:<step>`` sleeps here (to be killed; the file
+    ``VEIL_FAILPOINT_FILE`` names, if any, is created when the pause begins)."""
+    point = os.environ.get("VEIL_FAILPOINT", "")
+    if point == f"pause:{step}":
+        if os.environ.get("VEIL_FAILPOINT_FILE"):
+            with open(os.environ["VEIL_FAILPOINT_FILE"], "w", encoding="utf-8") as mark:
+                mark.write(step)
+        time.sleep(float(os.environ.get("VEIL_FAILPOINT_SECONDS", "60")))
+    if point == step:
+        raise ReleaseError(f"injected failure at step {step!r} (VEIL_FAILPOINT)")
+
+
+def locked(session: Session, schema: str, name: str, wait: float) -> Any:
+    """Exactly one run of a release name at a time (a release or a rollback): a PostgreSQL advisory lock
+    (DuckDB: the file lock, taken when the connection opened)."""
+    return catalog.advisory(session, catalog.lock_key("veil", schema, name), wait,
+                            f"another `veil release` of {name!r} is running (advisory lock held); nothing was "
+                            "published by this run — try again later or pass --wait")
+
+
+def connect(config: Config, wait: float) -> tuple[Any, Session, Any]:
+    """Open the backend and one session, waiting up to ``wait`` seconds for a busy DuckDB file."""
+    backend = open_backend(config.source.resolved_url())
+
+    def attempt() -> tuple[Any, Session, Any]:
+        ctx = backend.session()
+        return backend, ctx.__enter__(), ctx
+
+    return busy.retrying(attempt, wait)
+
+
+@contextmanager
+def interruptible() -> Iterator[None]:
+    """While a run writes, SIGTERM raises ``Interrupted`` (like Ctrl-C's KeyboardInterrupt), so the run can
+    mark its catalog row failed before the process ends."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise Interrupted("terminated (SIGTERM)")
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -1,0 +1,362 @@
+"""A series of releases that stays private (docs/series.md).  Pure: no SQL.
+
+Every version a release ever published is a ``Version``: its layout (node, hierarchies, columns) and its
+content, cells of (block id, value id, rows) at its own node.  For the version about to be published (the
+*candidate*) and every earlier version, ``differences`` gives the rows added and removed per class of their
+common generalization; the guarantee is that each of those multisets is empty or passes the release's models.
+
+- ``check`` lists the differences that fail (``series = "refuse"``; ``exposure`` does it for every pair of
+  published versions);
+- ``defer`` publishes the candidate without what would expose someone: it starts from every current row and
+  only ever takes rows away — an added multiset that fails is held back whole; a removed multiset that fails
+  is padded with rows of its class that the earlier version published (they are withheld too, so the
+  departure hides among them), and when padding cannot make it pass the class is withheld whole (a whole
+  block's disappearance removes a block that passed).  It repeats until every difference with every earlier
+  version passes and every published block passes the models.  Since rows only go away the loop ends; with
+  one node throughout it always ends safe (docs/series.md §4 proves it), otherwise it may stop with failures
+  (non-monotone models), which the caller refuses.
+
+A departed person is never published again: the candidate's rows are the current source's, never more.
+
+The attack is the composition attack of Ganta, Kasiviswanathan & Smith ("Composition attacks and auxiliary
+information in data privacy", KDD 2008) within one release's own series; m-invariance (Xiao & Tao, SIGMOD
+2007) answers it with counterfeit rows, which Veil never publishes.  Example: version 1 shows two flu cases in
+block ``a*``; one hiv case joins — alone, it would be the difference, so ``defer`` holds it back:
+
+>>> from veil.models import KAnonymity
+>>> from veil.release.alignment import Chain
+>>> d = Dictionary()
+>>> layout = Layout((1,), (Chain.of("zip", {"a1": ("a*",), "a2": ("a*",)}),), ("s",))
+>>> block, flu, hiv = d.add_block(("a*",)), d.add_value({"s": "flu"}), d.add_value({"s": "hiv"})
+>>> v1 = Version(1, layout, np.array([block]), np.array([flu]), np.array([2]))
+>>> v2 = Version(2, layout, np.array([block, block]), np.array([flu, hiv]), np.array([2, 1]))
+>>> judge = Judge((KAnonymity(k=2),), ("s",), {})
+>>> [e.describe() for e in check(d, judge, v2, [v1])]
+['against version 1 (compared at node [1]): 1 block(s) with 1 added row(s) that fail the models']
+>>> defer(d, judge, v2, [v1], v2.counts, np.array([2, 0])).published.tolist()
+[2, 0]
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from veil.release.alignment import Alignment, Dictionary, Layout, align
+from veil.release.differences import Judge, Reference, split
+
+REASONS = ("added", "padding", "block", "model")  # why rows were held back (docs/series.md §4)
+
+
+@dataclass(frozen=True, eq=False)
+class Version:
+    """One published version (or the candidate): layout, content at its node, and its table's distribution of
+    each sensitive column (the reference for models like t-closeness)."""
+
+    number: int
+    layout: Layout
+    blocks: np.ndarray
+    values: np.ndarray
+    counts: np.ndarray
+    totals: Mapping[str, Mapping[str, int]] = field(default_factory=dict)
+    checked: bool = True
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """Failing differences of one kind between two versions: counts only, never values."""
+
+    earlier: int
+    later: int
+    projection: str
+    side: str
+    blocks: int
+    rows: int
+    compared_at: tuple[int, ...]
+
+    def describe(self) -> str:
+        view = "" if self.projection == "rows" else " (in the _blocks view)"
+        return (f"against version {self.earlier} (compared at node {list(self.compared_at)}): {self.blocks} "
+                f"block(s) with {self.rows} {self.side} row(s) that fail the models{view}")
+
+
+@dataclass
+class Decision:
+    """What ``defer`` publishes: rows per candidate cell, rows held back per reason, and the failures it could
+    not repair (empty when the series is safe)."""
+
+    published: np.ndarray
+    held: dict[str, int]
+    exposures: list[Exposure]
+    versions: int
+    rounds: int
+
+    @property
+    def rows_deferred(self) -> int:
+        return sum(self.held.values())
+
+
+@dataclass(eq=False)
+class _Pair:
+    earlier: Version
+    later: Version
+    alignment: Alignment
+    left_class: np.ndarray
+    right_class: np.ndarray
+    left_values: list[np.ndarray]
+    right_values: list[np.ndarray]
+    applicable: list[np.ndarray]
+    added_ref: Reference
+    removed_ref: Reference
+    added_codes: list[np.ndarray] = field(default_factory=list)
+    removed_codes: list[np.ndarray] = field(default_factory=list)
+    sums: list[_Sums] = field(default_factory=list)
+    _order: np.ndarray | None = None
+
+    def side_codes(self, side: str, k: int) -> np.ndarray:
+        return self.added_codes[k] if side == "added" else self.removed_codes[k]
+
+    def side_ref(self, side: str) -> Reference:
+        return self.added_ref if side == "added" else self.removed_ref
+
+    def cells(self, klass: int) -> np.ndarray:
+        """The later version's cells in ``klass`` (sorted once)."""
+        if self._order is None:
+            self._order = np.argsort(self.right_class, kind="stable")
+            self._sorted = self.right_class[self._order]
+        lo, hi = np.searchsorted(self._sorted, [klass, klass + 1])
+        return self._order[lo:hi]
+
+
+@dataclass(eq=False)
+class _Sums:
+    """One projection's (class, value) keys of a pair, sorted once: each round only re-adds the later side."""
+
+    keys: np.ndarray          # (keys, 2): class, projected value
+    right: np.ndarray         # per later-side cell: its key's index
+    left: np.ndarray          # per key: the earlier version's rows
+
+    @classmethod
+    def of(cls, right_class: np.ndarray, right_value: np.ndarray, left_class: np.ndarray, left_value: np.ndarray,
+           left_count: np.ndarray) -> _Sums:
+        width = int(max(right_value.max(initial=0), left_value.max(initial=0))) + 1
+        rk = right_class.astype(np.int64) * width + right_value
+        lk = left_class.astype(np.int64) * width + left_value
+        uniq = np.unique(np.concatenate([rk, lk]))
+        left = np.bincount(np.searchsorted(uniq, lk), weights=left_count, minlength=len(uniq)).astype(np.int64)
+        return cls(np.column_stack([uniq // width, uniq % width]), np.searchsorted(uniq, rk), left)
+
+    def signed(self, right_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Net differences later − earlier per key, zeros dropped (``differences.signed``, faster)."""
+        total = np.bincount(self.right, weights=right_count, minlength=len(self.left)).astype(np.int64) - self.left
+        nz = total != 0
+        return self.keys[nz], total[nz]
+
+
+@dataclass(eq=False)
+class _Failure:
+    pair: _Pair
+    projection: int
+    klass: int
+    side: str
+    values: np.ndarray
+    counts: np.ndarray
+    keys: np.ndarray
+    amounts: np.ndarray
+
+
+class _References:
+    """Each version's table as the models saw it (cached: models cache per domain object)."""
+
+    def __init__(self, judge: Judge) -> None:
+        self.judge = judge
+        self.cache: dict[int, Reference] = {}
+
+    def of(self, version: Version) -> Reference:
+        if version.number not in self.cache:
+            self.cache[version.number] = self.judge.reference(version.totals)
+        return self.cache[version.number]
+
+
+def _pair(dictionary: Dictionary, judge: Judge, refs: _References, earlier: Version, later: Version) -> _Pair:
+    a = align(dictionary, earlier.layout, earlier.blocks, later.layout, later.blocks)
+    pair = _Pair(earlier, later, a, a.left[earlier.blocks], a.right[later.blocks],
+                 [p.ids[earlier.values] for p in a.projections], [p.ids[later.values] for p in a.projections],
+                 [judge.applicable(p.columns) for p in a.projections], refs.of(later), refs.of(earlier))
+    pair.added_codes = [judge.codes(p.columns, p.values, pair.added_ref) for p in a.projections]
+    pair.removed_codes = [judge.codes(p.columns, p.values, pair.removed_ref) for p in a.projections]
+    pair.sums = [_Sums.of(pair.right_class, pair.right_values[k], pair.left_class, pair.left_values[k], earlier.counts)
+                 for k in range(len(a.projections))]
+    return pair
+
+
+def _scan(pairs: Sequence[_Pair], later_counts: np.ndarray | None, judge: Judge) -> list[_Failure]:
+    """Every failing difference of every pair (``later_counts`` replaces the later side's counts)."""
+    found: list[_Failure] = []
+    entries = []
+    for pair in pairs:
+        counts = pair.later.counts if later_counts is None else later_counts
+        for k in range(len(pair.alignment.projections)):
+            keys, amounts = pair.sums[k].signed(counts)
+            for klass, side, values, rows in split(keys, amounts):
+                found.append(_Failure(pair, k, klass, side, values, rows, keys, amounts))
+                entries.append((pair.side_codes(side, k)[values], rows, pair.applicable[k], pair.side_ref(side)))
+    fails = judge.failing(entries)
+    return [f for f, bad in zip(found, fails.tolist()) if bad]
+
+
+def _summarize(failures: Sequence[_Failure]) -> list[Exposure]:
+    groups: dict[tuple[int, int, str, str], list[_Failure]] = {}
+    for f in failures:
+        name = f.pair.alignment.projections[f.projection].name
+        groups.setdefault((f.pair.earlier.number, f.pair.later.number, name, f.side), []).append(f)
+    return [Exposure(e, l, name, side, len(fs), int(sum(f.counts.sum() for f in fs)), fs[0].pair.alignment.compared_at)
+            for (e, l, name, side), fs in sorted(groups.items())]
+
+
+def check(dictionary: Dictionary, judge: Judge, candidate: Version, history: Sequence[Version]) -> list[Exposure]:
+    """The candidate's failing differences with every earlier version (``series = "refuse"``)."""
+    refs = _References(judge)
+    pairs = [_pair(dictionary, judge, refs, v, candidate) for v in history]
+    return _summarize(_scan(pairs, None, judge))
+
+
+def exposure(dictionary: Dictionary, judge: Judge, history: Sequence[Version]) -> list[Exposure]:
+    """Every failing difference between any two published versions (what earlier releases leaked)."""
+    refs = _References(judge)
+    out: list[Exposure] = []
+    for j, later in enumerate(history):
+        pairs = [_pair(dictionary, judge, refs, earlier, later) for earlier in history[:j]]
+        out.extend(_summarize(_scan(pairs, None, judge)))
+    return out
+
+
+class _Deferral:
+    """State of ``defer``: rows published per candidate cell, rows held per reason."""
+
+    def __init__(self, judge: Judge, start: np.ndarray, before: np.ndarray) -> None:
+        self.judge = judge
+        self.p = start.astype(np.int64).copy()
+        self.before = before
+        self.held = dict.fromkeys(REASONS, 0)
+
+    def take(self, cell: int, rows: int, reason: str) -> int:
+        rows = min(rows, int(self.p[cell]))
+        self.p[cell] -= rows
+        self.held[reason] += rows
+        return rows
+
+    def order(self, cells: np.ndarray) -> np.ndarray:
+        """Cells to hold back first: rows the latest version did not publish (holding them exposes nothing new)."""
+        fresh = self.p[cells] > self.before[cells]
+        return cells[np.lexsort((cells, ~fresh))]
+
+    def withhold(self, f: _Failure) -> bool:
+        """An added multiset fails: hold all of it back."""
+        cells = f.pair.cells(f.klass)
+        cells = cells[self.p[cells] > 0]
+        mine = f.pair.right_values[f.projection][cells]
+        moved = 0
+        for value, rows in zip(f.values.tolist(), f.counts.tolist()):
+            for cell in self.order(cells[mine == value]).tolist():
+                if rows <= 0:
+                    break
+                taken = self.take(cell, rows, "added")
+                rows -= taken
+                moved += taken
+        return moved > 0
+
+    def pad(self, f: _Failure) -> bool:
+        """A removed multiset fails: withhold more rows of its class that the earlier version published, most
+        diverse first, until it passes; else withhold the class whole."""
+        pair, k = f.pair, f.projection
+        in_class = f.keys[:, 0] == f.klass
+        added = f.keys[in_class & (f.amounts > 0), 1]
+        values = pair.right_values[k]
+        cells = pair.cells(f.klass)
+        cells = cells[self.p[cells] > 0]
+        cells = cells[~np.isin(values[cells], added)]          # withholding these grows the removed multiset
+        removed = dict(zip(f.values.tolist(), f.counts.tolist()))
+        codes = pair.removed_codes[k]
+        width = [int(codes[:, j].max()) + 2 if len(codes) else 1 for j in range(codes.shape[1])]
+        column_counts = [np.zeros(w, dtype=np.int64) for w in width]
+        for value, rows in removed.items():
+            for j, code in enumerate(codes[value].tolist()):
+                column_counts[j][code] += rows
+        mine = codes[values[cells]] if len(cells) else np.zeros((0, codes.shape[1]), dtype=np.int64)
+        minimum = self.judge.min_size
+        moved = 0
+        while True:
+            if sum(removed.values()) >= minimum and not self._fails(pair, k, removed, "removed"):
+                return moved > 0
+            live = self.p[cells] > 0
+            if not live.any():
+                return self.suppress(pair, f.klass) or moved > 0
+            score = sum(column_counts[j][mine[:, j]] for j in range(mine.shape[1])) if mine.shape[1] \
+                else np.zeros(len(cells), dtype=np.int64)
+            stale = (self.p[cells] <= self.before[cells]).astype(np.int64)
+            order = np.lexsort((cells, -self.p[cells], score, stale, ~live))
+            cell = int(cells[order[0]])
+            moved += self.take(cell, 1, "padding")
+            value = int(values[cell])
+            removed[value] = removed.get(value, 0) + 1
+            for j, code in enumerate(codes[value].tolist()):
+                column_counts[j][code] += 1
+
+    def suppress(self, pair: _Pair, klass: int) -> bool:
+        cells = pair.cells(klass)
+        cells = cells[self.p[cells] > 0]
+        for cell in cells.tolist():
+            self.take(cell, int(self.p[cell]), "block")
+        return len(cells) > 0
+
+    def _fails(self, pair: _Pair, k: int, multiset: Mapping[int, int], side: str) -> bool:
+        values = np.asarray([v for v, n in multiset.items() if n > 0], dtype=np.int64)
+        rows = np.asarray([n for n in multiset.values() if n > 0], dtype=np.int64)
+        return bool(self.judge.failing([(pair.side_codes(side, k)[values], rows, pair.applicable[k],
+                                         pair.side_ref(side))])[0])
+
+
+def defer(dictionary: Dictionary, judge: Judge, candidate: Version, history: Sequence[Version],
+          start: np.ndarray, before: np.ndarray,
+          publishable: Callable[[np.ndarray], np.ndarray] | None = None, max_rounds: int = 10_000) -> Decision:
+    """Rows to publish per candidate cell (``start``: the rows the search keeps; ``before``: rows of each cell
+    the latest version published, held back first) such that every difference with every version in
+    ``history`` passes; ``publishable(p)`` says per cell whether its block passes the models (docs/series.md §4)."""
+    refs = _References(judge)
+    pairs = [_pair(dictionary, judge, refs, v, candidate) for v in history]
+    state = _Deferral(judge, start, before)
+    rounds = 0
+    failures: list[_Failure] = []
+    while rounds < max_rounds:
+        rounds += 1
+        failures = _scan(pairs, state.p, judge)
+        if not failures:
+            if publishable is None:
+                break
+            bad = np.flatnonzero(~publishable(state.p) & (state.p > 0))
+            if len(bad) == 0:
+                break
+            for cell in bad.tolist():
+                state.take(cell, int(state.p[cell]), "model")
+            continue
+        if not _repair(state, failures):
+            break
+    return Decision(state.p, state.held, _summarize(failures), len(history), rounds)
+
+
+def _repair(state: _Deferral, failures: Sequence[_Failure]) -> bool:
+    """Repair failures whose classes no earlier repair of this round touched; removals first."""
+    touched = np.zeros(len(state.p), dtype=bool)
+    progress = False
+    for f in sorted(failures, key=lambda f: (f.side != "removed", f.pair.earlier.number, f.klass)):
+        mine = f.pair.cells(f.klass)
+        if touched[mine].any():
+            continue
+        before = state.p[mine].copy()
+        changed = state.pad(f) if f.side == "removed" else state.withhold(f)
+        touched[mine] |= before != state.p[mine]
+        progress |= changed
+    return progress

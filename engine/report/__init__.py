@@ -1,0 +1,99 @@
+"""The release report: one self-contained HTML file per release or candidate node (README "Audit and
+report").  ``build_report`` serves ``veil report``; ``write_report`` is what the release job calls to put a
+report next to each published version.
+
+Modules: ``content`` (what the report shows, from counts), ``svg`` (inline charts), ``page`` (the HTML);
+``report.js`` / ``report.css`` are inlined package data (the lattice is drawn on one canvas).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+from veil import search
+from veil.audit.attacks import audit_counts
+from veil.audit.settings import settings_of
+from veil.audit.subject import node_label, node_of, open_subject, prepared_warehouse
+from veil.backends import open_backend
+from veil.config import METRICS, Config
+from veil.errors import NoSolutionError
+from veil.lattice import Lattice
+from veil.metrics import Metric, make_metric
+from veil.privacy import Specification
+from veil.report import content, page
+from veil.search import SearchResult
+from veil.warehouse import Warehouse
+
+
+def metrics_for(wh: Warehouse) -> dict[str, Metric]:
+    """Every utility metric of the lattice (KL-divergence with the hierarchies' leaves and the bottom's sizes)."""
+    leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
+    bottom = wh.counts(tuple(0 for _ in wh.hierarchies)).sizes
+    return {name: make_metric(name, wh.heights, leaf, bottom) for name in METRICS}
+
+
+def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], title: str,
+                metrics: dict[str, Metric] | None = None) -> content.ReportData:
+    """The report's content for ``node`` of ``wh``'s lattice, with ``result``'s evaluated nodes."""
+    node = tuple(int(x) for x in node)
+    counts = wh.counts(node)
+    settings = settings_of(config.text, config.path, config.sensitive)
+    subject = f"node {list(node)} of {wh.table_name}"
+    audit = audit_counts(counts, settings, config.models, subject, node_label(counts))
+    evaluations = [(tuple(int(x) for x in n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
+    return content.for_node(title, subject, counts, node_label(counts), audit, config.models,
+                            config.search.max_suppression, wh.rows, metrics or metrics_for(wh), wh.heights,
+                            evaluations, result.optimal.node if result.optimal is not None else None)
+
+
+def write_html(path: Path, data: content.ReportData) -> Path:
+    """Write the page atomically (a reader never sees half a report)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp.write_text(page.render(data), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def write_report(directory: Path, config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], *,
+                 name: str, version: int | None = None) -> Path:
+    """For the release job: ``<directory>/<name>_v<version>.html`` (``<name>.html`` without a version) for the
+    published ``node``, from the run's own warehouse and search result.  ``directory`` relative to the config."""
+    folder = directory if directory.is_absolute() else config.path.parent / directory
+    stem = f"{name}_v{version}" if version is not None else name
+    title = f"Veil report — {name}" + (f" version {version}" if version is not None else "")
+    return write_html(folder / f"{stem}.html", node_report(config, wh, result, node, title))
+
+
+def build_report(config: Config, out: Path, *, node: str | None = None, release: int | None = None,
+                 on_step: Callable[[str], None] = lambda _m: None) -> Path:
+    """``veil report``: a published version (``release``), or a candidate ``node`` (default: the search's
+    choice) with the lattice as the configured search evaluated it."""
+    if release is not None:
+        with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
+            record = subject.release
+            assert record is not None
+            settings = settings_of(config.text, config.path, config.sensitive)
+            audit = audit_counts(subject.counts, settings, config.models, subject.description, subject.label)
+            title = f"Veil report — release {record.name!r} version {record.version}"
+            return write_html(out, content.for_release(title, record, subject.counts, audit, config.models))
+    backend = open_backend(config.source.resolved_url())
+    with backend.session() as session:
+        wh = prepared_warehouse(session, config, on_step, rollup=True)
+        metrics = metrics_for(wh)
+        on_step("searching the lattice")
+        spec = Specification(config.models, config.search.max_suppression)
+        result = search.run((config.search.strategy,), Lattice(wh.heights), wh.attributes, wh.counts, spec,
+                            metrics[config.search.metric], wh.rows)
+        if node is not None:
+            chosen = node_of(node, wh.heights)
+        elif result.optimal is not None:
+            chosen = result.optimal.node
+        elif result.minimal:
+            chosen = result.minimal[0]
+        else:
+            raise NoSolutionError("no lattice node satisfies the models; pass --node to report on a candidate")
+        title = f"Veil report — {config.source.qualified} at node {list(chosen)}"
+        return write_html(out, node_report(config, wh, result, chosen, title, metrics))

@@ -1,0 +1,57 @@
+-- base_raw
+CACHE TABLE `veil_base_raw` AS SELECT `raw`.`Patients`.`Zip Code` AS `q0`, `raw`.`Patients`.`age` AS `q1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `q2`, `raw`.`Patients`.`condition` AS `s0`, `raw`.`Patients`.`income` AS `s1`, count(*) AS `n` 
+FROM `raw`.`Patients` GROUP BY `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`, `raw`.`Patients`.`condition`, `raw`.`Patients`.`income`;
+
+-- base_raw_sizes_only
+CACHE TABLE `veil_base_raw` AS SELECT `raw`.`Patients`.`Zip Code` AS `q0`, `raw`.`Patients`.`age` AS `q1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `q2`, count(*) AS `n` 
+FROM `raw`.`Patients` GROUP BY `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`;
+
+-- raw_values
+SELECT `veil_base_raw`.`q0` AS `value`, sum(`veil_base_raw`.`n`) AS `n` 
+FROM `veil_base_raw` GROUP BY `veil_base_raw`.`q0`;
+
+-- base_coded
+CACHE TABLE `veil_base` AS SELECT `d0`.`code_0` AS `q0_0`, `d0`.`code_1` AS `q0_1`, `d0`.`code_2` AS `q0_2`, `d0`.`code_3` AS `q0_3`, `d0`.`code_4` AS `q0_4`, `d0`.`code_5` AS `q0_5`, `d1`.`code_0` AS `q1_0`, `d1`.`code_1` AS `q1_1`, `d1`.`code_2` AS `q1_2`, `d1`.`code_3` AS `q1_3`, `d2`.`code_0` AS `q2_0`, `d2`.`code_1` AS `q2_1`, `v0`.`code` AS `s0`, `v1`.`code` AS `s1`, `r`.`n` 
+FROM `veil_base_raw` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`q0` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`q1` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`q2` = `d2`.`level_0` JOIN `veil_sdom_0` AS `v0` ON `r`.`s0` = `v0`.`value` JOIN `veil_sdom_1` AS `v1` ON `r`.`s1` = `v1`.`value`;
+
+-- dimension_ddl
+CREATE OR REPLACE TEMPORARY VIEW `veil_dim_0` AS SELECT CAST(NULL AS STRING) AS `level_0`, CAST(NULL AS STRING) AS `level_1`, CAST(NULL AS STRING) AS `level_2`, CAST(NULL AS STRING) AS `level_3`, CAST(NULL AS STRING) AS `level_4`, CAST(NULL AS STRING) AS `level_5`, CAST(NULL AS INT) AS `code_0`, CAST(NULL AS INT) AS `code_1`, CAST(NULL AS INT) AS `code_2`, CAST(NULL AS INT) AS `code_3`, CAST(NULL AS INT) AS `code_4`, CAST(NULL AS INT) AS `code_5` WHERE false;
+
+-- node_bottom
+SELECT `b`.`q0_0` AS `g0`, `b`.`q1_0` AS `g1`, `b`.`q2_0` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_0`, `b`.`q1_0`, `b`.`q2_0`, `b`.`s0`, `b`.`s1`;
+
+-- node_figure_2
+SELECT `b`.`q0_2` AS `g0`, `b`.`q1_1` AS `g1`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_2`, `b`.`q1_1`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
+
+-- node_top_sizes_only
+SELECT `b`.`q0_5` AS `g0`, `b`.`q1_3` AS `g1`, `b`.`q2_1` AS `g2`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_5`, `b`.`q1_3`, `b`.`q2_1`;
+
+-- node_subset
+SELECT `b`.`q0_1` AS `g0`, `b`.`q2_0` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_1`, `b`.`q2_0`, `b`.`s0`, `b`.`s1`;
+
+-- node_from_materialized
+SELECT `b`.`q0_3` AS `g0`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_node_4` AS `b` GROUP BY `b`.`q0_3`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
+
+-- materialize_from_base
+CACHE TABLE `veil_node_4` AS SELECT `veil_base`.`q0_1`, `veil_base`.`q0_2`, `veil_base`.`q0_3`, `veil_base`.`q0_4`, `veil_base`.`q0_5`, `veil_base`.`q2_1`, `veil_base`.`s0`, `veil_base`.`s1`, sum(`veil_base`.`n`) AS `n` 
+FROM `veil_base` GROUP BY `veil_base`.`q0_1`, `veil_base`.`q0_2`, `veil_base`.`q0_3`, `veil_base`.`q0_4`, `veil_base`.`q0_5`, `veil_base`.`q2_1`, `veil_base`.`s0`, `veil_base`.`s1`;
+
+-- materialize_from_materialized
+CACHE TABLE `veil_node_5` AS SELECT `veil_node_4`.`q0_2`, `veil_node_4`.`q0_3`, `veil_node_4`.`q0_4`, `veil_node_4`.`q0_5`, `veil_node_4`.`q2_1`, `veil_node_4`.`s0`, `veil_node_4`.`s1`, sum(`veil_node_4`.`n`) AS `n` 
+FROM `veil_node_4` GROUP BY `veil_node_4`.`q0_2`, `veil_node_4`.`q0_3`, `veil_node_4`.`q0_4`, `veil_node_4`.`q0_5`, `veil_node_4`.`q2_1`, `veil_node_4`.`s0`, `veil_node_4`.`s1`;
+
+-- delete_from_working_view_keeps
+SELECT * 
+FROM `veil_base_raw` 
+WHERE NOT coalesce(`veil_base_raw`.`q0` IS NULL OR `veil_base_raw`.`x0` = :x0_1, false);
+
+-- cache_working_view
+CACHE TABLE `veil_base_raw`;
+
+-- sensitive_domain_ddl
+CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS DECIMAL(10, 2)) AS `value`, CAST(NULL AS INT) AS `code` WHERE false;

@@ -1,0 +1,163 @@
+"""The Spark backend on the real cluster: the CLI end to end, a run leaving nothing behind (views dropped,
+cached rows freed — after a normal end and after SIGTERM), identifiers and literals as Spark reads them,
+and failures as one line."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import inpatient_body, run_veil
+from tests.spark.conftest import SPARK_ENV, SPARK_URL, Twins, cached_tables
+from tests.spark.test_same_answers import ADULT
+from veil import config as cfg
+from veil import queries as q
+from veil.backends import open_backend
+from veil.errors import SourceError
+from veil.queries.spark import DIALECT
+from veil.run import counts_document, open_warehouse
+
+pytestmark = pytest.mark.spark
+
+
+def _spark_sql(*statements: str) -> None:
+    from pyspark.sql.connect.session import SparkSession
+
+    spark = SparkSession.builder.remote(SPARK_URL).create()
+    try:
+        for s in statements:
+            spark.sql(s)
+    finally:
+        spark.stop()
+
+
+def test_cli_check_on_spark_equals_duckdb(twins: Twins) -> None:
+    body = inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
+    docs = {}
+    for backend in ("spark", "duckdb"):
+        path = twins.config_path(backend, "patients", body, "cli")
+        res = run_veil("check", "--config", str(path), "--node", "1,2,1", "--json", timeout=600)
+        assert res.returncode == 0, res.stderr
+        docs[backend] = json.loads(res.stdout)
+    assert docs["spark"] == docs["duckdb"]
+    assert docs["spark"]["blocks"] == 3 and docs["spark"]["passed"] is True
+
+
+def test_missing_table_and_column_are_one_line(twins: Twins) -> None:
+    path = twins.config_path("spark", "no_such_table", inpatient_body(), "missing")
+    res = run_veil("counts", "--config", str(path), "--json", timeout=600)
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.returncode == 1 and len(lines) == 1 and "Traceback" not in res.stderr
+    assert f"source table '{twins.schema}.no_such_table' does not exist" in lines[0]
+    conf = cfg.load(twins.config_path("spark", "patients", inpatient_body().replace('"zip"', '"zipp"'), "col"))
+    with pytest.raises(SourceError, match=r"column 'zipp' does not exist in source table .*patients.* "
+                                          r"\(its columns: 'id', 'zip', 'age', 'nationality', 'condition'\)"):
+        with open_warehouse(conf):
+            pass
+
+
+def test_a_run_leaves_nothing_behind(twins: Twins) -> None:
+    """Working tables are cached session views while the run lasts; afterwards the views and their cached
+    rows are gone (the driver's storage list is back to what it was)."""
+    before = cached_tables()
+    conf = cfg.load(twins.config_path("spark", "patients", inpatient_body(), "leave"))
+    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+        wh.counts((1, 2, 1))
+        during = cached_tables() - before
+        views = {t.name for t in wh.session.spark.catalog.listTables() if t.isTemporary}  # type: ignore[attr-defined]
+    assert {name for _, name in during} >= {"In-memory table veil_base_raw", "In-memory table veil_base"}
+    assert views >= {"veil_base_raw", "veil_base", "veil_dim_0", "veil_dim_1", "veil_dim_2", "veil_sdom_0"}
+    assert cached_tables() - before == set()
+
+
+def test_sigterm_drops_the_views_too(twins: Twins) -> None:
+    """A scheduler's SIGTERM mid-search unwinds the run: its cached working data is freed before it exits."""
+    before = cached_tables()
+    path = twins.config_path("spark", "adult", ADULT, "sigterm")
+    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "search", "--config", str(path),
+                             "--strategy", "brute-force", "--json"], env={**os.environ},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        deadline = time.monotonic() + 300
+        while not any(name == "In-memory table veil_base" for _, name in cached_tables() - before):
+            assert proc.poll() is None, proc.stderr.read() if proc.stderr else ""
+            assert time.monotonic() < deadline, "the run never cached its base frequency set"
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode != 0
+    assert cached_tables() - before == set()
+
+
+def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
+    """Column names Spark needs backticks for (a space, a backtick, a quote, a keyword) work; a column of a
+    type Veil cannot generalize is named in one line."""
+    prep = DIALECT.identifier_preparer
+    view = prep.format_table(sa.table("hostile", schema=twins.schema))
+    source = prep.format_table(sa.table("patients", schema=twins.schema))
+    _spark_sql(f"CREATE VIEW {view} AS SELECT zip AS {prep.quote('Zip Code')}, age AS {prep.quote('a`ge')}, "
+               f"nationality AS {prep.quote('select')}, condition AS {prep.quote(chr(34) + '; DROP')}, "
+               f"array(age) AS {prep.quote('ages')} FROM {source}")
+    body = inpatient_body().replace('"zip"', '"Zip Code"').replace('"age"', '"a`ge"')
+    body = body.replace('"nationality"', '"select"').replace('["condition"]', '["\\"; DROP"]')
+    hostile = cfg.load(twins.config_path("spark", "hostile", body, "hostile"))
+    plain = cfg.load(twins.config_path("spark", "patients", inpatient_body(), "plain"))
+    docs = []
+    for conf in (hostile, plain):
+        with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+            doc = counts_document(wh, wh.counts((1, 2, 1)))
+            docs.append([(b["key"], b["size"], list(b["sensitive"].values())) for b in doc["blocks"]])
+    assert docs[0] == docs[1] and len(docs[0]) == 3
+    bad = cfg.load(twins.config_path("spark", "hostile", body.replace('"select"', '"ages"'), "bad"))
+    with pytest.raises(SourceError, match=r"column 'ages' of source table .*hostile.* has type array<int>, "
+                                          "which Veil cannot generalize or count"):
+        with open_warehouse(bad):
+            pass
+
+
+def test_view_literals_round_trip(twins: Twins) -> None:
+    """A view's literal (views cannot hold parameters) reads back exactly, quotes and backslashes included."""
+    tricky = "it's a \\ test \\' '' \\n"
+    view = sa.table("literal_view", schema=twins.schema)
+    os.environ.setdefault(SPARK_ENV, SPARK_URL)
+    with open_backend(SPARK_URL).session() as session:
+        session.execute(q.CreateView(view, sa.select(sa.literal(tricky).label("x"))), "creating a view")
+        assert session.rows(sa.select(sa.column("x")).select_from(view)) == [(tricky,)]
+        session.execute(q.DropObject("VIEW", view), "dropping a view")
+
+
+def test_scalar_and_rows_types(twins: Twins) -> None:
+    """Values come back as DuckDB's driver gives them: ints, strings, Decimals, dates, naive timestamps."""
+    import datetime as dt
+    import decimal
+
+    t = sa.table("people", sa.column("income"), sa.column("visit"), sa.column("age"), schema=twins.schema)
+    with open_backend(SPARK_URL).session() as session:
+        row = session.rows(sa.select(sa.func.min(t.c.income), sa.func.min(t.c.visit), sa.func.count(),
+                                     sa.cast(sa.func.min(t.c.visit), sa.DateTime)))[0]
+        assert isinstance(row[0], decimal.Decimal) and isinstance(row[1], dt.date) and isinstance(row[2], int)
+        assert row[3] == dt.datetime.combine(row[1], dt.time()) and row[3].tzinfo is None
+        assert session.scalar(sa.select(sa.func.count()).select_from(t)) == 300
+        cols = session.columns(sa.select(t.c.age, sa.literal(None, sa.Integer).label("nothing")).limit(3))
+        assert cols["age"].dtype.kind == "i" and cols["nothing"].tolist() == [None, None, None]
+
+
+def test_source_columns_from_the_catalog(twins: Twins) -> None:
+    with open_backend(SPARK_URL).session() as session:
+        found = session.source_columns(twins.schema, "people")
+        assert found == [("age", "int", None, None), ("sex", "string", None, None), ("region", "int", None, None),
+                         ("score", "int", None, None), ("visit", "date", None, None),
+                         ("income", "decimal(10,2)", None, None)]
+        assert session.source_columns(twins.schema, "nope") == []
+        assert session.source_columns("no_such_schema_x", "people") == []
+

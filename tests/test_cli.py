@@ -1,0 +1,207 @@
+"""The CLI contract, for every command: exit codes 0/1/2 only, usage errors as one line (exit 1), exactly one
+JSON document with ``status`` on stdout with ``--json`` whatever happens, ``--version``, Ctrl-C and SIGTERM,
+log lines (timestamped and unwrapped off a terminal, short with a progress bar on one), ``--quiet`` and
+``--verbose``, and a ``--help`` that imports nothing heavy."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import veil
+from tests.conftest import LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+
+COMMANDS_WITH_JSON = ["counts", "check", "search", "init", "release"]
+BOX = set("│╭╮╰╯─┌┐└┘")
+
+
+def _json(stdout: str) -> dict:
+    """stdout is exactly one JSON document (json.loads rejects anything around it)."""
+    doc = json.loads(stdout)
+    assert isinstance(doc, dict) and "status" in doc
+    return doc
+
+
+USAGE_ERRORS = [
+    ([], "Missing command"),
+    (["frobnicate"], "No such command 'frobnicate'"),
+    (["release"], "Missing option '--config'"),
+    (["release", "--config", "v.toml", "--frobnicate"], "No such option"),
+    (["search", "--config", "v.toml", "--wait", "soon"], "Invalid value for '--wait'"),
+    (["search", "--config", "v.toml", "--wait", "-1"], "Invalid value for '--wait'"),
+    (["counts", "--config", "v.toml", "--node"], "requires an argument"),
+    (["check", "--config", "v.toml", "surplus"], "unexpected extra argument"),
+    (["demo", "--rows", "0"], "Invalid value for '--rows'"),
+    (["schedule", "--config", "v.toml"], "Missing option '--cron'"),
+    (["release", "--config"], "requires an argument"),
+]
+
+
+@pytest.mark.parametrize(("args", "message"), USAGE_ERRORS)
+def test_usage_error_is_one_line_and_exit_1(args: list[str], message: str) -> None:
+    res = run_veil(*args, timeout=60)
+    assert res.returncode == 1, res
+    assert res.stdout == ""
+    line = error_line(res.stderr)
+    assert line.startswith("usage: ") and message.lower() in line.lower() and "--help" in line
+    assert not BOX & set(res.stderr) and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize(("args", "message"), [u for u in USAGE_ERRORS if u[0][-1:] != ["--config"]])
+def test_usage_error_with_json_is_one_document(args: list[str], message: str) -> None:
+    res = run_veil(*args[:1], "--json", *args[1:], timeout=60)
+    assert res.returncode == 1
+    doc = _json(res.stdout)
+    assert doc["status"] == "failed" and doc["error"].startswith("usage: ") and doc["error"] == error_line(res.stderr)
+
+
+def test_version() -> None:
+    res = run_veil("--version", timeout=60)
+    assert res.returncode == 0 and res.stderr == ""
+    assert res.stdout == f"veil {veil.__version__}\n"
+    assert importlib.metadata.version("veil") == veil.__version__
+
+
+def test_help_imports_nothing_heavy() -> None:
+    code = ("import sys\nfrom veil.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
+            "    assert e.code == 0\nheavy = {'numpy', 'sqlalchemy', 'duckdb', 'psycopg', 'alembic', 'pandas', "
+            "'pyarrow', 'duckdb_engine', 'rich', 'cronsim'}\n"
+            "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}), file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert "Usage: veil" in res.stdout and "release" in res.stdout
+    assert res.stderr.strip() == "[]"
+
+
+@pytest.mark.parametrize("command", COMMANDS_WITH_JSON)
+def test_failure_is_one_json_document(tmp_path: Path, command: str) -> None:
+    res = run_veil(command, "--config", str(tmp_path / "missing.toml"), "--json", timeout=60)
+    assert res.returncode == 1
+    doc = _json(res.stdout)
+    assert doc == {"status": "failed", "error": error_line(res.stderr)}
+    assert "cannot read config file" in doc["error"]
+
+
+def test_every_command_prints_one_json_document_with_status(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    statuses = {}
+    for args in (["counts", "--node", "2,1,1"], ["check"], ["search"], ["init"], ["release"], ["release"]):
+        res = run_veil(args[0], "--config", path, "--json", *args[1:])
+        assert res.returncode == 0, res.stderr
+        statuses.setdefault(args[0], []).append(_json(res.stdout)["status"])
+    assert statuses == {"counts": ["ok"], "check": ["ok"], "search": ["ok"], "init": ["ok"],
+                        "release": ["published", "skipped"]}
+
+
+def test_no_solution_names_each_failing_models_best_level(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    body = inpatient_body().replace("k = 4", "k = 13") + '\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'
+    path = str(inpatient.write_config("patients", body + release_schemas.section()))
+    failing = [{"type": "k-anonymity", "attribute": None, "best_level": 12.0, "at_node": [5, 3, 1]}]
+    res = run_veil("search", "--config", path, "--json")
+    assert res.returncode == 2, res.stderr
+    doc = _json(res.stdout)
+    assert (doc["status"], doc["models"], doc["minimal"], doc["optimal"]) == ("no_solution", failing, [], None)
+    assert "k-anonymity (k=13) fails even at the most general node [5, 3, 1] (best level reached: 12)" in doc["error"]
+    assert run_veil("init", "--config", path).returncode == 0
+    res = run_veil("release", "--config", path, "--json")
+    assert res.returncode == 2
+    doc = _json(res.stdout)
+    assert doc == {"status": "no_solution", "error": error_line(res.stderr), "models": failing}
+    text = run_veil("search", "--config", path)
+    assert text.returncode == 2 and "no lattice node satisfies the models" in text.stdout
+
+
+def test_log_lines_quiet_verbose_and_unwrapped_output(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    assert run_veil("init", "--config", path, "--quiet").stderr == ""
+    res = run_veil("release", "--config", path)
+    assert res.returncode == 0
+    lines = res.stderr.splitlines()
+    assert lines and all(LOG_LINE.match(line) for line in lines), res.stderr
+    assert any(line.endswith("INFO veil release: searching the lattice") for line in lines)
+    assert not any(" DEBUG " in line for line in lines)
+    # the result is one unwrapped line on stdout, however long
+    assert len(res.stdout.splitlines()) == 1 and len(res.stdout) > 120
+    assert res.stdout.startswith("published 'inpatient' version 1 at node")
+    quiet = run_veil("release", "--config", path, "--force", "--quiet")
+    assert quiet.returncode == 0 and quiet.stderr == "" and "version 2" in quiet.stdout
+    verbose = run_veil("release", "--config", path, "--verbose")
+    assert verbose.returncode == 0
+    assert any(" DEBUG veil release: veil " in line for line in verbose.stderr.splitlines())
+    assert all(LOG_LINE.match(line) for line in verbose.stderr.splitlines())
+
+
+def test_on_a_terminal_release_shows_steps_and_progress(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    assert run_veil("init", "--config", path).returncode == 0
+    output = _in_terminal([sys.executable, "-m", "veil.cli", "release", "--config", path])
+    assert "… searching the lattice" in output and "… materializing" in output
+    assert re.search(r"searching.*━.*\d+/48\s+nodes", output), output  # rich's bar: done/total nodes
+    assert not re.search(r"\d{4}-\d\d-\d\dT\d\d:\d\d", output)  # no timestamps for a person watching
+    assert "published 'inpatient' version 1" in output
+
+
+def _in_terminal(argv: list[str], timeout: float = 120) -> str:
+    """Run ``argv`` with stdout and stderr on a pseudo-terminal; everything it wrote."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, close_fds=True,
+                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    os.close(follower)
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([leader], [], [], 0.2)
+        if ready:
+            try:
+                data = os.read(leader, 65536)
+            except OSError:  # the child closed the terminal
+                break
+            if not data:
+                break
+            chunks.append(data)
+        elif proc.poll() is not None:
+            break
+    proc.wait(timeout=30)
+    os.close(leader)
+    assert proc.returncode == 0, b"".join(chunks).decode(errors="replace")
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", b"".join(chunks).decode(errors="replace"))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_interrupt_is_one_line_and_leaves_nothing_half_written(inpatient: Db, release_schemas: ReleaseSchemas,
+                                                                signum: int) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    assert run_veil("init", "--config", path).returncode == 0
+    assert run_veil("release", "--config", path).returncode == 0
+    before = inpatient.objects()
+    env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
+    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path, "--force", "--json"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    seen = []
+    for line in proc.stderr:  # wait until it is mid-release: the new version's table is being written
+        seen.append(line)
+        if "materializing" in line:
+            break
+    time.sleep(0.5)
+    proc.send_signal(signum)
+    out, rest = proc.communicate(timeout=60)
+    stderr = "".join(seen) + rest
+    assert proc.returncode == 1, stderr
+    assert error_line(stderr) == "interrupted"
+    assert _json(out) == {"status": "failed", "error": "interrupted"}
+    assert inpatient.objects() == before  # no table of version 2, views unchanged
+    assert [r[0] for r in inpatient.query(f'SELECT version FROM "{release_schemas.out}".inpatient_releases')] == [1]
+    # the next run publishes normally (and closes the interrupted run in the catalog)
+    res = run_veil("release", "--config", path, "--force", "--json")
+    assert res.returncode == 0 and _json(res.stdout)["version"] == 2

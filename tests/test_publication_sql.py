@@ -1,0 +1,71 @@
+"""The release's and publication's statements compiled per dialect, against reviewed snapshots
+(``tests/snapshots/publication.<dialect>.sql``).  Regenerate after an intended change with
+``VEIL_UPDATE_SNAPSHOTS=1 pytest tests/test_publication_sql.py``; a run never creates them otherwise."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.queries import publication as pub
+from tests.test_query_snapshots import DIALECTS, HOSTILE
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def statements() -> dict[str, object]:
+    lay = q.Layout(heights=(5, 3), sensitive_count=1)
+    src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), "condition": sa.Text(),
+                                              HOSTILE: sa.Text()})
+    t = catalog.tables("veil")
+    rows = pub.rows_table("published", "census", {"Zip Code": sa.Text(), "age": sa.Text(), "condition": sa.Text(),
+                                                  HOSTILE: sa.Text()})
+    blocks = pub.block_rows_table("published", "census", ["Zip Code", "age"], {"condition": sa.Text()})
+    qis, cols = ["Zip Code", "age"], ["Zip Code", "age", "condition", HOSTILE]
+    return {
+        "content_cells": q.content_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
+        "release_rows": q.release_select(src, lay, (1, 0), qis, cols, True, ["condition"], (), 7),
+        "release_rows_with_held_back": q.release_select(src, lay, (1, 0), qis, cols, True, [],
+                                                        ["condition", HOSTILE], 7),
+        "rows_ddl": sa.schema.CreateTable(rows),
+        "insert_rows": pub.insert_rows(rows, cols, q.release_select(src, lay, (1, 0), qis, cols, False, [], (), 7)),
+        "insert_blocks": pub.insert_blocks(blocks, rows, 7, qis, ["condition"]),
+        "recount": q.recount(rows, 7, qis, ["condition"]),
+        "view_current": q.CreateView(sa.table("census", schema="published"),
+                                     pub.rows_view(rows, cols, pub.current(t.publications, "census"))),
+        "view_blocks": q.CreateView(sa.table("census_blocks", schema="published"),
+                                    pub.blocks_view(blocks, qis, ["condition"], pub.current(t.publications, "census"))),
+        "view_releases": q.CreateView(sa.table("census_releases", schema="published"),
+                                      pub.releases_view(t.releases, t.publications, "census")),
+        "view_version": q.CreateView(sa.table("census_v7", schema="published"), pub.rows_view(rows, cols, sa.literal(7))),
+        "move_pointer": pub.set_pointer(t.publications, "census", 7, sa.func.now()),
+        "expire": pub.delete_versions(rows, [1, 2]),
+        "close_ledger_cells": q.ledger.close_cells(t.series_cells, "census", 7, catalog.OPEN),
+    }
+
+
+def render(dialect: sa.Dialect) -> str:
+    return "\n".join(f"-- {name}\n{str(stmt.compile(dialect=dialect)).strip()};\n"  # type: ignore[attr-defined]
+                     for name, stmt in statements().items())
+
+
+@pytest.mark.parametrize("dialect", list(DIALECTS))
+def test_publication_statements_match_their_snapshot(dialect: str) -> None:
+    text = render(DIALECTS[dialect])
+    path = SNAPSHOTS / f"publication.{dialect}.sql"
+    if os.environ.get("VEIL_UPDATE_SNAPSHOTS"):
+        path.write_text(text, encoding="utf-8")
+    assert path.exists(), f"no snapshot {path.name}: run with VEIL_UPDATE_SNAPSHOTS=1 and review it"
+    assert text == path.read_text(encoding="utf-8")
+
+
+def test_views_read_the_pointer_and_never_name_a_version_table() -> None:
+    sql = render(DIALECTS["postgresql"])
+    current = sql.split("-- view_current\n", 1)[1].split(";\n", 1)[0]
+    assert "veil.publications.current_version" in current and "census_v" not in current
+    assert '"x""; DROP TABLE t; --"' in sql

@@ -1,0 +1,108 @@
+"""The report: ``write_report`` (what the release job calls) and ``veil report`` on DuckDB and PostgreSQL write
+one self-contained HTML file with the lattice, block sizes, distributions, levels, utility and the audit."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from veil import config as cfg
+from veil import search
+from veil.audit.subject import prepared_warehouse
+from veil.backends import open_backend
+from veil.lattice import Lattice
+from veil.privacy import Specification
+from veil.report import metrics_for, write_report
+from veil.report.page import render
+from tests.conftest import Db, inpatient_body, run_veil
+
+ENTROPY = '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
+
+
+def embedded(html: str) -> dict:
+    match = re.search(r'<script type="application/json" id="veil-data">(.*?)</script>', html, re.S)
+    assert match
+    return json.loads(match.group(1))
+
+
+def self_contained(html: str) -> None:
+    """Nothing to fetch at view time: no src/href, no @import or url(), no http(s) but SVG's namespace."""
+    assert not re.search(r"\b(src|href)\s*=", html)
+    assert "@import" not in html and "url(" not in html
+    assert set(re.findall(r"https?://[^\s\"'<>]+", html)) <= {"http://www.w3.org/2000/svg"}
+
+
+def test_write_report_for_a_release_node(inpatient: Db, tmp_path: Path) -> None:
+    path = inpatient.write_config("patients", inpatient_body() + ENTROPY)
+    conf = cfg.load(path)
+    with open_backend(conf.source.resolved_url()).session() as session:
+        wh = prepared_warehouse(session, conf)
+        metrics = metrics_for(wh)
+        spec = Specification(conf.models, conf.search.max_suppression)
+        result = search.run(("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec,
+                            metrics["discernibility"], wh.rows)
+        assert result.optimal is not None and result.optimal.node == (1, 2, 1)
+        out = write_report(Path("reports"), conf, wh, result, result.optimal.node, name="inpatient", version=3)
+    assert out == path.parent / "reports" / "inpatient_v3.html" and out.exists()
+    html = out.read_text(encoding="utf-8")
+    self_contained(html)
+    assert "<canvas" in html and html.count("<svg") >= 2
+    doc = embedded(html)
+    assert doc["lattice"]["heights"] == [5, 3, 1] and doc["lattice"]["chosen"] == [1, 2, 1]
+    evaluated = {tuple(n): p for n, p in doc["lattice"]["evaluated"]}
+    assert evaluated[(1, 2, 1)] == 1 and len(evaluated) == result.nodes_evaluated
+    attacks = {a["attack"]: a for a in doc["audit"]["attacks"]}
+    assert attacks["homogeneity"]["rows"] == 0 and attacks["skewness"]["extra"]["max_emd"] == pytest.approx(1 / 6)
+    assert "2.82843" in html                       # Figure 3: entropy 2.8-diverse, as achieved against l = 2.5
+    assert "discernibility" in html and ">48<" in html
+
+
+def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
+    out = "published" if inpatient.kind == "duckdb" else f"{inpatient.schema}_pub"
+    cat = "veil" if inpatient.kind == "duckdb" else f"{inpatient.schema}_cat"
+    release = f'\n[release]\nname = "inpatient"\nschema = "{out}"\ncatalog_schema = "{cat}"\ndrop_columns = ["id"]\n'
+    path = inpatient.write_config("patients", inpatient_body() + ENTROPY + release)
+    try:
+        res = run_veil("report", "--config", str(path), "--node", "2,1,1", "--out", str(tmp_path / "node.html"))
+        assert res.returncode == 0, res.stderr
+        doc = embedded((tmp_path / "node.html").read_text())
+        assert doc["lattice"]["chosen"] == [2, 1, 1] and doc["lattice"]["optimal"] == [1, 2, 1]
+        assert {a["attack"]: a["rows"] for a in doc["audit"]["attacks"]}["homogeneity"] == 4   # Figure 2: Bob
+        assert run_veil("init", "--config", str(path)).returncode == 0
+        assert run_veil("release", "--config", str(path)).returncode == 0
+        res = run_veil("report", "--config", str(path), "--release", "1", "--out", str(tmp_path / "v1.html"))
+        assert res.returncode == 0, res.stderr
+        html = (tmp_path / "v1.html").read_text()
+        self_contained(html)
+        doc = embedded(html)
+        assert doc["lattice"]["chosen"] == [1, 2, 1] and doc["lattice"]["heights"] == [5, 3, 1]
+        assert any(n == [1, 2, 1] and p == 1 for n, p in doc["lattice"]["evaluated"])
+        assert doc["subject"].startswith("release 'inpatient' version 1")
+        missing = run_veil("report", "--config", str(path), "--release", "2", "--out", str(tmp_path / "x.html"))
+        assert missing.returncode == 1 and "no published version 2" in missing.stderr
+        assert not (tmp_path / "x.html").exists()
+    finally:
+        if inpatient.kind == "postgres":
+            for schema in (out, cat):
+                inpatient.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def test_page_escapes_hostile_names() -> None:
+    from veil.audit.attacks import audit_counts
+    from veil.audit.settings import AuditSettings
+    from veil.counts import NodeCounts, SensitiveDomain
+    from veil.report import content
+
+    hostile = '</script><script>alert(1)</script>'
+    dom = SensitiveDomain(hostile, np.array([hostile, "b"], dtype=object), np.array([1, 1]))
+    nc = NodeCounts.from_cells((hostile,), (0,), [[0], [0]], [[0], [1]], np.array([1, 1]), (1,), (dom,))
+    audit = audit_counts(nc, AuditSettings(), (), hostile, lambda b: [hostile])
+    data = content.ReportData(hostile, hostile, 2, 1, nc.sizes, (hostile,), (1,), (0,), None, [((0,), True, 0, None)],
+                              [], [], content.distributions(nc, audit), audit)
+    html = render(data)
+    assert "<script>alert(1)" not in html and html.count("<script") == 2
+    assert embedded(html)["title"] == hostile

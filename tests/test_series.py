@@ -1,0 +1,242 @@
+"""The series guarantee in memory (docs/series.md), tested as an attacker would: every pair of published
+versions, rolled up to their common node, differs per block by multisets that pass the models or are empty.
+
+The attacker (tests/test_series_world.py) is independent of ``veil.release``; hypothesis drives random
+nights (joins, departures, several per night, a random node each night) through ``series.defer``."""
+
+from __future__ import annotations
+
+import ast
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from veil.release import series
+from veil.release.alignment import Chain, Dictionary, Layout, align, attribute_classes
+from veil.release.differences import signed, split
+from tests.test_series_world import DISEASES, NODES, WARDS, AGES, ZIPS, Published, World, attack
+
+BASE = [("a1", "20", "flu", "w1"), ("a2", "25", "cold", "w1"), ("a1", "25", "hiv", "w2"), ("a2", "20", "cancer", "w2"),
+        ("b1", "30", "flu", "w1"), ("b2", "35", "cold", "w2"), ("b1", "35", "hiv", "w1"), ("b2", "30", "cancer", "w2")]
+NODE = (1, 1)
+
+
+def test_off_exposes_a_newcomer_and_a_departure() -> None:
+    """Today's behaviour (``series = "off"``): each version is 2-anonymous and 2-diverse, the series is not."""
+    w = World()
+    w.release(BASE, NODE, "off")
+    w.release(BASE + [("a1", "20", "hiv", "w1")], NODE, "off")
+    w.release(BASE, NODE, "off")
+    assert [(i, j, bad) for i, j, bad in w.exposed_pairs()] == [(1, 2, [("added", 1)]), (2, 3, [("removed", 1)])]
+
+
+def test_defer_holds_a_newcomer_until_others_join_its_block() -> None:
+    w = World()
+    w.release(BASE, NODE)
+    _, p, left = w.release(BASE + [("a1", "20", "hiv", "w1")], NODE)
+    assert left == [] and int(p.sum()) == 8                       # held back: it alone would be the difference
+    _, p, left = w.release(BASE + [("a1", "20", "hiv", "w1"), ("a2", "25", "flu", "w2")], NODE)
+    assert left == [] and int(p.sum()) == 10                      # two newcomers, two diseases: published together
+    assert w.exposed_pairs() == []
+
+
+def test_defer_hides_a_departure_and_never_republishes_it() -> None:
+    w = World()
+    people = BASE + [("a1", "20", "flu", "w2"), ("a2", "20", "hiv", "w2")]
+    w.release(people, NODE)
+    gone = people[:1]
+    cand, p, left = w.release(people[1:], NODE)
+    assert left == [] and w.exposed_pairs() == []
+    # whatever was withheld, never more than the source holds now: the departed row is not published
+    assert (p <= cand.counts).all()
+    published = Counter((r[0], r[1], r[2]) for r in w.published[-1].rows)
+    assert published[("a*", "<30", "flu")] <= 1 and int(p.sum()) < 9
+    assert gone[0][2] == "flu"
+
+
+def test_refuse_names_the_exposing_blocks_with_counts_only() -> None:
+    w = World()
+    w.release(BASE, NODE)
+    _, _, left = w.release(BASE + [("a1", "20", "hiv", "w1")], NODE, "refuse")
+    assert [(e.earlier, e.side, e.blocks, e.rows) for e in left] == [(1, "added", 1, 1)]
+    assert "hiv" not in left[0].describe() and "1 added row(s)" in left[0].describe()
+    assert len(w.versions) == 1                                    # nothing published
+
+
+def test_net_differences_cancel() -> None:
+    """A night adding {flu, cold} and removing {flu} shows a net +{cold}: one row, exposed."""
+    keys, amounts = signed(np.array([0, 0]), np.array([0, 1]), np.array([2, 1]), np.array([0]), np.array([0]),
+                           np.array([1]))
+    assert keys.tolist() == [[0, 0], [0, 1]] and amounts.tolist() == [1, 1]
+    keys, amounts = signed(np.array([0, 0]), np.array([0, 1]), np.array([1, 1]), np.array([0]), np.array([0]),
+                           np.array([1]))
+    assert split(keys, amounts)[0][1:2] == ("added",) and amounts.tolist() == [1]
+    w = World()
+    w.release(BASE, NODE, "off")
+    night = BASE[1:] + [("a1", "20", "flu", "w1"), ("a2", "25", "cold", "w2")]  # flu leaves, flu and cold join
+    w.release(night, NODE, "off")
+    assert w.exposed_pairs() == [(1, 2, [("added", 1)])]
+
+
+def test_consecutive_pairs_are_not_enough() -> None:
+    """v1→v2 adds {flu, cold} and v2→v3 removes {cold, hiv}: both pass (k=2, l=2).  v1→v3 adds {flu} and
+    removes {hiv}: the newcomer's flu and the leaver's hiv, exposed (docs/series.md §1)."""
+    w = World()
+    v1 = BASE
+    v2 = v1 + [("a1", "20", "flu", "w1"), ("a1", "25", "cold", "w1")]
+    v3 = [p for p in v2 if p not in (("a1", "25", "cold", "w1"), ("a1", "25", "hiv", "w2"))]
+    for people in (v1, v2, v3):
+        w.release(people, NODE, "off")
+    assert [(i, j) for i, j, _ in w.exposed_pairs()] == [(1, 3)]
+    history = w.versions
+    found = series.exposure(w.dictionary, w.judge(), history)
+    assert {(e.earlier, e.later, e.side, e.rows) for e in found} == {(1, 3, "added", 1), (1, 3, "removed", 1)}
+    # defer compares with every earlier version, so the third release holds back what v1 would expose
+    d = World()
+    for people in (v1, v2, v3):
+        _, _, left = d.release(people, NODE)
+        assert left == []
+    assert d.exposed_pairs() == []
+
+
+def test_a_coarser_roll_up_can_cancel_what_passes_at_the_common_node() -> None:
+    """Every difference passes at G, yet rolled up one level further the added {flu, cold} of one block and
+    the removed {flu, hiv} of another cancel to +{cold} −{hiv}: what holds is stated in docs/series.md §5."""
+    a = Published((0, 1), [("a1", "<30", "cancer"), ("a1", "<30", "cancer"), ("a2", "<30", "flu"),
+                           ("a2", "<30", "hiv"), ("a2", "<30", "cancer")])
+    b = Published((0, 1), [("a1", "<30", "cancer"), ("a1", "<30", "cancer"), ("a1", "<30", "flu"),
+                           ("a1", "<30", "cold"), ("a2", "<30", "cancer")])
+    assert attack(a, b, 2, 2, False) == []
+    coarse = lambda p: Published((1, 1), [("a*", *r[1:]) for r in p.rows])  # noqa: E731
+    assert sorted(attack(coarse(a), coarse(b), 2, 2, False)) == [("added", 1), ("removed", 1)]
+
+
+people = st.tuples(st.sampled_from(list(ZIPS)), st.sampled_from(list(AGES)), st.sampled_from(DISEASES),
+                   st.sampled_from(WARDS))
+
+
+@st.composite
+def nights(draw: st.DrawFn) -> tuple[list, list]:
+    """A population and up to 5 nights: each drops some people, adds some, and picks any node."""
+    population = draw(st.lists(people, min_size=8, max_size=30))
+    history = [(list(population), draw(st.sampled_from(NODES)))]
+    for _ in range(draw(st.integers(1, 5))):
+        current = list(history[-1][0])
+        for _ in range(draw(st.integers(0, 3))):
+            if current:
+                current.pop(draw(st.integers(0, len(current) - 1)))
+        current += draw(st.lists(people, max_size=4))
+        keep_node = draw(st.booleans())
+        history.append((current, history[-1][1] if keep_node else draw(st.sampled_from(NODES))))
+    return history, [draw(st.integers(2, 3)), draw(st.integers(1, 2))]
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nights(), st.booleans())
+def test_defer_keeps_every_pair_of_versions_safe(case: tuple[list, list], keep: bool) -> None:
+    history, (k, l) = case
+    w = World(k=k, l=l, keep=keep)
+    for current, node in history:
+        cand, p, left = w.release(current, node)
+        assert left == []                                    # monotone models: defer always ends safe
+        assert (p >= 0).all() and (p <= cand.counts).all()   # never a departed row, never a row twice
+        assert w.passes(cand, p)[p > 0].all()                # every published block passes the models
+    assert w.exposed_pairs() == []
+
+
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(nights())
+def test_refuse_flags_exactly_what_the_attacker_finds(case: tuple[list, list]) -> None:
+    history, (k, l) = case
+    w = World(k=k, l=l)
+    for current, node in history:
+        before = len(w.published)
+        cand, p, left = w.release(current, node, "refuse")
+        if left:
+            trial = Published(node, [(*w.dictionary.blocks[b], w.dictionary.values[v]["disease"])
+                                     for b, v, n in zip(cand.blocks.tolist(), cand.values.tolist(), p.tolist())
+                                     for _ in range(n)])
+            flagged = {e.earlier for e in left}
+            assert flagged == {i + 1 for i, old in enumerate(w.published) if attack(old, trial, k, l, False)}
+            assert len(w.published) == before
+        else:
+            assert all(not attack(old, w.published[-1], k, l, False) for old in w.published[:-1])
+
+
+def test_changed_hierarchies_compare_on_their_common_coarsening() -> None:
+    """Version A cut ages at 30, version B at 25: a reader can only line them up on classes both determine."""
+    a = Chain.of("age", {"20": ("<30",), "25": ("<30",), "30": (">=30",), "35": (">=30",)})
+    b = Chain.of("age", {"20": ("<25",), "25": (">=25",), "30": (">=25",), "35": (">=25",)})
+    left, right = attribute_classes(a, 1, b, 1)
+    assert left["<30"] == left[">=30"] == right["<25"] == right[">=25"]     # 25 links the two cuts: one class
+    c = Chain.of("age", {"20": ("<30",), "25": ("<30",), "31": (">=30",)})  # same cut, new leaf, 30/35 gone
+    left, right = attribute_classes(a, 1, c, 1)
+    assert left["<30"] == right["<30"] and left[">=30"] == right[">=30"] and left["<30"] != left[">=30"]
+    left, right = attribute_classes(a, 0, c, 0)                              # leaves: equal values line up
+    assert left["20"] == right["20"] and left["35"] not in right.values()
+
+
+def test_a_quasi_identifier_one_version_lacks_is_top_for_both() -> None:
+    d = Dictionary()
+    zip_chain, age_chain = Chain.of("zip", ZIPS), Chain.of("age", AGES)
+    one = Layout((0, 0), (zip_chain, age_chain), ("disease",))
+    two = Layout((0,), (zip_chain,), ("disease",))
+    b1 = np.asarray([d.add_block(("a1", "20")), d.add_block(("a1", "35"))])
+    b2 = np.asarray([d.add_block(("a1",))])
+    a = align(d, one, b1, two, b2)
+    assert a.left[b1[0]] == a.left[b1[1]] == a.right[b2[0]]
+
+
+def test_the_series_core_builds_no_sql() -> None:
+    forbidden = ("sqlalchemy", "veil.queries", "veil.backends", "veil.warehouse")
+    root = Path(__file__).resolve().parent.parent / "engine" / "release"
+    for name in ("alignment.py", "differences.py", "series.py"):
+        tree = ast.parse((root / name).read_text(encoding="utf-8"))
+        found = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module}
+        found |= {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        assert not {f for f in found if f.startswith(forbidden)}, name
+
+
+cells = st.lists(st.tuples(st.integers(0, 4), st.integers(0, 5), st.integers(0, 3)), max_size=30)
+
+
+@settings(max_examples=200, deadline=None)
+@given(cells, cells)
+def test_the_rounds_fast_differences_equal_the_plain_ones(right: list, left: list) -> None:
+    r = np.asarray(right, dtype=np.int64).reshape(-1, 3)
+    lt = np.asarray(left, dtype=np.int64).reshape(-1, 3)
+    expected = signed(r[:, 0], r[:, 1], r[:, 2], lt[:, 0], lt[:, 1], lt[:, 2])
+    got = series._Sums.of(r[:, 0], r[:, 1], lt[:, 0], lt[:, 1], lt[:, 2]).signed(r[:, 2])
+    assert got[0].tolist() == expected[0].tolist() and got[1].tolist() == expected[1].tolist()
+
+
+def test_worked_examples_in_docstrings_run() -> None:
+    import doctest
+    import importlib
+
+    for name in ("veil.release.alignment", "veil.release.differences", "veil.release.series",
+                 "veil.queries.publication"):
+        result = doctest.testmod(importlib.import_module(name))
+        assert result.attempted > 0 and result.failed == 0, name
+
+
+def test_a_removal_is_judged_against_the_table_it_was_published_from() -> None:
+    """SPEC §3's salary example: the block {3K, 5K, 9K} is at ordered EMD 1/6 from the table 3K..11K.  Once
+    9K and 11K left and 12K joined, judging its withdrawal against *today's* table would move the distance;
+    against the table it was published from it is 1/6 again and passes t = 0.17, as the block did."""
+    from veil.models import TCloseness
+    from veil.release.differences import Judge
+
+    model = TCloseness(t=0.17, distance="ordered", attribute="salary")
+    judge = Judge((model,), ("salary",), {"salary": True})
+    then = judge.reference({"salary": {str(v): 1 for v in range(3, 12)}})
+    now = judge.reference({"salary": {str(v): 1 for v in (3, 4, 5, 6, 7, 8, 10, 12)}})
+    block = [{"salary": "3"}, {"salary": "5"}, {"salary": "9"}]
+    entry = lambda ref: (judge.codes(("salary",), block, ref), np.ones(3, dtype=np.int64),  # noqa: E731
+                         judge.applicable(("salary",)), ref)
+    assert judge.failing([entry(then)]).tolist() == [False]
+    assert judge.failing([entry(now)]).tolist() == [True]     # 9K is not a value of today's table
+    assert [d.values.tolist() for d in then.domains] == [[float(v) for v in range(3, 12)]]

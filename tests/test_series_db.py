@@ -1,0 +1,183 @@
+"""The difference attack on both backends (issue 8): an analyst keeps every published version and diffs
+them per block at their common node.  With ``series = "off"`` (the behaviour before the series step) a
+newcomer or a leaver is the whole difference; ``defer`` publishes nothing that exposes anyone across a join,
+a departure, several changes in one night and a node change; ``refuse`` exits 2 naming the blocks (counts
+only) and publishes nothing.  The attacker is tests/test_series_world.py's, independent of ``veil.release``."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+
+from veil import config as cfg
+from veil.release import exposure, init, release
+from tests.conftest import Db, error_line, run_veil
+from tests.test_series_world import AGES, ZIPS, Published, attack
+
+COLUMNS = {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "disease": sa.String}
+BASE = [("a1", 20, "flu"), ("a2", 25, "cold"), ("a1", 25, "hiv"), ("a2", 20, "cancer"),
+        ("b1", 30, "flu"), ("b2", 35, "cold"), ("b1", 35, "hiv"), ("b2", 30, "cancer")]
+BODY = """
+[[quasi_identifiers]]
+column = "zip"
+hierarchy = {{ csv = "{zip}" }}
+
+[[quasi_identifiers]]
+column = "age"
+hierarchy = {{ csv = "{age}" }}
+
+[sensitive]
+columns = ["disease"]
+
+[[models]]
+type = "k-anonymity"
+k = 2
+
+[[models]]
+type = "distinct-l-diversity"
+l = 2
+
+[release]
+name = "people"
+schema = "{out}"
+catalog_schema = "{cat}"
+drop_columns = ["id"]
+series = "{policy}"
+{extra}
+"""
+
+
+def people_db(db: Db, policy: str, extra: str = "", name: str = "veil.toml") -> tuple[Path, str, str]:
+    """``<schema>.people``: every BASE person twice (ids 1..16); config path, output and catalog schema."""
+    out = "published" if db.kind == "duckdb" else f"{db.schema}_pub"
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    zips = db.workdir / "zip.csv"
+    ages = db.workdir / "age.csv"
+    zips.write_text("".join(f"{z};{';'.join(up)}\n" for z, up in ZIPS.items()))
+    ages.write_text("".join(f"{a};{';'.join(up)}\n" for a, up in AGES.items()))
+    if not getattr(db, "has_people", False):
+        db.create_table("people", COLUMNS, [(i + 1, *p) for i, p in enumerate(BASE + BASE)])
+        db.has_people = True  # type: ignore[attr-defined]
+    path = db.write_config("people", BODY.format(zip=zips, age=ages, out=out, cat=cat, policy=policy, extra=extra),
+                           name=name)
+    if db.kind == "postgres":
+        db.cleanup_schemas = [out, cat]  # type: ignore[attr-defined]
+    return path, out, cat
+
+
+@pytest.fixture
+def cleanup(db: Db):
+    yield
+    for schema in getattr(db, "cleanup_schemas", []):
+        db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
+def change(db: Db, add: list[tuple[int, str, int, str]] = (), remove: list[int] = ()) -> None:
+    statements = [f"DELETE FROM \"{db.schema}\".people WHERE id = {i}" for i in remove]
+    statements += [f"INSERT INTO \"{db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')" for i, z, a, d in add]
+    db.execute(*statements)
+
+
+def versions(db: Db, out: str) -> list[Published]:
+    """What the attacker kept: every published version's rows and node."""
+    found = db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version')
+    return [Published(tuple(json.loads(node)), db.query(f'SELECT zip, age, disease FROM "{out}".people_v{v}'))
+            for v, node in found]
+
+
+def exposed(kept: list[Published]) -> list[tuple[int, int, list]]:
+    return [(i + 1, j + 1, bad) for j in range(len(kept)) for i in range(j)
+            if (bad := attack(kept[i], kept[j], 2, 2, False))]
+
+
+NIGHTS = [
+    ("a newcomer", [(17, "a1", 20, "cancer")], []),
+    ("a departure", [], [5]),
+    ("several changes", [(18, "b2", 35, "flu"), (19, "a2", 25, "hiv"), (20, "b1", 30, "cold")], [2, 13]),
+    ("a node change", [], [4, 12, 10]),   # the a2 <30 block keeps one row: the previous node fails
+]
+
+
+def test_off_lets_the_attacker_read_every_change(db: Db, cleanup) -> None:
+    path, out, _ = people_db(db, "off")
+    conf = cfg.load(path)
+    init(conf)
+    release(conf)
+    for what, add, remove in NIGHTS[:2]:
+        change(db, add, remove)
+        release(cfg.load(path))
+    kept = versions(db, out)
+    assert sorted(exposed(kept)) == [(1, 2, [("added", 1)]), (1, 3, [("added", 1), ("removed", 1)]),
+                                     (2, 3, [("removed", 1)])]
+    added = [r for r in kept[1].rows if r not in kept[0].rows or kept[1].rows.count(r) > kept[0].rows.count(r)]
+    assert added == [("a1", "<30", "cancer")]               # the newcomer's disease, read off the difference
+    report = exposure(conf)
+    assert report["exposed_pairs"] == 3 and report["rows_exposed"] == 4 and report["policies"] == {
+        "1": "off", "2": "off", "3": "off"}
+
+
+def test_defer_exposes_no_one_across_joins_departures_and_a_node_change(db: Db, cleanup) -> None:
+    path, out, cat = people_db(db, "defer")
+    conf = cfg.load(path)
+    init(conf)
+    first = release(conf)
+    docs = []
+    for what, add, remove in NIGHTS:
+        change(db, add, remove)
+        docs.append(release(cfg.load(path)))
+    kept = versions(db, out)
+    assert len(kept) == 5 and exposed(kept) == []
+    assert docs[0].rows_deferred == 1 and docs[0].series["held"]["added"] == 1      # the newcomer waits
+    assert docs[1].rows_deferred >= 1 and docs[1].series["node"] == "kept"
+    nodes = [first.node] + [d.node for d in docs]
+    assert nodes[-1] != nodes[0] and docs[-1].series["node_reason"] == "the previous node no longer satisfies the models"
+    report = exposure(conf)
+    assert report["exposed_pairs"] == 0 and report["pairs_checked"] == 10
+    deferred = db.query(f'SELECT version, rows_deferred FROM "{cat}".releases WHERE status = \'published\' '
+                        "ORDER BY version")
+    assert [d for _, d in deferred] == [0] + [d.rows_deferred for d in docs]
+    # never a departed person: no version shows more rows of a kind than the source held then
+    final = db.query(f'SELECT zip, disease FROM "{db.schema}".people')
+    assert len(kept[-1].rows) <= len(final)
+
+
+def test_refuse_exits_2_naming_the_blocks_and_publishes_nothing(db: Db, cleanup) -> None:
+    path, out, cat = people_db(db, "refuse")
+    assert run_veil("init", "--config", str(path)).returncode == 0
+    assert run_veil("release", "--config", str(path)).returncode == 0
+    change(db, *NIGHTS[0][1:])
+    res = run_veil("release", "--config", str(path))
+    assert res.returncode == 2, res.stderr
+    line = error_line(res.stderr)
+    assert "against version 1" in line and "1 block(s) with 1 added row(s)" in line
+    assert "cancer" not in line and "nothing was published" in line
+    assert [r[0] for r in db.query(f'SELECT version FROM "{out}".people_releases')] == [1]
+    assert db.query(f'SELECT status FROM "{cat}".releases ORDER BY started_at') == [("published",), ("failed",)]
+
+
+def test_defer_with_a_kept_column_holding_nulls(db: Db, cleanup) -> None:
+    """Held-back rows are matched on every published column, NULLs included; the attacker diffs full rows and
+    the _blocks view (which cancels differently) and finds nothing."""
+    out = "published" if db.kind == "duckdb" else f"{db.schema}_pub"
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    wards = ["w1", None, "w2", None]
+    db.create_table("people", {**COLUMNS, "ward": sa.String},
+                    [(i + 1, *p, wards[i % 4]) for i, p in enumerate(BASE + BASE)])
+    db.has_people = True  # type: ignore[attr-defined]
+    path, out, cat = people_db(db, "defer", 'keep_columns = ["ward"]')
+    conf = cfg.load(path)
+    init(conf)
+    release(conf)
+    db.execute(f"INSERT INTO \"{db.schema}\".people VALUES (17, 'a1', 20, 'cancer', NULL)",
+               f"DELETE FROM \"{db.schema}\".people WHERE id = 2")  # ward NULL leaves, a NULL-ward newcomer joins
+    second = release(cfg.load(path))
+    assert second.rows_deferred >= 2 and second.rows_published + second.rows_deferred == 16
+    kept = [Published(tuple(json.loads(node)), db.query(f'SELECT zip, age, disease, ward FROM "{out}".people_v{v}'))
+            for v, node in db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version')]
+    assert attack(kept[0], kept[1], 2, 2, True) == []
+    assert len(kept[1].rows) == second.rows_published
+    source = db.query(f'SELECT zip, age, disease, ward FROM "{db.schema}".people')
+    assert sum(1 for r in kept[1].rows if r[3] is None) <= sum(1 for r in source if r[3] is None)
