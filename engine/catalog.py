@@ -107,8 +107,7 @@ def migrations_dir() -> Path:
 
 def revision(session: Session, schema: str) -> str | None:
     """The catalog's applied revision, or ``None`` when there is no catalog in ``schema``."""
-    names = {r[0] for r in session.rows(q.tables_in(schema), "looking for Veil's catalog")}
-    if "alembic_version" not in names:
+    if "alembic_version" not in session.relations(schema):
         return None
     return session.scalar(sa.select(tables(schema).version.c.version_num), "reading the catalog's revision")
 
@@ -116,8 +115,39 @@ def revision(session: Session, schema: str) -> str | None:
 def upgrade(session: Session, schema: str, target: str = "head") -> tuple[str | None, str | None]:
     """Apply ``migrations/`` up to ``target`` in ``schema`` (creating it); returns (before, after)."""
     ensure_schema(session, schema)
+    if not session.backend.migrations:
+        return _create(session, schema)
     with _init_lock(session, schema):
         return _migrate(session, schema, target)
+
+
+def _create(session: Session, schema: str) -> tuple[str | None, str | None]:
+    """Where Alembic cannot run (Spark): the head revision's tables created from ``tables(schema)``, each
+    missing one with one ``CREATE TABLE``; a table whose rows change (``queries.spark.LOGGED``) as an
+    append-only log behind a view of its newest entries (the backend has no ``UPDATE``, docs/spark.md).  The
+    revision row is written last, so an interrupted ``veil init`` is simply run again.  A catalog at an older
+    revision is refused (there are no migrations to apply here)."""
+    from veil.queries import spark as appendonly
+
+    before = revision(session, schema)
+    if before is not None:
+        if before != HEAD:
+            raise ConfigError(f"the Veil catalog in schema {schema!r} is at revision {before} and "
+                              f"{session.backend.name} has no migrations to {HEAD}: export its history and "
+                              f"drop the schema, then run `veil init` again")
+        return before, before
+    found = session.relations(schema)
+    cat = tables(schema)
+    for table in [getattr(cat, f) for f in cat.__dataclass_fields__]:
+        if table.name in appendonly.LOGGED:
+            log = appendonly.log_table(table)
+            if log.name not in found:
+                session.execute(sa.schema.CreateTable(log, if_not_exists=True), f"creating {schema}.{log.name}")
+            session.execute(q.CreateView(table, appendonly.latest(table, log)), f"creating view {schema}.{table.name}")
+        elif table.name not in found:
+            session.execute(sa.schema.CreateTable(table, if_not_exists=True), f"creating {schema}.{table.name}")
+    session.execute(cat.version.insert().values(version_num=HEAD), "recording the catalog's revision")
+    return None, revision(session, schema)
 
 
 def _migrate(session: Session, schema: str, target: str) -> tuple[str | None, str | None]:
@@ -146,7 +176,7 @@ def ensure_schema(session: Session, schema: str) -> None:
     ``CREATE SCHEMA IF NOT EXISTS`` is refused in PostgreSQL).  Runs in its own short transaction; when another
     run creates the schema at the same moment, its error is ignored once the schema is there."""
     session.commit()
-    if session.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"):
+    if session.has_schema(schema):
         session.commit()
         return
     try:
@@ -154,7 +184,7 @@ def ensure_schema(session: Session, schema: str) -> None:
         session.commit()
     except BackendError:
         session.rollback()
-        if not session.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"):
+        if not session.has_schema(schema):
             raise
         session.commit()
 

@@ -39,6 +39,9 @@ class Backend:
     information_schema: ClassVar[bool] = True  # information_schema.columns/tables (else the session's catalog)
     lock_timeout: ClassVar[bool] = False      # set_config('lock_timeout'): give up waiting for a lock (release)
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
+    row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
+    migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
+    lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url
@@ -131,6 +134,13 @@ class Session:
 
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()
+
+    def relations(self, schema: str) -> dict[str, str]:
+        """Name → type (``BASE TABLE``, ``VIEW``, ...) of the tables and views in ``schema``."""
+        return {n: t for n, t in self.rows(q.tables_in(schema), f"listing schema {schema!r}")}
+
+    def has_schema(self, schema: str) -> bool:
+        return bool(self.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"))
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:

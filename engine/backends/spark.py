@@ -12,7 +12,13 @@ declared as capability flags:
   session's views vanish when the server expires the idle session; its cached blocks stay on the executors
   (evicted under memory pressure to local disk) until the Connect server restarts.
 - ``information_schema = False``: the source's columns come from the Spark catalog (``listColumns``).
-- ``advisory_locks = False``, ``grants = False``.
+- ``advisory_locks = False``, ``grants = False``; ``lock_tables = True``: one release per name at a time by a
+  lock table in the catalog schema (``veil.release.spark_publication``).
+- ``row_updates = False``: Spark's built-in tables have no ``UPDATE``/``DELETE``; the catalog tables whose rows
+  change are append-only logs behind views (``veil.queries.spark.LOGGED``), and this session turns an
+  ``INSERT``/``UPDATE`` of one into one append to its log.
+- ``migrations = False``: Alembic cannot run here; ``veil init`` creates the catalog from its SQLAlchemy
+  metadata (``veil.catalog``).
 """
 
 from __future__ import annotations
@@ -22,6 +28,7 @@ import re
 import signal
 import socket
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -33,6 +40,7 @@ import sqlalchemy as sa
 from veil.backends.base import Backend, Session
 from veil.errors import BackendError
 from veil.queries.ddl import CreateTableAs, DropObject
+from veil.queries import spark as sq
 from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
 
 SCHEME = "sc://"
@@ -64,6 +72,9 @@ class SparkBackend(Backend):
     transactions: ClassVar[bool] = False
     temp_tables: ClassVar[bool] = False
     information_schema: ClassVar[bool] = False
+    row_updates: ClassVar[bool] = False
+    migrations: ClassVar[bool] = False
+    lock_tables: ClassVar[bool] = True
 
     def __init__(self, url: str) -> None:  # no SQLAlchemy engine: Spark Connect is not a DBAPI driver
         self.url = url  # type: ignore[assignment]
@@ -108,6 +119,8 @@ class SparkSQLSession(Session):
         super().__init__(backend, None)  # type: ignore[arg-type]
         self.spark = spark
         self.working: set[str] = set()  # this session's temporary views
+        self.logs: dict[tuple[str | None, str], sa.Table | None] = {}  # catalog table → its log, if logged
+        self.seq = 0
 
     @property
     def dialect(self) -> sa.Dialect:
@@ -138,6 +151,10 @@ class SparkSQLSession(Session):
             raise TypeError("SparkSQLSession.execute takes one parameter set; use bulk_load for many rows")
         if isinstance(stmt, sa.Delete) and _working_name(stmt.table) in self.working:
             return self._delete_from_working(stmt, what)
+        if isinstance(stmt, (sa.Insert, sa.Update)):
+            log = self._log_of(stmt.table)
+            if log is not None:
+                stmt = sq.logged(stmt, log, self._next_seq())
         result = _ArrowResult(self.arrow(stmt, what, params))
         self._track(stmt)
         return result
@@ -163,6 +180,45 @@ class SparkSQLSession(Session):
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return _ArrowResult(self.arrow(stmt, what)).all()
+
+    def _log_of(self, table: Any) -> sa.Table | None:
+        """The append-only log behind a catalog table (``veil.queries.spark.LOGGED``), else ``None``."""
+        if not isinstance(table, sa.Table) or table.name not in sq.LOGGED or table.schema is None:
+            return None
+        key = (table.schema, table.name)
+        if key not in self.logs:
+            log = sq.log_table(table)
+            self.logs[key] = log if self._exists(log) else None
+        return self.logs[key]
+
+    def _exists(self, table: sa.TableClause) -> bool:
+        try:
+            return bool(self.spark.catalog.tableExists(DIALECT.identifier_preparer.format_table(table)))
+        except Exception as exc:
+            raise self.fail(exc, f"looking for table {table.name!r}") from None
+
+    def _next_seq(self) -> int:
+        """Strictly increasing within the run, and above every earlier run's (nanoseconds since the epoch)."""
+        self.seq = max(self.seq + 1, time.time_ns())
+        return self.seq
+
+    def relations(self, schema: str) -> dict[str, str]:
+        """Name → ``BASE TABLE`` or ``VIEW`` of the catalog's tables and views in ``schema`` (no session views)."""
+        self.statements += 1
+        try:
+            if not self.spark.catalog.databaseExists(DIALECT.identifier_preparer.quote(schema)):
+                return {}
+            found = self.spark.catalog.listTables(DIALECT.identifier_preparer.quote(schema))
+        except Exception as exc:
+            raise self.fail(exc, f"listing schema {schema!r}") from None
+        return {t.name: ("VIEW" if t.tableType == "VIEW" else "BASE TABLE") for t in found if not t.isTemporary}
+
+    def has_schema(self, schema: str) -> bool:
+        self.statements += 1
+        try:
+            return bool(self.spark.catalog.databaseExists(DIALECT.identifier_preparer.quote(schema)))
+        except Exception as exc:
+            raise self.fail(exc, f"looking for schema {schema!r}") from None
 
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()
@@ -192,6 +248,10 @@ class SparkSQLSession(Session):
         if not rows:
             return
         names = list(table.c.keys())
+        log = self._log_of(table)
+        if log is not None:  # an append-only catalog table: the rows go to its log, in one append
+            seq = self._next_seq()
+            table, rows, names = log, [(*r, seq) for r in rows], [*names, sq.SEQ]
         try:
             frame = self.spark.createDataFrame(pa.table(
                 {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}))

@@ -202,3 +202,164 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
     if where is None:
         return select.where(sa.false())
     return select.where(sa.not_(sa.func.coalesce(where, sa.false())))
+
+
+# --- an append-only catalog (``row_updates = False``: Spark's built-in tables have no UPDATE or DELETE) -------
+#
+# A catalog table whose rows change (``releases``, ``publications``, ``series_cells``) is stored as an
+# append-only log ``<table>_log`` (its columns plus ``veil_seq``) behind a view ``<table>`` that shows the
+# newest entry per key.  An ``UPDATE`` becomes one ``INSERT INTO <table>_log SELECT <new values> FROM <table>
+# WHERE ...``: each change is one append, visible whole when its Spark job commits.
+
+SEQ = "veil_seq"
+LOGGED: dict[str, tuple[str, ...]] = {"releases": ("id",), "publications": ("name",),
+                                      "series_cells": ("name", "block_id", "value_id", "first_version")}
+
+
+def log_table(table: sa.Table) -> sa.Table:
+    """``<table>_log``: the table's columns and ``veil_seq`` (the order of the entries)."""
+    return sa.Table(f"{table.name}_log", sa.MetaData(), *(sa.Column(c.name, c.type) for c in table.columns),
+                    sa.Column(SEQ, sa.BigInteger), schema=table.schema)
+
+
+def latest(table: sa.Table, log: sa.Table) -> sa.Select[Any]:
+    """The view ``<table>``: the newest entry of every key in the log.
+
+    >>> md = sa.MetaData()
+    >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
+    >>> print(compile_sql(latest(t, log_table(t))))
+    SELECT `newest`.`name`, `newest`.`current_version` 
+    FROM (SELECT `publications_log`.`name` AS `name`, `publications_log`.`current_version` AS `current_version`, row_number() OVER (PARTITION BY `publications_log`.`name` ORDER BY `publications_log`.`veil_seq` DESC) AS `veil_rn` 
+    FROM `publications_log`) AS `newest` 
+    WHERE `newest`.`veil_rn` = :veil_rn_1
+    """
+    key = [log.c[k] for k in LOGGED[table.name]]
+    rn = sa.func.row_number().over(partition_by=key, order_by=log.c[SEQ].desc()).label("veil_rn")
+    newest = sa.select(*(log.c[c.name] for c in table.columns), rn).subquery("newest")
+    return sa.select(*(newest.c[c.name] for c in table.columns)).where(newest.c.veil_rn == 1)
+
+
+def _values(stmt: sa.Insert | sa.Update) -> dict[str, Any]:
+    found = getattr(stmt, "_values", None)
+    if not found:
+        raise TypeError("an append-only catalog table takes INSERT ... VALUES and UPDATE ... SET only")
+    return {k if isinstance(k, str) else k.key: v for k, v in found.items()}
+
+
+def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
+    """An ``INSERT`` (``VALUES``) or ``UPDATE`` of a logged table as one append to its log; columns an
+    ``INSERT`` leaves out are ``NULL``, columns an ``UPDATE`` does not set keep their value.
+
+    >>> md = sa.MetaData()
+    >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
+    >>> print(compile_sql(logged(sa.update(t).where(t.c.name == "x").values(current_version=2), log_table(t), 7)))
+    INSERT INTO `publications_log` (`name`, `current_version`, `veil_seq`) SELECT `publications`.`name`, CAST(:param_1 AS INT) AS `current_version`, :param_2 AS `veil_seq` 
+    FROM `publications` 
+    WHERE `publications`.`name` = :name_1
+    """
+    table = stmt.table
+    values = _values(stmt)
+    update = isinstance(stmt, sa.Update)
+    cols = []
+    for c in table.columns:
+        if c.name in values:
+            value = values[c.name]
+            value = value if isinstance(value, sa.ClauseElement) else sa.literal(value)
+            cols.append(sa.cast(value, c.type).label(c.name))
+        else:
+            cols.append(c if update else sa.cast(sa.null(), c.type).label(c.name))
+    select = sa.select(*cols, sa.literal(seq, sa.BigInteger).label(SEQ))
+    if update and stmt.whereclause is not None:
+        select = select.where(stmt.whereclause)
+    elif update:
+        select = select.select_from(table)
+    return log.insert().from_select([*(c.name for c in table.columns), SEQ], select)
+
+
+# --- publishing on Spark (docs/spark.md) ---------------------------------------------------------------------
+
+def version_rows(schema: str, name: str, version: int, columns: dict[str, Any]) -> sa.Table:
+    """``<name>_rows_v<N>``: version N's rows (``veil_version`` and the published columns), written once."""
+    return sa.Table(f"{name}_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
+                    *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+
+
+def version_block_rows(schema: str, name: str, version: int, qis: list[str], sensitive: dict[str, Any]) -> sa.Table:
+    """``<name>_block_rows_v<N>``: per block key and sensitive combination of version N, its count."""
+    return sa.Table(f"{name}_block_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
+                    *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in sensitive.items()),
+                    sa.Column("n", sa.BigInteger), schema=schema)
+
+
+def count_blocks(rows: sa.Table, version: int, qis: list[str], sensitive: list[str]) -> sa.Select[Any]:
+    """The ``SELECT`` that ``<name>_block_rows_v<N>`` is created from (counted from the version's rows)."""
+    keys = [rows.c[c] for c in (*qis, *sensitive)]
+    return (sa.select(sa.literal(version, sa.Integer).label("veil_version"), *keys,
+                      sa.cast(sa.func.count(), sa.BigInteger).label("n")).group_by(*keys))
+
+
+VERSION_PATTERN = r"^{name}(?:_rows|_block_rows)?_v(\d+)(?:_blocks)?$"
+
+
+class CreateViewAt(Executable, ClauseElement):
+    """``CREATE OR REPLACE VIEW <view> TBLPROPERTIES ('veil.version'=..., ...) AS <select>``: one catalog
+    operation that switches what the view shows and records which version it is."""
+
+    inherit_cache = False
+
+    def __init__(self, view: sa.TableClause, select: Any, properties: dict[str, str]) -> None:
+        self.view, self.select, self.properties = view, select, properties
+
+
+@compiles(CreateViewAt, "spark")
+def _create_view_at(element: CreateViewAt, compiler: Any, **kw: Any) -> str:
+    props = ", ".join(f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
+                      for k, v in element.properties.items())
+    body = compiler.process(element.select, literal_binds=True, **kw)
+    return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} TBLPROPERTIES ({props}) AS {body}"
+
+
+class CreateLock(Executable, ClauseElement):
+    """``CREATE TABLE <lock> (owner STRING) TBLPROPERTIES (...)``: one metastore operation that fails when
+    the table exists — the lock of a release name; the properties say who holds it."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, properties: dict[str, str]) -> None:
+        self.table, self.properties = table, properties
+
+
+@compiles(CreateLock, "spark")
+def _create_lock(element: CreateLock, compiler: Any, **kw: Any) -> str:
+    props = ", ".join(f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
+                      for k, v in element.properties.items())
+    return f"CREATE TABLE {compiler.preparer.format_table(element.table)} (`owner` STRING) TBLPROPERTIES ({props})"
+
+
+class ShowProperties(Executable, ClauseElement):
+    """``SHOW TBLPROPERTIES <table>``: (key, value) rows."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause) -> None:
+        self.table = table
+
+
+@compiles(ShowProperties, "spark")
+def _show_properties(element: ShowProperties, compiler: Any, **kw: Any) -> str:
+    return f"SHOW TBLPROPERTIES {compiler.preparer.format_table(element.table)}"
+
+
+class RenameTable(Executable, ClauseElement):
+    """``ALTER TABLE <table> RENAME TO <new>`` (atomic in the metastore: of two renames, one fails)."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, new: sa.TableClause) -> None:
+        self.table, self.new = table, new
+
+
+@compiles(RenameTable, "spark")
+def _rename(element: RenameTable, compiler: Any, **kw: Any) -> str:
+    return (f"ALTER TABLE {compiler.preparer.format_table(element.table)} RENAME TO "
+            f"{compiler.preparer.format_table(element.new)}")
