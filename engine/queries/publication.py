@@ -76,13 +76,15 @@ def blocks_view(block_rows: sa.Table, qis: Sequence[str], sensitive: Sequence[st
             .where(t.c[VERSION] == version))
 
 
-def releases_view(releases: sa.Table, publications: sa.Table, name: str) -> sa.Select[Any]:
+def releases_view(releases: sa.Table, publications: sa.Table, name: str, shown: Any = None) -> sa.Select[Any]:
     """Published and expired versions of release ``name`` from the catalog; ``current`` marks the version the
-    views show (the columns of earlier Veils first, so an old view can be replaced in place)."""
+    views show — the pointer's, or ``shown`` (Spark: a literal, docs/spark.md) — (the columns of earlier
+    Veils first, so an old view can be replaced in place)."""
     r = releases
+    now = current(publications, name) if shown is None else shown
     return (sa.select(r.c.version, r.c.id.label("release_id"), r.c.published_at, r.c.node, r.c.rows_published,
                       r.c.rows_suppressed, r.c.achieved, r.c.output_table, r.c.status, r.c.rows_deferred,
-                      (r.c.version == current(publications, name)).label("current"))
+                      (r.c.version == now).label("current"))
             .where(r.c.name == name, r.c.status.in_(["published", "expired"])))
 
 

@@ -15,7 +15,7 @@ from veil import queries as q
 from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError
 from veil.release import ledger as ledger_mod
-from veil.release import series
+from veil.release import series, spark_publication
 from veil.release.differences import Judge
 from veil.release.runtime import connect, interruptible, locked, now
 
@@ -70,9 +70,12 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
                 why = "expired: its rows were deleted" if found.get(to) == "expired" else "never published"
                 raise ConfigError(f"--to {to}: version {to} of {rel.name!r} is {why}; kept versions: {kept}")
             schema = pointer[0][1]
-            shown = session.scalar(sa.select(sa.func.count()).select_from(
-                sa.table(q.publication.names(rel.name)["block_rows"], sa.column("veil_version"), schema=schema))
-                .where(sa.column("veil_version") == to), "looking for the version's rows")
+            if session.backend.transactions:
+                shown = session.scalar(sa.select(sa.func.count()).select_from(
+                    sa.table(q.publication.names(rel.name)["block_rows"], sa.column("veil_version"), schema=schema))
+                    .where(sa.column("veil_version") == to), "looking for the version's rows")
+            else:
+                shown = spark_publication.has_version(session, schema, rel.name, to)
             published = session.scalar(sa.select(r.c.rows_published).where(
                 r.c.name == rel.name, r.c.version == to, r.c.status == "published"), "reading the version")
             if not shown and published:
@@ -81,10 +84,14 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
                                   "again")
             before = int(pointer[0][0])
             when = now()
+            rollback_id = str(uuid.uuid4())
+            if not session.backend.transactions:  # the views hold their version (docs/spark.md): switch them
+                spark_publication.show_kept(session, schema, rel.name, tables, to, rollback_id, config.attributes,
+                                            config.sensitive)
             session.execute(q.publication.set_pointer(tables.publications, rel.name, to, when), "moving the pointer")
             message = f"rolled back {rel.name!r} from version {before} to version {to}"
             session.execute(r.insert().values(
-                id=str(uuid.uuid4()), name=rel.name, version=to, status="rollback", started_at=when, finished_at=when,
+                id=rollback_id, name=rel.name, version=to, status="rollback", started_at=when, finished_at=when,
                 config=config.text, config_hash=config.digest, backend=session.backend.name, error=message),
                 "recording the rollback")
             session.commit()

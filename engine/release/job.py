@@ -43,7 +43,8 @@ from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
-from veil.release.publication import Publication, cleanup, grant, upgrade_legacy
+from veil.release.publication import cleanup, grant, upgrade_legacy
+from veil.release.spark_publication import publication_class, recover
 from veil.release.runtime import connect, failpoint, interruptible, locked, now
 from veil.release.verify import Counted, same, verify
 from veil.run import metric_for, no_solution
@@ -102,7 +103,10 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
         catalog.ensure_schema(session, rel.schema)
         with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
             _close_interrupted(session, tables, rel.name)
-            upgrade_legacy(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
+            if session.backend.transactions:
+                upgrade_legacy(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
+            else:  # what a killed run left (docs/spark.md)
+                recover(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
             release_id = str(uuid.uuid4())
             session.execute(tables.releases.insert().values(
                 id=release_id, name=rel.name, status="running", started_at=now(), config=config.text,
@@ -314,7 +318,9 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
     failpoint("materialize")
     types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
-    pub = Publication(session, rel.schema, rel.name, run.tables, types, wh.attributes, config.sensitive)
+    pub = publication_class(session.backend)(session, rel.schema, rel.name, run.tables, types, wh.attributes,
+                                             config.sensitive)
+    pub.release_id = run.release_id
     pub.prepare()
     withheld = _stage(session, wh, counts, suppressed, cand, start - published)
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
@@ -340,7 +346,7 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     expired = pub.expire(rel.keep_versions, version, when)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
     session.commit()
-    left = cleanup(session, rel.schema, rel.name, run.tables)
+    left = cleanup(session, rel.schema, rel.name, run.tables) if session.backend.transactions else []
     if left:
         _note_left(run, info, left)
     deferred = info.get("rows_deferred", 0)

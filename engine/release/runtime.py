@@ -42,7 +42,11 @@ def failpoint(step: str) -> None:
 
 def locked(session: Session, schema: str, name: str, wait: float) -> Any:
     """Exactly one run of a release name at a time (a release or a rollback): a PostgreSQL advisory lock
-    (DuckDB: the file lock, taken when the connection opened)."""
+    (DuckDB: the file lock, taken when the connection opened; Spark: a lock table, docs/spark.md)."""
+    if session.backend.lock_tables:
+        from veil.release.spark_publication import table_lock
+
+        return table_lock(session, schema, name, wait)
     return catalog.advisory(session, catalog.lock_key("veil", schema, name), wait,
                             f"another `veil release` of {name!r} is running (advisory lock held); nothing was "
                             "published by this run — try again later or pass --wait")

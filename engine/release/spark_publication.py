@@ -1,0 +1,321 @@
+"""Publishing where there are no multi-statement transactions (Spark; docs/spark.md).
+
+PostgreSQL and DuckDB publish a version in one transaction (``veil.release.publication``).  Here every
+statement commits on its own, so a version is published in an order in which every prefix is safe:
+
+1. ``<name>_rows_v<N>`` is written (one ``CREATE TABLE AS``) and recounted independently (``verify``);
+   ``<name>_block_rows_v<N>`` is counted from it; the series ledger records N;
+2. the views switch, one ``CREATE OR REPLACE VIEW`` (one catalog operation) each: ``<name>_v<N>``,
+   ``<name>_v<N>_blocks``, then ``<name>_blocks``, ``<name>_releases`` and ``<name>`` last — each carries
+   ``TBLPROPERTIES ('veil.version'=N, 'veil.release_id'=...)``; ``<name>``'s is the publication's marker;
+3. the pointer row and the catalog row (``published``) are appended last; expired versions are marked, then
+   their tables and views dropped.
+
+A killed run leaves at most: version tables no view reads (orphans), or views already switched to a verified
+version whose catalog row is missing.  The next run, holding the lock, repairs both before it numbers its own
+version (``recover``).  One run per release name at a time: ``table_lock``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import time
+import uuid
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.backends.base import Backend, Session
+from veil.errors import BackendError, BusyError, ReleaseError, VeilError
+from veil.queries import spark as sq
+from veil.release.publication import Publication
+from veil.release.runtime import failpoint, now
+
+pub = q.publication
+VERSION = "veil.version"
+RELEASE = "veil.release_id"
+
+
+def publication_class(backend: Backend) -> type[Publication]:
+    """The pointer-row publication in one transaction, or this one where statements commit on their own."""
+    return Publication if backend.transactions else SparkPublication
+
+
+@dataclass
+class SparkPublication(Publication):
+    """Version N in tables of its own, shown by switching the views; see the module's docstring."""
+
+    release_id: str = ""
+
+    def objects(self) -> dict[str, str]:
+        return self.session.relations(self.schema)
+
+    def prepare(self) -> None:
+        """The published columns are fixed by the first release (as on the other backends)."""
+        if self.name not in self.objects():
+            return
+        have = [c for c, *_ in self.session.source_columns(self.schema, self.name)]
+        if have != list(self.columns):
+            raise ReleaseError(
+                f"the published columns of release {self.name!r} changed ({', '.join(have)} → "
+                f"{', '.join(self.columns)}); Veil never redefines published views on a release: publish under a "
+                f"new [release] name, or drop {self.schema}.{self.name}, its views and version tables first")
+
+    def insert(self, version: int, select: Any) -> None:
+        self.rows = sq.version_rows(self.schema, self.name, version, dict(self.columns))
+        self.session.execute(q.create_table_as(self.schema, self.rows.name, select),
+                             f"writing version {version} into {self.schema}.{self.rows.name}")
+
+    def insert_blocks(self, version: int) -> list[str]:
+        sens = {c: self.columns[c] for c in self.sensitive}
+        self.block_rows = sq.version_block_rows(self.schema, self.name, version, list(self.qis), sens)
+        select = sq.count_blocks(self.rows, version, list(self.qis), list(self.sensitive))
+        self.session.execute(q.create_table_as(self.schema, self.block_rows.name, select),
+                             "counting the release's blocks")
+        names = pub.names(self.name, version)
+        return [names["version_view"], names["version_blocks"]]
+
+    def point(self, version: int, when: Any) -> None:
+        """Switch the views to the verified version N, then append the pointer row."""
+        show(self.session, self.schema, self.name, self.tables, version, self.release_id, list(self.columns),
+             self.qis, self.sensitive)
+        super().point(version, when)
+
+    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+        """Versions beyond the newest ``keep``: marked expired, then their views and tables dropped (a table a
+        run could not drop is an orphan the next run removes)."""
+        r = self.tables.releases
+        published = [v for (v,) in self.session.rows(
+            sa.select(r.c.version).where(r.c.name == self.name, r.c.status == "published")
+            .order_by(r.c.version.desc()), "listing published versions")]
+        kept = set(published[:keep]) | {current}
+        gone = [v for v in published if v not in kept]
+        if gone:
+            self.session.execute(sa.update(r).where(r.c.name == self.name, r.c.version.in_(gone),
+                                                    r.c.status == "published")
+                                 .values(status="expired", expired_at=when), "marking versions expired")
+            for v in gone:
+                drop_version(self.session, self.schema, self.name, v)
+        return gone
+
+
+def _table(schema: str, name: str, columns: Sequence[str]) -> sa.TableClause:
+    return sa.table(name, *(sa.column(c) for c in ("veil_version", *columns)), schema=schema)
+
+
+def show(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int, release_id: str,
+         columns: Sequence[str], qis: Sequence[str], sensitive: Sequence[str]) -> None:
+    """Point every view of release ``name`` at version ``version``'s tables: the version's own views, then
+    ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker) — one catalog operation each."""
+    names = pub.names(name, version)
+    rows = _table(schema, f"{name}_rows_v{version}", columns)
+    blocks = _table(schema, f"{name}_block_rows_v{version}", [*qis, *sensitive, "n"])
+    at = sa.literal(version, sa.Integer)
+    props = {VERSION: str(version), RELEASE: release_id}
+    steps = [(names["version_view"], pub.rows_view(rows, columns, at)),
+             (names["version_blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
+             (names["blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
+             (names["releases"], pub.releases_view(tables.releases, tables.publications, name, at)),
+             (names["view"], pub.rows_view(rows, columns, at))]
+    for i, (view, select) in enumerate(steps):
+        if i == 3:
+            failpoint("switch")  # test hook: <name>_blocks switched, <name> not yet
+        session.execute(sq.CreateViewAt(sa.table(view, schema=schema), select, props),
+                        f"switching view {schema}.{view} to version {version}")
+
+
+def drop_version(session: Session, schema: str, name: str, version: int) -> None:
+    """Drop version ``version``'s views, then its tables (each ``IF EXISTS``)."""
+    names = pub.names(name, version)
+    for view in (names["version_view"], names["version_blocks"]):
+        session.execute(q.DropObject("VIEW", sa.table(view, schema=schema)), f"dropping {schema}.{view}")
+    for table in (f"{name}_rows_v{version}", f"{name}_block_rows_v{version}"):
+        session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
+
+
+def properties(session: Session, schema: str, view: str) -> dict[str, str]:
+    return {str(k): str(v) for k, v in session.rows(sq.ShowProperties(sa.table(view, schema=schema)),
+                                                    f"reading the properties of {schema}.{view}")}
+
+
+def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTables, qis: Sequence[str],
+            sensitive: Sequence[str]) -> list[str]:
+    """Under the lock, before a run numbers its version: repair what a killed run left (module docstring).
+
+    - ``<name>`` shows version N whose catalog row is not ``published`` (killed after the switch): the row is
+      recorded now — readers already saw N, and N was verified before any view showed it;
+    - ``<name>_blocks`` or ``<name>_releases`` show another version than ``<name>`` (killed mid-switch): they
+      are switched to ``<name>``'s;
+    - a version the ledger recorded but no view showed keeps its number (never reused: the ledger compares
+      every later version with it, the safe side);
+    - version tables and views of any version neither published nor shown (orphans) are dropped.
+    Returns the objects dropped."""
+    found = session.relations(schema)
+    r = tables.releases
+    status = {int(v): s for v, s in session.rows(sa.select(r.c.version, r.c.status).where(
+        r.c.name == name, r.c.version.is_not(None), r.c.status.in_(["published", "expired"])), "reading versions")}
+    shown = _shown(session, schema, name, found)
+    if shown is not None:
+        version, release_id = shown
+        if status.get(version) != "published":
+            _adopt(session, tables, name, schema, version, release_id)
+            status[version] = "published"
+        views = [pub.names(name)["blocks"], pub.names(name)["releases"]]
+        if any(properties(session, schema, v).get(VERSION) != str(version) for v in views if v in found) or \
+                any(v not in found for v in views):
+            columns = [c for c, *_ in session.source_columns(schema, name)]
+            show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
+    _burn(session, tables, name, status)
+    keep = {v for v, s in status.items() if s == "published"} | ({shown[0]} if shown else set())
+    pattern = re.compile(sq.VERSION_PATTERN.format(name=re.escape(name)))
+    orphans = sorted({int(m.group(1)) for n in found if (m := pattern.match(n))} - keep)
+    dropped = []
+    for v in orphans:
+        drop_version(session, schema, name, v)
+        dropped.append(f"{schema}.{name} version {v}")
+    return dropped
+
+
+def _shown(session: Session, schema: str, name: str, found: dict[str, str]) -> tuple[int, str] | None:
+    if name not in found:
+        return None
+    props = properties(session, schema, name)
+    if VERSION not in props:
+        raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
+                           "choose another [release] name")
+    return int(props[VERSION]), props.get(RELEASE, "")
+
+
+def _adopt(session: Session, tables: catalog.CatalogTables, name: str, schema: str, version: int,
+           release_id: str) -> None:
+    """Record version ``version``, which the views already show, as published (its run was killed after
+    switching them and before writing its catalog row)."""
+    r = tables.releases
+    when = now()
+    message = (f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
+               "and before it wrote its catalog row")
+    session.execute(sa.update(r).where(r.c.id == release_id).values(
+        status="published", version=version, published_at=when, finished_at=when, error=message,
+        output_table=f"{schema}.{name}_v{version}"), "recording the version the views show")
+    p = tables.publications
+    if session.rows(pub.read_pointer(p, name), "reading the pointer"):
+        session.execute(pub.set_pointer(p, name, version, when), "moving the pointer")
+    else:
+        session.execute(pub.add_pointer(p, name, schema, version, when), "creating the pointer")
+
+
+def _burn(session: Session, tables: catalog.CatalogTables, name: str, status: dict[int, str]) -> None:
+    """A version the ledger recorded but that was never published keeps its number on its (failed) run."""
+    v, r = tables.series_versions, tables.releases
+    numbered = {int(n) for (n,) in session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.version.is_not(None)),
+                                                 "reading version numbers")}
+    for version, release_id in session.rows(sa.select(v.c.version, v.c.release_id).where(v.c.name == name),
+                                            "reading the ledger's versions"):
+        if int(version) in status or int(version) in numbered:
+            continue
+        session.execute(sa.update(r).where(r.c.id == release_id).values(
+            version=int(version), error=f"interrupted after the ledger recorded version {version}, before any view "
+                                        "showed it; its number is not reused"), "keeping a version number")
+
+
+# --- one run per release name: a lock table -------------------------------------------------------------------
+
+def lock_name(name: str) -> str:
+    return f"veil_lock_{name}"
+
+
+@contextmanager
+def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterator[None]:
+    """Hold ``<catalog schema>.veil_lock_<name>`` while the block runs.  Creating a table is one metastore
+    operation that fails when it exists, so of two runs exactly one gets it; its properties name the holder
+    (host, PID, start).  A lock whose holder was on this host and whose PID no longer runs (a killed run) is
+    taken over: renamed away (of two runs renaming it, one fails), dropped, taken again.  Any other holder:
+    retried for ``wait`` seconds, then ``BusyError`` naming the lock table and how to clear it."""
+    lock = sa.table(lock_name(name), schema=schema)
+    token = uuid.uuid4().hex
+    mine = {"veil.host": socket.gethostname(), "veil.pid": str(os.getpid()),
+            "veil.started_at": now().isoformat(sep=" ", timespec="seconds"), "veil.token": token}
+    deadline = time.monotonic() + wait
+    while not _take(session, lock, mine):
+        holder = _holder(session, lock)
+        if holder is not None and _dead(holder):
+            _take_over(session, lock)
+            continue
+        if time.monotonic() >= deadline:
+            raise BusyError(_busy(schema, name, holder))
+        time.sleep(1.0)
+    try:
+        yield
+    finally:
+        try:
+            if (_holder(session, lock) or {}).get("veil.token") == token:
+                session.execute(q.drop_table(lock.name, schema), f"releasing the lock {schema}.{lock.name}")
+        except VeilError:
+            pass  # the connection is gone: the next run on this host takes the lock over
+
+
+def _take(session: Session, lock: sa.TableClause, mine: dict[str, str]) -> bool:
+    try:
+        session.execute(sq.CreateLock(lock, mine), f"taking the lock {lock.schema}.{lock.name}")
+        return True
+    except BackendError as exc:
+        if "ALREADY_EXISTS" in str(exc):
+            return False
+        raise
+
+
+def _holder(session: Session, lock: sa.TableClause) -> dict[str, str] | None:
+    try:
+        return properties(session, str(lock.schema), lock.name)
+    except BackendError:
+        return None  # released meanwhile
+
+
+def _dead(holder: dict[str, str]) -> bool:
+    """The holder ran on this host and its PID is gone (a reused PID looks alive: the safe side)."""
+    if holder.get("veil.host") != socket.gethostname() or not holder.get("veil.pid", "").isdigit():
+        return False
+    try:
+        os.kill(int(holder["veil.pid"]), 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        return False
+    return False
+
+
+def _take_over(session: Session, lock: sa.TableClause) -> None:
+    stale = sa.table(f"{lock.name}_stale_{uuid.uuid4().hex[:8]}", schema=lock.schema)
+    try:
+        session.execute(sq.RenameTable(lock, stale), f"taking over the stale lock {lock.schema}.{lock.name}")
+    except BackendError:
+        return  # another run took it over first
+    session.execute(q.drop_table(stale.name, lock.schema), f"dropping the stale lock {lock.schema}.{stale.name}")
+
+
+def _busy(schema: str, name: str, holder: dict[str, str] | None) -> str:
+    who = (f"held by PID {holder.get('veil.pid')} on {holder.get('veil.host')} since {holder.get('veil.started_at')}"
+           if holder else "held")
+    return (f"another `veil release` of {name!r} is running (lock table {schema}.{lock_name(name)} {who}); nothing "
+            f"was published by this run — try again later or pass --wait; if that run is gone (its host went "
+            f"down), clear the lock with DROP TABLE {schema}.{lock_name(name)}")
+
+
+def has_version(session: Session, schema: str, name: str, version: int) -> bool:
+    """Whether version ``version``'s tables are still there (``veil rollback``)."""
+    found = session.relations(schema)
+    return f"{name}_rows_v{version}" in found and f"{name}_block_rows_v{version}" in found
+
+
+def show_kept(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int,
+              release_id: str, qis: Sequence[str], sensitive: Sequence[str]) -> None:
+    """``veil rollback``: switch the views to kept version ``version`` (its columns read from its table)."""
+    columns = [c for c, *_ in session.source_columns(schema, f"{name}_rows_v{version}") if c != "veil_version"]
+    show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
