@@ -65,10 +65,12 @@ def tables_in(schema: str) -> sa.Select[Any]:
 
 def fingerprint(source: sa.Table, columns: Sequence[str], style: str) -> sa.Select[Any]:
     """Order-independent fingerprint of the source's ``columns``: row count and the sum of 64-bit row
-    hashes (``style`` "duckdb": ``hash(...)``; "postgresql": ``hashtextextended(row::text, 0)``)."""
+    hashes (``style`` "duckdb": ``hash(...)``; "spark": ``xxhash64(...)``; "postgresql": ``hashtextextended(row::text, 0)``)."""
     cols = [source.c[c] for c in columns]
     if style == "duckdb":
         row_hash = sa.cast(sa.func.hash(*cols), sa.Numeric(38, 0))
+    elif style == "spark":  # Spark SQL: xxhash64 of the columns (NULLs hashed as such)
+        row_hash = sa.cast(sa.func.xxhash64(*cols), sa.Numeric(38, 0))
     else:
         row_hash = sa.cast(sa.func.hashtextextended(sa.cast(sa.tuple_(*cols), sa.Text), 0), sa.Numeric(38, 0))
     return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(row_hash), 0)).select_from(source)

@@ -131,7 +131,7 @@ DIALECT = SparkDialect()
 
 def compile_sql(stmt: Any) -> Any:
     """``stmt`` compiled for Spark SQL: ``str()`` is the text, ``.params`` the named parameters."""
-    return stmt.compile(dialect=DIALECT)
+    return stmt.compile(dialect=DIALECT, compile_kwargs={"render_postcompile": True})  # IN lists: one marker each
 
 
 class CacheTable(Executable, ClauseElement):

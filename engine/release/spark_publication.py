@@ -167,6 +167,9 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
         if status.get(version) != "published":
             _adopt(session, tables, name, schema, version, release_id)
             status[version] = "published"
+        pointer = session.rows(pub.read_pointer(tables.publications, name), "reading the pointer")
+        if pointer and int(pointer[0][0]) != version:  # a `veil rollback` killed after switching the views
+            session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
         views = [pub.names(name)["blocks"], pub.names(name)["releases"]]
         if any(properties(session, schema, v).get(VERSION) != str(version) for v in views if v in found) or \
                 any(v not in found for v in views):
@@ -241,7 +244,7 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
     lock = sa.table(lock_name(name), schema=schema)
     token = uuid.uuid4().hex
     mine = {"veil.host": socket.gethostname(), "veil.pid": str(os.getpid()),
-            "veil.started_at": now().isoformat(sep=" ", timespec="seconds"), "veil.token": token}
+            "veil.started_at": now().isoformat(sep=" ", timespec="seconds"), "veil.run": token}
     deadline = time.monotonic() + wait
     while not _take(session, lock, mine):
         holder = _holder(session, lock)
@@ -255,7 +258,7 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
         yield
     finally:
         try:
-            if (_holder(session, lock) or {}).get("veil.token") == token:
+            if (_holder(session, lock) or {}).get("veil.run") == token:
                 session.execute(q.drop_table(lock.name, schema), f"releasing the lock {schema}.{lock.name}")
         except VeilError:
             pass  # the connection is gone: the next run on this host takes the lock over
