@@ -1,0 +1,212 @@
+"""Releases on Spark (docs/spark.md), on the real cluster: ``veil init`` creates the catalog from its metadata,
+a release publishes the same rows and blocks as DuckDB's release of the same data and config, an unchanged
+source is skipped, and a run failing or killed at every step leaves the views on the previous verified
+version; the next run repairs what it left (orphan tables dropped, views switched by a killed run recorded)
+and publishes.  The lock table refuses a concurrent run and is taken over from a killed one."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests.conftest import inpatient_body
+from tests.spark.conftest import SPARK_URL, Twins
+from veil import config as cfg
+from veil.errors import BusyError, ReleaseError
+from veil.release import init, release, releases, rollback
+
+pytestmark = pytest.mark.spark
+
+
+@dataclass(frozen=True)
+class Target:
+    """A release of the inpatient table on Spark (schemas of its own) and its DuckDB twin."""
+
+    name: str
+    pub: str
+    cat: str
+    spark: Path
+    duckdb: Path
+
+
+def _spark() -> Any:
+    from pyspark.sql.connect.session import SparkSession
+
+    return SparkSession.builder.remote(SPARK_URL).create()
+
+
+@pytest.fixture
+def target(twins: Twins) -> Iterator[Target]:
+    name = f"inp_{uuid.uuid4().hex[:6]}"
+    pub, cat = f"{twins.schema}_{name}_pub", f"{twins.schema}_{name}_cat"
+    section = f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
+    spark = twins.config_path("spark", "patients", inpatient_body() + section.format(schema=pub, cat=cat), name)
+    duck = twins.config_path("duckdb", "patients", inpatient_body() + section.format(schema="published", cat="veil"),
+                             name)
+    try:
+        yield Target(name, pub, cat, spark, duck)
+    finally:
+        s = _spark()
+        try:
+            for schema in (pub, cat):
+                s.sql(f"DROP SCHEMA IF EXISTS `{schema}` CASCADE")
+        finally:
+            s.stop()
+
+
+def _spark_rows(sql: str) -> list[tuple[Any, ...]]:
+    s = _spark()
+    try:
+        return sorted(tuple(r) for r in s.sql(sql).collect())
+    finally:
+        s.stop()
+
+
+def _state(t: Target) -> dict[str, Any]:
+    """What a reader sees: each view's version property, the objects in the schema, the rows of ``<name>``."""
+    s = _spark()
+    try:
+        objects = {x.name for x in s.catalog.listTables(f"`{t.pub}`")}
+        shown = {}
+        for view in (t.name, f"{t.name}_blocks", f"{t.name}_releases"):
+            if view in objects:
+                props = dict(tuple(r) for r in s.sql(f"SHOW TBLPROPERTIES `{t.pub}`.`{view}`").collect())
+                shown[view] = int(props["veil.version"])
+        rows = sorted(tuple(r) for r in s.sql(f"SELECT * FROM `{t.pub}`.`{t.name}`").collect()) \
+            if t.name in objects else []
+        locks = [x.name for x in s.catalog.listTables(f"`{t.cat}`") if x.name.startswith("veil_lock_")]
+    finally:
+        s.stop()
+    return {"objects": objects, "shown": shown, "rows": rows, "locks": locks}
+
+
+def _duckdb_rows(twins: Twins, sql: str) -> list[tuple[Any, ...]]:
+    engine = sa.create_engine(twins.duckdb_url, poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as c:
+            return sorted(tuple(r) for r in c.execute(sa.text(sql)))
+    finally:
+        engine.dispose()
+
+
+def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins, target: Target) -> None:
+    t = target
+    spark_conf, duck_conf = cfg.load(t.spark), cfg.load(t.duckdb)
+    assert init(spark_conf) == (None, "0003")
+    assert init(spark_conf) == ("0003", "0003")  # a second init: nothing to do
+    init(duck_conf)
+    on_spark, on_duck = release(spark_conf), release(duck_conf)
+    assert on_spark.status == on_duck.status == "published"
+    assert (on_spark.version, on_spark.node, on_spark.rows_published, on_spark.achieved) == \
+        (on_duck.version, on_duck.node, on_duck.rows_published, on_duck.achieved) == (1, (1, 2, 1), 12, {"k-anonymity": 4.0})
+    for view in (t.name, f"{t.name}_blocks", f"{t.name}_v1", f"{t.name}_v1_blocks"):
+        assert _spark_rows(f"SELECT * FROM `{t.pub}`.`{view}`") == _duckdb_rows(twins, f"SELECT * FROM published.{view}")
+    releases_view = "SELECT version, status, node, rows_published, current FROM {}"
+    assert _spark_rows(releases_view.format(f"`{t.pub}`.`{t.name}_releases`")) == \
+        _duckdb_rows(twins, releases_view.format(f"published.{t.name}_releases")) == [(1, "published", "[1, 2, 1]", 12, True)]
+    again = release(spark_conf)
+    assert again.status == "skipped" and again.exit_code == 0 and "unchanged since version 1" in again.message
+    state = _state(t)
+    assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 1, f"{t.name}_releases": 1} and state["locks"] == []
+    history = releases(spark_conf)
+    assert history["current"] == 1 and [r["status"] for r in history["releases"]] == ["published", "skipped"]
+
+
+def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Target,
+                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    """verify: an orphan rows table, views on v1.  switch: killed between ``<name>_blocks`` and ``<name>``:
+    ``<name>`` still shows v1 (the next run switches ``_blocks`` back and drops v2, whose number the ledger
+    keeps).  catalog: the views show the verified v3 without its catalog row: the next run records v3 and
+    publishes v4, compared with every version the ledger holds.  Then ``veil rollback`` switches the views."""
+    t = target
+    conf = cfg.load(t.spark)
+    init(conf)
+    assert release(conf).version == 1
+    v1_rows = _state(t)["rows"]
+
+    monkeypatch.setenv("VEIL_FAILPOINT", "verify")
+    with pytest.raises(ReleaseError, match="injected failure at step 'verify'"):
+        release(conf, force=True)
+    state = _state(t)
+    assert f"{t.name}_rows_v2" in state["objects"] and f"{t.name}_v2" not in state["objects"]  # the orphan
+    assert set(state["shown"].values()) == {1} and state["rows"] == v1_rows and state["locks"] == []
+
+    monkeypatch.setenv("VEIL_FAILPOINT", "switch")
+    with pytest.raises(ReleaseError, match="injected failure at step 'switch'"):
+        release(conf, force=True)
+    state = _state(t)
+    assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 2, f"{t.name}_releases": 1} and state["rows"] == v1_rows
+
+    monkeypatch.setenv("VEIL_FAILPOINT", "catalog")
+    with pytest.raises(ReleaseError, match="injected failure at step 'catalog'"):
+        release(conf, force=True)
+    state = _state(t)
+    assert set(state["shown"].values()) == {3}  # verified, switched; its catalog row not written
+    assert not any("_v2" in o for o in state["objects"])  # v2's orphan tables and views were dropped
+    assert releases(conf)["current"] == 3  # the pointer row follows the views; no published row is current yet
+
+    monkeypatch.delenv("VEIL_FAILPOINT")
+    final = release(conf, force=True)
+    assert final.status == "published" and final.version == 4
+    # v1, v3 and v2 (never shown, but in the ledger: compared all the same, the safe side)
+    assert final.series is not None and final.series["versions_compared"] == 3
+    history = releases(conf)
+    published = {r["version"]: r for r in history["releases"] if r["status"] == "published"}
+    assert history["current"] == 4 and sorted(published) == [1, 3, 4]
+    assert "recorded by a later run" in published[3]["message"]
+    state = _state(t)
+    assert set(state["shown"].values()) == {4} and state["rows"] == v1_rows  # same data, same node
+    assert rollback(conf, 3)["version"] == 3
+    assert set(_state(t)["shown"].values()) == {3} and releases(conf)["current"] == 3
+
+
+def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
+    """A ``veil release`` paused after writing its version table holds the lock: a concurrent run is refused
+    with one line naming the lock table.  SIGKILLed there, it leaves the views on v1, its orphan table and its
+    lock; the next run takes the lock over (its holder's PID is gone), drops the orphan and publishes v2."""
+    t = target
+    conf = cfg.load(t.spark)
+    init(conf)
+    assert release(conf).version == 1
+    mark = t.spark.with_suffix(".paused")
+    env = {**os.environ, "VEIL_FAILPOINT": "pause:verify", "VEIL_FAILPOINT_SECONDS": "600",
+           "VEIL_FAILPOINT_FILE": str(mark)}
+    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", str(t.spark), "--force"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 500
+        while not mark.exists():
+            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
+            assert time.monotonic() < deadline, "the release never reached its pause"
+            time.sleep(1)
+        with pytest.raises(BusyError) as busy:
+            release(conf, force=True)
+        message = str(busy.value)
+        assert "\n" not in message and f"lock table {t.cat}.veil_lock_{t.name} held by PID {proc.pid}" in message
+        assert f"DROP TABLE {t.cat}.veil_lock_{t.name}" in message
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(30)
+    state = _state(t)
+    assert f"{t.name}_rows_v2" in state["objects"] and set(state["shown"].values()) == {1}
+    assert state["locks"] == [f"veil_lock_{t.name}"]
+    after = release(conf, force=True)
+    assert after.status == "published" and after.version == 2
+    state = _state(t)
+    assert set(state["shown"].values()) == {2} and state["locks"] == []
+    statuses = [r["status"] for r in releases(conf)["releases"]]
+    assert statuses == ["published", "failed", "published"]
