@@ -317,6 +317,8 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     on_step = run.on_step
     on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
     failpoint("materialize")
+    if not session.backend.grants:  # refused before anything is written (Spark publishes statement by statement)
+        grant(session, rel.schema, [], rel.grant_select_to)
     types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
     pub = publication_class(session.backend)(session, rel.schema, rel.name, run.tables, types, wh.attributes,
                                              config.sensitive)
