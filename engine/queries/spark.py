@@ -301,6 +301,13 @@ def count_blocks(rows: sa.Table, version: int, qis: list[str], sensitive: list[s
 VERSION_PATTERN = r"^{name}(?:_rows|_block_rows)?_v(\d+)(?:_blocks)?$"
 
 
+def _properties(compiler: Any, properties: dict[str, str]) -> str:
+    """``'key'='value', ...`` as Spark string literals (DDL takes no parameters)."""
+    text = [f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
+            for k, v in properties.items()]
+    return ", ".join(text)
+
+
 class CreateViewAt(Executable, ClauseElement):
     """``CREATE OR REPLACE VIEW <view> TBLPROPERTIES ('veil.version'=..., ...) AS <select>``: one catalog
     operation that switches what the view shows and records which version it is."""
@@ -313,8 +320,7 @@ class CreateViewAt(Executable, ClauseElement):
 
 @compiles(CreateViewAt, "spark")
 def _create_view_at(element: CreateViewAt, compiler: Any, **kw: Any) -> str:
-    props = ", ".join(f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
-                      for k, v in element.properties.items())
+    props = _properties(compiler, element.properties)
     body = compiler.process(element.select, literal_binds=True, **kw)
     return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} TBLPROPERTIES ({props}) AS {body}"
 
@@ -331,8 +337,7 @@ class CreateLock(Executable, ClauseElement):
 
 @compiles(CreateLock, "spark")
 def _create_lock(element: CreateLock, compiler: Any, **kw: Any) -> str:
-    props = ", ".join(f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
-                      for k, v in element.properties.items())
+    props = _properties(compiler, element.properties)
     return f"CREATE TABLE {compiler.preparer.format_table(element.table)} (`owner` STRING) TBLPROPERTIES ({props})"
 
 
