@@ -298,7 +298,8 @@ def count_blocks(rows: sa.Table, version: int, qis: list[str], sensitive: list[s
                       sa.cast(sa.func.count(), sa.BigInteger).label("n")).group_by(*keys))
 
 
-VERSION_PATTERN = r"^{name}(?:_rows|_block_rows)?_v(\d+)(?:_blocks)?$"
+VERSION_TABLES = r"^{name}_(?:rows|block_rows)_v(\d+)$"  # BASE TABLEs of release {name}
+VERSION_VIEWS = r"^{name}_v(\d+)(?:_blocks)?$"            # VIEWs
 
 
 def _properties(compiler: Any, properties: dict[str, str]) -> str:

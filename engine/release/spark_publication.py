@@ -177,13 +177,28 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
             show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
     _burn(session, tables, name, status)
     keep = {v for v, s in status.items() if s == "published"} | ({shown[0]} if shown else set())
-    pattern = re.compile(sq.VERSION_PATTERN.format(name=re.escape(name)))
-    orphans = sorted({int(m.group(1)) for n in found if (m := pattern.match(n))} - keep)
-    dropped = []
+    orphans = sorted(set(_versions(session, schema, name, tables, found)) - keep)
     for v in orphans:
         drop_version(session, schema, name, v)
-        dropped.append(f"{schema}.{name} version {v}")
-    return dropped
+    return [f"{schema}.{name} version {v}" for v in orphans]
+
+
+def _versions(session: Session, schema: str, name: str, tables: catalog.CatalogTables,
+              found: dict[str, str]) -> list[int]:
+    """Versions with objects in ``schema``: its tables (``BASE TABLE``) and views — a view only when it was
+    made by a run of this release (another release may be named ``<name>_v1``)."""
+    out = []
+    tables_re = re.compile(sq.VERSION_TABLES.format(name=re.escape(name)))
+    views_re = re.compile(sq.VERSION_VIEWS.format(name=re.escape(name)))
+    r = tables.releases
+    for obj, kind in found.items():
+        if kind != "VIEW" and (m := tables_re.match(obj)):
+            out.append(int(m.group(1)))
+        elif kind == "VIEW" and (m := views_re.match(obj)):
+            run = properties(session, schema, obj).get(RELEASE)
+            if run and session.rows(sa.select(r.c.id).where(r.c.id == run, r.c.name == name), "reading a run"):
+                out.append(int(m.group(1)))
+    return out
 
 
 def _shown(session: Session, schema: str, name: str, found: dict[str, str]) -> tuple[int, str] | None:
