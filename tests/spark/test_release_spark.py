@@ -23,11 +23,11 @@ import sqlalchemy as sa
 from tests.conftest import inpatient_body
 from tests.spark.conftest import SPARK_URL, Twins
 from veil import config as cfg
+from veil import catalog
 from veil.errors import BusyError, ReleaseError
+from veil.queries import spark as sq
 from veil.release import init, release, releases, rollback
-
-pytestmark = pytest.mark.spark
-
+from veil.release import spark_publication as sp
 
 @dataclass(frozen=True)
 class Target:
@@ -100,6 +100,7 @@ def _duckdb_rows(twins: Twins, sql: str) -> list[tuple[Any, ...]]:
         engine.dispose()
 
 
+@pytest.mark.spark
 def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins, target: Target) -> None:
     t = target
     spark_conf, duck_conf = cfg.load(t.spark), cfg.load(t.duckdb)
@@ -123,6 +124,7 @@ def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins,
     assert history["current"] == 1 and [r["status"] for r in history["releases"]] == ["published", "skipped"]
 
 
+@pytest.mark.spark
 def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Target,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """verify: an orphan rows table, views on v1.  switch: killed between ``<name>_blocks`` and ``<name>``:
@@ -171,6 +173,7 @@ def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Ta
     assert set(_state(t)["shown"].values()) == {3} and releases(conf)["current"] == 3
 
 
+@pytest.mark.spark
 def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     """A ``veil release`` paused after writing its version table holds the lock: a concurrent run is refused
     with one line naming the lock table.  SIGKILLed there, it leaves the views on v1, its orphan table and its
@@ -210,3 +213,51 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     assert set(state["shown"].values()) == {2} and state["locks"] == []
     statuses = [r["status"] for r in releases(conf)["releases"]]
     assert statuses == ["published", "failed", "published"]
+
+
+# --- without a cluster: the lock's rules and the append-only catalog's statements ------------------------------
+
+def test_a_lock_is_stale_only_when_its_holder_ran_here_and_is_gone() -> None:
+    import socket
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    here = socket.gethostname()
+    assert sp._dead({"veil.host": here, "veil.pid": str(gone.pid)}) is True
+    assert sp._dead({"veil.host": here, "veil.pid": str(os.getpid())}) is False       # alive
+    assert sp._dead({"veil.host": here + "-other", "veil.pid": str(gone.pid)}) is False  # another host: unknown
+    assert sp._dead({"veil.host": here}) is False
+
+
+def test_the_busy_line_names_the_lock_table_and_how_to_clear_it() -> None:
+    line = sp._busy("veil", "inpatient", {"veil.pid": "4242", "veil.host": "etl-1", "veil.started_at": "2026-01-02"})
+    assert "\n" not in line
+    assert "lock table veil.veil_lock_inpatient held by PID 4242 on etl-1 since 2026-01-02" in line
+    assert line.endswith("clear the lock with DROP TABLE veil.veil_lock_inpatient")
+
+
+def test_catalog_changes_are_appends_to_a_log() -> None:
+    r = catalog.tables("veil").releases
+    log = sq.log_table(r)
+    assert [c.name for c in log.columns] == [*(c.name for c in r.columns), "veil_seq"]
+    insert = sq.compile_sql(sq.logged(r.insert().values(id="x", name="n", status="running"), log, 5))
+    text = str(insert)
+    assert text.startswith("INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`")
+    assert "CAST(NULL AS INT) AS `version`" in text and "FROM" not in text  # left-out columns: NULL
+    assert set(insert.params.values()) == {"x", "n", "running", 5}          # values stay parameters
+    update = str(sq.compile_sql(sq.logged(sa.update(r).where(r.c.id == "x").values(status="failed"), log, 6)))
+    assert "`veil`.`releases`.`name`" in update and "AS `status`" in update  # unchanged columns read back
+    assert update.endswith("FROM `veil`.`releases` \nWHERE `veil`.`releases`.`id` = :id_1")
+    view = str(sq.compile_sql(sq.latest(r, log)))
+    assert "PARTITION BY `veil`.`releases_log`.`id` ORDER BY `veil`.`releases_log`.`veil_seq` DESC" in view
+
+
+def test_orphans_are_recognized_by_name_and_kind() -> None:
+    import re
+
+    tables = re.compile(sq.VERSION_TABLES.format(name=re.escape("inp")))
+    views = re.compile(sq.VERSION_VIEWS.format(name=re.escape("inp")))
+    assert [bool(tables.match(n)) for n in ("inp_rows_v3", "inp_block_rows_v12", "inp_rows", "inp_v3", "inpx_rows_v1")] \
+        == [True, True, False, False, False]
+    assert [bool(views.match(n)) for n in ("inp_v3", "inp_v3_blocks", "inp_blocks", "inp_rows_v3", "inp_v")] \
+        == [True, True, False, False, False]
