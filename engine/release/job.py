@@ -9,7 +9,9 @@ the rows inserted into ``<schema>.<name>_rows`` as version N, an independent rec
 again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
 published (docs/publication.md).  Any failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of
 it back: the previous version stays published and the catalog row says ``failed`` (a run killed outright is
-marked failed by the next run, which holds the lock).
+marked failed by the next run, which holds the lock).  Where statements commit on their own (Spark,
+``transactions = False``), the publication runs in the order of docs/spark.md instead: version table, recount,
+views last, catalog row last; the next run repairs what a killed run left (``spark_publication.recover``).
 
 Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, materialize, verify, views,
 catalog); ``VEIL_FAILPOINT=corrupt`` deletes rows of the new version before verification (which must then
