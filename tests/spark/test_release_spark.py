@@ -127,50 +127,54 @@ def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins,
 @pytest.mark.spark
 def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Target,
                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
-    """verify: an orphan rows table, views on v1.  switch: killed between ``<name>_blocks`` and ``<name>``:
-    ``<name>`` still shows v1 (the next run switches ``_blocks`` back and drops v2, whose number the ledger
-    keeps).  catalog: the views show the verified v3 without its catalog row: the next run records v3 and
-    publishes v4, compared with every version the ledger holds.  Then ``veil rollback`` switches the views."""
+    """materialize: nothing written.  verify: an orphan rows table.  views: verified tables and the ledger's v2,
+    no view on them.  switch: killed between ``<name>_blocks`` and ``<name>``.  In all four ``<name>`` shows v1.
+    catalog: the views show the verified v4 without its catalog row.  Each next run drops the orphans (v2 and
+    v3 keep their numbers: the ledger recorded them), switches ``_blocks`` back, records v4 and publishes v5,
+    compared with every version the ledger holds.  Then ``veil rollback`` switches the views."""
     t = target
     conf = cfg.load(t.spark)
     init(conf)
     assert release(conf).version == 1
     v1_rows = _state(t)["rows"]
 
-    monkeypatch.setenv("VEIL_FAILPOINT", "verify")
-    with pytest.raises(ReleaseError, match="injected failure at step 'verify'"):
-        release(conf, force=True)
-    state = _state(t)
+    def fail(step: str) -> dict[str, Any]:
+        monkeypatch.setenv("VEIL_FAILPOINT", step)
+        with pytest.raises(ReleaseError, match=f"injected failure at step '{step}'"):
+            release(conf, force=True)
+        state = _state(t)
+        assert state["rows"] == v1_rows and state["shown"][t.name] in (1, 4) and state["locks"] == []
+        return state
+
+    state = fail("materialize")
+    assert set(state["shown"].values()) == {1} and not any("_v2" in o for o in state["objects"])
+    state = fail("verify")
     assert f"{t.name}_rows_v2" in state["objects"] and f"{t.name}_v2" not in state["objects"]  # the orphan
-    assert set(state["shown"].values()) == {1} and state["rows"] == v1_rows and state["locks"] == []
-
-    monkeypatch.setenv("VEIL_FAILPOINT", "switch")
-    with pytest.raises(ReleaseError, match="injected failure at step 'switch'"):
-        release(conf, force=True)
-    state = _state(t)
-    assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 2, f"{t.name}_releases": 1} and state["rows"] == v1_rows
-
-    monkeypatch.setenv("VEIL_FAILPOINT", "catalog")
-    with pytest.raises(ReleaseError, match="injected failure at step 'catalog'"):
-        release(conf, force=True)
-    state = _state(t)
-    assert set(state["shown"].values()) == {3}  # verified, switched; its catalog row not written
-    assert not any("_v2" in o for o in state["objects"])  # v2's orphan tables and views were dropped
-    assert releases(conf)["current"] == 3  # the pointer row follows the views; no published row is current yet
+    assert set(state["shown"].values()) == {1}
+    state = fail("views")
+    assert {f"{t.name}_rows_v2", f"{t.name}_block_rows_v2"} <= state["objects"] and f"{t.name}_v2" not in state["objects"]
+    assert set(state["shown"].values()) == {1}
+    state = fail("switch")
+    assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 3, f"{t.name}_releases": 1}
+    assert not any("_v2" in o for o in state["objects"])  # v2's orphan tables were dropped
+    state = fail("catalog")
+    assert set(state["shown"].values()) == {4}  # verified, switched; its catalog row not written
+    assert not any("_v2" in o or "_v3" in o for o in state["objects"])
+    assert releases(conf)["current"] == 4  # the pointer row follows the views; no published row is current yet
 
     monkeypatch.delenv("VEIL_FAILPOINT")
     final = release(conf, force=True)
-    assert final.status == "published" and final.version == 4
-    # v1, v3 and v2 (never shown, but in the ledger: compared all the same, the safe side)
-    assert final.series is not None and final.series["versions_compared"] == 3
+    assert final.status == "published" and final.version == 5
+    # v1, v4 and v2, v3 (never shown, but in the ledger: compared all the same, the safe side)
+    assert final.series is not None and final.series["versions_compared"] == 4
     history = releases(conf)
     published = {r["version"]: r for r in history["releases"] if r["status"] == "published"}
-    assert history["current"] == 4 and sorted(published) == [1, 3, 4]
-    assert "recorded by a later run" in published[3]["message"]
+    assert history["current"] == 5 and sorted(published) == [1, 4, 5]
+    assert "recorded by a later run" in published[4]["message"]
     state = _state(t)
-    assert set(state["shown"].values()) == {4} and state["rows"] == v1_rows  # same data, same node
-    assert rollback(conf, 3)["version"] == 3
-    assert set(_state(t)["shown"].values()) == {3} and releases(conf)["current"] == 3
+    assert set(state["shown"].values()) == {5} and state["rows"] == v1_rows  # same data, same node
+    assert rollback(conf, 4)["version"] == 4
+    assert set(_state(t)["shown"].values()) == {4} and releases(conf)["current"] == 4
 
 
 @pytest.mark.spark
