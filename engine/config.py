@@ -104,6 +104,7 @@ class ReleaseConfig:
     grant_select_to: tuple[str, ...] = ()
     series: str = "defer"        # what a release does about differences with earlier versions (docs/series.md)
     keep_versions: int = 10      # versions whose rows stay addressable (docs/publication.md)
+    report: str | None = None    # folder (relative to the config) for a report per published version
 
 
 @dataclass(frozen=True)
@@ -404,6 +405,7 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
             grant_select_to=r.names("grant_select_to", ()),
             series=r.name("series", "defer"),
             keep_versions=r.get("keep_versions", int, 10),
+            report=r.get("report", str, None),
         )
         r.finish()
         if release.series not in SERIES_POLICIES:

@@ -24,6 +24,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -71,6 +72,7 @@ class Outcome:
     seconds: float = 0.0
     rows_deferred: int | None = None
     series: dict[str, Any] | None = None
+    report: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -81,7 +83,7 @@ class Outcome:
                 "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
                 "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
                 "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
-                "message": self.message, "seconds": round(self.seconds, 3)}
+                "report": self.report, "message": self.message, "seconds": round(self.seconds, 3)}
 
 
 def init(config: Config) -> tuple[str | None, str | None]:
@@ -185,7 +187,33 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
     published, info = _series(run, ledger, cand, counted, start)
     info.update(note)
-    return _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+    outcome = _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+    return _report(run, outcome, result, counts, suppressed)
+
+
+def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
+            suppressed: np.ndarray) -> Outcome:
+    """``[release] report``: the published version's report next to the others (README "Audit and report").
+    Written after the commit — the version is published either way; a report that cannot be written is said
+    in the outcome's message and the log, and the job still exits 0."""
+    folder = run.rel.report
+    if folder is None or outcome.version is None or outcome.node is None:
+        return outcome
+    from veil.report import write_report  # the report's modules load only when a report is asked for
+
+    run.on_step(f"writing the report into {folder}")
+    if result is None:  # the previous node was kept: the report shows that one evaluation
+        result = SearchResult(run.wh.attributes, run.wh.heights, Lattice(run.wh.heights).size, nodes_evaluated=1,
+                              evaluations=[(outcome.node, True, int(counts.sizes[suppressed].sum()), None)],
+                              any_passing=True)
+    try:
+        path = write_report(Path(folder), run.config, run.wh, result, outcome.node, name=run.rel.name,
+                            version=outcome.version)
+    except (OSError, VeilError) as exc:
+        log.log.warning(f"release {run.rel.name!r} version {outcome.version} is published; its report was not "
+                    f"written: {exc}")
+        return replace(outcome, message=f"{outcome.message}; the report was not written: {exc}")
+    return replace(outcome, report=str(path), message=f"{outcome.message}; report {path}")
 
 
 def _inspect(run: _Run, force: bool) -> Outcome | None:
