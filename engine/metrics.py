@@ -11,8 +11,8 @@ on the loss of *every* node above this one, whatever they suppress, which the op
 - average block size: without a budget, the node's own value (``|T| / #blocks`` grows upwards); with one,
   the smallest block size (every released block above is a union of blocks here).
 
-Exactness (docs/search.md, "Ties and rounding"): height and discernibility are Python ``int`` (no float, no
-int64 overflow), precision and average block size ``Fraction``; only genuinely equal losses tie.
+Exactness (docs/models.md §8): height, precision (scaled) and discernibility are Python ``int`` (no float,
+no int64 overflow), average block size a ``Fraction``; only genuinely equal losses tie.
 KL-divergence is a ``float`` (it has logarithms): a correctly rounded sum (``math.fsum``) of per-block terms,
 so it does not depend on the order blocks arrive in; ``rounding`` is the margin the search allows a float
 bound before it prunes with it.
@@ -112,34 +112,37 @@ class Height(_Reported):
 
 @dataclass(frozen=True)
 class Precision(_Reported):
-    """Sweeney's precision ``1 - mean_i(li / hi)`` (higher is better; the search minimizes ``1 - it``,
-    as a ``Fraction``).
+    """Sweeney's precision ``1 - mean_i(li / hi)`` (higher is better).  The search minimizes
+    ``mean_i(li / hi)``, compared exactly as the integer ``Σ li · (lcm(h) / hi)`` (the mean times
+    ``d · lcm(h)``).
 
     >>> Precision((2, 4)).value_of((1, 1))
     0.625
-    >>> Precision((2, 4)).loss_of((1, 1))
-    Fraction(3, 8)
+    >>> Precision((2, 4)).loss_of((1, 1))   # (1/2 + 1/4) / 2 = 3/8 = 3 / (2 · 4)
+    3
     """
 
     heights: tuple[int, ...]
     name: ClassVar[str] = "precision"
 
-    def loss_of(self, node: Sequence[int]) -> Fraction:
-        if not self.heights:
-            return Fraction(0)
-        return sum((Fraction(int(lv), h) if h else Fraction(0) for lv, h in zip(node, self.heights)),
-                   Fraction(0)) / len(self.heights)
+    @property
+    def _lcm(self) -> int:
+        return math.lcm(*(h for h in self.heights if h)) if any(self.heights) else 1
+
+    def loss_of(self, node: Sequence[int]) -> int:
+        lcm = self._lcm
+        return sum(int(lv) * (lcm // h) for lv, h in zip(node, self.heights) if h)
 
     def value_of(self, node: Sequence[int]) -> float:
         return self.reported(self.loss_of(node))
 
     def reported(self, loss: Loss) -> float:
-        return float(1 - loss)
+        return float(1 - Fraction(int(loss), self._lcm * max(len(self.heights), 1)))
 
-    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Fraction:
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
         return self.loss_of(counts.node)  # type: ignore[arg-type]
 
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> Fraction:
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> int:
         return self.loss_of(counts.node)  # type: ignore[arg-type]
 
 

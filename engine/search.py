@@ -15,7 +15,7 @@ declares (``tags_up``, ``prune_down``; see ``veil.privacy``) instead of special-
   every node below as failing; every evaluated node gives each node above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
   proven no better than the best found (ties: lower height, then the lexicographically smaller node).
 
-Ties are exact (docs/search.md, "Ties and rounding"): losses are compared as the metric computes them, ints
+Ties are exact (docs/models.md §8): losses are compared as the metric computes them, ints
 and Fractions exactly, so only genuinely equal losses go to the tie rule; the bounds that prune are exact
 too (a float shadow decides where it can, the exact values where the floats are equal).  A float metric
 (KL-divergence) declares a ``rounding`` margin: its bounds prune only when they exceed the best loss by
@@ -30,6 +30,7 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
@@ -249,6 +250,7 @@ class Bounds:
     def __init__(self, size: int, margin: float) -> None:
         self.level = np.full(size, -np.inf)
         self.source = np.full(size, -1, dtype=np.int64)
+        self.rounded = np.zeros(size, dtype=bool)   # the source's value is not exactly its float
         self.exact: dict[int, Loss] = {}
         self.margin = margin
         self.index = np.arange(size)
@@ -256,14 +258,18 @@ class Bounds:
     def raise_to(self, mask: np.ndarray, i: int, value: Loss) -> None:
         """Every node in ``mask`` has a loss of at least ``value`` (evaluated node ``i``'s bound)."""
         self.exact[i] = value
-        f = float(value)
+        f, rounded = _as_float(value)
         where = np.flatnonzero(mask)
         here = self.level[where]
         above = where[here < f]
-        self.level[above], self.source[above] = f, i
-        for j, group in self._by_source(where[here == f]):
-            if value > self.exact[j]:
-                self.source[group] = i
+        self.level[above], self.source[above], self.rounded[above] = f, i, rounded
+        equal = where[here == f]
+        if not rounded:
+            equal = equal[self.rounded[equal]]  # both exact floats: equal floats are equal values
+        if len(equal):
+            sources, inverse = np.unique(self.source[equal], return_inverse=True)
+            greater = np.array([value > self.exact[int(j)] for j in sources])[inverse.reshape(-1)]
+            self.source[equal[greater]], self.rounded[equal[greater]] = i, rounded
 
     def no_better(self, best: Loss, best_idx: int) -> np.ndarray:
         """Nodes whose bound proves them no better than ``best`` (node ``best_idx``): above it, or equal and
@@ -273,16 +279,29 @@ class Bounds:
             slack = self.margin * max(1.0, abs(float(best)))
             low = self.level - slack
             return (low > float(best)) | ((low >= float(best)) & later)
-        f = float(best)
+        f, rounded = _as_float(best)
         out = self.level > f
-        for j, group in self._by_source(np.flatnonzero(self.level == f)):
-            exact = self.exact[j]
-            out[group] = True if exact > best else (later[group] if exact == best else False)
+        equal = np.flatnonzero(self.level == f)
+        if not rounded:
+            plain = equal[~self.rounded[equal]]
+            out[plain] = later[plain]
+            equal = equal[self.rounded[equal]]
+        if len(equal):
+            sources, inverse = np.unique(self.source[equal], return_inverse=True)
+            order = np.array([(self.exact[int(j)] > best) - (self.exact[int(j)] < best) for j in sources])
+            order = order[inverse.reshape(-1)]
+            out[equal] = (order > 0) | ((order == 0) & later[equal])
         return out
 
-    def _by_source(self, where: np.ndarray) -> list[tuple[int, np.ndarray]]:
-        sources = self.source[where]
-        return [(int(j), where[sources == j]) for j in np.unique(sources)]
+
+def _as_float(value: Loss) -> tuple[float, bool]:
+    """``value`` as a float64, and whether that rounded it (ints beyond 2^53, most fractions)."""
+    f = float(value)
+    if isinstance(value, float):
+        return f, False
+    if isinstance(value, int):
+        return f, int(f) != value
+    return f, Fraction(f) != value
 
 
 def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:

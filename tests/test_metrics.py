@@ -88,10 +88,12 @@ def test_losses_are_exact_numbers() -> None:
         2_000_000_000 * 4_000_000_001 + 2_000_000_001**2
     assert AverageBlockSize().value(np.array([1, 2, 4]), np.array([False, False, True]), rows=7) == Fraction(3, 2)
     assert AverageBlockSize().value(np.array([3]), np.array([True]), rows=3) == 3
-    # precision 1 - (1/3 + 2/3)/2 = 1/2: the loss 1/2 exactly, not 0.49999999999999994 + noise
-    p = Precision((3, 3))
-    assert p.loss_of((1, 2)) == Fraction(1, 2) and p.value_of((1, 2)) == 0.5
-    assert p.loss_of((1, 2)) == p.loss_of((2, 1)) == p.loss_of((0, 3))
+    # precision over heights (3, 5): the loss mean(li/hi) scaled by d · lcm = 2 · 15 to the integer Σ li · 15/hi.
+    # [1, 0]: 1/3 = 5/15 -> 5; [0, 1]: 1/5 = 3/15 -> 3; [3, 5]: 15 + 15 = 30 (precision 0).
+    p = Precision((3, 5))
+    assert (p.loss_of((1, 0)), p.loss_of((0, 1)), p.loss_of((3, 5))) == (5, 3, 30)
+    assert p.value_of((1, 0)) == 1 - 1 / 6 and p.value_of((3, 5)) == 0.0 and p.value_of((0, 0)) == 1.0
+    assert p.loss_of((3, 0)) == p.loss_of((0, 5)) == 15   # 3/3 + 0 and 0 + 5/5: a genuine tie
     assert Height().reported(7) == 7.0
 
 
