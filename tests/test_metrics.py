@@ -8,17 +8,20 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
-import pytest
+import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from veil import config as cfg
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.hierarchy import Hierarchy
 from veil.lattice import Lattice
 from veil.metrics import AverageBlockSize, Discernibility, Height, Precision, make_metric, sum_of_squares
 from veil.models.kanonymity import KAnonymity
 from veil.privacy import Specification
+from veil.run import open_warehouse, search_warehouse
 from veil.search import run
+from tests.conftest import Db
 from tests.test_search import SHAPES, AtMost, _hierarchy
 
 EXACT_METRICS = ("height", "precision", "avg-block-size", "discernibility")
@@ -155,3 +158,37 @@ def test_search_optimum_is_the_exact_minimum(case) -> None:
         assert result.optimal is not None and result.optimal.node == best[2], (strategy, best)
         expected = float(1 - best[0]) if metric == "precision" else float(best[0])
         assert result.optimal.value == expected
+
+
+BINARY = """
+[search]
+metric = "discernibility"
+
+[[quasi_identifiers]]
+column = "a"
+hierarchy = { suppress = true }
+
+[[quasi_identifiers]]
+column = "b"
+hierarchy = { suppress = true }
+
+[[models]]
+type = "k-anonymity"
+k = 2
+"""
+
+
+def test_strictly_optimal_on_the_backend(db: Db) -> None:
+    """The 100,000-row case above as a table: (0,0) once, (0,1) 50,000 times, (1,0) 49,999 times."""
+    db.create_table("pairs", {"a": sa.Integer, "b": sa.Integer}, [(0, 0)])
+    db.execute(f'INSERT INTO "{db.schema}".pairs SELECT 0, 1 FROM generate_series(1, 50000)',
+               f'INSERT INTO "{db.schema}".pairs SELECT 1, 0 FROM generate_series(1, 49999)')
+    conf = cfg.load(db.write_config("pairs", BINARY))
+    with open_warehouse(conf) as wh:
+        assert wh.rows == 100_000
+        for strategy in ("optimal", "brute-force"):
+            result = search_warehouse(wh, conf, [strategy])
+            assert result.optimal is not None and result.optimal.node == (1, 0), strategy
+            assert result.optimal.value == 5_000_000_000
+        scores = {node: score for node, _p, _s, score in result.evaluations}
+        assert scores[(0, 1)] == 5_000_000_002

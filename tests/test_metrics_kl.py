@@ -11,14 +11,18 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import sqlalchemy as sa
 
+from veil import config as cfg
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.hierarchy import CsvSpec, Hierarchy, SuppressSpec, ValueKind, build
 from veil.lattice import Lattice
 from veil.metrics import KLDivergence, make_metric
 from veil.models.kanonymity import KAnonymity
 from veil.privacy import Specification
+from veil.run import open_warehouse, search_warehouse
 from veil.search import run
+from tests.conftest import Db
 
 ROOT = Path(__file__).resolve().parent.parent
 BUNDLED = ROOT / "tests" / "spark" / "data"
@@ -177,3 +181,39 @@ def test_kl_optimum_on_adult_with_a_5_percent_budget_is_the_definitions(full: bo
     # The old reading (q summing to less than 1) picks another node: the case the issue saw.
     old = _oracle(hs, rows, k, budget, spread_suppressed=False)
     assert (oracle[0][2], old[0][2]) == (expected, before)
+
+
+KL_BODY = """
+[search]
+metric = "kl-divergence"
+max_suppression = 0.5
+
+[[quasi_identifiers]]
+column = "x"
+hierarchy = { taxonomy = { "0" = ["A", "*"], "1" = ["A", "*"], "2" = ["B", "*"], "3" = ["B", "*"] } }
+
+[sensitive]
+columns = ["s"]
+
+[[models]]
+type = "distinct-l-diversity"
+l = 2
+"""
+
+
+def test_kl_with_suppression_on_the_backend(db: Db) -> None:
+    # The table of test_kl_with_generalization_and_suppression, with a sensitive column that makes block B
+    # ({2, 3}: s = a, a, a, a) fail l = 2 and be suppressed (4 of 8 rows, the budget).
+    # [1]: 1/2 ln(2/3) + 3/8 ln 3 ≈ 0.2092 (q = 3/8, 3/8, 1/8, 1/8); [0] suppresses leaves 2 and 3 (no second
+    # value): the same q, the same KL; [2]: q = 1/4 everywhere, KL = 3/8 ln(3/2) + 1/8 ln(1/2) ≈ 0.0654, optimal.
+    rows = [(0, "a"), (0, "b"), (1, "a"), (1, "b"), (2, "a"), (2, "a"), (2, "a"), (3, "a")]
+    db.create_table("cells", {"x": sa.Integer, "s": sa.Text}, rows)
+    conf = cfg.load(db.write_config("cells", KL_BODY))
+    with open_warehouse(conf) as wh:
+        result = search_warehouse(wh, conf, ["brute-force"])
+    scores = {node: score for node, _p, _s, score in result.evaluations}
+    suppressed = 0.5 * math.log(2 / 3) + 0.375 * math.log(3)
+    assert scores[(0,)] == pytest.approx(suppressed, abs=1e-14)
+    assert scores[(1,)] == pytest.approx(suppressed, abs=1e-14)
+    assert scores[(2,)] == pytest.approx(0.375 * math.log(1.5) + 0.125 * math.log(0.5), abs=1e-14)
+    assert result.optimal is not None and result.optimal.node == (2,)
