@@ -113,3 +113,13 @@ def of_release(dims: sa.Table, name: str, versions: Sequence[int] | None = None)
     where = [d.c.name == name] + ([d.c.version.in_(list(versions))] if versions is not None else [])
     return (sa.select(d.c.version, d.c.attribute, d.c.digest, d.c.height, d.c.dim_table)
             .where(*where).order_by(d.c.version, d.c.attribute))
+
+
+def tables_of(dims: sa.Table, name: str) -> sa.Select[Any]:
+    """Each column of release ``name`` that has a dimension, with its rows table."""
+    return sa.select(dims.c.attribute, dims.c.dim_table).where(dims.c.name == name).distinct()
+
+
+def expired_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
+    r = releases
+    return sa.select(r.c.version).where(r.c.name == name, r.c.status == "expired")

@@ -177,8 +177,7 @@ def _copy(session: Session, table: sa.Table, d: Dimension) -> None:
 def expire(session: Session, tables: catalog.CatalogTables, schema: str, name: str) -> None:
     """After the release's expiry, in its transaction: delete the contents no kept version uses."""
     t = tables.publication_dimensions
-    used = session.rows(sa.select(t.c.attribute, t.c.dim_table).where(t.c.name == name).distinct(),
-                        "listing the dimension tables")
+    used = session.rows(dims.tables_of(t, name), "listing the dimension tables")
     for attribute, table_name in used:
         table = sa.table(table_name, sa.column(dims.DIGEST), schema=schema)
         session.execute(dims.delete_unused(table, t, tables.releases, name, attribute),
@@ -189,8 +188,7 @@ def cleanup(session: Session, tables: catalog.CatalogTables, schema: str, name: 
     """After the commit: drop expired versions' dimension views (before the version views, whose names theirs
     contain); returns what stays, with the reason."""
     r, t = tables.releases, tables.publication_dimensions
-    expired = [v for (v,) in session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.status == "expired"),
-                                          "listing expired versions")]
+    expired = [v for (v,) in session.rows(dims.expired_versions(r, name), "listing expired versions")]
     listed = session.rows(dims.of_release(t, name, expired), "listing expired dimensions") if expired else []
     session.commit()
     if not listed:
