@@ -138,3 +138,19 @@ def test_two_columns_whose_objects_would_share_a_name_are_refused() -> None:
     found = [Dimension(c, QUASI, Hierarchy(c, ("v",), (("*",),)), sa.Text(), None, "x") for c in ("a", "a_rows")]
     with pytest.raises(ReleaseError, match="'people_dim_a_rows'"):
         _unique("people", found, 1)
+
+
+def test_a_shorter_hierarchy_leaves_nulls_and_a_taller_one_is_refused_with_nothing_published(db: Db, cleanup) -> None:
+    config, out, cat = setup(db)
+    release(cfg.load(config))
+    ages = db.workdir / "age.csv"
+    ages.write_text("".join(f"{a};*\n" for a in AGES))            # height 1 of 2
+    release(cfg.load(config))
+    assert sorted(db.query(f'SELECT * FROM "{out}".people_dim_age')) == [(a, "*", None) for a in sorted(AGES)]
+    assert sorted(db.query(f'SELECT * FROM "{out}".people_v2_dim_age')) == [(a, "*") for a in sorted(AGES)]
+    ages.write_text("".join(f"{a};{';'.join(up)};**\n" for a, up in AGES.items()))   # height 3 of 2
+    with pytest.raises(ReleaseError, match=r"hierarchy of column 'age' now has 3 levels above the value, the "
+                                           r"published dimension .*people_dim_age has 2"):
+        release(cfg.load(config))
+    assert db.query(f'SELECT current_version FROM "{cat}".publications') == [(2,)]
+    assert sorted(db.query(f'SELECT DISTINCT version FROM "{cat}".publication_dimensions')) == [(1,), (2,)]
