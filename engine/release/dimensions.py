@@ -68,9 +68,10 @@ def digest(role: str, level0_type: Any, h: Hierarchy) -> str:
     >>> digest(QUASI, sa.Integer(), a) == digest(QUASI, sa.Integer(), Hierarchy("age", (20, 26), a.labels))
     False
     """
-    rows = [[str(leaf), *(str(col[k]) for col in h.labels)] for k, leaf in enumerate(h.leaves)]
-    text = json.dumps([role, repr(level0_type), h.height, rows], separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    sha = hashlib.sha256(json.dumps([role, repr(level0_type), h.height, len(h.leaves)]).encode())
+    for column in (h.leaves, *h.labels):  # column by column: each leaf's chain is at one position in all
+        sha.update(json.dumps([str(x) for x in column], separators=(",", ":")).encode())
+    return sha.hexdigest()[:16]
 
 
 def of_run(wh: Warehouse, config: Config) -> list[Dimension]:
