@@ -154,3 +154,19 @@ def test_a_shorter_hierarchy_leaves_nulls_and_a_taller_one_is_refused_with_nothi
         release(cfg.load(config))
     assert db.query(f'SELECT current_version FROM "{cat}".publications') == [(2,)]
     assert sorted(db.query(f'SELECT DISTINCT version FROM "{cat}".publication_dimensions')) == [(1,), (2,)]
+
+
+def test_a_long_column_name_gets_fitted_objects_that_work(db: Db, cleanup) -> None:
+    config, out, cat = setup(db)
+    long = "postal_code_of_the_patients_home_address_as_registered_at_adm"   # 60 bytes: PostgreSQL's columns fit
+    db.execute(f'CREATE TABLE "{db.schema}".people2 AS SELECT id, zip AS {long}, age, disease FROM "{db.schema}".people')
+    text = open(config).read().replace('column = "zip"', f'column = "{long}"')
+    path = db.write_config("people2", text.split("\n", 3)[3], name="long.toml")
+    outcome = release(cfg.load(path))
+    names = qd.names("people", long, outcome.version)
+    assert all(len(n.encode()) <= 63 for n in names.values())
+    found = db.query(f'SELECT level_0, level_2 FROM "{out}"."{names["view"]}" ORDER BY 1')
+    assert found == [(k, up[1]) for k, up in sorted(ZIPS.items())]
+    assert len(db.query(f'SELECT * FROM "{out}"."{names["version_view"]}"')) == 4
+    assert db.query(f"SELECT dim_table FROM \"{cat}\".publication_dimensions WHERE attribute = '{long}'") == \
+        [(names["rows"],)]
