@@ -170,3 +170,25 @@ def test_a_long_column_name_gets_fitted_objects_that_work(db: Db, cleanup) -> No
     assert len(db.query(f'SELECT * FROM "{out}"."{names["version_view"]}"')) == 4
     assert db.query(f"SELECT dim_table FROM \"{cat}\".publication_dimensions WHERE attribute = '{long}'") == \
         [(names["rows"],)]
+
+
+def test_hierarchies_read_from_warehouse_tables_are_published_too(db: Db, cleanup) -> None:
+    db.create_table("zip_levels", {"level_0": sa.Text, "level_1": sa.Text, "level_2": sa.Text},
+                    [(k, *up) for k, up in ZIPS.items()])
+    db.create_table("disease_levels", {"d": sa.Text, "grp": sa.Text, "top": sa.Text},
+                    [(k, *up) for k, up in DISEASES.items()])
+    model = TCLOSE.format(path="X").replace(
+        '{ csv = "X" }', f'{{ table = "{db.schema}.disease_levels", columns = ["d", "grp", "top"] }}')
+    path, out, cat = people_db(db, "off", model)
+    path.write_text(path.read_text().replace(f'{{ csv = "{db.workdir / "zip.csv"}" }}',
+                                             f'{{ table = "{db.schema}.zip_levels" }}'))
+    assert "zip_levels" in path.read_text() and "disease_levels" in path.read_text()
+    init(cfg.load(path))
+    release(cfg.load(path))
+    assert sorted(db.query(f'SELECT * FROM "{out}".people_dim_zip')) == sorted((k, *up) for k, up in ZIPS.items())
+    assert sorted(db.query(f'SELECT * FROM "{out}".people_dim_disease')) == \
+        sorted((k, *up) for k, up in DISEASES.items())
+    db.execute(f"UPDATE \"{db.schema}\".disease_levels SET grp = 'lungs' WHERE grp = 'respiratory'")
+    release(cfg.load(path))                                       # the table's rows changed: a new content
+    assert ("flu", "lungs", "*") in db.query(f'SELECT * FROM "{out}".people_dim_disease')
+    assert len(contents(db, out, "disease")) == 2 and len(contents(db, out, "zip")) == 1
