@@ -5,8 +5,8 @@ A release is never half-published.  After a short committed "running" row in the
 happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
 previous version's while it still satisfies the models, else the search's optimum), the candidate's cells,
 the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
-the rows inserted into ``<schema>.<name>_rows`` as version N, an independent recount with every checker run
-again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
+the rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
+tables (``veil.release.dimensions``), an independent recount with every checker run again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
 published (docs/publication.md).  Any failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of
 it back: the previous version stays published and the catalog row says ``failed`` (a run killed outright is
 marked failed by the next run, which holds the lock).
@@ -40,6 +40,7 @@ from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
+from veil.release import dimensions
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -354,6 +355,7 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     on_step("verifying the release independently")
     failpoint("verify")
     views = pub.insert_blocks(version)
+    views += dimensions.publish(session, run.tables, rel.schema, rel.name, version, dimensions.of_run(wh, config))
     rows_suppressed = int(counts.sizes[suppressed].sum())
     achieved = verify(session, wh, run.spec, pub.rows, version, counted.counts(published),
                       counted.counts(cand.version.counts - published), rows_suppressed)
@@ -366,9 +368,11 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     rows_published = int(published.sum())
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when)
+    dimensions.expire(session, run.tables, rel.schema, rel.name)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
     session.commit()
-    left = cleanup(session, rel.schema, rel.name, run.tables)
+    left = dimensions.cleanup(session, run.tables, rel.schema, rel.name)
+    left += cleanup(session, rel.schema, rel.name, run.tables)
     if left:
         _note_left(run, info, left)
     deferred = info.get("rows_deferred", 0)
