@@ -72,7 +72,7 @@ def non_finite_rows(values: Values) -> dict[str, int]:
         else:
             continue
         found[key] = found.get(key, 0) + int(n)
-    return found
+    return {k: found[k] for k in ("NaN", "Infinity", "-Infinity") if k in found}
 
 
 def identifier_warning(column: str, kind: ValueKind | None, values: Values, rows: int) -> str | None:
