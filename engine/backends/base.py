@@ -39,6 +39,7 @@ class Backend:
     information_schema: ClassVar[bool] = True  # information_schema.columns/tables (else the session's catalog)
     lock_timeout: ClassVar[bool] = False      # set_config('lock_timeout'): give up waiting for a lock (release)
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
+    create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url
