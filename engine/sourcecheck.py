@@ -75,21 +75,28 @@ def non_finite_rows(values: Values) -> dict[str, int]:
     return {k: found[k] for k in ("NaN", "Infinity", "-Infinity") if k in found}
 
 
+MIN_ROWS = 100  # below this, a column with a value per row is no sign of a direct identifier
+
+
 def identifier_warning(column: str, kind: ValueKind | None, values: Values, rows: int) -> str | None:
     """Why quasi-identifier ``column`` looks like a direct identifier (a value per row, or a floating-point
-    measurement), or ``None``.  Each distinct value is a leaf of its hierarchy and a row of its dimension
+    measurement with at least half as many distinct values as rows), or ``None``.  Each distinct value is a leaf of its hierarchy and a row of its dimension
     table, so such a column also costs memory in proportion to the table.
 
-    >>> identifier_warning("id", ValueKind.INTEGER, [(1, 1), (2, 1), (3, 1)], 3)
-    "quasi-identifier 'id' is unique per row (3 distinct values in 3 rows): it looks like a direct identifier; drop it from the release rather than generalize it"
+    Small tables (fewer than ``MIN_ROWS`` rows) are left alone: 12 patients with 12 different ages are normal.
+
+    >>> identifier_warning("id", ValueKind.INTEGER, [(i, 1) for i in range(100)], 100)
+    "quasi-identifier 'id' is unique per row (100 distinct values in 100 rows): it looks like a direct identifier; drop it from the release rather than generalize it"
+    >>> identifier_warning("id", ValueKind.INTEGER, [(1, 1), (2, 1), (3, 1)], 3) is None
+    True
     >>> identifier_warning("age", ValueKind.INTEGER, [(30, 2), (31, 1)], 3) is None
     True
     """
     distinct = sum(1 for v, _ in values if v is not None)
-    if rows > 1 and distinct >= rows and all(int(n) == 1 for v, n in values if v is not None):
+    if rows >= MIN_ROWS and distinct >= rows and all(int(n) == 1 for v, n in values if v is not None):
         return (f"quasi-identifier {column!r} is unique per row ({distinct} distinct values in {rows} rows): it looks "
                 "like a direct identifier; drop it from the release rather than generalize it")
-    if kind is ValueKind.FLOAT:
+    if kind is ValueKind.FLOAT and rows >= MIN_ROWS and 2 * distinct >= rows:
         return (f"quasi-identifier {column!r} is a floating-point column ({distinct} distinct values in {rows} rows): "
                 "measurements make near-unique keys and look like a direct identifier; round or bucket it in a "
                 "view, or drop it if it identifies people")

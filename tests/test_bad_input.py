@@ -289,7 +289,7 @@ def test_all_rows_dropped_for_nulls(db: Db) -> None:
 
 def test_unique_or_float_quasi_identifier_warns(db: Db) -> None:
     db.create_table("t", {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "score": sa.Double},
-                    [(i, "13053", 20 + i % 2, i % 3 + 0.5) for i in range(6)])
+                    [(i, "13053", 20 + i % 2, i // 2 + 0.5) for i in range(120)])
     body = ('[[quasi_identifiers]]\ncolumn = "id"\nhierarchy = { suppress = true }\n\n'
             '[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = { suppress = true }\n\n'
             '[[quasi_identifiers]]\ncolumn = "score"\nhierarchy = { intervals = [10] }\n\n'
@@ -298,10 +298,14 @@ def test_unique_or_float_quasi_identifier_warns(db: Db) -> None:
     assert code == 0, err
     warnings = [line for line in err.splitlines() if " WARNING " in line]
     assert len(warnings) == 2, err
-    assert "quasi-identifier 'id' is unique per row (6 distinct values in 6 rows): it looks like a direct " \
+    assert "quasi-identifier 'id' is unique per row (120 distinct values in 120 rows): it looks like a direct " \
            "identifier" in warnings[0]
     assert "quasi-identifier 'score' is a floating-point column" in warnings[1]
     assert "look like a direct identifier" in warnings[1]
+    db.create_table("small", {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "score": sa.Double},
+                    [(i, "13053", 20 + i, i + 0.5) for i in range(12)])  # 12 patients, 12 ages: normal
+    code, _, err = _run_counts(db, body, table="small", node="1,1,1")
+    assert code == 0 and " WARNING " not in err, err
 
 
 NULLS_UNREAD = """
