@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from veil import hierarchy as h
-from veil.audit.settings import parse_audit
+from veil.risk.settings import parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
 from veil.models import build as build_model

@@ -12,7 +12,7 @@ import pytest
 
 from veil import config as cfg
 from veil import search
-from veil.audit.subject import prepared_warehouse
+from veil.risk.subject import prepared_warehouse
 from veil.backends import open_backend
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -121,8 +121,8 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
 
 
 def test_page_escapes_hostile_names() -> None:
-    from veil.audit.attacks import audit_counts
-    from veil.audit.settings import AuditSettings
+    from veil.risk.attacks import audit_counts
+    from veil.risk.settings import AuditSettings
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report import content
 
