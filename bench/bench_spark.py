@@ -18,8 +18,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -27,9 +25,7 @@ from typing import Any
 
 import duckdb
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-
-from bench.common import ROOT, WORK, census_config, census_duckdb, machine_facts, save  # noqa: E402
+from common import ROOT, WORK, census_config, census_duckdb, machine_facts, run_cli, save
 
 MODEL_SETS = {
     "k=10": '\n[[models]]\ntype = "k-anonymity"\nk = 10\n',
@@ -95,20 +91,11 @@ class Sampler:
         self._thread.join()
 
 
-def timed_search(config: Path, env: dict[str, str]) -> dict[str, Any]:
-    """One ``veil search`` process: wall seconds, its peak RSS (MiB), the JSON."""
-    veil = str(Path(sys.executable).parent / "veil")
-    started = time.perf_counter()
-    res = subprocess.run(["/usr/bin/time", "-f", "VEILMAXRSS %M", veil, "search", "--config", str(config),
-                          "--strategy", "optimal", "--json"], capture_output=True, text=True, env=env)
-    wall = time.perf_counter() - started
-    rss = [ln for ln in res.stderr.splitlines() if ln.startswith("VEILMAXRSS ")]
-    if res.returncode not in (0, 2) or not rss:
-        raise RuntimeError(f"veil search failed ({res.returncode}): {res.stderr[-2000:]}")
-    doc = json.loads(res.stdout)
-    return {"seconds": round(wall, 2), "peak_rss_mib": round(int(rss[0].split()[1]) / 1024, 1),
-            "optimal": doc.get("optimal"), "nodes_evaluated": doc.get("nodes_evaluated"),
-            "search_seconds": doc.get("seconds")}
+def timed_search(config: Path) -> dict[str, Any]:
+    """One ``veil search`` process: wall seconds, its peak RSS (MiB), the JSON's result."""
+    wall, doc, _code, rss = run_cli("search", "--config", str(config), "--strategy", "optimal")
+    return {"seconds": round(wall, 2), "peak_rss_mib": rss, "optimal": doc.get("optimal"),
+            "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds")}
 
 
 def export_parquet(duck: Path, table: str) -> Path:
@@ -161,7 +148,7 @@ def main() -> None:
     made = census_duckdb(duck, table, args.rows)
     folder = export_parquet(duck, table)
     register_in_spark(args.spark, table, folder, args.rows)
-    env = {**os.environ, "VEIL_BENCH_SPARK_URL": args.spark}
+    os.environ["VEIL_BENCH_SPARK_URL"] = args.spark
     results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "generated_s": made,
                                "floor_duckdb_s": round(floor_duckdb(duck, table), 3), "runs": []}
     sets = dict(list(MODEL_SETS.items())[:1]) if args.models == "k" else MODEL_SETS
@@ -173,7 +160,7 @@ def main() -> None:
                 config = config.with_name(config.stem + "_spark.toml")
                 config.write_text(text)
             with Sampler() as sampler:
-                run = timed_search(config, env)
+                run = timed_search(config)
             if backend == "spark":
                 run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
                            spark_executors_peak_rss_mib=round(sampler.executors, 1))
