@@ -24,6 +24,12 @@ _veil_spark_prev_trap="$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")"
 trap "_veil_spark_stop; ${_veil_spark_prev_trap:-:}" EXIT
 
 echo "ci: starting the Spark cluster"
-VEIL_TEST_SPARK_URL="$(VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" start | tail -n 1)"
+if ! VEIL_TEST_SPARK_URL="$(VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" start | tail -n 1)"; then
+  for _veil_log in "$_veil_spark_repo"/deploy/spark/run/logs/*.log; do
+    echo "ci: --- last lines of $_veil_log" >&2
+    tail -n 25 "$_veil_log" >&2 || true
+  done
+  exit 1
+fi
 export VEIL_TEST_SPARK_URL
 echo "ci: Spark Connect at $VEIL_TEST_SPARK_URL"

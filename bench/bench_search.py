@@ -82,7 +82,7 @@ def main() -> None:
         for name, qis, sens, models in CASES:
             for strategy in args.strategies.split(","):
                 path = adult_config(backend, duck, qis, sens, models)
-                wall, doc, code = run_cli("search", "--config", str(path), "--strategy", strategy)
+                wall, doc, code, rss = run_cli("search", "--config", str(path), "--strategy", strategy)
                 conf = cfg.load(path)
                 with open_warehouse(conf) as wh:
                     t = time.perf_counter()
@@ -93,23 +93,24 @@ def main() -> None:
                        "nodes_evaluated": doc["nodes_evaluated"], "node_queries": queries,
                        "minimal": len(doc["minimal"]) if doc["minimal"] is not None else None,
                        "optimal": doc["optimal"], "exit": code, "prepare_s": round(prep, 3),
-                       "search_s": round(inner, 3), "wall_s": round(wall, 3)}
+                       "search_s": round(inner, 3), "wall_s": round(wall, 3), "peak_rss_mib": rss}
                 results.append(row)
                 print(f"{backend:8} {name:38} {strategy:9} lattice {row['lattice_size']:6} evaluated "
                       f"{row['nodes_evaluated']:5} queries {queries:5} prepare {prep:6.3f}s search {inner:7.3f}s "
-                      f"wall {wall:6.3f}s optimal {doc['optimal'] and doc['optimal']['node']}", flush=True)
+                      f"wall {wall:6.3f}s peak {rss:6.1f} MiB optimal {doc['optimal'] and doc['optimal']['node']}", flush=True)
         for name, qis in GENETIC_CASES:
             load_genetic(duck, name, backend)
             path = genetic_config(backend, duck, name, qis)
             for strategy in args.strategies.split(","):
-                wall, doc, code = run_cli("search", "--config", str(path), "--strategy", strategy)
+                wall, doc, code, rss = run_cli("search", "--config", str(path), "--strategy", strategy)
                 row = {"backend": backend, "case": f"{name} k=5 ({len(qis)} QIs)", "strategy": strategy,
                        "lattice_size": doc["lattice_size"], "nodes_evaluated": doc["nodes_evaluated"],
                        "minimal": len(doc["minimal"]) if doc["minimal"] is not None else None,
-                       "optimal": doc["optimal"], "exit": code, "search_s": doc["seconds"], "wall_s": round(wall, 3)}
+                       "optimal": doc["optimal"], "exit": code, "search_s": doc["seconds"], "wall_s": round(wall, 3),
+                       "peak_rss_mib": rss}
                 results.append(row)
                 print(f"{backend:8} {row['case']:38} {strategy:9} lattice {row['lattice_size']:6} evaluated "
-                      f"{row['nodes_evaluated']:5} search {doc['seconds']:7.3f}s wall {wall:6.3f}s optimal "
+                      f"{row['nodes_evaluated']:5} search {doc['seconds']:7.3f}s wall {wall:6.3f}s peak {rss:6.1f} MiB optimal "
                       f"{doc['optimal'] and doc['optimal']['node']}", flush=True)
     print("ARX Flash, published: k=5 on Adult with 9 QIs 0.22 s; anonbench: 115 nodes checked of 4,320.")
     print("results:", save("search", {"data": str(SHARED / "adult"), "results": results}))

@@ -74,8 +74,8 @@ def series_run(policy: str, sensitive: list[str], rows: int, nights: int, change
         left = joined = 0
         if n:
             left, joined = night(str(path), rows, change, n)
-        wall, doc, code = run_cli("release", "--config", str(config), "--force")
-        entry = {"night": n, "left": left, "joined": joined, "wall_s": round(wall, 2), "exit": code,
+        wall, doc, code, rss = run_cli("release", "--config", str(config), "--force")
+        entry = {"night": n, "left": left, "joined": joined, "wall_s": round(wall, 2), "peak_rss_mib": rss, "exit": code,
                  "version": doc.get("version"), "node": doc.get("node"), "rows_published": doc.get("rows_published"),
                  "rows_suppressed": doc.get("rows_suppressed"), "rows_deferred": doc.get("rows_deferred"),
                  "held": (doc.get("series") or {}).get("held"), "node_choice": (doc.get("series") or {}).get("node"),

@@ -83,16 +83,18 @@ def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str],
     return path
 
 
-def run_cli(*args: str) -> tuple[float, dict[str, Any], int]:
-    """Wall time of a ``veil`` process from start to its JSON, the JSON, and the exit code."""
+def run_cli(*args: str) -> tuple[float, dict[str, Any], int, float]:
+    """Wall time of a ``veil`` process from start to its JSON, the JSON, the exit code and the process's peak
+    resident memory in MiB (``/usr/bin/time``'s maximum resident set size)."""
     env = {**os.environ, "VEIL_BENCH_PG_URL": PG_URL}
     t = time.perf_counter()
-    res = subprocess.run([str(Path(sys.executable).parent / "veil"), *args, "--json"], capture_output=True,
-                         text=True, env=env)
+    res = subprocess.run(["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", str(Path(sys.executable).parent / "veil"),
+                          *args, "--json"], capture_output=True, text=True, env=env)
     wall = time.perf_counter() - t
     if res.returncode not in (0, 2):
         raise RuntimeError(res.stderr)
-    return wall, json.loads(res.stdout), res.returncode
+    peak = [line for line in res.stderr.splitlines() if line.startswith("VEIL-PEAK-RSS-KB ")]
+    return wall, json.loads(res.stdout), res.returncode, round(int(peak[-1].split()[1]) / 1024, 1)
 
 
 def save(name: str, data: Any) -> Path:

@@ -1,4 +1,5 @@
-"""Veil from a notebook: ``veil.anonymize(df, ...)`` and ``veil.check(df, ...)`` on a pandas DataFrame.
+"""Veil from a notebook: ``veil.anonymize(df, ...)``, ``veil.check(df, ...)`` and ``veil.audit(df, ...)`` on a
+pandas DataFrame.
 
 One code path with the CLI.  The arguments become the same frozen ``Config`` a TOML file does
 (``veil.config.assemble``: hierarchies and models are the same dicts, and a hierarchy may also be a
@@ -20,7 +21,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -34,6 +35,9 @@ from veil.lattice import parse_node
 from veil.privacy import Specification
 from veil.run import check_document, generalized_select, no_solution, prepare_run, search_warehouse
 from veil.warehouse import Warehouse
+
+if TYPE_CHECKING:
+    from veil.risk.exposure import Audit
 
 TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
 ROW = "__veil_row__"         # its row positions, to give the result the DataFrame's order and index
@@ -126,8 +130,28 @@ def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
                    suppressed_rows=doc["suppressed_rows"], models=tuple(doc["models"]), attributes=wh.attributes)
 
 
-# ``veil.audit(df, ...)`` belongs here once the audit module lands: the same ``_config`` / ``_session`` /
-# ``_prepare`` steps, then the audit's measures on the prepared warehouse.
+def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
+          models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
+          settings: Mapping[str, Any] | None = None, nulls: str = "error",
+          base_dir: str | Path | None = None) -> Audit:
+    """The attacks of ``veil audit --node`` on ``df`` generalized at ``node`` (default: the table as it stands,
+    node 0), every sensitive column counted; ``settings`` is the ``[audit]`` table as a dict (thresholds and
+    ``attributes``), the models say what the adversary is assumed to know (README "Audit and report").
+    Returns the audit: ``document()`` is ``veil audit --json``'s, ``find(attack, attribute)`` one exposure."""
+    from veil.risk.attacks import audit_counts
+    from veil.risk.settings import parse_audit
+    from veil.risk.subject import node_label
+
+    origin = "veil.audit()"
+    config, published = _config(origin, df, quasi_identifiers, sensitive, models, (), nulls, base_dir, {})
+    if settings is not None and not isinstance(settings, Mapping):
+        raise ConfigError(f"{origin}: argument 'settings' must be a dict like the [audit] table, got {settings!r}")
+    parsed = parse_audit(dict(settings or {}), Path(origin), config.sensitive)
+    with _session(df, published) as session:
+        config, wh = prepare_run(session, config, sensitive=config.sensitive, rollup=False)
+        level = _node(origin, node, wh)
+        counts = wh.counts(level)
+        return audit_counts(counts, parsed, config.models, f"node {list(level)} of the DataFrame", node_label(counts))
 
 
 # --- arguments → Config ------------------------------------------------------------------------------------

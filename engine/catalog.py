@@ -6,7 +6,9 @@ read / published / suppressed, output table, error), ``release_nodes`` (the node
 and ``hierarchies`` (the hierarchies each release loaded, as ARX-format text).  Revision 0003 adds
 ``publications`` (the pointer to each release's current version, read by the published views:
 docs/publication.md) and the series ledger ``series_*`` (what every version published, per block, so that
-a new version can be compared with every earlier one even after its rows expired: docs/series.md).
+a new version can be compared with every earlier one even after its rows expired: docs/series.md).  Revision
+0004 adds ``publication_dimensions``: per version, the hierarchy of each column it published as a dimension
+table (content hash, height, rows table: docs/publication.md §1).
 
 ``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
 SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
@@ -30,7 +32,7 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import BackendError, BusyError, ConfigError, VeilError
 
-HEAD = "0003"
+HEAD = "0004"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
@@ -49,6 +51,7 @@ class CatalogTables:
     series_blocks: sa.Table
     series_values: sa.Table
     series_cells: sa.Table
+    publication_dimensions: sa.Table
 
 
 def tables(schema: str) -> CatalogTables:
@@ -97,8 +100,14 @@ def tables(schema: str) -> CatalogTables:
         sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
         sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
     )
+    dims = sa.Table(
+        "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
+        sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
+        sa.Column("dim_table", sa.Text),
+    )
     return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
-                         s_cells)
+                         s_cells, dims)
 
 
 def migrations_dir() -> Path:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import os
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
@@ -35,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from veil import hierarchy as h
-from veil.audit.settings import parse_audit
+from veil.risk.settings import parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
 from veil.models import build as build_model
@@ -104,6 +105,7 @@ class ReleaseConfig:
     grant_select_to: tuple[str, ...] = ()
     series: str = "defer"        # what a release does about differences with earlier versions (docs/series.md)
     keep_versions: int = 10      # versions whose rows stay addressable (docs/publication.md)
+    report: str | None = None    # folder (relative to the config) for a report per published version
 
 
 @dataclass(frozen=True)
@@ -263,10 +265,19 @@ def _table(t: _Table, base: Path) -> h.HierarchySpec:
 
 
 def _intervals(t: _Table, base: Path) -> h.HierarchySpec:
+    """``{ intervals = [10, 20], start = 0 }``: finite positive widths and a finite start (``inf`` and ``nan``
+    are valid TOML floats, but no interval has them as bounds)."""
     widths = t.get("intervals", list)
-    if not widths or not all(isinstance(w, (int, float)) and not isinstance(w, bool) and w > 0 for w in widths):
+    if not widths or not all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in widths):
         raise t.error("intervals", f"must be a non-empty list of positive widths, got {widths!r}")
-    return h.IntervalsSpec(widths=tuple(widths), start=t.get("start", (int, float), 0))
+    if not all(math.isfinite(w) for w in widths):
+        raise t.error("intervals", f"must hold finite widths, got {widths!r}")
+    if not all(w > 0 for w in widths):
+        raise t.error("intervals", f"must be a non-empty list of positive widths, got {widths!r}")
+    start = t.get("start", (int, float), 0)
+    if not math.isfinite(start):
+        raise t.error("start", f"must be a finite number, got {start!r}")
+    return h.IntervalsSpec(widths=tuple(widths), start=start)
 
 
 def _flag(kind: str, spec: h.HierarchySpec) -> Callable[[_Table, Path], h.HierarchySpec]:
@@ -404,6 +415,7 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
             grant_select_to=r.names("grant_select_to", ()),
             series=r.name("series", "defer"),
             keep_versions=r.get("keep_versions", int, 10),
+            report=r.get("report", str, None),
         )
         r.finish()
         if release.series not in SERIES_POLICIES:
@@ -424,9 +436,43 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
         if release.catalog_schema == source.schema:
             raise ConfigError(f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
                               "Veil never writes into the source's schema")
+        release_names(release, source, file)
     parse_audit(top.get("audit", dict, {}), file, sensitive)  # [audit]: validated here, read by veil.audit
     top.finish()
     return replace(config, release=release, data=data, files=referenced_files(data, base))
+
+
+MAX_IDENTIFIER = 63  # bytes: PostgreSQL truncates longer names, so two of Veil's objects could collide
+
+
+def release_names(release: ReleaseConfig, source: SourceConfig, file: Path | str) -> None:
+    """Reject release names whose longest generated object would not fit PostgreSQL's 63-byte identifiers
+    (``<name>_v<N>_blocks`` and ``<name>_v<N>`` must stay distinct after truncation), schema names that do
+    not fit, and an unqualified source table (its schema is only known on the connection, so Veil could not
+    make sure the release never lands in it).
+
+    >>> release_names(ReleaseConfig("x" * 44), SourceConfig("t", schema="raw"), "v.toml")
+    >>> release_names(ReleaseConfig("x" * 45), SourceConfig("t", schema="raw"), "v.toml")
+    Traceback (most recent call last):
+    veil.errors.ConfigError: v.toml: [release] name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' is too long: ...
+    """
+    from veil.queries import publication as pub
+
+    generated = [*pub.names(release.name, 2**31 - 1).values(), f"{pub.names(release.name)['block_rows']}_version"]
+    longest = max(generated, key=lambda n: len(n.encode()))
+    if len(longest.encode()) > MAX_IDENTIFIER:
+        room = MAX_IDENTIFIER - (len(longest.encode()) - len(release.name.encode()))
+        raise ConfigError(f"{file}: [release] name {release.name!r} is too long: Veil names objects up to "
+                          f"{longest!r} ({len(longest.encode())} bytes), beyond PostgreSQL's {MAX_IDENTIFIER}-byte "
+                          f"identifiers; use a name of at most {room} bytes")
+    for key, schema in (("schema", release.schema), ("catalog_schema", release.catalog_schema)):
+        if len(schema.encode()) > MAX_IDENTIFIER:
+            raise ConfigError(f"{file}: [release] {key} {schema!r} is longer than PostgreSQL's "
+                              f"{MAX_IDENTIFIER}-byte identifiers")
+    if source.schema is None:
+        raise ConfigError(f"{file}: [source] table {source.table!r} names no schema; with a [release] table write "
+                          f"it as schema.table (e.g. 'public.{source.table}' or 'main.{source.table}') so that the "
+                          f"release (schema {release.schema!r}) never lands in the source's schema")
 
 
 def assemble(*, file: Path | str, base: Path, source: SourceConfig, quasi_identifiers: Sequence[tuple[str, Any, str]],
@@ -479,6 +525,10 @@ def load(path: str | Path, *, check_hierarchies: bool = True) -> Config:
         text = file.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        line = file.read_bytes()[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
+                          "save the config file as UTF-8") from None
     return parse(text, file, check_hierarchies=check_hierarchies)
 
 

@@ -1,28 +1,37 @@
-"""Utility metrics of a node (defined in the README, Configuration reference, ``[search]``), from its block sizes and keys.  Pure numpy.
+"""Utility metrics of a node (SPEC §8; the README's Configuration reference, ``[search]``), from its block sizes and keys.  Pure numpy.
 
-Each metric gives the reported ``value`` of a node under a suppression mask, a ``loss`` to minimize (the
-value itself, or ``1 - precision``), and a ``bound``: a lower bound on the loss of *every* node above
-this one, whatever they suppress, which the optimal search uses to prune:
+Each metric gives a node's ``loss`` under a suppression mask, *exactly*: what the search minimizes (the
+value itself, or ``1 - precision``); the ``reported`` value derived from it; and a ``bound``: a lower bound
+on the loss of *every* node above this one, whatever they suppress, which the optimal search uses to prune:
 
 - height, precision: the node's own loss (levels only grow upwards);
 - discernibility: ``Σ n(E)²`` without suppression (merging blocks grows it; a suppressed row costs
   ``|T|``, at least its block's size);
-- KL-divergence: the node's KL without suppression (coarser cells and the whole-domain cell of suppressed
-  rows only raise it: log-sum inequality);
+- KL-divergence: the node's KL without suppression (see below);
 - average block size: without a budget, the node's own value (``|T| / #blocks`` grows upwards); with one,
   the smallest block size (every released block above is a union of blocks here).
 
-KL-divergence (Veil's precise reading of the README's definition): ``KL = Σ_x p(x) ln(p(x) / q(x))`` over the original QI
-combinations ``x``, where ``q(x) = (n(E)/|T|) / L(E)`` for ``x`` in block ``E`` and ``L(E)`` is the number
-of original value combinations the generalized cell covers (product over QIs of the hierarchy leaves
-under its value); a suppressed block's cell is the whole domain.  So ``KL = -H(original) + Σ_E P(E)
-(ln L(E) - ln P(E))`` with ``P(E) = n(E)/|T|``.
+Exactness (docs/models.md §8): height, precision (scaled) and discernibility are Python ``int`` (no float,
+no int64 overflow), average block size a ``Fraction``; only genuinely equal losses tie.
+KL-divergence is a ``float`` (it has logarithms): a correctly rounded sum (``math.fsum``) of per-block terms,
+so it does not depend on the order blocks arrive in; ``rounding`` is the margin the search allows a float
+bound before it prunes with it.
+
+KL-divergence (SPEC §8): ``KL = Σ_x p(x) ln(p(x) / q(x))`` over the original QI combinations ``x``, where
+``q`` is the reconstruction from the release: a released block ``E``'s mass ``P(E) = n(E)/|T|`` spread
+uniformly over the ``L(E)`` original combinations its generalized cell covers (product over QIs of the
+hierarchy leaves under its value), and the suppressed rows' mass ``S`` spread uniformly over the whole
+domain (``D`` combinations) and counted there.  So ``q`` sums to 1, and ``q(x) = P(E)/L(E) + S/D`` for
+``x`` in a released block's cell, ``S/D`` elsewhere; ``KL = -H(original) - Σ_E P(E) ln q_E``.  Without
+suppression the KL of a node is the least KL of any distribution constant on its cells (log-sum
+inequality); every reconstruction above it, with or without suppression, is such a distribution, so it is
+a lower bound there.
 
 >>> import numpy as np
 >>> Discernibility().value(np.array([4, 4, 4]), np.array([False, False, False]), rows=12)
-48.0
+48
 >>> Discernibility().value(np.array([4, 4, 4]), np.array([False, False, True]), rows=12)
-80.0
+80
 """
 
 from __future__ import annotations
@@ -30,125 +39,176 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import ClassVar, Protocol
+from fractions import Fraction
+from typing import ClassVar, Protocol, Union
 
 import numpy as np
 
 from veil.counts import NodeCounts
 
+Loss = Union[int, Fraction, float]
+"""A metric's loss: ``int`` or ``Fraction`` (compared exactly) or ``float`` (KL-divergence only)."""
+
+_INT64_SAFE_ROWS = 3_037_000_499  # rows² < 2**63: every sum of squares of such block sizes fits an int64
+
 
 class Metric(Protocol):
     name: ClassVar[str]
+    rounding: ClassVar[float]  # 0: losses are exact; else the absolute margin a float bound is allowed
+
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
+        """What the search minimizes at this node with ``suppressed`` blocks dropped (ties: lower height,
+        then the lexicographically smaller node)."""
+
+    def reported(self, loss: Loss) -> float:
+        """The value reported for a node of this ``loss``."""
 
     def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
         """The reported value at this node with ``suppressed`` blocks dropped."""
 
-    def loss(self, value: float) -> float:
-        """What the search minimizes (ties: lower height, then the lexicographically smaller node)."""
-
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> Loss:
         """A lower bound on ``loss`` at every node above (and at) this one."""
 
 
+class _Reported:
+    """``score`` from ``loss`` and ``reported`` (the loss as a float unless a metric says otherwise)."""
+
+    rounding: ClassVar[float] = 0.0
+
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
+        raise NotImplementedError
+
+    def reported(self, loss: Loss) -> float:
+        return float(loss)
+
+    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
+        return self.reported(self.loss(counts, suppressed, rows))
+
+
+def sum_of_squares(sizes: np.ndarray) -> int:
+    """``Σ n²`` as an exact Python int (int64 arithmetic when it cannot overflow).
+
+    >>> sum_of_squares(np.array([50_001, 49_999]))
+    5000000002
+    """
+    s = np.asarray(sizes, dtype=np.int64)
+    if int(s.sum()) <= _INT64_SAFE_ROWS:
+        return int(np.dot(s, s))
+    return sum(int(x) * int(x) for x in s.tolist())
+
+
 @dataclass(frozen=True)
-class Height:
+class Height(_Reported):
     """Generalization height ``Σ li``."""
 
     name: ClassVar[str] = "height"
 
-    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
-        return float(sum(counts.node))  # type: ignore[arg-type]
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
+        return sum(int(lv) for lv in counts.node)  # type: ignore[arg-type]
 
-    def loss(self, value: float) -> float:
-        return value
-
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
-        return float(sum(counts.node))  # type: ignore[arg-type]
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> int:
+        return sum(int(lv) for lv in counts.node)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class Precision:
-    """Sweeney's precision ``1 - mean_i(li / hi)`` (higher is better; the search minimizes ``1 - it``).
+class Precision(_Reported):
+    """Sweeney's precision ``1 - mean_i(li / hi)`` (higher is better).  The search minimizes
+    ``mean_i(li / hi)``, compared exactly as the integer ``Σ li · (lcm(h) / hi)`` (the mean times
+    ``d · lcm(h)``).
 
     >>> Precision((2, 4)).value_of((1, 1))
     0.625
+    >>> Precision((2, 4)).loss_of((1, 1))   # (1/2 + 1/4) / 2 = 3/8 = 3 / (2 · 4)
+    3
     """
 
     heights: tuple[int, ...]
     name: ClassVar[str] = "precision"
 
+    @property
+    def _lcm(self) -> int:
+        return math.lcm(*(h for h in self.heights if h)) if any(self.heights) else 1
+
+    def loss_of(self, node: Sequence[int]) -> int:
+        lcm = self._lcm
+        return sum(int(lv) * (lcm // h) for lv, h in zip(node, self.heights) if h)
+
     def value_of(self, node: Sequence[int]) -> float:
-        return 1.0 - float(np.mean([lv / h if h else 0.0 for lv, h in zip(node, self.heights)]))
+        return self.reported(self.loss_of(node))
 
-    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
-        return self.value_of(counts.node)  # type: ignore[arg-type]
+    def reported(self, loss: Loss) -> float:
+        return float(1 - Fraction(int(loss), self._lcm * max(len(self.heights), 1)))
 
-    def loss(self, value: float) -> float:
-        return 1.0 - value
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
+        return self.loss_of(counts.node)  # type: ignore[arg-type]
 
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
-        return 1.0 - self.value_of(counts.node)  # type: ignore[arg-type]
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> int:
+        return self.loss_of(counts.node)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
-class AverageBlockSize:
-    """``|T_released| / #released blocks`` (``|T|`` when every row is suppressed)."""
+class AverageBlockSize(_Reported):
+    """``|T_released| / #released blocks`` (``|T|`` when every row is suppressed), a ``Fraction``.
+
+    >>> AverageBlockSize().value(np.array([2, 3, 3]), np.array([False, False, False]), rows=8)
+    Fraction(8, 3)
+    """
 
     name: ClassVar[str] = "avg-block-size"
 
-    def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> float:
+    def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> Fraction:
         kept = sizes[~suppressed]
-        return float(kept.sum() / len(kept)) if len(kept) else float(rows)
+        return Fraction(int(kept.sum()), len(kept)) if len(kept) else Fraction(int(rows))
 
-    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Fraction:
         return self.value(counts.sizes, suppressed, rows)
 
-    def loss(self, value: float) -> float:
-        return value
-
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> Fraction:
         sizes = counts.sizes
+        if not len(sizes):
+            return Fraction(0)
         if suppression:
-            return float(sizes.min()) if len(sizes) else 0.0
-        return float(sizes.sum() / len(sizes)) if len(sizes) else 0.0
+            return Fraction(int(sizes.min()))
+        return Fraction(int(sizes.sum()), len(sizes))
 
 
 @dataclass(frozen=True)
-class Discernibility:
-    """``Σ_E n(E)² + (#suppressed rows) · |T|`` (Bayardo & Agrawal)."""
+class Discernibility(_Reported):
+    """``Σ_E n(E)² + (#suppressed rows) · |T|`` (Bayardo & Agrawal), an exact ``int``."""
 
     name: ClassVar[str] = "discernibility"
 
-    def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> float:
-        kept = sizes[~suppressed].astype(np.float64)
-        return float((kept * kept).sum() + sizes[suppressed].sum() * float(rows))
+    def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> int:
+        return sum_of_squares(sizes[~suppressed]) + int(sizes[suppressed].sum()) * int(rows)
 
-    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
         return self.value(counts.sizes, suppressed, rows)
 
-    def loss(self, value: float) -> float:
-        return value
-
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
-        s = counts.sizes.astype(np.float64)
-        return float((s * s).sum())
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> int:
+        return sum_of_squares(counts.sizes)
 
 
 @dataclass(frozen=True)
-class KLDivergence:
+class KLDivergence(_Reported):
     """KL-divergence of the original QI distribution from its reconstruction (see the module docstring).
 
     ``leaf_counts[i][level]`` gives the leaves under each code of QI ``i`` at ``level``;
-    ``original_entropy`` is ``H`` of the original QI combinations (the bottom node's block sizes)."""
+    ``original_entropy`` is ``H`` of the original QI combinations (the bottom node's block sizes).
+
+    Worked example: one QI with leaves ``a, b`` (domain ``D = 2``), rows ``a, a, a, b``, block ``b``
+    suppressed: ``q(a) = 3/4 + (1/4)/2 = 7/8``, ``q(b) = 1/8``, so
+    ``KL = 3/4 ln(6/7) + 1/4 ln 2 ≈ 0.0577``."""
 
     leaf_counts: tuple[tuple[np.ndarray, ...], ...]
     original_entropy: float
     name: ClassVar[str] = "kl-divergence"
+    rounding: ClassVar[float] = 1e-9
 
     @staticmethod
     def entropy(sizes: np.ndarray) -> float:
+        sizes = np.asarray(sizes, dtype=np.float64)
         p = sizes[sizes > 0] / sizes.sum()
-        return float(-(p * np.log(p)).sum())
+        return -math.fsum((p * np.log(p)).tolist())
 
     def _log_cells(self, counts: NodeCounts) -> np.ndarray:
         out = np.zeros(counts.n_blocks)
@@ -161,16 +221,24 @@ class KLDivergence:
     def log_domain(self) -> float:
         return float(sum(math.log(float(levels[0].sum())) for levels in self.leaf_counts))
 
+    def log_reconstruction(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> np.ndarray:
+        """``ln q`` on each block's original combinations (their reconstructed probability)."""
+        sizes = counts.sizes
+        p = sizes / float(rows)
+        spread = float(sizes[suppressed].sum()) / float(rows)  # S: the suppressed mass, over the whole domain
+        log_background = math.log(spread) - self.log_domain if spread > 0 else -math.inf
+        with np.errstate(divide="ignore"):
+            log_cell = np.log(p) - self._log_cells(counts)
+        released = np.logaddexp(log_cell, log_background) if spread > 0 else log_cell
+        return np.where(suppressed, log_background, released)
+
     def value(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
         p = counts.sizes / float(rows)
-        log_l = np.where(suppressed, self.log_domain, self._log_cells(counts))
-        return float(max((p * (log_l - np.log(p))).sum() - self.original_entropy, 0.0))
+        terms = p * self.log_reconstruction(counts, suppressed, rows)
+        return max(-self.original_entropy - math.fsum(terms[p > 0].tolist()), 0.0)
 
-    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
         return self.value(counts, suppressed, rows)
-
-    def loss(self, value: float) -> float:
-        return value
 
     def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
         return self.value(counts, np.zeros(counts.n_blocks, dtype=bool), rows)

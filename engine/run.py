@@ -34,6 +34,8 @@ def prepare_run(session: Session, config: Config, *, sensitive: Sequence[str] | 
     ``sensitive`` defaults to the columns the models read (none when they need block sizes only)."""
     config = resolve_hierarchies(session, config)
     counted = tuple(sensitive) if sensitive is not None else tuple(sensitive_needed(config))
+    # one NULL policy for every command: published sensitive columns no model reads follow it too (as in release)
+    tuning.setdefault("null_checked", tuple(c for c in config.sensitive if c not in counted))
     wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
                    **tuning)
     wh.prepare()

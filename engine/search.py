@@ -15,6 +15,12 @@ declares (``tags_up``, ``prune_down``; see ``veil.privacy``) instead of special-
   every node below as failing; every evaluated node gives each node above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
   proven no better than the best found (ties: lower height, then the lexicographically smaller node).
 
+Ties are exact (docs/models.md §8): losses are compared as the metric computes them, ints
+and Fractions exactly, so only genuinely equal losses go to the tie rule; the bounds that prune are exact
+too (a float shadow decides where it can, the exact values where the floats are equal).  A float metric
+(KL-divergence) declares a ``rounding`` margin: its bounds prune only when they exceed the best loss by
+more than that, so rounding never discards the true optimum.
+
 Counts are cached by the caller's ``counts_for`` across strategies of one run.
 """
 
@@ -24,12 +30,13 @@ import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from fractions import Fraction
 
 import numpy as np
 
 from veil.counts import Level, NodeCounts
 from veil.lattice import Lattice, Node
-from veil.metrics import Metric
+from veil.metrics import Loss, Metric
 from veil.privacy import Evaluation, Specification
 
 CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
@@ -78,8 +85,9 @@ class Evaluator:
         self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
         self.on_evaluate = on_evaluate
         self.results: dict[tuple[Level, ...], Evaluation] = {}
-        self.scores: dict[tuple[Level, ...], float] = {}
-        self.bounds: dict[tuple[Level, ...], float] = {}
+        self.scores: dict[tuple[Level, ...], float] = {}   # reported values
+        self.losses: dict[tuple[Level, ...], Loss] = {}    # what the search minimizes, exact
+        self.bounds: dict[tuple[Level, ...], Loss] = {}
         self.prune_results: dict[tuple[Level, ...], bool] = {}
 
     def __call__(self, node: tuple[Level, ...]) -> Evaluation:
@@ -92,7 +100,9 @@ class Evaluator:
         if None not in node:
             self.bounds[node] = self.metric.bound(counts, self.rows, self.spec.max_suppression > 0)
             if ev.passed:
-                self.scores[node] = self.metric.score(counts, ev.failing, self.rows)
+                loss = self.metric.loss(counts, ev.failing, self.rows)
+                self.losses[node] = loss
+                self.scores[node] = self.metric.reported(loss)
         counts.forget()
         if self.on_evaluate is not None:
             self.on_evaluate(len(self.results))
@@ -126,25 +136,23 @@ def brute_force(lattice: Lattice, ev: Evaluator) -> tuple[list[Node], Optimum | 
     return _minimal(passing), _best(passing, ev, lattice)
 
 
-TOLERANCE = 1e-9  # losses this close (relatively) are a tie, so float noise never decides between nodes
+def _better(loss: Loss, idx: int, best_loss: Loss, best_idx: int) -> bool:
+    """Lower loss wins, compared exactly; only an equal loss goes to the tie rule: the lower height, then the
+    lexicographically smaller node (the lower index in ``Lattice.ordered``).
 
-
-def _tied(a: float, b: float) -> bool:
-    return abs(a - b) <= TOLERANCE * max(1.0, abs(a), abs(b))
-
-
-def _better(loss: float, idx: int, best_loss: float, best_idx: int) -> bool:
-    """Lower loss wins; a tie goes to the lower height, then the lexicographically smaller node (lower index)."""
-    if _tied(loss, best_loss):
+    >>> _better(5_000_000_000, 2, 5_000_000_002, 1), _better(7, 1, 7, 2), _better(7, 2, 7, 1)
+    (True, True, False)
+    """
+    if loss == best_loss:
         return idx < best_idx
     return loss < best_loss
 
 
 def _best(nodes: Sequence[Node], ev: Evaluator, lattice: Lattice) -> Optimum | None:
-    best: tuple[float, int] | None = None
+    best: tuple[Loss, int] | None = None
     for n in nodes:
-        if n in ev.scores:
-            cand = (ev.metric.loss(ev.scores[n]), lattice.index[n])
+        if n in ev.losses:
+            cand = (ev.losses[n], lattice.index[n])
             if best is None or _better(*cand, *best):
                 best = cand
     if best is None:
@@ -222,6 +230,80 @@ def _generalizations(lattice: Lattice, node: Node) -> list[Node]:
     return [n for n, up in zip(lattice.ordered, lattice.above(node)) if up]
 
 
+class Bounds:
+    """Per node, the greatest lower bound on its loss given by the evaluated nodes below it, kept exactly.
+
+    A float64 shadow (``level``) decides wherever it can: rounding to the nearest float is monotone, so a
+    greater float means a greater exact value; where the floats are equal the exact values (``exact`` of
+    the evaluated node ``source`` that gave the bound) decide.  A float metric's ``margin`` (its rounding
+    allowance) is subtracted before a bound may prune.
+
+    >>> b = Bounds(3, margin=0.0)       # 2**60 + 2 and 2**60 are the same float64
+    >>> b.raise_to(np.array([True, True, True]), 0, 2**60)
+    >>> b.raise_to(np.array([False, True, True]), 1, 2**60 + 2)
+    >>> b.no_better(2**60 + 1, best_idx=0).tolist()
+    [False, True, True]
+    >>> b.no_better(2**60 + 2, best_idx=1).tolist()   # an equal bound prunes only the nodes after the best
+    [False, False, True]
+    """
+
+    def __init__(self, size: int, margin: float) -> None:
+        self.level = np.full(size, -np.inf)
+        self.source = np.full(size, -1, dtype=np.int64)
+        self.rounded = np.zeros(size, dtype=bool)   # the source's value is not exactly its float
+        self.exact: dict[int, Loss] = {}
+        self.margin = margin
+        self.index = np.arange(size)
+
+    def raise_to(self, mask: np.ndarray, i: int, value: Loss) -> None:
+        """Every node in ``mask`` has a loss of at least ``value`` (evaluated node ``i``'s bound)."""
+        self.exact[i] = value
+        f, rounded = _as_float(value)
+        where = np.flatnonzero(mask)
+        here = self.level[where]
+        above = where[here < f]
+        self.level[above], self.source[above], self.rounded[above] = f, i, rounded
+        equal = where[here == f]
+        if not rounded:
+            equal = equal[self.rounded[equal]]  # both exact floats: equal floats are equal values
+        if len(equal):
+            sources, inverse = np.unique(self.source[equal], return_inverse=True)
+            greater = np.array([value > self.exact[int(j)] for j in sources])[inverse.reshape(-1)]
+            self.source[equal[greater]], self.rounded[equal[greater]] = i, rounded
+
+    def no_better(self, best: Loss, best_idx: int) -> np.ndarray:
+        """Nodes whose bound proves them no better than ``best`` (node ``best_idx``): above it, or equal and
+        later in the tie order."""
+        later = self.index > best_idx
+        if self.margin:
+            slack = self.margin * max(1.0, abs(float(best)))
+            low = self.level - slack
+            return (low > float(best)) | ((low >= float(best)) & later)
+        f, rounded = _as_float(best)
+        out = self.level > f
+        equal = np.flatnonzero(self.level == f)
+        if not rounded:
+            plain = equal[~self.rounded[equal]]
+            out[plain] = later[plain]
+            equal = equal[self.rounded[equal]]
+        if len(equal):
+            sources, inverse = np.unique(self.source[equal], return_inverse=True)
+            order = np.array([(self.exact[int(j)] > best) - (self.exact[int(j)] < best) for j in sources])
+            order = order[inverse.reshape(-1)]
+            out[equal] = (order > 0) | ((order == 0) & later[equal])
+        return out
+
+
+def _as_float(value: Loss) -> tuple[float, bool]:
+    """``value`` as a float64, and whether that rounded it (ints beyond 2^53, most fractions)."""
+    f = float(value)
+    if isinstance(value, float):
+        return f, False
+    if isinstance(value, int):
+        return f, int(f) != value
+    return f, Fraction(f) != value
+
+
 def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
     """The proven-optimal passing node: branch and bound with predictive tagging."""
     nodes = lattice.ordered
@@ -229,8 +311,9 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
     matrix = lattice.matrix
     status = np.zeros(size, dtype=np.int8)       # 0 unknown, 1 passes, -1 fails
     evaluated = np.zeros(size, dtype=bool)
-    bound = np.full(size, -np.inf)
-    best_loss, best_idx = np.inf, size
+    bounds = Bounds(size, ev.metric.rounding)
+    best_loss: Loss = 0
+    best_idx = size
     spec = ev.spec
     tags_up = spec.tags_up
     rel = np.array([1.0 / h if h else 0.0 for h in lattice.heights])
@@ -241,12 +324,12 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
         e = ev(node)
         evaluated[i] = True
         up = (matrix >= matrix[i]).all(axis=1)
-        np.maximum(bound, ev.bounds[node], out=bound, where=up)
+        bounds.raise_to(up, i, ev.bounds[node])
         if e.passed:
             status[i] = 1
             if tags_up:
                 status[up & (status == 0)] = 1
-            loss = ev.metric.loss(ev.scores[node])
+            loss = ev.losses[node]
             if best_idx >= size or _better(loss, i, best_loss, best_idx):
                 best_loss, best_idx = loss, i
         else:
@@ -255,15 +338,13 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
                 down = (matrix <= matrix[i]).all(axis=1)
                 status[down] = -1
 
-    index = np.arange(size)
     from_top = False
 
     def pruned() -> np.ndarray:
         """Nodes whose bound proves them no better than the best: above it, or tied and later in order."""
         if best_idx >= size:
             return np.zeros(size, dtype=bool)
-        slack = TOLERANCE * max(1.0, abs(best_loss))
-        return (bound > best_loss + slack) | ((bound >= best_loss - slack) & (index > best_idx))
+        return bounds.no_better(best_loss, best_idx)
 
     while True:
         open_ = (status != -1) & ~evaluated & ~pruned()
@@ -299,7 +380,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
                 evaluate(remaining[len(remaining) // 2])
         else:
             candidates = np.flatnonzero(open_)
-            order = np.lexsort((candidates, bound[candidates]))
+            order = np.lexsort((candidates, bounds.level[candidates]))
             evaluate(int(candidates[order[0]]))
     if best_idx >= size:
         return None

@@ -27,6 +27,7 @@ from veil.counts import Level, NodeCounts, SensitiveDomain
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
+from veil.sourcecheck import check_scan
 
 MAX_LISTED = 20
 
@@ -174,6 +175,7 @@ class Warehouse:
             self.stats.rows_dropped_null = total - remaining
             total = remaining
         self.rows = total
+        check_scan(self, values, with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
 
         self.on_step("validating hierarchies")
         self.hierarchies = build_all(self.session, self.quasi_identifiers,

@@ -157,6 +157,23 @@ def test_sensitive_hierarchy_as_a_dataframe(patients: pd.DataFrame) -> None:
     assert c.passed and c.models[0]["achieved"] == pytest.approx(1 / 12)
 
 
+def test_audit_at_figure_2_and_figure_3(patients: pd.DataFrame) -> None:
+    """``veil.audit``: the attacks of ``veil audit --node`` on the DataFrame (hand-computed on the inpatient
+    table). Figure 2 (2,1,1): the block 130**/3* is all Cancer — homogeneity exposes 1 block, 4 rows (Bob).
+    Figure 3 (1,2,1): no homogeneous block; the table is C 5/12, VI 4/12, HD 3/12 and the worst block
+    {C,HD,VI,VI} is at EMD (equal ground distance: half the L1 distance)
+    (|1/4 - 5/12| + |2/4 - 4/12| + |1/4 - 3/12|) / 2 = (2/12 + 2/12 + 0) / 2 = 1/6."""
+    fig2 = veil.audit(patients, QIS, ["condition"], [K4, ENTROPY], node=(2, 1, 1))
+    homogeneity = fig2.find("homogeneity", "condition")
+    assert (homogeneity.blocks, homogeneity.rows) == (1, 4)
+    assert fig2.document()["subject"] == "node [2, 1, 1] of the DataFrame" and fig2.rows == 12 and fig2.blocks == 3
+    fig3 = veil.audit(patients, QIS, ["condition"], [K4, ENTROPY], node="1,2,1", settings={"l": 2})
+    assert fig3.find("homogeneity", "condition").rows == 0
+    assert fig3.find("skewness", "condition").document()["extra"]["max_emd"] == pytest.approx(1 / 6)
+    with pytest.raises(ConfigError, match=r"\[audit\] .*'share'"):
+        veil.audit(patients, QIS, ["condition"], [K4], settings={"share": 2})
+
+
 def test_import_veil_stays_light() -> None:
     code = "import sys, veil; print(sorted(m for m in ('pandas', 'duckdb', 'sqlalchemy', 'numpy') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout

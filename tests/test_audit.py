@@ -12,11 +12,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.audit.attacks import audit_counts, resolve
-from veil.audit.diversity import eliminations
-from veil.audit.distance import windows
-from veil.audit.histogram import Histogram
-from veil.audit.settings import AuditSettings, parse_audit
+from veil.risk.attacks import audit_counts, resolve
+from veil.risk.diversity import eliminations
+from veil.risk.distance import windows
+from veil.risk.histogram import Histogram
+from veil.risk.settings import AuditSettings, parse_audit
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
 from veil.models.epsilon import EpsilonPrivacy
@@ -252,5 +252,5 @@ def test_doctests(name: str) -> None:
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"veil.audit.{name}"), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(importlib.import_module(f"veil.risk.{name}"), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

@@ -127,9 +127,14 @@ def test_hierarchy_file_errors_name_the_file(tmp_path: Path) -> None:
 
 
 def test_release_section(tmp_path: Path) -> None:
-    text = BASE + '\n[release]\nname = "inpatient"\ndrop_columns = ["ssn"]\ngrant_select_to = ["analyst"]\n'
+    text = (BASE.replace('table = "patients"', 'table = "raw.patients"')
+            + '\n[release]\nname = "inpatient"\ndrop_columns = ["ssn"]\ngrant_select_to = ["analyst"]\n')
     c = cfg.load(write(tmp_path, text))
     assert c.release == cfg.ReleaseConfig(name="inpatient", drop_columns=("ssn",), grant_select_to=("analyst",))
+    unqualified = BASE + '\n[release]\nname = "inpatient"\n'  # its schema is only known on the connection
+    with pytest.raises(ConfigError, match=r"\[source\] table 'patients' names no schema; with a \[release\] table"):
+        cfg.load(write(tmp_path, unqualified))
+    assert cfg.load(write(tmp_path, BASE)).source.schema is None  # without a release, reading it is fine
     bad = BASE.replace('table = "patients"', 'table = "published.patients"') + '\n[release]\nname = "x"\n'
     with pytest.raises(ConfigError, match="never writes into the source's schema"):
         cfg.load(write(tmp_path, bad))
@@ -202,3 +207,39 @@ def test_assemble_builds_the_same_config_from_dicts(tmp_path: Path) -> None:
                      models=[], search=toml.search)
     with pytest.raises(ConfigError, match=r"^veil.anonymize\(\): argument 'max_suppression' must be a fraction"):
         cfg.search_settings({"max_suppression": 2}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}")
+
+
+@pytest.mark.parametrize("name, fits", [("n" * 44, True), ("n" * 45, False), ("é" * 22, True), ("é" * 23, False)])
+def test_release_name_fits_postgresql_identifiers(tmp_path: Path, name: str, fits: bool) -> None:
+    """The longest object is ``<name>_v2147483647_blocks`` (19 bytes after the name): 63 - 19 = 44 bytes,
+    counted in UTF-8 (é is 2 bytes)."""
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "{name}"\n'
+    if fits:
+        assert cfg.load(write(tmp_path, text)).release.name == name
+    else:
+        with pytest.raises(ConfigError, match=f"name '{name}' is too long: .* use a name of at most 44 bytes"):
+            cfg.load(write(tmp_path, text))
+
+
+def test_release_schema_longer_than_63_bytes(tmp_path: Path) -> None:
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\nschema = "{"s" * 64}"\n'
+    with pytest.raises(ConfigError, match="schema 's+' is longer than PostgreSQL's 63-byte identifiers"):
+        cfg.load(write(tmp_path, text))
+
+
+def test_config_not_utf8(tmp_path: Path) -> None:
+    path = tmp_path / "veil.toml"
+    path.write_bytes(BASE.replace("patients", "pätients").encode("latin-1"))
+    with pytest.raises(ConfigError, match=rf"{path}: not UTF-8 text \(byte 0xe4 on line \d+\)"):
+        cfg.load(path)
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("{ intervals = [inf] }", r"key 'intervals' must hold finite widths, got \[inf\]"),
+    ("{ intervals = [10, nan] }", r"key 'intervals' must hold finite widths, got \[10, nan\]"),
+    ("{ intervals = [10], start = nan }", r"key 'start' must be a finite number, got nan"),
+    ("{ intervals = [10], start = inf }", r"key 'start' must be a finite number, got inf"),
+])
+def test_non_finite_intervals(tmp_path: Path, spec: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=r"\('age'\) hierarchy " + message):
+        cfg.load(write(tmp_path, BASE.replace("{ intervals = [10, 20] }", spec)))

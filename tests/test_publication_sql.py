@@ -12,6 +12,7 @@ import sqlalchemy as sa
 
 from veil import catalog
 from veil import queries as q
+from veil.queries import dimensions as qd
 from veil.queries import publication as pub
 from tests.test_query_snapshots import DIALECTS, HOSTILE
 
@@ -27,6 +28,7 @@ def statements() -> dict[str, object]:
                                                   HOSTILE: sa.Text()})
     blocks = pub.block_rows_table("published", "census", ["Zip Code", "age"], {"condition": sa.Text()})
     qis, cols = ["Zip Code", "age"], ["Zip Code", "age", "condition", HOSTILE]
+    dim = qd.rows_table("published", qd.names("census", "Zip Code")["rows"], 5, sa.Text())
     return {
         "content_cells": q.content_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
         "release_rows": q.release_select(src, lay, (1, 0), qis, cols, True, ["condition"], (), 7),
@@ -46,6 +48,18 @@ def statements() -> dict[str, object]:
         "move_pointer": pub.set_pointer(t.publications, "census", 7, sa.func.now()),
         "expire": pub.delete_versions(rows, [1, 2]),
         "close_ledger_cells": q.ledger.close_cells(t.series_cells, "census", 7, catalog.OPEN),
+        "dim_rows_ddl": sa.schema.CreateTable(dim),
+        "dim_copy": qd.insert_from_dimension(dim, lay.dim(0), 5, "3f2a"),
+        "dim_lookup": qd.has_digest(dim, "3f2a"),
+        "view_dim_current": q.CreateView(sa.table(qd.names("census", "Zip Code")["view"], schema="published"),
+                                         qd.current_view(dim, t.publication_dimensions, t.publications, "census",
+                                                         "Zip Code")),
+        "view_dim_version": q.CreateView(sa.table(qd.names("census", "Zip Code", 7)["version_view"],
+                                                  schema="published"), qd.version_view(dim, 5, "3f2a")),
+        "record_dims": qd.record(t.publication_dimensions, [{"name": "census", "version": 7, "attribute": "Zip Code",
+                                                             "role": "quasi-identifier", "digest": "3f2a",
+                                                             "height": 5, "dim_table": dim.name}]),
+        "dim_expire": qd.delete_unused(dim, t.publication_dimensions, t.releases, "census", "Zip Code"),
     }
 
 
@@ -69,3 +83,10 @@ def test_views_read_the_pointer_and_never_name_a_version_table() -> None:
     current = sql.split("-- view_current\n", 1)[1].split(";\n", 1)[0]
     assert "veil.publications.current_version" in current and "census_v" not in current
     assert '"x""; DROP TABLE t; --"' in sql
+
+
+def test_dimension_views_read_the_pointer_and_never_name_a_content() -> None:
+    sql = render(DIALECTS["postgresql"])
+    current = sql.split("-- view_dim_current\n", 1)[1].split(";\n", 1)[0]
+    assert "veil.publications.current_version" in current and "3f2a" not in current
+    assert 'published."census_dim_Zip Code_rows"' in current

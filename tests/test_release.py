@@ -259,6 +259,7 @@ def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
     if db.kind == "postgres":
         db.cleanup_schemas = [cat]  # type: ignore[attr-defined]
     backend = open_backend(db.url)
+    backend.create_missing = True  # a fresh DuckDB file (Veil's commands refuse a missing one)
     with backend.session() as s:
         assert catalog.upgrade(s, cat, "0001") == (None, "0001")
         s.execute(sa.text(f'INSERT INTO "{cat}".releases (id, name, status, started_at, config, config_hash) '

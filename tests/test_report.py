@@ -12,7 +12,7 @@ import pytest
 
 from veil import config as cfg
 from veil import search
-from veil.audit.subject import prepared_warehouse
+from veil.risk.subject import prepared_warehouse
 from veil.backends import open_backend
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -91,9 +91,38 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
                 inpatient.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
 
 
+def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path) -> None:
+    """``[release] report = "reports"``: each published version gets ``reports/<name>_v<N>.html`` (relative to
+    the config), named in the JSON outcome; an unchanged source writes nothing new (skipped)."""
+    out = "published" if inpatient.kind == "duckdb" else f"{inpatient.schema}_pub"
+    cat = "veil" if inpatient.kind == "duckdb" else f"{inpatient.schema}_cat"
+    release = (f'\n[release]\nname = "inpatient"\nschema = "{out}"\ncatalog_schema = "{cat}"\n'
+               'drop_columns = ["id"]\nreport = "reports"\n')
+    path = inpatient.write_config("patients", inpatient_body() + ENTROPY + release)
+    try:
+        assert run_veil("init", "--config", str(path)).returncode == 0
+        res = run_veil("release", "--config", str(path), "--json")
+        assert res.returncode == 0, res.stderr
+        doc = json.loads(res.stdout)
+        report = path.parent / "reports" / "inpatient_v1.html"
+        assert doc["status"] == "published" and doc["report"] == str(report) and report.exists()
+        data = embedded(report.read_text(encoding="utf-8"))
+        assert data["lattice"]["chosen"] == [1, 2, 1] and data["lattice"]["heights"] == [5, 3, 1]
+        again = json.loads(run_veil("release", "--config", str(path), "--json").stdout)
+        assert again["status"] == "skipped" and sorted(p.name for p in report.parent.iterdir()) == ["inpatient_v1.html"]
+        forced = json.loads(run_veil("release", "--config", str(path), "--json", "--force").stdout)
+        assert forced["version"] == 2 and forced["report"].endswith("inpatient_v2.html")
+        kept = embedded((report.parent / "inpatient_v2.html").read_text(encoding="utf-8"))
+        assert kept["lattice"]["chosen"] == [1, 2, 1]   # the previous node was kept: one evaluation shown
+    finally:
+        if inpatient.kind == "postgres":
+            for schema in (out, cat):
+                inpatient.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+
+
 def test_page_escapes_hostile_names() -> None:
-    from veil.audit.attacks import audit_counts
-    from veil.audit.settings import AuditSettings
+    from veil.risk.attacks import audit_counts
+    from veil.risk.settings import AuditSettings
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report import content
 

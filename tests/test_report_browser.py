@@ -110,8 +110,8 @@ def test_inpatient_report_renders(browser: object, tmp_path: Path) -> None:
 
 
 def test_a_six_qi_lattice_of_thousands_of_nodes_opens_fast(browser: object, tmp_path: Path) -> None:
-    from veil.audit.attacks import audit_counts
-    from veil.audit.settings import AuditSettings
+    from veil.risk.attacks import audit_counts
+    from veil.risk.settings import AuditSettings
     from veil.counts import NodeCounts, SensitiveDomain
 
     heights = (4, 3, 3, 2, 2, 3)                               # 5·4·4·3·3·4 = 2,880 nodes, every one evaluated

@@ -42,6 +42,7 @@ class Backend:
     row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
     migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
     lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
+    create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url

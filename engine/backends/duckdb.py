@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -13,6 +14,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from veil.backends.base import Backend, Session
+from veil.errors import BackendError
 from veil.queries import CreateTableAs
 
 _frames = itertools.count()
@@ -48,6 +50,19 @@ class DuckDBBackend(Backend):
 
     def make_session(self, conn: sa.Connection) -> Session:
         return DuckDBSession(self, conn)
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """A session on an existing DuckDB file: connecting to a missing one would create an empty database,
+        so a typo in ``url`` would look like a missing table (``create_missing``: ``veil seed`` creates it)."""
+        database = self.url.database or ""
+        if database and not database.startswith((":memory:", "md:", "motherduck:")) and not self.create_missing:
+            if not Path(database).exists():
+                raise BackendError(f"the DuckDB file {database} does not exist; check [source] url (a relative "
+                                   "path is relative to the config file's folder), or create it with `veil seed` "
+                                   "or `veil demo`")
+        with super().session() as session:
+            yield session
 
 
 class DuckDBSession(Session):

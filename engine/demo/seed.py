@@ -32,6 +32,7 @@ def seed(config: Config, rows: int = 100_000, seed: int = 42, step: Callable[[st
     """Create ``[source] table`` with ``rows`` synthetic people unless it exists; what was done, in a line."""
     source = config.source
     backend = open_backend(source.resolved_url())
+    backend.create_missing = True  # seeding a new DuckDB file creates it
     table = census_table(source.schema, source.table)
     with backend.session() as session:
         names = {name for name, _ in session.rows(q.tables_in(source.schema or backend.default_schema),

@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
+from veil.errors import SourceError
 from veil.hierarchy import exact_number
 from veil.models.base import Needs, Properties, Verdict
 from veil.models.common import achieved, domain_of, fail, fmt, judge, number, require_numeric
@@ -115,6 +116,25 @@ def _levels(bc: BlockCounts, left: np.ndarray, right: np.ndarray) -> np.ndarray:
 def _exact_levels(bc: BlockCounts, left: np.ndarray, right: np.ndarray) -> list[Fraction | float]:
     worst = bc.block_max(window_counts(bc, left, right))
     return [Fraction(int(n), int(w)) if w > 0 else math.inf for n, w in zip(bc.sizes.tolist(), worst.tolist())]
+
+
+def require_finite(domain: SensitiveDomain, where: str) -> None:
+    """Windows ``|u - v| <= r`` need finite values (``inf - inf`` is NaN, and numpy would only warn): refuse
+    NaN and ±Infinity with one line naming the column (the warehouse refuses them first; this guards the
+    models' own callers).
+
+    >>> require_finite(SensitiveDomain("s", np.array([1.0, np.inf]), np.array([2, 1]), numeric=True), "m")
+    Traceback (most recent call last):
+    veil.errors.SourceError: m: sensitive column 's' holds non-finite values (inf in 1 rows); ...
+    """
+    if not domain.numeric:
+        return
+    bad = [(v, int(n)) for v, n in zip(domain.values.tolist(), domain.total.tolist())
+           if isinstance(v, float) and not math.isfinite(v)]
+    if bad:
+        listing = ", ".join(f"{v} in {n} rows" for v, n in bad)
+        raise SourceError(f"{where}: sensitive column {domain.name!r} holds non-finite values ({listing}); "
+                          "distances to NaN or ±Infinity are undefined, filter or replace them first")
 
 
 class _Windows:
@@ -203,8 +223,9 @@ class EMAnonymity(_Windows):
         return self.m
 
     def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
-        require_numeric(domain_of(domains, self.attribute, self.where), self.where,
-                        "(ε,m)-anonymity needs a numeric sensitive attribute")
+        domain = domain_of(domains, self.attribute, self.where)
+        require_numeric(domain, self.where, "(ε,m)-anonymity needs a numeric sensitive attribute")
+        require_finite(domain, self.where)
 
     def describe(self) -> str:
         return f"(ε,m)-anonymity (ε={fmt(self.epsilon)} {self.mode}, m={fmt(self.m)}) on {self.attribute}"
@@ -249,8 +270,9 @@ class DeltaLDiversity(_Windows):
         return self.l
 
     def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
-        require_numeric(domain_of(domains, self.attribute, self.where), self.where,
-                        "(δ,l)-diversity needs a numeric sensitive attribute")
+        domain = domain_of(domains, self.attribute, self.where)
+        require_numeric(domain, self.where, "(δ,l)-diversity needs a numeric sensitive attribute")
+        require_finite(domain, self.where)
 
     def describe(self) -> str:
         return f"(δ,l)-diversity (δ={fmt(self.delta)}, l={fmt(self.l)}) on {self.attribute}"

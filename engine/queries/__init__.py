@@ -4,10 +4,11 @@ It builds, never executes (``backends`` execute), so every statement can be comp
 snapshot-tested.  Working tables (``veil_*``) are temporary: they live in the session's temp schema and
 vanish with the connection.  One module per concern: ``ddl`` (constructs Core lacks), ``source`` (the source
 table), ``nodes`` (the per-node counting statements), ``release`` (candidate cells, materialization, recount,
-grants, locks), ``publication`` (rows tables, views, pointer, expiry) and ``ledger`` (the series ledger).
+grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensions`` (the published hierarchies)
+and ``ledger`` (the series ledger).
 """
 
-from veil.queries import ledger, publication
+from veil.queries import dimensions, ledger, publication
 from veil.queries.ddl import (CreateSchema, CreateTableAs, CreateView, DropObject, Grant, copy_from_stdin,
                               count_rows, create_table_as, drop_table)
 from veil.queries.nodes import (BASE, BASE_RAW, Layout, base_coded, base_raw, dim_table, materialize, node_counts,
@@ -21,7 +22,8 @@ from veil.queries.source import column_type, columns_of, fingerprint, source_tab
 __all__ = [
     "BASE", "BASE_RAW", "SUPPRESSED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView", "DropObject", "Grant",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_raw", "column_type", "columns_of",
-    "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "drop_table", "fingerprint",
+    "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
+    "fingerprint",
     "ledger", "level0_labels", "materialize", "node_counts", "packed", "publication", "raw_null_rows", "raw_rows",
     "raw_values", "recount", "release_select", "role_exists", "schema_exists", "sensitive_domain_table",
     "source_table", "suppressed_table", "tables_in", "try_advisory_lock", "withheld_table",

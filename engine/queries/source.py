@@ -11,6 +11,26 @@ import sqlalchemy as sa
 
 from veil.hierarchy import ValueKind
 
+class PaddedText(sa.types.TypeDecorator[str]):
+    """``CHAR(n)`` (PostgreSQL's ``bpchar``): blank-padded text whose trailing spaces do not count.  Veil reads
+    it as text (``CAST(c AS TEXT)`` drops the padding), so values, dimension tables and labels hold ``'ab'``,
+    not ``'ab   '``; joins of the source column to a text dimension table compare it as text, which also
+    drops the padding.  Without this, ``'ab   '`` (from the driver) never equals ``CAST(c AS TEXT)`` = ``'ab'``.
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> t = sa.Table("t", sa.MetaData(), sa.Column("zip", PaddedText()))
+    >>> print(sa.select(t.c.zip).compile(dialect=postgresql.dialect()))
+    SELECT CAST(t.zip AS TEXT) AS zip 
+    FROM t
+    """
+
+    impl = sa.Text
+    cache_ok = True
+
+    def column_expression(self, colexpr: Any) -> Any:
+        return sa.cast(colexpr, sa.Text())
+
+
 _TYPES: list[tuple[str, Any, ValueKind]] = [
     (r"^(tinyint|smallint|int2|utinyint|usmallint)$", sa.SmallInteger, ValueKind.INTEGER),
     (r"^(integer|int|int4|uinteger|signed)$", sa.Integer, ValueKind.INTEGER),
@@ -18,7 +38,8 @@ _TYPES: list[tuple[str, Any, ValueKind]] = [
     (r"^(real|float4|float)$", sa.REAL, ValueKind.FLOAT),
     (r"^(double|double precision|float8)$", sa.Double, ValueKind.FLOAT),
     (r"^(decimal|numeric)(\((\d+),\s*(\d+)\))?$", sa.Numeric, ValueKind.DECIMAL),
-    (r"^(varchar|character varying|text|string|char|character|bpchar|name)(\(\d+\))?$", sa.Text, ValueKind.TEXT),
+    (r"^(varchar|character varying|text|string|name)(\(\d+\))?$", sa.Text, ValueKind.TEXT),
+    (r"^(char|character|bpchar)(\(\d+\))?$", PaddedText, ValueKind.TEXT),
     (r"^date$", sa.Date, ValueKind.DATE),
     (r"^(timestamp|timestamp without time zone|datetime)(\(\d\))?$", sa.DateTime, ValueKind.TIMESTAMP),
     (r"^(boolean|bool)$", sa.Boolean, ValueKind.BOOLEAN),

@@ -53,7 +53,8 @@ def releases(config: Config) -> dict[str, Any]:
 
 def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
     """Repoint the views of the release to kept version ``to`` in one transaction, recorded in the catalog
-    (a ``rollback`` row); refused when ``to`` is not a kept version."""
+    (a ``rollback`` row); refused when ``to`` is not a kept version.  The dimension views
+    (``<name>_dim_<column>``) follow: they read the pointer too (``veil.release.dimensions``)."""
     rel = require_release(config)
     _, session, ctx = connect(config, wait)
     try:

@@ -5,8 +5,8 @@ A release is never half-published.  After a short committed "running" row in the
 happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
 previous version's while it still satisfies the models, else the search's optimum), the candidate's cells,
 the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
-the rows inserted into ``<schema>.<name>_rows`` as version N, an independent recount with every checker run
-again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
+the rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
+tables (``veil.release.dimensions``), an independent recount with every checker run again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
 published (docs/publication.md).  Any failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of
 it back: the previous version stays published and the catalog row says ``failed`` (a run killed outright is
 marked failed by the next run, which holds the lock).  Where statements commit on their own (Spark,
@@ -26,6 +26,7 @@ import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +42,7 @@ from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
+from veil.release import dimensions
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -74,6 +76,7 @@ class Outcome:
     seconds: float = 0.0
     rows_deferred: int | None = None
     series: dict[str, Any] | None = None
+    report: str | None = None
 
     @property
     def exit_code(self) -> int:
@@ -84,7 +87,7 @@ class Outcome:
                 "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
                 "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
                 "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
-                "message": self.message, "seconds": round(self.seconds, 3)}
+                "report": self.report, "message": self.message, "seconds": round(self.seconds, 3)}
 
 
 def init(config: Config) -> tuple[str | None, str | None]:
@@ -191,7 +194,33 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
     published, info = _series(run, ledger, cand, counted, start)
     info.update(note)
-    return _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+    outcome = _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+    return _report(run, outcome, result, counts, suppressed)
+
+
+def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
+            suppressed: np.ndarray) -> Outcome:
+    """``[release] report``: the published version's report next to the others (README "Audit and report").
+    Written after the commit — the version is published either way; a report that cannot be written is said
+    in the outcome's message and the log, and the job still exits 0."""
+    folder = run.rel.report
+    if folder is None or outcome.version is None or outcome.node is None:
+        return outcome
+    from veil.report import write_report  # the report's modules load only when a report is asked for
+
+    run.on_step(f"writing the report into {folder}")
+    if result is None:  # the previous node was kept: the report shows that one evaluation
+        result = SearchResult(run.wh.attributes, run.wh.heights, Lattice(run.wh.heights).size, nodes_evaluated=1,
+                              evaluations=[(outcome.node, True, int(counts.sizes[suppressed].sum()), None)],
+                              any_passing=True)
+    try:
+        path = write_report(Path(folder), run.config, run.wh, result, outcome.node, name=run.rel.name,
+                            version=outcome.version)
+    except (OSError, VeilError) as exc:
+        log.log.warning(f"release {run.rel.name!r} version {outcome.version} is published; its report was not "
+                    f"written: {exc}")
+        return replace(outcome, message=f"{outcome.message}; the report was not written: {exc}")
+    return replace(outcome, report=str(path), message=f"{outcome.message}; report {path}")
 
 
 def _inspect(run: _Run, force: bool) -> Outcome | None:
@@ -336,6 +365,8 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     on_step("verifying the release independently")
     failpoint("verify")
     views = pub.insert_blocks(version)
+    if session.backend.transactions:  # dimension tables: not yet where statements commit alone (docs/spark.md)
+        views += dimensions.publish(session, run.tables, rel.schema, rel.name, version, dimensions.of_run(wh, config))
     rows_suppressed = int(counts.sizes[suppressed].sum())
     achieved = verify(session, wh, run.spec, pub.rows, version, counted.counts(published),
                       counted.counts(cand.version.counts - published), rows_suppressed)
@@ -348,9 +379,12 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     rows_published = int(published.sum())
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when)
+    if session.backend.transactions:
+        dimensions.expire(session, run.tables, rel.schema, rel.name)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
     session.commit()
-    left = cleanup(session, rel.schema, rel.name, run.tables) if session.backend.transactions else []
+    left = [] if not session.backend.transactions else (  # Spark: recover() at the next run (docs/spark.md)
+        dimensions.cleanup(session, run.tables, rel.schema, rel.name) + cleanup(session, rel.schema, rel.name, run.tables))
     if left:
         _note_left(run, info, left)
     deferred = info.get("rows_deferred", 0)

@@ -175,24 +175,32 @@ def cleanup(session: Session, schema: str, name: str, tables: catalog.CatalogTab
     for version in sorted(expired):
         names = pub.names(name, version)
         for obj in (names["version_blocks"], names["version_view"]):
-            if obj not in found:
-                continue
-            kind = "VIEW" if "VIEW" in str(found[obj]).upper() else "TABLE"
-            if not session.backend.view_dependencies:
-                readers = session.rows(pub.views_mentioning(schema, obj), f"looking for views on {schema}.{obj}")
-                session.commit()
-                if readers:
-                    kept.append(f"{schema}.{obj} (view(s) {', '.join(f'{s}.{v}' for s, v in readers)} read it)")
-                    continue
-            try:
-                if session.backend.lock_timeout:
-                    session.execute(pub.lock_timeout(LOCK_TIMEOUT_MS), "limiting lock waits")
-                session.execute(q.DropObject(kind, sa.table(obj, schema=schema)), f"dropping {schema}.{obj}")
-                session.commit()
-            except VeilError as exc:
-                session.rollback()
-                kept.append(f"{schema}.{obj} ({exc})")
+            left = drop_quietly(session, schema, obj, found)
+            if left:
+                kept.append(left)
     return kept
+
+
+def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, str]) -> str | None:
+    """Drop view (or table) ``obj`` when it is in ``found`` (name → type), in its own short transaction that
+    gives up instead of waiting; returns why it stays, or ``None``."""
+    if obj not in found:
+        return None
+    kind = "VIEW" if "VIEW" in str(found[obj]).upper() else "TABLE"
+    if not session.backend.view_dependencies:
+        readers = session.rows(pub.views_mentioning(schema, obj), f"looking for views on {schema}.{obj}")
+        session.commit()
+        if readers:
+            return f"{schema}.{obj} (view(s) {', '.join(f'{s}.{v}' for s, v in readers)} read it)"
+    try:
+        if session.backend.lock_timeout:
+            session.execute(pub.lock_timeout(LOCK_TIMEOUT_MS), "limiting lock waits")
+        session.execute(q.DropObject(kind, sa.table(obj, schema=schema)), f"dropping {schema}.{obj}")
+        session.commit()
+    except VeilError as exc:
+        session.rollback()
+        return f"{schema}.{obj} ({exc})"
+    return None
 
 
 def grant(session: Session, schema: str, views: Sequence[str], roles: Sequence[str]) -> None:

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from veil import search
-from veil.audit.attacks import audit_counts
-from veil.audit.settings import settings_of
-from veil.audit.subject import node_label, node_of, open_subject, prepared_warehouse
+from veil.risk.attacks import audit_counts
+from veil.risk.settings import settings_of
+from veil.risk.subject import node_label, node_of, open_subject, prepared_warehouse
 from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError

@@ -12,9 +12,9 @@ from typing import Any
 
 import numpy as np
 
-from veil.audit.exposure import Audit, Label, shown
-from veil.audit.histogram import Histogram
-from veil.audit.subject import ReleaseRecord
+from veil.risk.exposure import Audit, Label, shown
+from veil.risk.histogram import Histogram
+from veil.risk.subject import ReleaseRecord
 from veil.counts import NodeCounts
 from veil.metrics import Metric
 from veil.models.base import Model

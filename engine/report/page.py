@@ -13,7 +13,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
-from veil.audit.exposure import number
+from veil.risk.exposure import number
 from veil.report import svg
 from veil.report.content import ReportData
 

@@ -75,3 +75,45 @@ DELETE FROM published.census_rows WHERE published.census_rows.veil_version IN (_
 -- close_ledger_cells
 UPDATE veil.series_cells SET last_version=$1 WHERE veil.series_cells.name = $2 AND veil.series_cells.last_version = $3 AND veil.series_cells.block_id IN (SELECT veil_changed_blocks.id 
 FROM veil_changed_blocks);
+
+-- dim_rows_ddl
+CREATE TABLE published."census_dim_Zip Code_rows" (
+	veil_dim TEXT NOT NULL, 
+	level_0 TEXT, 
+	level_1 TEXT, 
+	level_2 TEXT, 
+	level_3 TEXT, 
+	level_4 TEXT, 
+	level_5 TEXT
+);
+
+-- dim_copy
+INSERT INTO published."census_dim_Zip Code_rows" (veil_dim, level_0, level_1, level_2, level_3, level_4, level_5) SELECT $1 AS anon_1, CAST(veil_dim_0.level_0 AS TEXT) AS level_0, veil_dim_0.level_1, veil_dim_0.level_2, veil_dim_0.level_3, veil_dim_0.level_4, veil_dim_0.level_5 
+FROM veil_dim_0;
+
+-- dim_lookup
+SELECT count(*) AS count_1 
+FROM published."census_dim_Zip Code_rows" 
+WHERE published."census_dim_Zip Code_rows".veil_dim = $1;
+
+-- view_dim_current
+CREATE OR REPLACE VIEW published."census_dim_Zip Code" AS SELECT published."census_dim_Zip Code_rows".level_0, published."census_dim_Zip Code_rows".level_1, published."census_dim_Zip Code_rows".level_2, published."census_dim_Zip Code_rows".level_3, published."census_dim_Zip Code_rows".level_4, published."census_dim_Zip Code_rows".level_5 
+FROM published."census_dim_Zip Code_rows" 
+WHERE published."census_dim_Zip Code_rows".veil_dim = (SELECT veil.publication_dimensions.digest 
+FROM veil.publication_dimensions 
+WHERE veil.publication_dimensions.name = 'census' AND veil.publication_dimensions.attribute = 'Zip Code' AND veil.publication_dimensions.version = (SELECT veil.publications.current_version 
+FROM veil.publications 
+WHERE veil.publications.name = 'census'));
+
+-- view_dim_version
+CREATE OR REPLACE VIEW published."census_v7_dim_Zip Code" AS SELECT published."census_dim_Zip Code_rows".level_0, published."census_dim_Zip Code_rows".level_1, published."census_dim_Zip Code_rows".level_2, published."census_dim_Zip Code_rows".level_3, published."census_dim_Zip Code_rows".level_4, published."census_dim_Zip Code_rows".level_5 
+FROM published."census_dim_Zip Code_rows" 
+WHERE published."census_dim_Zip Code_rows".veil_dim = '3f2a';
+
+-- record_dims
+INSERT INTO veil.publication_dimensions (name, version, attribute, role, digest, height, dim_table) VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- dim_expire
+DELETE FROM published."census_dim_Zip Code_rows" WHERE (published."census_dim_Zip Code_rows".veil_dim NOT IN (SELECT veil.publication_dimensions.digest 
+FROM veil.publication_dimensions JOIN veil.releases ON veil.releases.name = veil.publication_dimensions.name AND veil.releases.version = veil.publication_dimensions.version 
+WHERE veil.publication_dimensions.name = $1 AND veil.publication_dimensions.attribute = $2 AND veil.releases.status = $3));

@@ -1,4 +1,4 @@
-"""deploy/spark/docker-compose.spark.yml runs the cluster of deploy/spark/cluster.sh as services (Docker is
+"""docker-compose.yml (profile `spark`) runs the cluster of deploy/spark/cluster.sh as services (Docker is
 not available here: the file is parsed and its structure checked) — a master, two workers and a Spark
 Connect server wired to each other, published on 127.0.0.1 only, configured like the script."""
 
@@ -29,7 +29,8 @@ def _yaml() -> Any:
 
 @pytest.fixture(scope="module")
 def services() -> dict[str, Any]:
-    return _yaml().safe_load((DEPLOY / "docker-compose.spark.yml").read_text(encoding="utf-8"))["services"]
+    found = _yaml().safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))["services"]
+    return {name: svc for name, svc in found.items() if name.startswith("spark-")}
 
 
 def _confs(command: list[str]) -> dict[str, str]:
@@ -86,3 +87,14 @@ def test_image_has_the_tested_pyspark() -> None:
     tested = re.search(r"pyspark\[connect\]>=([\d.]+)", " ".join(extra["spark"])).group(1)  # type: ignore[union-attr]
     dockerfile = (DEPLOY / "Dockerfile").read_text(encoding="utf-8")
     assert f"'pyspark[connect]=={tested}'" in dockerfile and "openjdk-17-jre-headless" in dockerfile
+
+
+def test_only_with_the_spark_profile_and_built_from_deploy_spark(services: dict[str, Any]) -> None:
+    """`docker compose up` starts the warehouse and the job; `--profile spark` adds the cluster, whose image is
+    deploy/spark/Dockerfile (Java 17 and pyspark, not Veil's image)."""
+    everything = _yaml().safe_load((ROOT / "docker-compose.yml").read_text(encoding="utf-8"))["services"]
+    for name, svc in everything.items():
+        assert (svc.get("profiles") == ["spark"]) == (name in services), name
+    for svc in services.values():
+        assert svc["build"] == {"context": "deploy/spark", "dockerfile": "Dockerfile"}
+        assert (ROOT / svc["build"]["context"] / "Dockerfile").exists()

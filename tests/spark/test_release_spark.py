@@ -104,8 +104,8 @@ def _duckdb_rows(twins: Twins, sql: str) -> list[tuple[Any, ...]]:
 def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins, target: Target) -> None:
     t = target
     spark_conf, duck_conf = cfg.load(t.spark), cfg.load(t.duckdb)
-    assert init(spark_conf) == (None, "0003")
-    assert init(spark_conf) == ("0003", "0003")  # a second init: nothing to do
+    assert init(spark_conf) == (None, catalog.HEAD)
+    assert init(spark_conf) == (catalog.HEAD, catalog.HEAD)  # a second init: nothing to do
     init(duck_conf)
     on_spark, on_duck = release(spark_conf), release(duck_conf)
     assert on_spark.status == on_duck.status == "published"

@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from veil.audit.exposure import Exposure, Label, exposure, values_text
-from veil.audit.histogram import Histogram
+from veil.risk.exposure import Exposure, Label, exposure, values_text
+from veil.risk.histogram import Histogram
 
 SLACK = 1e-9
 

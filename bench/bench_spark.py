@@ -1,0 +1,174 @@
+"""Scale on the local Spark cluster against DuckDB on the same machine (issue 12, "Scale figures").
+
+The synthetic census of ``veil demo`` (seed 42) at ``--rows`` (default 10M) is generated in a DuckDB file,
+exported once as Parquet under ``bench/.work`` and registered in Spark's catalog as an external table
+(``bench.census_<rows>``) over those files, so DuckDB and Spark read the same rows.  Then, for each model
+set, ``veil search --strategy optimal`` runs as a fresh process against DuckDB and against the cluster
+(``sc://`` from ``--spark``, default ``sc://127.0.0.1:15002``; start it with ``deploy/spark/cluster.sh start``).
+
+Measured per run: wall time from process start to its JSON, the ``veil`` process's peak RSS (``/usr/bin/time``'s
+maximum resident set), and for Spark the peak RSS of the Spark Connect server (the Spark driver, a JVM on this
+machine; sampled every 0.2 s) and of the executors (the workers' children).  Results: bench/results/spark_<rows>.json.
+
+    .venv/bin/python bench/bench_spark.py [--rows 10000000] [--spark sc://127.0.0.1:15002]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from common import ROOT, WORK, census_config, census_duckdb, machine_facts, run_cli, save
+
+MODEL_SETS = {
+    "k=10": '\n[[models]]\ntype = "k-anonymity"\nk = 10\n',
+    "k=10 + entropy l=3 (occupation)": ('\n[[models]]\ntype = "k-anonymity"\nk = 10\n'
+                                         '\n[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'),
+}
+SPARK_STATE = Path(os.environ.get("VEIL_SPARK_DIR", ROOT / "deploy" / "spark" / "run"))
+
+
+def _pids(name: str) -> list[int]:
+    try:
+        pid = int((SPARK_STATE / "pids" / f"{name}.pid").read_text())
+    except (OSError, ValueError):
+        return []
+    return [pid]
+
+
+def _children(pid: int) -> list[int]:
+    """Processes whose parent is ``pid`` (the executors a worker forked, from any of its threads)."""
+    found = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            found.append(int(stat.parent.name))
+    return found
+
+
+def _rss_mib(pid: int) -> float:
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return 0.0
+
+
+class Sampler:
+    """Peak RSS of the Spark Connect server (driver) and of all executors together, sampled while a run lasts."""
+
+    def __init__(self) -> None:
+        self.driver = 0.0
+        self.executors = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.driver = max(self.driver, sum(_rss_mib(p) for p in _pids("connect")))
+            execs = [c for w in ("worker1", "worker2") for p in _pids(w) for c in _children(p)]
+            self.executors = max(self.executors, sum(_rss_mib(p) for p in execs))
+            time.sleep(0.2)
+
+    def __enter__(self) -> Sampler:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *_exc: Any) -> None:
+        self._stop.set()
+        self._thread.join()
+
+
+def timed_search(config: Path) -> dict[str, Any]:
+    """One ``veil search`` process: wall seconds, its peak RSS (MiB), the JSON's result."""
+    wall, doc, _code, rss = run_cli("search", "--config", str(config), "--strategy", "optimal")
+    return {"seconds": round(wall, 2), "peak_rss_mib": rss, "optimal": doc.get("optimal"),
+            "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds")}
+
+
+def export_parquet(duck: Path, table: str) -> Path:
+    folder = WORK / f"{table}.parquet"
+    if not folder.exists():
+        con = duckdb.connect(str(duck), read_only=True)
+        try:
+            con.execute(f"COPY bench.\"{table}\" TO '{folder}' (FORMAT parquet, PER_THREAD_OUTPUT true)")
+        finally:
+            con.close()
+    return folder
+
+
+def register_in_spark(url: str, table: str, folder: Path, rows: int) -> None:
+    from pyspark.sql.connect.session import SparkSession
+
+    spark = SparkSession.builder.remote(url).create()
+    try:
+        spark.sql("CREATE SCHEMA IF NOT EXISTS bench")
+        spark.sql(f"DROP TABLE IF EXISTS bench.`{table}`")
+        spark.sql(f"CREATE TABLE bench.`{table}` USING parquet LOCATION '{folder.resolve()}'")
+        have = spark.sql(f"SELECT count(*) AS n FROM bench.`{table}`").toArrow().column(0)[0].as_py()
+        if have != rows:
+            raise RuntimeError(f"Spark sees {have} rows in bench.{table}, expected {rows}")
+    finally:
+        spark.stop()
+
+
+def floor_duckdb(duck: Path, table: str) -> float:
+    """One GROUP BY of the 6 QIs + occupation (the issue's floor), in a fresh connection."""
+    con = duckdb.connect(str(duck), read_only=True)
+    try:
+        t = time.perf_counter()
+        con.execute(f'SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, '
+                    f'count(*) FROM bench."{table}" GROUP BY ALL)').fetchall()
+        return time.perf_counter() - t
+    finally:
+        con.close()
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", type=int, default=10_000_000)
+    ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
+    ap.add_argument("--models", choices=["k", "all"], default="all", help="k: k=10 only; all: every model set")
+    args = ap.parse_args()
+    table = f"census_{args.rows}"
+    WORK.mkdir(parents=True, exist_ok=True)
+    duck = WORK / "spark_census.duckdb"
+    made = census_duckdb(duck, table, args.rows)
+    folder = export_parquet(duck, table)
+    register_in_spark(args.spark, table, folder, args.rows)
+    os.environ["VEIL_BENCH_SPARK_URL"] = args.spark
+    results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "generated_s": made,
+                               "floor_duckdb_s": round(floor_duckdb(duck, table), 3), "runs": []}
+    sets = dict(list(MODEL_SETS.items())[:1]) if args.models == "k" else MODEL_SETS
+    for label, models in sets.items():
+        for backend in ("duckdb", "spark"):
+            config = census_config("duckdb", duck, table, ["occupation"], models)
+            if backend == "spark":
+                text = config.read_text().replace(f'url = "duckdb:///{duck}"', 'url_env = "VEIL_BENCH_SPARK_URL"')
+                config = config.with_name(config.stem + "_spark.toml")
+                config.write_text(text)
+            with Sampler() as sampler:
+                run = timed_search(config)
+            if backend == "spark":
+                run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
+                           spark_executors_peak_rss_mib=round(sampler.executors, 1))
+            run.update(backend=backend, models=label)
+            print(json.dumps(run), flush=True)
+            results["runs"].append(run)
+    print(f"wrote {save(f'spark_{args.rows}', results)}")
+
+
+if __name__ == "__main__":
+    main()
