@@ -140,7 +140,7 @@ def test_keep_versions_history_and_rollback(db: Db, cleanup) -> None:
         (1, "expired", False), (2, "published", False), (3, "published", True)]
     assert doc["releases"][0]["node"] is not None and doc["releases"][2]["rows_published"] == 18
     res = run_veil("rollback", "--config", str(path), "--to", "1")
-    assert res.returncode == 1 and "version 1 of 'people' is expired" in res.stderr and "[2, 3]" in res.stderr
+    assert res.returncode == 1 and "version 1 of 'people' has expired" in res.stderr and "[2, 3]" in res.stderr
     res = run_veil("rollback", "--config", str(path), "--to", "2", "--json")
     assert res.returncode == 0 and json.loads(res.stdout)["from"] == 3
     assert len(db.query(f'SELECT * FROM "{out}".people')) == 17

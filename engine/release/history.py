@@ -68,8 +68,8 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
                 r.c.name == rel.name, r.c.status.in_(["published", "expired"])), "reading the versions"))
             if found.get(to) != "published":
                 kept = sorted(v for v, s in found.items() if s == "published")
-                why = "expired: its rows were deleted" if found.get(to) == "expired" else "never published"
-                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} is {why}; kept versions: {kept}")
+                why = "has expired: its rows were deleted" if found.get(to) == "expired" else "was never published"
+                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} {why}; kept versions: {kept}")
             schema = pointer[0][1]
             if session.backend.transactions:
                 shown = session.scalar(sa.select(sa.func.count()).select_from(
