@@ -143,6 +143,18 @@ class Session:
         cols = list(zip(*data))
         return {n: _array(c) for n, c in zip(names, cols)}
 
+    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
+               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+        """The integer result of ``stmt`` ordered by ``order_by``, as numpy columns of at most ``chunk`` rows each.
+
+        Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
+        override it so that only one chunk is ever in the client."""
+        sub = stmt.subquery("o")
+        data = self.columns(sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)), what)
+        total = len(next(iter(data.values()))) if data else 0
+        for lo in range(0, total, max(chunk, 1)):
+            yield {k: v[lo:lo + chunk] for k, v in data.items()}
+
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
         if rows:
