@@ -48,8 +48,8 @@ class PostgresSession(Session):
         self.statements += 1
         try:
             self.ensure_transaction()
-            result = self.conn.execution_options(stream_results=True, yield_per=1).execute(
-                packed(stmt, chunk, order_by=order_by))
+            result = self.conn.execute(packed(stmt, chunk, order_by=order_by),
+                                       execution_options={"stream_results": True, "yield_per": 1})
             names = list(result.keys())
             try:
                 for row in result:
