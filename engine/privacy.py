@@ -27,7 +27,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.counts import NodeCounts, SizeHistogram
+from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.models.base import Model, Needs, Verdict
 
 CHUNK_CELLS = 1 << 24  # sparse histogram cells a checker may see at once
@@ -128,25 +128,38 @@ class Specification:
                 verdicts.append(Verdict(hist.sizes >= m.properties.min_block_size, None))
         return self.combine(verdicts, hist.sizes, rows, weights=hist.blocks)
 
-    def summarize(self, hist: SizeHistogram, chunks: Callable[[], Iterable[NodeCounts]], rows: int) -> SizeHistogram:
-        """Evaluate a node from its size histogram and, only when that does not decide it, from ``chunks()``:
-        its counts in chunks of complete blocks, evaluated chunk by chunk (a block's verdict never depends on
-        another block; the table's level is the min or max of the chunks').  Returns the node's blocks by
-        (size, verdicts) with the evaluation attached, for the search and the size metrics.
+    @property
+    def size_floor(self) -> int:
+        """Blocks smaller than this fail the monotone part whatever their histograms."""
+        return max((m.properties.min_block_size for m in self.monotone_models), default=1)
 
-        The monotone size-only part is decided first: when the rows of blocks smaller than the largest
-        ``min_block_size`` of the monotone models exceed the budget, the node fails and every node below it
-        fails too, without a histogram (its ``suppressed_rows`` is then a lower bound)."""
-        if self.sizes_only:
+    def sizes_pass(self, hist: SizeHistogram, rows: int) -> bool:
+        """The monotone part's size-only condition holds: the rows of blocks below ``size_floor`` fit in the
+        budget.  Those rows never grow upwards (a block below the floor is a union of blocks below it), so a
+        node above one where this holds needs no size check."""
+        return hist.rows_below(self.size_floor) <= self.budget(rows) + 1e-9
+
+    def summarize(self, hist: SizeHistogram | None, chunks: Callable[[], Iterable[NodeCounts]],
+                  rows: int, node: tuple[Level, ...] = ()) -> SizeHistogram:
+        """Evaluate a node from its size histogram ``hist`` and, only when that does not decide it, from
+        ``chunks()``: its counts in chunks of complete blocks, evaluated chunk by chunk (a block's verdict never
+        depends on another block; the table's level is the min or max of the chunks').  Returns the node's
+        blocks by (size, verdicts) with the evaluation attached, for the search and the size metrics.
+
+        The monotone size-only part is decided first: when the rows of blocks smaller than ``size_floor``
+        exceed the budget, the node fails and every node below it fails too, without a histogram (its
+        ``suppressed_rows`` is then a lower bound).  ``hist=None``: that part is known to hold (``node``
+        names the node), go straight to the chunks."""
+        if hist is not None and (self.sizes_only or not self.sizes_pass(hist, rows)):
             return SizeHistogram(hist.node, hist.sizes, hist.blocks, self.evaluate_sizes(hist, rows))
-        floor = max((m.properties.min_block_size for m in self.monotone_models), default=1)
-        if hist.rows_below(floor) > self.budget(rows) + 1e-9:
-            return SizeHistogram(hist.node, hist.sizes, hist.blocks, self.evaluate_sizes(hist, rows))
+        if hist is None and self.sizes_only:
+            raise ValueError("a size-only specification is decided by the size histogram: pass it")
         acc = _Accumulator(self.models)
         for chunk in chunks():
             acc.add(chunk, [verdict(m, chunk) for m in self.models])
         sizes, blocks, verdicts = acc.result()
-        return SizeHistogram(hist.node, sizes, blocks, self.combine(verdicts, sizes, rows, weights=blocks))
+        return SizeHistogram(hist.node if hist is not None else tuple(node), sizes, blocks,
+                             self.combine(verdicts, sizes, rows, weights=blocks))
 
 
 class _Accumulator:

@@ -138,14 +138,26 @@ def search_counts(wh: Warehouse, spec: Specification,
         memo = wh.summaries  # shared by the searches of one run (a few numbers per node)
     except TypeError:  # a model with unhashable parameters: remember within this search only
         memo = {}
+    sized: list[tuple[Level, ...]] = []  # nodes where the monotone part's size condition held
 
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)
         if key not in memo:
-            memo[key] = spec.summarize(wh.sizes(node), lambda: wh.stream(node), wh.rows)
+            known = not spec.sizes_only and (spec.size_floor <= 1 or any(_finer(other, node) for other in sized))
+            hist = None if known else wh.sizes(node)
+            summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node)
+            if not known and spec.sizes_pass(summary, wh.rows):
+                sized.append(node)
+            memo[key] = summary
         return memo[key]
 
     return counts_for, OnSizes(metric)
+
+
+def _finer(a: Sequence[Level], b: Sequence[Level]) -> bool:
+    """Node ``a`` is at or below node ``b`` (every block of ``b`` is a union of blocks of ``a``; a projected-out
+    attribute, ``None``, is above every level)."""
+    return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
