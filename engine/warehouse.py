@@ -212,6 +212,9 @@ class Warehouse:
             raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
+        if self.session.backend.temp_tables:  # coded from here on (session views would still read it)
+            self.session.execute(q.drop_table(q.BASE_RAW), "dropping the raw base frequency set")
+            self.session.settle()
         self.stats.base_cells = self._base_cells
         self.stats.base_seconds = time.perf_counter() - started
 

@@ -90,6 +90,7 @@ class Session:
         self.backend = backend
         self.conn = conn
         self.statements = 0
+        self.snapshot = False  # a snapshot transaction is under way (a release): never commit on our own
 
     @property
     def dialect(self) -> sa.Dialect:
@@ -120,6 +121,13 @@ class Session:
     def begin_snapshot(self) -> None:
         """Start a transaction in which every read sees one snapshot of the database."""
         self.ensure_transaction()
+        self.snapshot = True
+
+    def settle(self) -> None:
+        """Let the database free what dropped working tables held (DuckDB keeps a dropped table's memory until
+        the transaction ends): commit, unless a snapshot transaction is under way."""
+        if not self.snapshot and self.conn.in_transaction():
+            self.commit()
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]
@@ -161,6 +169,7 @@ class Session:
             self.execute(table.insert(), what, params=[dict(zip(table.c.keys(), r)) for r in rows])
 
     def commit(self) -> None:
+        self.snapshot = False
         try:
             self.conn.commit()
         except sa.exc.SQLAlchemyError as exc:

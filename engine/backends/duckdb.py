@@ -84,6 +84,7 @@ class DuckDBSession(Session):
                 yield self.columns(q.numbered_range(columns), what, params={"lo": lo, "hi": lo + chunk})
         finally:
             self.execute(q.drop_table(q.STREAM), what)
+            self.settle()
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:

@@ -66,6 +66,7 @@ class PostgresSession(Session):
             self.conn.commit()
         self.conn.execution_options(isolation_level="REPEATABLE READ")
         self.conn.begin()
+        self.snapshot = True
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:
