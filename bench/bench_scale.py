@@ -103,17 +103,18 @@ def floor_seconds(backend: str, rows: int) -> tuple[float, int]:
     return min(times), int(groups)
 
 
-def config_dir(backend: str, rows: int, models: str) -> Path:
-    d = WORK / f"scale_{backend}_{rows}"
+def config_dir(backend: str, rows: int, models: str, memory_limit: str | None = None) -> Path:
+    d = WORK / f"scale_{backend}_{rows}{'_' + memory_limit if memory_limit else ''}"
     (d / "hierarchies").mkdir(parents=True, exist_ok=True)
     for f in HIERARCHIES.glob("census_*.csv"):
         shutil.copyfile(f, d / "hierarchies" / f.name)
     body = CONFIG.format()
     body = body[:body.index("[[models]]")] + models + body[body.index("[search]"):]
     if backend == "duckdb":
-        body = body.replace('url = "duckdb:///warehouse.duckdb"', f'url = "duckdb:///{duckdb_warehouse(rows)}"')
+        limit = f"?memory_limit={memory_limit}" if memory_limit else ""  # DuckDB spills beyond it
+        body = body.replace('url = "duckdb:///warehouse.duckdb"', f'url = "duckdb:///{duckdb_warehouse(rows)}{limit}"')
     else:
-        body = body.replace('url = "duckdb:///warehouse.duckdb"', f'url = "{PG_URL}"')
+        body = body.replace('url = "duckdb:///warehouse.duckdb"', 'url_env = "VEIL_BENCH_PG_URL"')
         body = body.replace('table = "raw.census"', f'table = "bench.census_{rows}"')
     (d / "veil.toml").write_text(body, encoding="utf-8")
     return d
@@ -147,6 +148,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
+    parser.add_argument("--duckdb-memory-limit", help="e.g. 512MB: DuckDB's memory_limit in the source URL")
     args = parser.parse_args()
     results: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
     for rows in args.rows:
@@ -157,12 +159,16 @@ def main() -> None:
             floor, groups = floor_seconds(backend, rows)
             print(f"{rows:,} rows, {backend}: floor {floor:.3f} s ({groups:,} combinations)", flush=True)
             for name in args.sets:
-                run = run_search(config_dir(backend, rows, SETS[name]), args.timeout)
+                limit = args.duckdb_memory_limit if backend == "duckdb" else None
+                run = run_search(config_dir(backend, rows, SETS[name], limit), args.timeout)
                 ratio = round(run["seconds"] / floor, 1) if run.get("finished") else None
-                entry = {"rows": rows, "backend": backend, "models": name, "floor_seconds": round(floor, 3),
+                entry = {"rows": rows, "backend": backend, "models": name, "duckdb_memory_limit": limit,
+                         "veil": VEIL, "floor_seconds": round(floor, 3),
                          "combinations": groups, "ratio_to_floor": ratio, **run,
                          "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
-                results = [r for r in results if (r["rows"], r["backend"], r["models"]) != (rows, backend, name)]
+                key = (rows, backend, name, limit)
+                results = [r for r in results
+                           if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key]
                 results.append(entry)
                 print(json.dumps(entry), flush=True)
                 args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -6,6 +6,11 @@ creates is a temporary table of the session, so ``counts``, ``check`` and ``sear
 
 Counts of evaluated nodes are cached; a node's ``GROUP BY`` reads the materialized counts of its finest
 evaluated descendant when there is one (Incognito's rollup), else ``veil_base``.
+
+A search needs less than a node's counts (issue 11): ``sizes(node)`` is its block-size histogram aggregated
+in SQL (a few numbers), and ``stream(node)`` its counts in chunks of complete blocks (``chunk_cells``), so
+the process holds neither a whole node's histogram nor the base frequency set.  ``counts(node)`` stays the
+whole node, for the commands that show or publish it.
 """
 
 from __future__ import annotations
