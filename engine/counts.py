@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -431,3 +431,62 @@ class NodeCounts:
             cell_block=new_index[self.cell_block[cells]], cell_values=self.cell_values[cells],
             cell_count=self.cell_count[cells], sensitive=self.sensitive, generalizers=self.generalizers,
         )
+
+
+@dataclass(frozen=True, eq=False)
+class SizeHistogram:
+    """A node summarized by its block sizes: ``blocks[i]`` q*-blocks of ``sizes[i]`` rows each (the warehouse's
+    ``node_sizes`` statement, or what a streamed evaluation accumulated).  Everything size-only follows from a
+    few numbers per node, with no block list: rows in blocks smaller than ``k``, Σ n(E)², |T| / #blocks.
+
+    Entries may repeat a size when a streamed ``evaluation`` (``privacy.Evaluation``) splits blocks of one size
+    into failing and passing ones; its per-block arrays (``failing``, each verdict's ``passed``) are then per
+    entry, weighted by ``blocks``.
+
+    >>> h = SizeHistogram((1,), np.array([1, 3]), np.array([2, 1]))
+    >>> h.n_blocks, h.rows, h.rows_below(2), h.squares
+    (3, 5, 2, 11)
+    """
+
+    node: tuple[Level, ...]
+    sizes: np.ndarray
+    blocks: np.ndarray
+    evaluation: Any = None
+
+    @property
+    def n_blocks(self) -> int:
+        return int(self.blocks.sum())
+
+    @property
+    def weights(self) -> np.ndarray:
+        return self.blocks
+
+    @property
+    def rows(self) -> int:
+        return int((self.sizes * self.blocks).sum())
+
+    def rows_below(self, k: int) -> int:
+        """Rows in blocks of fewer than ``k`` rows."""
+        small = self.sizes < k
+        return int((self.sizes[small] * self.blocks[small]).sum())
+
+    @property
+    def squares(self) -> int:
+        """Σ n(E)² (exact, integers)."""
+        return int((self.sizes * self.sizes * self.blocks).sum())
+
+    def pseudo_counts(self) -> NodeCounts:
+        """One block per entry (sizes only, no sensitive attribute): a size-only model's ``check`` on it gives
+        each entry's verdict, and its level over the entries is its level over the blocks (min or max)."""
+        m = len(self.sizes)
+        return NodeCounts.from_cells(("size",), (0,), np.arange(m, dtype=np.int64).reshape(m, 1),
+                                     np.zeros((m, 0), dtype=np.int64), self.sizes, (max(m, 1),))
+
+    def forget(self) -> None:
+        return None
+
+    @classmethod
+    def of(cls, node: Sequence[Level], block_sizes: np.ndarray) -> SizeHistogram:
+        """From per-block sizes (tests, and nodes counted whole)."""
+        sizes, blocks = np.unique(np.asarray(block_sizes, dtype=np.int64), return_counts=True)
+        return cls(tuple(node), sizes.astype(np.int64), blocks.astype(np.int64))

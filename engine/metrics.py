@@ -261,3 +261,59 @@ def make_metric(name: str, heights: Sequence[int], leaf_counts: Sequence[Sequenc
             raise ValueError("kl-divergence needs the original block sizes")
         return KLDivergence(tuple(tuple(levels) for levels in leaf_counts), KLDivergence.entropy(original_sizes))
     raise ValueError(f"unknown metric {name!r}")
+
+
+@dataclass(frozen=True)
+class OnSizes:
+    """``metric`` evaluated on a node's size histogram (``counts.SizeHistogram``: ``blocks[i]`` blocks of
+    ``sizes[i]`` rows, ``suppressed`` per entry) with the same formulas, each block weighted by its entry's
+    count; whole-node ``NodeCounts`` go to ``metric`` unchanged.  Only metrics of sizes and levels qualify
+    (``supports``); KL-divergence reads block keys.
+
+    >>> from veil.counts import SizeHistogram
+    >>> h = SizeHistogram((0,), np.array([4, 4]), np.array([2, 1]))
+    >>> OnSizes(Discernibility()).score(h, np.array([False, True]), rows=12)
+    80.0
+    """
+
+    metric: Metric
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.metric.name
+
+    @staticmethod
+    def supports(metric: Metric) -> bool:
+        return isinstance(metric, (Height, Precision, AverageBlockSize, Discernibility))
+
+    def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
+        weights = getattr(counts, "weights", None)
+        if weights is None:
+            return self.metric.score(counts, suppressed, rows)
+        sizes = counts.sizes.astype(np.int64)
+        kept_rows = int((sizes * weights)[~suppressed].sum())
+        if isinstance(self.metric, Discernibility):
+            squares = int((sizes * sizes * weights)[~suppressed].sum())
+            return float(squares + (sizes * weights)[suppressed].sum() * float(rows))
+        if isinstance(self.metric, AverageBlockSize):
+            kept = int(weights[~suppressed].sum())
+            return float(kept_rows / kept) if kept else float(rows)
+        return self.metric.score(counts, suppressed, rows)
+
+    def loss(self, value: float) -> float:
+        return self.metric.loss(value)
+
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
+        weights = getattr(counts, "weights", None)
+        if weights is None:
+            return self.metric.bound(counts, rows, suppression)
+        sizes = counts.sizes.astype(np.int64)
+        if isinstance(self.metric, Discernibility):
+            return float(int((sizes * sizes * weights).sum()))
+        if isinstance(self.metric, AverageBlockSize):
+            present = weights > 0
+            if suppression:
+                return float(sizes[present].min()) if present.any() else 0.0
+            n = int(weights.sum())
+            return float(int((sizes * weights).sum()) / n) if n else 0.0
+        return self.metric.bound(counts, rows, suppression)

@@ -22,12 +22,12 @@ the models' declared properties (never their names):
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from veil.counts import NodeCounts
+from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.models.base import Model, Needs, Verdict
 
 CHUNK_CELLS = 1 << 24  # sparse histogram cells a checker may see at once
@@ -42,9 +42,12 @@ class Evaluation:
     suppressed_rows: int
     passed: bool                 # passes within the suppression budget
     prune_down: bool             # the monotone part alone fails: every node below fails
+    weights: np.ndarray | None = None  # blocks per entry when evaluated on a ``SizeHistogram`` (else one each)
 
     @property
     def suppressed_blocks(self) -> int:
+        if self.weights is not None:
+            return int(self.weights[self.failing].sum())
         return int(self.failing.sum())
 
 
@@ -69,12 +72,31 @@ class Specification:
     def budget(self, rows: int) -> float:
         return self.max_suppression * rows
 
-    def evaluate(self, counts: NodeCounts, rows: int) -> Evaluation:
-        """Evaluate every model at one node; ``rows`` is ``|T|`` (the budget's base)."""
+    @property
+    def sizes_only(self) -> bool:
+        """Every model is decided by block sizes alone (``needs = SIZES``): a node's size histogram suffices."""
+        return all(m.properties.needs is Needs.SIZES for m in self.models)
+
+    @property
+    def streamable(self) -> bool:
+        """Every model judges a block on its own (no supersets), so a node can be evaluated chunk by chunk."""
+        return all(m.properties.needs is not Needs.SUPERSETS for m in self.models)
+
+    def evaluate(self, counts: NodeCounts | SizeHistogram, rows: int) -> Evaluation:
+        """Evaluate every model at one node; ``rows`` is ``|T|`` (the budget's base).  A ``SizeHistogram``
+        carries its streamed evaluation, or is evaluated from its sizes (size-only specifications)."""
+        if isinstance(counts, SizeHistogram):
+            if counts.evaluation is not None:
+                return counts.evaluation
+            if not self.sizes_only:
+                raise ValueError("a size histogram decides only size-only specifications")
+            return self.evaluate_sizes(counts, rows)
         verdicts = tuple(verdict(m, counts) for m in self.models)
         return self.combine(verdicts, counts.sizes, rows)
 
-    def combine(self, verdicts: Sequence[Verdict], sizes: np.ndarray, rows: int) -> Evaluation:
+    def combine(self, verdicts: Sequence[Verdict], sizes: np.ndarray, rows: int,
+                weights: np.ndarray | None = None) -> Evaluation:
+        """Suppression and the search's inferences from per-block (or, with ``weights``, per-entry) verdicts."""
         failing = np.zeros(len(sizes), dtype=bool)
         monotone_failing = np.zeros(len(sizes), dtype=bool)
         for model, verdict in zip(self.models, verdicts):
@@ -82,14 +104,102 @@ class Specification:
             if self._monotone(model):
                 monotone_failing |= ~verdict.passed
         budget = self.budget(rows)
-        suppressed = int(sizes[failing].sum())
+        rows_of = sizes if weights is None else sizes * weights
+        suppressed = int(rows_of[failing].sum())
         return Evaluation(
             verdicts=tuple(verdicts),
             failing=failing,
             suppressed_rows=suppressed,
             passed=suppressed <= budget + 1e-9,
-            prune_down=int(sizes[monotone_failing].sum()) > budget + 1e-9,
+            prune_down=int(rows_of[monotone_failing].sum()) > budget + 1e-9,
+            weights=weights,
         )
+
+    def evaluate_sizes(self, hist: SizeHistogram, rows: int) -> Evaluation:
+        """Exact for size-only models: each model's ``check`` on one pseudo-block per distinct size (a block's
+        verdict depends on its size alone; a level's min or max over the entries is the one over the blocks).
+        A model reading more is bounded by ``min_block_size`` (blocks below it fail; level not computed)."""
+        pseudo = hist.pseudo_counts()
+        verdicts = []
+        for m in self.models:
+            if m.properties.needs is Needs.SIZES:
+                verdicts.append(m.check(pseudo))
+            else:
+                verdicts.append(Verdict(hist.sizes >= m.properties.min_block_size, None))
+        return self.combine(verdicts, hist.sizes, rows, weights=hist.blocks)
+
+    @property
+    def size_floor(self) -> int:
+        """Blocks smaller than this fail the monotone part whatever their histograms."""
+        return max((m.properties.min_block_size for m in self.monotone_models), default=1)
+
+    def sizes_pass(self, hist: SizeHistogram, rows: int) -> bool:
+        """The monotone part's size-only condition holds: the rows of blocks below ``size_floor`` fit in the
+        budget.  Those rows never grow upwards (a block below the floor is a union of blocks below it), so a
+        node above one where this holds needs no size check."""
+        return hist.rows_below(self.size_floor) <= self.budget(rows) + 1e-9
+
+    def summarize(self, hist: SizeHistogram | None, chunks: Callable[[], Iterable[NodeCounts]],
+                  rows: int, node: tuple[Level, ...] = ()) -> SizeHistogram:
+        """Evaluate a node from its size histogram ``hist`` and, only when that does not decide it, from
+        ``chunks()``: its counts in chunks of complete blocks, evaluated chunk by chunk (a block's verdict never
+        depends on another block; the table's level is the min or max of the chunks').  Returns the node's
+        blocks by (size, verdicts) with the evaluation attached, for the search and the size metrics.
+
+        The monotone size-only part is decided first: when the rows of blocks smaller than ``size_floor``
+        exceed the budget, the node fails and every node below it fails too, without a histogram (its
+        ``suppressed_rows`` is then a lower bound).  ``hist=None``: that part is known to hold (``node``
+        names the node), go straight to the chunks."""
+        if hist is not None and (self.sizes_only or not self.sizes_pass(hist, rows)):
+            return SizeHistogram(hist.node, hist.sizes, hist.blocks, self.evaluate_sizes(hist, rows))
+        if hist is None and self.sizes_only:
+            raise ValueError("a size-only specification is decided by the size histogram: pass it")
+        acc = _Accumulator(self.models)
+        for chunk in chunks():
+            acc.add(chunk, [verdict(m, chunk) for m in self.models])
+        sizes, blocks, verdicts = acc.result()
+        return SizeHistogram(hist.node if hist is not None else tuple(node), sizes, blocks,
+                             self.combine(verdicts, sizes, rows, weights=blocks))
+
+
+class _Accumulator:
+    """Per (size, failing models) the number of blocks, and each model's level, over chunks of blocks."""
+
+    def __init__(self, models: Sequence[Model]) -> None:
+        self.models = tuple(models)
+        self.keys: list[np.ndarray] = []
+        self.counts: list[np.ndarray] = []
+        self.levels: list[list[float | None]] = [[] for _ in self.models]
+
+    def add(self, chunk: NodeCounts, verdicts: Sequence[Verdict]) -> None:
+        key = chunk.sizes.astype(np.int64) << len(self.models)
+        for i, v in enumerate(verdicts):
+            key |= (~v.passed).astype(np.int64) << i
+            self.levels[i].append(v.achieved)
+        uniq, counts = np.unique(key, return_counts=True)
+        self.keys.append(uniq)
+        self.counts.append(counts.astype(np.int64))
+        chunk.forget()
+
+    def result(self) -> tuple[np.ndarray, np.ndarray, tuple[Verdict, ...]]:
+        if self.keys:
+            key = np.concatenate(self.keys)
+            uniq, inverse = np.unique(key, return_inverse=True)
+            blocks = np.bincount(inverse.reshape(-1), weights=np.concatenate(self.counts)).astype(np.int64)
+        else:
+            uniq, blocks = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+        m = len(self.models)
+        sizes = uniq >> m
+        verdicts = tuple(Verdict(((uniq >> i) & 1) == 0, _combined_level(model, self.levels[i]))
+                         for i, model in enumerate(self.models))
+        return sizes, blocks, verdicts
+
+
+def _combined_level(model: Model, levels: Sequence[float | None]) -> float | None:
+    """The table's level from the levels of slices of its blocks (``None``, infinite, wins)."""
+    if not levels or any(level is None for level in levels):
+        return None
+    return float(min(levels) if model.properties.achieved == "min" else max(levels))  # type: ignore[type-var]
 
 
 def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> Verdict:
@@ -110,8 +220,4 @@ def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> V
         part = model.check(counts.restrict(mask))
         passed.append(part.passed)
         levels.append(part.achieved)
-    if any(level is None for level in levels):
-        achieved = None
-    else:
-        achieved = float(min(levels) if model.properties.achieved == "min" else max(levels))  # type: ignore[type-var]
-    return Verdict(np.concatenate(passed), achieved)
+    return Verdict(np.concatenate(passed), _combined_level(model, levels))

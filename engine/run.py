@@ -15,11 +15,11 @@ from veil import queries as q
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config, sensitive_needed
-from veil.counts import NodeCounts
+from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.errors import NoSolutionError
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
-from veil.metrics import Metric, make_metric
+from veil.metrics import Metric, OnSizes, make_metric
 from veil.privacy import Evaluation, Specification
 from veil.search import SearchResult
 from veil.warehouse import Stats, Warehouse, value_text
@@ -124,14 +124,52 @@ def metric_for(wh: Warehouse, name: str) -> Metric:
     return make_metric(name, wh.heights, leaf, bottom)
 
 
+def search_counts(wh: Warehouse, spec: Specification,
+                  metric: Metric) -> tuple[Callable[[tuple[Level, ...]], NodeCounts | SizeHistogram], Metric]:
+    """The counts function and metric a search of ``wh`` uses.
+
+    When every model judges blocks on their own and the metric needs block sizes only, a node arrives as
+    its ``SizeHistogram`` (one SQL aggregate) and, only when the sizes do not decide it, its counts stream
+    in chunks through the specification (``Specification.summarize``): the Python process never holds a
+    node's histogram.  Otherwise (models reading supersets, KL-divergence) whole-node counts."""
+    if not (spec.streamable and OnSizes.supports(metric)):
+        return wh.counts, metric
+
+    try:
+        hash(spec)
+        memo = wh.summaries  # shared by the searches of one run (a few numbers per node)
+    except TypeError:  # a model with unhashable parameters: remember within this search only
+        memo = {}
+    sized: list[tuple[Level, ...]] = []  # nodes where the monotone part's size condition held
+
+    def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
+        key = (spec, node)
+        if key not in memo:
+            known = not spec.sizes_only and (spec.size_floor <= 1 or any(_finer(other, node) for other in sized))
+            hist = None if known else wh.sizes(node)
+            summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node)
+            if not known and spec.sizes_pass(summary, wh.rows):
+                sized.append(node)
+            memo[key] = summary
+        return memo[key]
+
+    return counts_for, OnSizes(metric)
+
+
+def _finer(a: Sequence[Level], b: Sequence[Level]) -> bool:
+    """Node ``a`` is at or below node ``b`` (every block of ``b`` is a union of blocks of ``a``; a projected-out
+    attribute, ``None``, is above every level)."""
+    return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
+
+
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
     """Search ``wh``'s lattice with the config's models, budget and metric (counts shared by strategies);
     a progress bar on a terminal."""
     lattice = Lattice(wh.heights)
     spec = Specification(config.models, config.search.max_suppression)
-    metric = metric_for(wh, config.search.metric)
+    counts_for, metric = search_counts(wh, spec, metric_for(wh, config.search.metric))
     with log.progress("searching", lattice.size) as update:
-        return search.run(strategies, lattice, wh.attributes, wh.counts, spec, metric, wh.rows, on_evaluate=update)
+        return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update)
 
 
 def run_search(config: Config, strategies: Sequence[str],

@@ -6,6 +6,11 @@ creates is a temporary table of the session, so ``counts``, ``check`` and ``sear
 
 Counts of evaluated nodes are cached; a node's ``GROUP BY`` reads the materialized counts of its finest
 evaluated descendant when there is one (Incognito's rollup), else ``veil_base``.
+
+A search needs less than a node's counts (issue 11): ``sizes(node)`` is its block-size histogram aggregated
+in SQL (a few numbers), and ``stream(node)`` its counts in chunks of complete blocks (``chunk_cells``), so
+the process holds neither a whole node's histogram nor the base frequency set.  ``counts(node)`` stays the
+whole node, for the commands that show or publish it.
 """
 
 from __future__ import annotations
@@ -13,7 +18,7 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,7 +28,7 @@ import sqlalchemy as sa
 from veil import queries as q
 from veil.backends.base import Session
 from veil.config import QuasiIdentifier, SourceConfig
-from veil.counts import Level, NodeCounts, SensitiveDomain
+from veil.counts import Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
@@ -44,6 +49,9 @@ class Stats:
     """What the run cost: node queries issued, rows read, time spent in the backend."""
 
     node_queries: int = 0
+    size_queries: int = 0       # node queries answered by the size histogram alone
+    streamed: int = 0           # node queries whose cells arrived in chunks
+    chunks: int = 0
     rolled_up: int = 0
     cache_hits: int = 0
     base_seconds: float = 0.0
@@ -72,6 +80,7 @@ class Warehouse:
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
     cache_bytes: int = 1 << 30
+    chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -80,6 +89,8 @@ class Warehouse:
     raw_values: dict[str, list[Any]] = field(default_factory=dict)  # sensitive values as the driver gives them
     stats: Stats = field(default_factory=Stats)
     _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
+    _sizes: dict[tuple[Level, ...], SizeHistogram] = field(default_factory=dict)
+    summaries: dict[Any, SizeHistogram] = field(default_factory=dict)  # evaluated nodes, by (specification, node)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
     _base_cells: int = 0
     _cached_bytes: int = 0
@@ -208,6 +219,9 @@ class Warehouse:
             raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
+        if self.session.backend.temp_tables:  # coded from here on (session views would still read it)
+            self.session.execute(q.drop_table(q.BASE_RAW), "dropping the raw base frequency set")
+            self.session.settle()
         self.stats.base_cells = self._base_cells
         self.stats.base_seconds = time.perf_counter() - started
 
@@ -221,14 +235,79 @@ class Warehouse:
 
     # --- node counts -----------------------------------------------------------------------------------------
 
-    def counts(self, node: Sequence[Level]) -> NodeCounts:
-        """The per-q*-block counts of ``node`` (one ``GROUP BY`` unless cached)."""
+    def _checked(self, node: Sequence[Level]) -> tuple[Level, ...]:
         node = tuple(node)
         if len(node) != len(self.quasi_identifiers):
             raise ValueError(f"node {node} has {len(node)} levels for {len(self.quasi_identifiers)} quasi-identifiers")
         for lv, h in zip(node, self.heights):
             if lv is not None and not 0 <= lv <= h:
                 raise ValueError(f"node {_show(node)} is outside the lattice (heights {self.heights})")
+        return node
+
+    def sizes(self, node: Sequence[Level]) -> SizeHistogram:
+        """``node``'s block-size histogram, aggregated in SQL (``node_sizes``: a few numbers, no block list)."""
+        node = self._checked(node)
+        cached = self._sizes.get(node)
+        if cached is not None:
+            self.stats.cache_hits += 1
+            return cached
+        started = time.perf_counter()
+        name, floor, source_cells = self._finest_source(node)
+        what = f"counting the block sizes of node {_show(node)}"
+        data = self.session.columns(q.node_sizes(self.layout, node, floor, source=name), what)
+        self.stats.node_queries += 1
+        self.stats.size_queries += 1
+        self.stats.rolled_up += name != q.BASE
+        hist = SizeHistogram(node, data["size"].astype(np.int64), data["blocks"].astype(np.int64))
+        if not self.sensitive:  # the node's cells are its blocks
+            self._maybe_materialize(node, floor, name, source_cells, hist.n_blocks, what)
+        self._sizes[node] = hist
+        self.stats.node_seconds += time.perf_counter() - started
+        return hist
+
+    def stream(self, node: Sequence[Level]) -> Iterator[NodeCounts]:
+        """``node``'s counts in chunks of complete blocks (block-key order), about ``chunk_cells`` cells each
+        (a chunk ends at the last block boundary; a block larger than a chunk arrives whole).  Only one chunk
+        is ever held here; every chunk's blocks are numbered on their own."""
+        node = self._checked(node)
+        started = time.perf_counter()
+        name, floor, source_cells = self._finest_source(node)
+        what = f"counting node {_show(node)}"
+        keys = q.node_keys(self.layout, node)
+        self.stats.node_queries += 1
+        self.stats.streamed += 1
+        self.stats.rolled_up += name != q.BASE
+        stmt = q.node_counts(self.layout, node, floor, source=name)
+        carry: dict[str, np.ndarray] | None = None
+        cells = 0
+        for data in self.session.stream(stmt, keys, self.chunk_cells, what):
+            cells += len(data["n"])
+            if carry is not None:
+                data = {k: np.concatenate([carry[k], v]) for k, v in data.items()}
+            last = _last_block_start(data, keys)
+            carry = {k: v[last:] for k, v in data.items()}
+            if last:
+                self.stats.chunks += 1
+                self.stats.node_seconds += time.perf_counter() - started
+                yield self._node_counts(node, {k: v[:last] for k, v in data.items()})
+                started = time.perf_counter()
+        if carry is not None and len(carry["n"]):
+            self.stats.chunks += 1
+            yield self._node_counts(node, carry)
+        started = time.perf_counter()
+        self._maybe_materialize(node, floor, name, source_cells, cells, what)
+        self.stats.node_seconds += time.perf_counter() - started
+
+    def _maybe_materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], name: str, source_cells: int,
+                           cells: int, what: str) -> None:
+        """Incognito's rollup: keep a node's counts when they are much smaller than their source's."""
+        if (self.rollup and node not in self._materialized and source_cells >= self.rollup_min_cells
+                and cells <= self.rollup_ratio * source_cells):
+            self._materialize(node, floor, name, what)
+
+    def counts(self, node: Sequence[Level]) -> NodeCounts:
+        """The per-q*-block counts of ``node`` (one ``GROUP BY`` unless cached)."""
+        node = self._checked(node)
         cached = self._cache.get(node)
         if cached is not None:
             self.stats.cache_hits += 1
@@ -239,9 +318,7 @@ class Warehouse:
         data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
         self.stats.node_queries += 1
         self.stats.rolled_up += name != q.BASE
-        cells = len(data["n"])
-        if self.rollup and source_cells >= self.rollup_min_cells and cells <= self.rollup_ratio * source_cells:
-            self._materialize(node, floor, name, what)
+        self._maybe_materialize(node, floor, name, source_cells, len(data["n"]), what)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._remember(node, result)
@@ -281,6 +358,23 @@ class Warehouse:
         cards = [self.hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
         return NodeCounts.from_cells(self.attributes, node, qi_codes, s_codes, data["n"], cards, self.domains,
                                      self.hierarchies)
+
+
+def _last_block_start(data: dict[str, np.ndarray], keys: Sequence[str]) -> int:
+    """Index of the first cell of the last block in ``data`` (cells ordered by the block ``keys``).
+
+    >>> _last_block_start({"g0": np.array([1, 1, 2, 2]), "n": np.ones(4)}, ["g0"])
+    2
+    """
+    r = len(data["n"])
+    if r == 0 or not keys:
+        return 0
+    change = np.zeros(r, dtype=bool)
+    for k in keys:
+        col = data[k]
+        change[1:] |= col[1:] != col[:-1]
+    starts = np.flatnonzero(change)
+    return int(starts[-1]) if len(starts) else 0
 
 
 def _show(node: Sequence[Level]) -> str:

@@ -94,6 +94,7 @@ class Session:
         self.backend = backend
         self.conn = conn
         self.statements = 0
+        self.snapshot = False  # a snapshot transaction is under way (a release): never commit on our own
 
     @property
     def dialect(self) -> sa.Dialect:
@@ -124,6 +125,13 @@ class Session:
     def begin_snapshot(self) -> None:
         """Start a transaction in which every read sees one snapshot of the database."""
         self.ensure_transaction()
+        self.snapshot = True
+
+    def settle(self) -> None:
+        """Let the database free what dropped working tables held (DuckDB keeps a dropped table's memory until
+        the transaction ends): commit, unless a snapshot transaction is under way."""
+        if not self.snapshot and self.conn.in_transaction():
+            self.commit()
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]
@@ -154,12 +162,25 @@ class Session:
         cols = list(zip(*data))
         return {n: _array(c) for n, c in zip(names, cols)}
 
+    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
+               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+        """The integer result of ``stmt`` ordered by ``order_by``, as numpy columns of at most ``chunk`` rows each.
+
+        Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
+        override it so that only one chunk is ever in the client."""
+        sub = stmt.subquery("o")
+        data = self.columns(sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)), what)
+        total = len(next(iter(data.values()))) if data else 0
+        for lo in range(0, total, max(chunk, 1)):
+            yield {k: v[lo:lo + chunk] for k, v in data.items()}
+
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
         if rows:
             self.execute(table.insert(), what, params=[dict(zip(table.c.keys(), r)) for r in rows])
 
     def commit(self) -> None:
+        self.snapshot = False
         try:
             self.conn.commit()
         except sa.exc.SQLAlchemyError as exc:

@@ -13,6 +13,7 @@ from typing import Any, ClassVar
 import numpy as np
 import sqlalchemy as sa
 
+from veil import queries as q
 from veil.backends.base import Backend, Session
 from veil.errors import BackendError
 from veil.queries import CreateTableAs
@@ -84,6 +85,21 @@ class DuckDBSession(Session):
             self._recover()
             raise self.fail(exc, what) from None
         return {k: (v.astype(np.int64) if v.dtype.kind in "iu" else _unmask(v)) for k, v in data.items()}
+
+    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
+               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+        """Numbered once into ``veil_stream`` (a temporary table DuckDB may spill), then fetched back by ranges
+        of the row number: one chunk in Python at a time, zone maps skipping the rest of the table."""
+        columns = list(stmt.selected_columns.keys())
+        self.execute(q.drop_table(q.STREAM), what)
+        self.execute(q.numbered(stmt, order_by), what)
+        try:
+            total = int(self.scalar(q.count_rows(sa.table(q.STREAM)), what))
+            for lo in range(0, total, max(chunk, 1)):
+                yield self.columns(q.numbered_range(columns), what, params={"lo": lo, "hi": lo + chunk})
+        finally:
+            self.execute(q.drop_table(q.STREAM), what)
+            self.settle()
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:

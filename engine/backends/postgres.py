@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -41,12 +41,32 @@ class PostgresSession(Session):
                 parts[name].append(np.frombuffer(blob, dtype=">i8"))
         return {n: (np.concatenate(p).astype(np.int64) if p else np.zeros(0, dtype=np.int64)) for n, p in parts.items()}
 
+    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
+               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+        """One packed query ordered by ``order_by`` through a server-side cursor: each fetched row is one chunk
+        of ``chunk`` result rows (int8 blobs decoded by numpy), so the client holds one chunk at a time."""
+        self.statements += 1
+        try:
+            self.ensure_transaction()
+            result = self.conn.execute(packed(stmt, chunk, order_by=order_by),
+                                       execution_options={"stream_results": True, "yield_per": 1})
+            names = list(result.keys())
+            try:
+                for row in result:
+                    yield {n: np.frombuffer(blob, dtype=">i8").astype(np.int64) for n, blob in zip(names, row)}
+            finally:
+                result.close()
+        except sa.exc.SQLAlchemyError as exc:
+            self._recover()
+            raise self.fail(exc, what) from None
+
     def begin_snapshot(self) -> None:
         """REPEATABLE READ: every statement of the release's transaction reads the same snapshot."""
         if self.conn.in_transaction():
             self.conn.commit()
         self.conn.execution_options(isolation_level="REPEATABLE READ")
         self.conn.begin()
+        self.snapshot = True
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:

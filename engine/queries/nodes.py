@@ -18,11 +18,13 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from veil.queries.ddl import CreateTableAs
 
 BASE_RAW = "veil_base_raw"
 BASE = "veil_base"
+STREAM = "veil_stream"
 
 
 @dataclass(frozen=True)
@@ -140,6 +142,52 @@ def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int 
     return sa.select(*keys, sa.func.sum(src.c.n).label("n")).group_by(*keys)
 
 
+def node_keys(layout: Layout, node: Sequence[int | None]) -> list[str]:
+    """The block key columns ``g{i}`` of ``node_counts(layout, node)`` (QIs not projected out)."""
+    return [f"g{i}" for i, lv in enumerate(node) if lv is not None]
+
+
+def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
+               source: str = BASE) -> sa.Select[Any]:
+    """The block-size histogram of ``node``: ``(size, blocks)``, one row per distinct ``n(E)`` with the number
+    of q*-blocks of that size, from the same source as ``node_counts`` (a few numbers per node, no block list).
+
+    Everything size-only (k-anonymity, the rows below a model's ``min_block_size``, Σ n(E)², |T| / #blocks)
+    follows from it: blocks of sizes 1, 1, 3 give ``(1, 2), (3, 1)``.
+
+    >>> print(node_sizes(Layout(heights=(1, 2), sensitive_count=1), (1, None)).compile())
+    SELECT e.size, count(*) AS blocks 
+    FROM (SELECT sum(b.n) AS size 
+    FROM veil_base AS b GROUP BY b.q0_1) AS e GROUP BY e.size ORDER BY e.size
+    """
+    src = layout.wide(source, floor).alias("b")
+    keys = [src.c[f"q{i}_{lv}"] for i, lv in enumerate(node) if lv is not None]
+    blocks = sa.select(sa.func.sum(src.c.n).label("size")).group_by(*keys).subquery("e")
+    return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
+            .group_by(blocks.c.size).order_by(blocks.c.size))
+
+
+def stream_table(columns: Sequence[str]) -> sa.TableClause:
+    """``veil_stream``: a node's cells numbered in block order (``rn``), fetched back in ranges of ``rn``."""
+    return sa.table(STREAM, *(sa.column(c) for c in (*columns, "rn")))
+
+
+def numbered(select: sa.Select[Any], order_by: Sequence[str]) -> CreateTableAs:
+    """``veil_stream``: the rows of ``select`` numbered 1, 2, … by ``order_by`` (a block's cells contiguous)."""
+    inner = select.subquery("c")
+    rn = sa.func.row_number().over(order_by=[inner.c[k] for k in order_by]).label("rn")
+    body = sa.select(*inner.c, rn)
+    return CreateTableAs(sa.table(STREAM), sa.select(*body.subquery("r").c).order_by(sa.column("rn")))
+
+
+def numbered_range(columns: Sequence[str]) -> sa.Select[Any]:
+    """Rows ``lo < rn <= hi`` of ``veil_stream`` in order (bound parameters ``lo``, ``hi``)."""
+    t = stream_table(columns)
+    return (sa.select(*(t.c[c] for c in columns))
+            .where(t.c.rn > sa.bindparam("lo", type_=sa.BigInteger), t.c.rn <= sa.bindparam("hi", type_=sa.BigInteger))
+            .order_by(t.c.rn))
+
+
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],
                 floor: Sequence[int | None] | None = None, source: str = BASE) -> CreateTableAs:
     """Materialize ``node``'s counts in wide form (its levels and every level above) for later rollups."""
@@ -150,15 +198,26 @@ def materialize(layout: Layout, ident: int, node: Sequence[int | None],
     return CreateTableAs(layout.node_table(ident, node), stmt)
 
 
-def packed(select: sa.Select[Any], chunk: int = 1 << 20) -> sa.Select[Any]:
+def packed(select: sa.Select[Any], chunk: int = 1 << 20, order_by: Sequence[str] | None = None) -> sa.Select[Any]:
     """PostgreSQL: an all-integer result as rows of big-endian int8 blobs, one per column and ``chunk`` rows
     of the result (``string_agg(int8send(c), '')`` grouped by ``row_number() / chunk``), so a client reads
     millions of cells without building a Python object per value and no blob nears the 1 GB limit.  All
-    aggregates of one group see its rows in the same order."""
+    aggregates of one group see its rows in the same order.
+
+    With ``order_by`` the rows are numbered in that order, each blob holds its rows in it and the blobs come
+    in order: a client streaming the result (a server-side cursor) meets a block's cells contiguously."""
     inner = select.subquery("r")
-    numbered = sa.select(*inner.c, (sa.func.row_number().over() // sa.literal(chunk, sa.BigInteger)).label("chunk"))
-    sub = numbered.subquery("p")
-    empty = sa.literal(b"", sa.LargeBinary)
-    return (sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
+    empty: Any = sa.literal(b"", sa.LargeBinary)
+    if order_by is None:
+        chunk_of = sa.func.row_number().over() // sa.literal(chunk, sa.BigInteger)
+        sub = sa.select(*inner.c, chunk_of.label("chunk")).subquery("p")
+    else:
+        rn = sa.func.row_number().over(order_by=[inner.c[k] for k in order_by]).label("rn")
+        ranked = sa.select(*inner.c, rn).subquery("q")
+        chunk_of = (ranked.c.rn - 1) // sa.literal(chunk, sa.BigInteger)
+        sub = sa.select(*ranked.c, chunk_of.label("chunk")).subquery("p")
+        empty = aggregate_order_by(empty, sub.c.rn)
+    stmt = (sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
                         for c in inner.c.keys()))
             .group_by(sub.c.chunk))
+    return stmt.order_by(sub.c.chunk) if order_by is not None else stmt

@@ -1,0 +1,178 @@
+"""Warehouse scale (issue 11): ``veil search`` on the synthetic census of ``veil demo`` at 1M / 10M rows (``--rows
+100000000`` for 100M), DuckDB and PostgreSQL, three model sets, each search a fresh process.
+
+For every (rows, backend, model set): the floor (one ``GROUP BY`` of the 6 quasi-identifiers + occupation,
+best of two), the search's wall time and peak RSS (``/usr/bin/time -v`` of the child), nodes evaluated,
+node queries issued, the optimal node, and the ratios to the floor.  Results: ``bench/results/scale.json``.
+
+    nice python bench/bench_scale.py --rows 1000000 --backends duckdb postgresql
+    nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import duckdb
+import sqlalchemy as sa
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from bench.common import PG_URL, RESULTS, WORK  # noqa: E402
+
+from veil.demo import HIERARCHIES, census_sql  # noqa: E402
+from veil.demo.setup import CONFIG  # noqa: E402
+
+QIS = ["age", "sex", "race", "marital_status", "education", "zip"]
+SETS = {
+    "k": '[[models]]\ntype = "k-anonymity"\nk = 10\n',
+    "entropy": ('[[models]]\ntype = "k-anonymity"\nk = 10\n'
+                '[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'),
+    "closeness": ('[[models]]\ntype = "k-anonymity"\nk = 10\n'
+                  '[[models]]\ntype = "t-closeness"\nattribute = "income"\nt = 0.2\ndistance = "ordered"\n'),
+}
+FLOOR_SQL = ("SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, count(*) "
+             "FROM {table} GROUP BY age, sex, race, marital_status, education, zip, occupation) AS g")
+VEIL = str(Path(sys.executable).with_name("veil"))
+
+
+def duckdb_warehouse(rows: int) -> Path:
+    WORK.mkdir(parents=True, exist_ok=True)
+    path = WORK / f"scale_{rows}.duckdb"
+    if not path.exists():
+        con = duckdb.connect(str(path))
+        con.execute("CREATE SCHEMA IF NOT EXISTS raw")
+        con.execute("CREATE TABLE raw.census AS " + census_sql(), {"rows": rows, "seed": 42})
+        con.close()
+    return path
+
+
+def postgres_table(rows: int) -> str:
+    """``bench.census_<rows>`` in PostgreSQL, copied from the DuckDB warehouse through a CSV file."""
+    import psycopg
+
+    table = f"census_{rows}"
+    url = sa.make_url(PG_URL)
+    with psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database) as pg:
+        with pg.cursor() as cur:
+            cur.execute("CREATE SCHEMA IF NOT EXISTS bench")
+            cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' "
+                        "AND table_name = %s", (table,))
+            if cur.fetchone()[0]:  # type: ignore[index]
+                return table
+            with tempfile.TemporaryDirectory() as tmp:
+                csv = Path(tmp) / "census.csv"
+                con = duckdb.connect(str(duckdb_warehouse(rows)), read_only=True)
+                con.execute(f"COPY raw.census TO '{csv}' (HEADER false)")
+                con.close()
+                cur.execute(f'CREATE TABLE bench."{table}" (person_id bigint, age integer, sex text, race text, '
+                            'marital_status text, education text, zip text, occupation text, income integer)')
+                with cur.copy(f'COPY bench."{table}" FROM STDIN (FORMAT csv)') as cp, csv.open("rb") as fh:
+                    while block := fh.read(1 << 20):
+                        cp.write(block)
+            cur.execute(f'ANALYZE bench."{table}"')
+        pg.commit()
+    return table
+
+
+def floor_seconds(backend: str, rows: int) -> tuple[float, int]:
+    """Best of two runs of the floor query, and its number of groups."""
+    times, groups = [], 0
+    for _ in range(2):
+        if backend == "duckdb":
+            con = duckdb.connect(str(duckdb_warehouse(rows)), read_only=True)
+            started = time.perf_counter()
+            groups = con.execute(FLOOR_SQL.format(table="raw.census")).fetchone()[0]  # type: ignore[index]
+            times.append(time.perf_counter() - started)
+            con.close()
+        else:
+            engine = sa.create_engine(PG_URL, poolclass=sa.pool.NullPool)
+            with engine.connect() as c:
+                started = time.perf_counter()
+                groups = c.execute(sa.text(FLOOR_SQL.format(table=f'bench."census_{rows}"'))).scalar()
+                times.append(time.perf_counter() - started)
+            engine.dispose()
+    return min(times), int(groups)
+
+
+def config_dir(backend: str, rows: int, models: str, memory_limit: str | None = None) -> Path:
+    d = WORK / f"scale_{backend}_{rows}{'_' + memory_limit if memory_limit else ''}"
+    (d / "hierarchies").mkdir(parents=True, exist_ok=True)
+    for f in HIERARCHIES.glob("census_*.csv"):
+        shutil.copyfile(f, d / "hierarchies" / f.name)
+    body = CONFIG.format()
+    body = body[:body.index("[[models]]")] + models + body[body.index("[search]"):]
+    if backend == "duckdb":
+        limit = f"?memory_limit={memory_limit}" if memory_limit else ""  # DuckDB spills beyond it
+        body = body.replace('url = "duckdb:///warehouse.duckdb"', f'url = "duckdb:///{duckdb_warehouse(rows)}{limit}"')
+    else:
+        body = body.replace('url = "duckdb:///warehouse.duckdb"', 'url_env = "VEIL_BENCH_PG_URL"')
+        body = body.replace('table = "raw.census"', f'table = "bench.census_{rows}"')
+    (d / "veil.toml").write_text(body, encoding="utf-8")
+    return d
+
+
+def run_search(directory: Path, timeout: float) -> dict[str, Any]:
+    """``veil search`` in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS, what it printed."""
+    cmd = ["/usr/bin/time", "-v", VEIL, "search", "--config", str(directory / "veil.toml")]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=directory)
+    except subprocess.TimeoutExpired:
+        return {"finished": False, "seconds": timeout}
+    seconds = time.perf_counter() - started
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    line = re.search(r"(\d+) evaluated, (\d+) node queries, ([\d.]+) s", proc.stdout)
+    optimal = re.search(r"optimal node (\[[^\]]*\])", proc.stdout)
+    return {
+        "finished": proc.returncode in (0, 2), "exit_code": proc.returncode, "seconds": round(seconds, 3),
+        "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+        "nodes_evaluated": int(line[1]) if line else None, "node_queries": int(line[2]) if line else None,
+        "search_seconds": float(line[3]) if line else None, "optimal": optimal[1] if optimal else None,
+        **({} if proc.returncode in (0, 2) else {"stderr": proc.stderr[-400:]}),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
+    parser.add_argument("--backends", nargs="+", default=["duckdb", "postgresql"], choices=["duckdb", "postgresql"])
+    parser.add_argument("--sets", nargs="+", default=list(SETS), choices=list(SETS))
+    parser.add_argument("--timeout", type=float, default=900.0)
+    parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
+    parser.add_argument("--duckdb-memory-limit", help="e.g. 512MB: DuckDB's memory_limit in the source URL")
+    args = parser.parse_args()
+    results: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
+    for rows in args.rows:
+        duckdb_warehouse(rows)
+        for backend in args.backends:
+            if backend == "postgresql":
+                postgres_table(rows)
+            floor, groups = floor_seconds(backend, rows)
+            print(f"{rows:,} rows, {backend}: floor {floor:.3f} s ({groups:,} combinations)", flush=True)
+            for name in args.sets:
+                limit = args.duckdb_memory_limit if backend == "duckdb" else None
+                run = run_search(config_dir(backend, rows, SETS[name], limit), args.timeout)
+                ratio = round(run["seconds"] / floor, 1) if run.get("finished") else None
+                entry = {"rows": rows, "backend": backend, "models": name, "duckdb_memory_limit": limit,
+                         "veil": VEIL, "floor_seconds": round(floor, 3),
+                         "combinations": groups, "ratio_to_floor": ratio, **run,
+                         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                key = (rows, backend, name, limit)
+                results = [r for r in results
+                           if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key]
+                results.append(entry)
+                print(json.dumps(entry), flush=True)
+                args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+if __name__ == "__main__":
+    main()
