@@ -22,8 +22,10 @@ the models' declared properties (never their names):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 
@@ -69,8 +71,16 @@ class Specification:
     def monotone_models(self) -> tuple[Model, ...]:
         return tuple(m for m in self.models if self._monotone(m))
 
-    def budget(self, rows: int) -> float:
-        return self.max_suppression * rows
+    def budget(self, rows: int) -> int:
+        """The most rows a node may suppress: ``⌊max_suppression · |T|⌋``, exact — the fraction as written
+        (``0.29`` is 29/100), not its binary float, so 0.29 · 878,982,472,700 allows 254,904,917,083 rows.
+
+        >>> Specification((), max_suppression=0.29).budget(878_982_472_700)
+        254904917083
+        >>> Specification((), max_suppression=0.1).budget(30)
+        3
+        """
+        return math.floor(Fraction(str(self.max_suppression)) * rows)
 
     @property
     def sizes_only(self) -> bool:
@@ -110,8 +120,8 @@ class Specification:
             verdicts=tuple(verdicts),
             failing=failing,
             suppressed_rows=suppressed,
-            passed=suppressed <= budget + 1e-9,
-            prune_down=int(rows_of[monotone_failing].sum()) > budget + 1e-9,
+            passed=suppressed <= budget,
+            prune_down=int(rows_of[monotone_failing].sum()) > budget,
             weights=weights,
         )
 
@@ -137,7 +147,7 @@ class Specification:
         """The monotone part's size-only condition holds: the rows of blocks below ``size_floor`` fit in the
         budget.  Those rows never grow upwards (a block below the floor is a union of blocks below it), so a
         node above one where this holds needs no size check."""
-        return hist.rows_below(self.size_floor) <= self.budget(rows) + 1e-9
+        return hist.rows_below(self.size_floor) <= self.budget(rows)
 
     def summarize(self, hist: SizeHistogram | None, chunks: Callable[[], Iterable[NodeCounts]],
                   rows: int, node: tuple[Level, ...] = ()) -> SizeHistogram:

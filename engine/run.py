@@ -89,7 +89,7 @@ def check_document(wh: Warehouse, spec: Specification, nc: NodeCounts, evaluatio
     models = []
     for m, v in zip(spec.models, evaluation.verdicts):
         own = int(sizes[~v.passed].sum())
-        models.append({"type": m.type, "attribute": m.attribute, "passed": own <= budget + 1e-9,
+        models.append({"type": m.type, "attribute": m.attribute, "passed": own <= budget,
                        "achieved": v.achieved, "violating_blocks": v.violating})
     return {
         "attributes": list(wh.attributes),

@@ -219,3 +219,25 @@ def test_verdicts_in_slices_of_blocks_equal_whole_node_verdicts(table: Table, sp
             assert sliced.achieved is None
         else:
             assert sliced.achieved == pytest.approx(whole.achieved, rel=1e-9, abs=1e-12)
+
+
+def test_the_suppression_budget_is_exact_at_warehouse_scale() -> None:
+    """``max_suppression = 0.29`` of 878,982,472,700 rows allows exactly 254,904,917,083 suppressed rows: the
+    float product 0.29 · 878,982,472,700 is 254,904,917,082.99997, which a float comparison would refuse."""
+    import numpy as np
+
+    from veil.counts import NodeCounts
+    from veil.models.kanonymity import KAnonymity
+    from veil.privacy import Specification
+
+    rows = 878_982_472_700
+    allowed = 254_904_917_083
+    assert 0.29 * rows < allowed
+    spec = Specification((KAnonymity(k=allowed + 2),), max_suppression=0.29)  # both small blocks fail k
+    assert spec.budget(rows) == allowed
+    small, big = allowed, rows - allowed
+    counts = NodeCounts.from_cells(("a",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([small, big]), (2,))
+    assert spec.evaluate(counts, rows=rows).passed               # exactly the budget: passes
+    counts = NodeCounts.from_cells(("a",), (0,), np.array([[0], [1]]), np.zeros((2, 0)),
+                                   np.array([small + 1, big - 1]), (2,))
+    assert not spec.evaluate(counts, rows=rows).passed           # one row more: fails

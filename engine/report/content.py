@@ -103,7 +103,7 @@ def node_levels(models: Sequence[Model], max_suppression: float, counts: NodeCou
     spec = Specification(tuple(models), max_suppression)
     evaluation = spec.evaluate(counts, rows)
     budget = spec.budget(rows)
-    levels = [Level(m.describe(), v.achieved, int(counts.sizes[~v.passed].sum()) <= budget + 1e-9, v.violating)
+    levels = [Level(m.describe(), v.achieved, int(counts.sizes[~v.passed].sum()) <= budget, v.violating)
               for m, v in zip(models, evaluation.verdicts)]
     return levels, evaluation.failing
 
