@@ -15,24 +15,9 @@ import sys
 import time
 from pathlib import Path
 
-from common import PG_URL, WORK, census_config, census_duckdb, census_postgres, duckdb_file, machine_facts, save
+from common import CENSUS_RELEASE, PG_URL, WORK, census_config, census_duckdb, census_postgres, duckdb_file, machine_facts, save
 
-MODELS = """
-[[models]]
-type = "k-anonymity"
-k = 10
-
-[[models]]
-type = "entropy-l-diversity"
-attribute = "occupation"
-l = 3
-
-[release]
-name = "census"
-schema = "bench_published"
-catalog_schema = "bench_veil"
-drop_columns = ["person_id"]
-"""
+MODELS = CENSUS_RELEASE
 
 
 def veil(*args: str) -> tuple[float, int, str, str]:

@@ -20,25 +20,9 @@ import time
 
 import duckdb
 
-from common import WORK, census_config, census_duckdb, duckdb_file, machine_facts, run_cli, save
+from common import CENSUS_RELEASE, WORK, census_config, census_duckdb, duckdb_file, machine_facts, run_cli, save
 
-MODELS = """
-[[models]]
-type = "k-anonymity"
-k = 10
-
-[[models]]
-type = "entropy-l-diversity"
-attribute = "occupation"
-l = 3
-
-[release]
-name = "census"
-schema = "bench_published"
-catalog_schema = "bench_veil"
-drop_columns = ["person_id"]
-series = "{policy}"
-"""
+MODELS = CENSUS_RELEASE + 'series = "{policy}"\n'
 
 
 def night(path: str, rows: int, change: float, n: int) -> tuple[int, int]:

@@ -213,6 +213,24 @@ def census_config(backend: str, duck: Path, table: str, sensitive: list[str], mo
     return path
 
 
+CENSUS_RELEASE = """
+[[models]]
+type = "k-anonymity"
+k = 10
+
+[[models]]
+type = "entropy-l-diversity"
+attribute = "occupation"
+l = 3
+
+[release]
+name = "census"
+schema = "bench_published"
+catalog_schema = "bench_veil"
+drop_columns = ["person_id"]
+"""  # the demo's models and a release of the census, for bench_release and bench_series
+
+
 def machine_facts() -> dict[str, Any]:
     """nproc, RAM, CPU model, DuckDB and PostgreSQL versions and the PostgreSQL settings that matter here."""
     import platform

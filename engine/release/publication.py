@@ -106,15 +106,20 @@ class Publication:
         else:
             self.session.execute(pub.add_pointer(t, self.name, self.schema, version, when), "creating the pointer")
 
-    def expire(self, keep: int, current: int, when: Any) -> list[int]:
-        """Delete the rows of published versions beyond the newest ``keep`` (never ``current``); the catalog
-        keeps them, marked expired.  Returns the versions expired now."""
+    def beyond(self, keep: int, current: int) -> list[int]:
+        """Published versions beyond the newest ``keep`` (never ``current``), newest first: what expires now."""
         r = self.tables.releases
         published = [v for (v,) in self.session.rows(
             sa.select(r.c.version).where(r.c.name == self.name, r.c.status == "published")
             .order_by(r.c.version.desc()), "listing published versions")]
         kept = set(published[:keep]) | {current}
-        gone = [v for v in published if v not in kept]
+        return [v for v in published if v not in kept]
+
+    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+        """Delete the rows of published versions beyond the newest ``keep`` (never ``current``); the catalog
+        keeps them, marked expired.  Returns the versions expired now."""
+        r = self.tables.releases
+        gone = self.beyond(keep, current)
         if gone:
             for table in (self.rows, self.block_rows):
                 self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")

@@ -92,11 +92,7 @@ class SparkPublication(Publication):
         """Versions beyond the newest ``keep``: marked expired, then their views and tables dropped (a table a
         run could not drop is an orphan the next run removes)."""
         r = self.tables.releases
-        published = [v for (v,) in self.session.rows(
-            sa.select(r.c.version).where(r.c.name == self.name, r.c.status == "published")
-            .order_by(r.c.version.desc()), "listing published versions")]
-        kept = set(published[:keep]) | {current}
-        gone = [v for v in published if v not in kept]
+        gone = self.beyond(keep, current)
         if gone:
             self.session.execute(sa.update(r).where(r.c.name == self.name, r.c.version.in_(gone),
                                                     r.c.status == "published")
