@@ -15,7 +15,7 @@ fi
 
 [ -x "$_veil_spark_repo/.venv/bin/python" ] || python3 -m venv "$_veil_spark_repo/.venv"
 echo "ci: installing the spark extra"
-"$_veil_spark_repo/.venv/bin/pip" install -q -e "$_veil_spark_repo[dev,spark]"
+"$_veil_spark_repo/.venv/bin/pip" install -q -c "$_veil_spark_repo/constraints.txt" -e "$_veil_spark_repo[dev,spark]"
 
 _veil_spark_stop() { VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" stop || true; }
 # keep whatever EXIT trap .ci/run already has, then stop the cluster
