@@ -266,14 +266,18 @@ def make_metric(name: str, heights: Sequence[int], leaf_counts: Sequence[Sequenc
 @dataclass(frozen=True)
 class OnSizes:
     """``metric`` evaluated on a node's size histogram (``counts.SizeHistogram``: ``blocks[i]`` blocks of
-    ``sizes[i]`` rows, ``suppressed`` per entry) with the same formulas, each block weighted by its entry's
-    count; whole-node ``NodeCounts`` go to ``metric`` unchanged.  Only metrics of sizes and levels qualify
-    (``supports``); KL-divergence reads block keys.
+    ``sizes[i]`` rows, ``suppressed`` per entry) with the same exact formulas, each block weighted by its
+    entry's count; whole-node ``NodeCounts`` go to ``metric`` unchanged.  Only metrics of sizes and levels
+    qualify (``supports``); KL-divergence reads block keys.
+
+    Two blocks of 4 rows and one suppressed block of 4, 12 rows: ``2 · 4² + 4 · 12 = 80``.
 
     >>> from veil.counts import SizeHistogram
     >>> h = SizeHistogram((0,), np.array([4, 4]), np.array([2, 1]))
-    >>> OnSizes(Discernibility()).score(h, np.array([False, True]), rows=12)
-    80.0
+    >>> OnSizes(Discernibility()).loss(h, np.array([False, True]), rows=12)
+    80
+    >>> OnSizes(AverageBlockSize()).loss(h, np.array([False, True]), rows=12)
+    Fraction(4, 1)
     """
 
     metric: Metric
@@ -282,38 +286,46 @@ class OnSizes:
     def name(self) -> str:  # type: ignore[override]
         return self.metric.name
 
+    @property
+    def rounding(self) -> float:  # type: ignore[override]
+        return self.metric.rounding
+
     @staticmethod
     def supports(metric: Metric) -> bool:
         return isinstance(metric, (Height, Precision, AverageBlockSize, Discernibility))
 
+    @staticmethod
+    def _entries(counts: NodeCounts, weights: np.ndarray) -> list[tuple[int, int]]:
+        """(size, blocks) per entry as Python ints (exact sums whatever the magnitudes)."""
+        return list(zip((int(x) for x in counts.sizes.tolist()), (int(w) for w in np.asarray(weights).tolist())))
+
+    def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
+        weights = getattr(counts, "weights", None)
+        if weights is None or not isinstance(self.metric, (Discernibility, AverageBlockSize)):
+            return self.metric.loss(counts, suppressed, rows)
+        entries = self._entries(counts, weights)
+        gone = [bool(x) for x in np.asarray(suppressed).tolist()]
+        if isinstance(self.metric, Discernibility):
+            return sum(s * s * w if not g else s * w * int(rows) for (s, w), g in zip(entries, gone))
+        kept_rows = sum(s * w for (s, w), g in zip(entries, gone) if not g)
+        kept_blocks = sum(w for (_s, w), g in zip(entries, gone) if not g)
+        return Fraction(kept_rows, kept_blocks) if kept_blocks else Fraction(int(rows))
+
+    def reported(self, loss: Loss) -> float:
+        return self.metric.reported(loss)
+
     def score(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> float:
-        weights = getattr(counts, "weights", None)
-        if weights is None:
-            return self.metric.score(counts, suppressed, rows)
-        sizes = counts.sizes.astype(np.int64)
-        kept_rows = int((sizes * weights)[~suppressed].sum())
-        if isinstance(self.metric, Discernibility):
-            squares = int((sizes * sizes * weights)[~suppressed].sum())
-            return float(squares + (sizes * weights)[suppressed].sum() * float(rows))
-        if isinstance(self.metric, AverageBlockSize):
-            kept = int(weights[~suppressed].sum())
-            return float(kept_rows / kept) if kept else float(rows)
-        return self.metric.score(counts, suppressed, rows)
+        return self.reported(self.loss(counts, suppressed, rows))
 
-    def loss(self, value: float) -> float:
-        return self.metric.loss(value)
-
-    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> float:
+    def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> Loss:
         weights = getattr(counts, "weights", None)
-        if weights is None:
+        if weights is None or not isinstance(self.metric, (Discernibility, AverageBlockSize)):
             return self.metric.bound(counts, rows, suppression)
-        sizes = counts.sizes.astype(np.int64)
+        entries = [(s, w) for s, w in self._entries(counts, weights) if w > 0]
         if isinstance(self.metric, Discernibility):
-            return float(int((sizes * sizes * weights).sum()))
-        if isinstance(self.metric, AverageBlockSize):
-            present = weights > 0
-            if suppression:
-                return float(sizes[present].min()) if present.any() else 0.0
-            n = int(weights.sum())
-            return float(int((sizes * weights).sum()) / n) if n else 0.0
-        return self.metric.bound(counts, rows, suppression)
+            return sum(s * s * w for s, w in entries)
+        if not entries:
+            return Fraction(0)
+        if suppression:
+            return Fraction(min(s for s, _w in entries))
+        return Fraction(sum(s * w for s, w in entries), sum(w for _s, w in entries))
