@@ -158,7 +158,7 @@ class Twins:
         return path
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="package")  # dropped when tests/spark ends, before the server's idle-session timeout
 def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twins]:
     require_spark()
     from pyspark.sql.connect.session import SparkSession
@@ -177,5 +177,9 @@ def twins(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Twins]:
             _load_duckdb(duckdb_url, table)
         yield Twins(schema, duckdb_url, workdir)
     finally:
-        spark.sql(f"DROP SCHEMA IF EXISTS {quoted} CASCADE")
+        try:
+            spark.sql(f"DROP SCHEMA IF EXISTS {quoted} CASCADE")
+        except Exception:  # the server closed an idle session: drop through a new one
+            spark = SparkSession.builder.remote(SPARK_URL).create()
+            spark.sql(f"DROP SCHEMA IF EXISTS {quoted} CASCADE")
         spark.stop()
