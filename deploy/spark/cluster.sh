@@ -80,14 +80,22 @@ EOF
 
 two_workers() { [ "$(alive_workers)" -ge 2 ]; }
 
+# While starting, the PID this run just recorded is ours whatever it runs at the moment (the forked shell,
+# nohup, the launcher scripts, then the JVM): only its disappearance means the daemon died.
+exists() {
+  local pid
+  pid="$(pid_of "$1")"
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null
+}
+
 up() {  # up NAME PORT: the port answers; a daemon that died while starting ends the wait at once
-  alive "$1" || die "$1 exited while starting (log: $STATE/logs/$1.log)"
+  exists "$1" || die "$1 exited while starting (log: $STATE/logs/$1.log)"
   port_open "$2"
 }
 
 workers_up() {
-  alive worker1 || die "worker1 exited while starting (log: $STATE/logs/worker1.log)"
-  alive worker2 || die "worker2 exited while starting (log: $STATE/logs/worker2.log)"
+  exists worker1 || die "worker1 exited while starting (log: $STATE/logs/worker1.log)"
+  exists worker2 || die "worker2 exited while starting (log: $STATE/logs/worker2.log)"
   two_workers
 }
 
@@ -162,7 +170,7 @@ start() {
       spark-internal
   fi
   wait_for 300 "the Spark Connect server" up connect "$CONNECT_PORT"
-  alive connect || die "the Spark Connect server exited (log: $STATE/logs/connect.log)"
+  exists connect || die "the Spark Connect server exited (log: $STATE/logs/connect.log)"
   echo "sc://$HOST:$CONNECT_PORT"
 }
 
