@@ -2,8 +2,11 @@
 100000000`` for 100M), DuckDB and PostgreSQL, three model sets, each search a fresh process.
 
 For every (rows, backend, model set): the floor (one ``GROUP BY`` of the 6 quasi-identifiers + occupation,
-best of two), the search's wall time and peak RSS (``/usr/bin/time -v`` of the child), nodes evaluated,
-node queries issued, the optimal node, and the ratios to the floor.  Results: ``bench/results/scale.json``.
+best of two), the search's wall time and peak RSS (``/usr/bin/time -v`` of the child), on PostgreSQL the
+server's peak private memory above its baseline (sampled every 0.2 s), nodes evaluated, node queries issued
+(size-only / streamed), the phases (``work`` of ``veil search --json``: prepare, node queries, checkers and
+search, the rest), the optimal node, and the ratio to the floor.  Results: ``bench/results/scale.json``
+(``scale-stop16.json``: the figures before issue 11's flat-memory work, same machine).
 
     nice python bench/bench_scale.py --rows 1000000 --backends duckdb postgresql
     nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy
@@ -18,6 +21,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -120,23 +124,74 @@ def config_dir(backend: str, rows: int, models: str, memory_limit: str | None = 
     return d
 
 
-def run_search(directory: Path, timeout: float) -> dict[str, Any]:
-    """``veil search`` in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS, what it printed."""
-    cmd = ["/usr/bin/time", "-v", VEIL, "search", "--config", str(directory / "veil.toml")]
+def postgres_private_mb() -> float:
+    """Private memory (``RssAnon``) of every PostgreSQL server process, summed, in MiB (shared buffers excluded)."""
+    total = 0
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            text = status.read_text()
+        except OSError:
+            continue
+        if text.startswith("Name:\tpostgres"):
+            found = re.search(r"RssAnon:\s+(\d+) kB", text)
+            total += int(found[1]) if found else 0
+    return total / 1024
+
+
+class ServerMemory:
+    """Samples PostgreSQL's private memory every 0.2 s while a run lasts: the peak above the baseline."""
+
+    def __init__(self) -> None:
+        self.baseline = postgres_private_mb()
+        self.peak = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+        self._thread.start()
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, postgres_private_mb() - self.baseline)
+
+    def stop(self) -> float:
+        self._stop.set()
+        self._thread.join()
+        return round(self.peak, 1)
+
+
+def run_search(directory: Path, timeout: float, server: bool = False) -> dict[str, Any]:
+    """``veil search --json`` in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS, the search's
+    own figures and the warehouse's phases (``work``); with ``server``, PostgreSQL's peak private memory."""
+    cmd = ["/usr/bin/time", "-v", VEIL, "search", "--json", "--config", str(directory / "veil.toml")]
+    sampler = ServerMemory() if server else None
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=directory)
     except subprocess.TimeoutExpired:
+        if sampler is not None:
+            sampler.stop()
         return {"finished": False, "seconds": timeout}
     seconds = time.perf_counter() - started
+    server_mb = sampler.stop() if sampler is not None else None
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-    line = re.search(r"(\d+) evaluated, (\d+) node queries, ([\d.]+) s", proc.stdout)
-    optimal = re.search(r"optimal node (\[[^\]]*\])", proc.stdout)
+    try:
+        doc = json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        doc = {}
+    work = doc.get("work", {})
+    search_seconds = doc.get("seconds")
+    phases = None
+    if work and search_seconds is not None:
+        phases = {"prepare": work["prepare_seconds"], "node_queries": work["node_query_seconds"],
+                  "checkers_and_search": round(search_seconds - work["node_query_seconds"], 3),
+                  "other": round(seconds - search_seconds - work["prepare_seconds"], 3)}
     return {
         "finished": proc.returncode in (0, 2), "exit_code": proc.returncode, "seconds": round(seconds, 3),
         "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
-        "nodes_evaluated": int(line[1]) if line else None, "node_queries": int(line[2]) if line else None,
-        "search_seconds": float(line[3]) if line else None, "optimal": optimal[1] if optimal else None,
+        **({"server_peak_private_mb": server_mb} if server else {}),
+        "nodes_evaluated": doc.get("nodes_evaluated"), "node_queries": work.get("node_queries"),
+        "size_queries": work.get("size_queries"), "streamed_nodes": work.get("streamed"),
+        "search_seconds": search_seconds, "phases": phases,
+        "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
         **({} if proc.returncode in (0, 2) else {"stderr": proc.stderr[-400:]}),
     }
 
@@ -160,7 +215,7 @@ def main() -> None:
             print(f"{rows:,} rows, {backend}: floor {floor:.3f} s ({groups:,} combinations)", flush=True)
             for name in args.sets:
                 limit = args.duckdb_memory_limit if backend == "duckdb" else None
-                run = run_search(config_dir(backend, rows, SETS[name], limit), args.timeout)
+                run = run_search(config_dir(backend, rows, SETS[name], limit), args.timeout, server=backend == "postgresql")
                 ratio = round(run["seconds"] / floor, 1) if run.get("finished") else None
                 entry = {"rows": rows, "backend": backend, "models": name, "duckdb_memory_limit": limit,
                          "veil": VEIL, "floor_seconds": round(floor, 3),

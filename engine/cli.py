@@ -109,12 +109,12 @@ def check(config: ConfigOpt,
 
     def body() -> Result:
         from veil.privacy import Specification
-        from veil.run import check_document, open_run
+        from veil.run import check_document, evaluate_node, open_run
 
         with open_run(_load(config), on_step=log.step, rollup=False) as (conf, wh):
             spec = Specification(conf.models, conf.search.max_suppression)  # hierarchies read from tables
-            nc = wh.counts(_node(node, wh.heights))
-            doc = check_document(wh, spec, nc, spec.evaluate(nc, wh.rows))
+            counts, evaluation = evaluate_node(wh, spec, _node(node, wh.heights))
+            doc = check_document(wh, spec, counts, evaluation)
 
         def show() -> None:
             from rich.table import Table
@@ -159,7 +159,7 @@ def search(config: ConfigOpt,
         if metric is not None and metric not in cfg.METRICS:
             raise ConfigError(f"--metric {metric!r}: one of {', '.join(cfg.METRICS)}")
         result, stats, failure = run_search(cfg.override(conf, metric=metric), strategies, on_step=log.step)
-        doc = result.document()
+        doc = {**result.document(), "work": stats.document()}
         status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
                                                             **failure.details}
 

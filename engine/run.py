@@ -81,25 +81,44 @@ def counts_document(wh: Warehouse, nc: NodeCounts) -> dict[str, Any]:
     return {"attributes": list(wh.attributes), "node": list(nc.node), "rows": wh.rows, "blocks": blocks}
 
 
-def check_document(wh: Warehouse, spec: Specification, nc: NodeCounts, evaluation: Evaluation) -> dict[str, Any]:
+def check_document(wh: Warehouse, spec: Specification, counts: NodeCounts | SizeHistogram,
+                   evaluation: Evaluation) -> dict[str, Any]:
     """The stable JSON of ``veil check``.  ``achieved`` and ``violating_blocks`` are over all blocks before
-    suppression; a model's ``passed`` means its own failing blocks fit in the suppression budget."""
+    suppression; a model's ``passed`` means its own failing blocks fit in the suppression budget.  ``counts``
+    is the whole node or its summary (``evaluate_node``: verdicts per (size, failing models), weighted)."""
     budget = spec.budget(wh.rows)
-    sizes = nc.sizes
+    weights = evaluation.weights if evaluation.weights is not None else np.ones(len(counts.sizes), dtype=np.int64)
+    rows_of = counts.sizes * weights
     models = []
     for m, v in zip(spec.models, evaluation.verdicts):
-        own = int(sizes[~v.passed].sum())
+        own = int(rows_of[~v.passed].sum())
         models.append({"type": m.type, "attribute": m.attribute, "passed": own <= budget,
-                       "achieved": v.achieved, "violating_blocks": v.violating})
+                       "achieved": v.achieved, "violating_blocks": int(weights[~v.passed].sum())})
     return {
         "attributes": list(wh.attributes),
-        "node": list(nc.node),
+        "node": list(counts.node),
         "rows": wh.rows,
-        "blocks": nc.n_blocks,
+        "blocks": int(weights.sum()),
         "passed": evaluation.passed,
         "suppressed_rows": evaluation.suppressed_rows if evaluation.passed else 0,
         "models": models,
     }
+
+
+def evaluate_node(wh: Warehouse, spec: Specification,
+                  node: tuple[Level, ...]) -> tuple[NodeCounts | SizeHistogram, Evaluation]:
+    """One node's evaluation as ``veil check`` shows it, holding no more than a search does: size-only
+    models from the node's size histogram, models judging blocks on their own chunk by chunk (each model's
+    verdicts and level exact, never bounded), models reading supersets on the whole node."""
+    if not spec.streamable:
+        counts = wh.counts(node)
+        return counts, spec.evaluate(counts, wh.rows)
+    if spec.sizes_only:
+        hist = wh.sizes(node)
+        return hist, spec.evaluate_sizes(hist, wh.rows)
+    summary = spec.summarize(None, lambda: wh.stream(node), wh.rows, node)
+    assert summary.evaluation is not None
+    return summary, summary.evaluation
 
 
 def generalized_select(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, published: Sequence[str],

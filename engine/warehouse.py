@@ -60,6 +60,14 @@ class Stats:
     rows_dropped_null: int = 0
     base_cells: int = 0
 
+    def document(self) -> dict[str, float | int]:
+        """What the warehouse did, for ``veil search --json`` (``work``): the time to scan the source and code the
+        base frequency set, the time spent in node queries (fetches included, checkers excluded), the queries."""
+        return {"prepare_seconds": round(self.base_seconds, 3), "node_query_seconds": round(self.node_seconds, 3),
+                "node_queries": self.node_queries, "size_queries": self.size_queries, "streamed": self.streamed,
+                "chunks": self.chunks, "rolled_up": self.rolled_up, "rows_read": self.rows_read,
+                "base_cells": self.base_cells}
+
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
     if kind in (ValueKind.INTEGER, ValueKind.FLOAT, ValueKind.DECIMAL):
@@ -79,7 +87,8 @@ class Warehouse:
     rollup: bool = True
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
-    cache_bytes: int = 1 << 30
+    rollup_budget: float = 1.0  # materialized rollup cells kept at once, as a multiple of the base's cells
+    cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
@@ -92,6 +101,8 @@ class Warehouse:
     _sizes: dict[tuple[Level, ...], SizeHistogram] = field(default_factory=dict)
     summaries: dict[Any, SizeHistogram] = field(default_factory=dict)  # evaluated nodes, by (specification, node)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
+    _last_used: dict[tuple[Level, ...], int] = field(default_factory=dict)
+    _idents: int = 0
     _base_cells: int = 0
     _cached_bytes: int = 0
 
@@ -211,7 +222,10 @@ class Warehouse:
             self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(self.raw_values[name])],
                                    f"loading the values of {name!r}")
 
-        self.session.execute(q.base_coded(self.layout), "coding the base frequency set")
+        cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
+        self.session.execute(q.base_coded(self.layout, cards, [d.size for d in self.domains],
+                                          tiny=self.session.backend.tiny_integers),
+                             "coding the base frequency set")
         base = self.layout.base()
         coded, cells = self.session.rows(sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count()),
                                          "checking the base frequency set")[0]
@@ -291,6 +305,7 @@ class Warehouse:
                 self.stats.node_seconds += time.perf_counter() - started
                 yield self._node_counts(node, {k: v[:last] for k, v in data.items()})
                 started = time.perf_counter()
+        self.stats.node_seconds += time.perf_counter() - started
         if carry is not None and len(carry["n"]):
             self.stats.chunks += 1
             yield self._node_counts(node, carry)
@@ -338,14 +353,27 @@ class Warehouse:
         for other, (ident, cells) in self._materialized.items():
             if cells < best[2] and all(t is None or (o is not None and o <= t) for o, t in zip(other, node)):
                 best = (f"veil_node_{ident}", other, cells)
+        if best[1] in self._materialized:
+            self._last_used[best[1]] = self.stats.node_queries
         return best
 
     def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], source: str, what: str) -> None:
-        ident = len(self._materialized) + 1
+        """Keep ``node``'s counts in the warehouse for later rollups.  The rollups kept at once hold at most
+        ``rollup_budget`` × the base's cells: the least recently read are dropped first, so what the warehouse
+        keeps for a search stays proportional to the base frequency set, however many nodes it rolls up."""
+        self._idents += 1
+        ident = self._idents
         table = self.layout.node_table(ident, node)
         self.session.execute(q.materialize(self.layout, ident, node, floor, source), what)
         cells = int(self.session.scalar(q.count_rows(table), what))
         self._materialized[node] = (ident, cells)
+        self._last_used[node] = self.stats.node_queries
+        budget = self.rollup_budget * self._base_cells
+        while sum(c for _, c in self._materialized.values()) > budget and len(self._materialized) > 1:
+            stale = min((n for n in self._materialized if n != node), key=lambda n: self._last_used[n])
+            stale_ident, _ = self._materialized.pop(stale)
+            del self._last_used[stale]
+            self.session.execute(q.drop_table(self.layout.node_table(stale_ident, stale).name), what)
 
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
         r = len(data["n"])

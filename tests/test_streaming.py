@@ -183,3 +183,83 @@ def test_size_histogram_hand_computed() -> None:
     assert OnSizes(make_metric("avg-block-size", (1,))).score(hist, e.failing, rows=10) == 4.0
     tight = Specification((KAnonymity(k=3),), max_suppression=0.1)
     assert (tight.evaluate(hist, rows=10).passed, tight.evaluate(hist, rows=10).prune_down) == (False, True)
+
+
+def test_rollups_stay_within_their_budget(db: Db) -> None:
+    """Materialized rollups are dropped least recently read first, so at most ``rollup_budget`` × the base's
+    cells are kept at once; counts rolled up under the budget equal counts read from the base."""
+    table = people(db, n=400)
+    conf = config(db, table, K + ENTROPY, 0.0)
+    nodes = sorted(all_nodes((3, 1, 2)), key=lambda n: sum(-1 if lv is None else lv for lv in n))
+    with open_run(conf, rollup=False) as (conf, plain):
+        expected = {node: blocks_of([plain.counts(node)]) for node in nodes}
+    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.9, rollup_budget=0.6) as (conf, wh):
+        kept: list[int] = []
+        for node in nodes:
+            assert blocks_of([wh.counts(node)]) == expected[node], node
+            kept.append(sum(cells for _, cells in wh._materialized.values()))
+            assert kept[-1] <= 0.6 * wh.stats.base_cells or len(wh._materialized) == 1, node
+        assert wh.stats.rolled_up > 0
+        assert wh._idents > len(wh._materialized)  # some rollups were dropped along the way
+
+
+def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """DuckDB runs under Veil's memory limit unless the URL sets one (it then spills instead of growing);
+    PostgreSQL sessions aggregate in memory without JIT."""
+    from veil.backends import open_backend
+    from veil.backends.duckdb import MEMORY_LIMIT
+
+    def setting(url: str, name: str) -> str:
+        with open_backend(url).session() as session:
+            return str(session.scalar(sa.select(sa.func.current_setting(name))))
+
+    table = people(db)
+    url = config(db, table, K, 0.0).source.resolved_url()
+    if db.kind == "duckdb":
+        assert MEMORY_LIMIT == "512MB"
+        assert setting(url, "memory_limit") == "488.2 MiB"  # 512,000,000 bytes as DuckDB shows them
+        assert setting(url + "?memory_limit=2GB", "memory_limit") == "1.8 GiB"
+    else:
+        assert setting(url, "work_mem") == "256MB"
+        assert setting(url, "jit") == "off"
+        assert setting(url, "temp_buffers") == "1GB"
+
+
+@pytest.mark.parametrize("models", list(SETS))
+def test_check_streams_what_it_shows(db: Db, models: str) -> None:
+    """``veil check``'s document from ``evaluate_node`` (size histogram or chunks, never the whole node) equals
+    the one from the whole node's counts: blocks, suppression, each model's verdict, level and violators."""
+    from veil.run import check_document, evaluate_node
+
+    table = people(db, seed=11)
+    conf = config(db, table, SETS[models], 0.1)
+    with open_run(conf, chunk_cells=5) as (conf, wh):
+        spec = Specification(conf.models, 0.1)
+        for node in [(0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 2), (1, 1, 1)]:
+            whole = wh.counts(node)
+            expected = check_document(wh, spec, whole, spec.evaluate(whole, wh.rows))
+            before = wh.stats.node_queries
+            counts, evaluation = evaluate_node(wh, spec, node)
+            assert isinstance(counts, SizeHistogram)
+            assert wh.stats.node_queries == before + 1 and wh.stats.cache_hits == 0
+            got = check_document(wh, spec, counts, evaluation)
+            for g, e in zip(got.pop("models"), expected.pop("models")):
+                assert g["achieved"] == pytest.approx(e["achieved"], rel=1e-12), node
+                assert {**g, "achieved": 0} == {**e, "achieved": 0}, node
+            assert got == expected, node
+
+
+def test_row_chunks_hand_over_every_row(db: Db) -> None:
+    """``Session.row_chunks`` (the release's candidate cells): every row once, in lists of at most ``size``,
+    and the connection usable afterwards (a server-side cursor on PostgreSQL)."""
+    from veil.backends import open_backend
+
+    table = people(db, n=50)
+    conf = config(db, table, K, 0.0)
+    source = sa.table(conf.source.table, sa.column("age"), sa.column("score"), schema=conf.source.schema)
+    stmt = sa.select(source.c.age, source.c.score).order_by(source.c.age, source.c.score)
+    with open_backend(conf.source.resolved_url()).session() as session:
+        chunks = list(session.row_chunks(stmt, size=7))
+        assert [len(c) for c in chunks] == [7] * 7 + [1]
+        assert [r for c in chunks for r in c] == session.rows(stmt)
+        assert session.scalar(sa.select(sa.literal(1))) == 1

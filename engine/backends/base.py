@@ -42,6 +42,7 @@ class Backend:
     row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
     migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
     lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
+    tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
@@ -140,6 +141,22 @@ class Session:
         """(name, data_type, numeric_precision, numeric_scale) of each column of ``schema.table``, in order,
         from ``information_schema``; empty when there is no such table."""
         return self.rows(q.columns_of(schema, table), "reading the source's columns")
+
+    def row_chunks(self, stmt: Any, what: str = "running a query",
+                   size: int = 100_000) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of ``stmt`` in lists of at most ``size`` (a server-side cursor where the driver has one), so
+        a big result is never held as Python rows at once."""
+        self.statements += 1
+        try:
+            result = self.conn.execute(stmt, execution_options={"stream_results": True, "yield_per": size})
+            try:
+                for part in result.partitions(size):
+                    yield [tuple(r) for r in part]
+            finally:
+                result.close()
+        except sa.exc.SQLAlchemyError as exc:
+            self._recover()
+            raise self.fail(exc, what) from None
 
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()

@@ -19,6 +19,8 @@ from veil.errors import BackendError
 from veil.queries import CreateTableAs
 
 _frames = itertools.count()
+MEMORY_LIMIT = "512MB"  # DuckDB's memory_limit when the URL sets none (``?memory_limit=4GB`` overrides)
+VECTOR = 2048  # rows in one DuckDB vector (``fetch_df_chunk`` fetches whole vectors)
 _HOLDER = re.compile(r"lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 _VEIL = re.compile(r"(?:^|[\s/])veil(?:\.cli)?(?:\s|$)")  # `veil ...`, `.venv/bin/veil`, `python -m veil.cli`
 
@@ -31,6 +33,7 @@ class DuckDBBackend(Backend):
     default_schema: ClassVar[str] = "main"
     fingerprint_style: ClassVar[str] = "duckdb"
     view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
+    tiny_integers: ClassVar[bool] = True
 
     def busy(self, exc: BaseException) -> str | None:
         """A DuckDB file is open either in one process that may write or in processes that only read, never
@@ -48,6 +51,15 @@ class DuckDBBackend(Backend):
                 "one process that writes or in processes that only read, never both: close that connection "
                 "(analysts read a warehouse a job writes through short-lived read-only connections or a "
                 "published copy, see the README), or pass --wait SECONDS to retry until the file is free")
+
+    def engine_options(self) -> dict[str, Any]:
+        """DuckDB's buffer manager gets ``MEMORY_LIMIT`` unless the URL sets ``memory_limit``: working tables and
+        sorts beyond it spill to DuckDB's temporary directory, so a run's memory does not grow with the table
+        (DuckDB's own default is 80% of the machine's RAM)."""
+        options = super().engine_options()
+        if "memory_limit" not in self.url.query:
+            options["connect_args"] = {"config": {"memory_limit": MEMORY_LIMIT}}
+        return options
 
     def make_session(self, conn: sa.Connection) -> Session:
         return DuckDBSession(self, conn)
@@ -88,18 +100,43 @@ class DuckDBSession(Session):
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
-        """Numbered once into ``veil_stream`` (a temporary table DuckDB may spill), then fetched back by ranges
-        of the row number: one chunk in Python at a time, zone maps skipping the rest of the table."""
-        columns = list(stmt.selected_columns.keys())
-        self.execute(q.drop_table(q.STREAM), what)
-        self.execute(q.numbered(stmt, order_by), what)
+        """One query ordered by ``order_by``, its result fetched ``chunk`` rows at a time (DuckDB sorts out of core
+        under its memory limit): one chunk in Python at a time, a block's cells contiguous."""
+        sub = stmt.subquery("o")
+        compiled = sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)).compile(dialect=self.dialect)
+        positional = [compiled.params[name] for name in (compiled.positiontup or [])]
+        chunk = max(chunk, 1)
+        vectors = -(-chunk // VECTOR)
+        self.statements += 1
+        drained = False
         try:
-            total = int(self.scalar(q.count_rows(sa.table(q.STREAM)), what))
-            for lo in range(0, total, max(chunk, 1)):
-                yield self.columns(q.numbered_range(columns), what, params={"lo": lo, "hi": lo + chunk})
+            try:
+                self.ensure_transaction()
+                self.raw.execute(str(compiled), positional)
+            except Exception as exc:
+                self._recover()
+                raise self.fail(exc, what) from None
+            while True:
+                try:
+                    frame = self.raw.fetch_df_chunk(vectors)
+                except Exception as exc:
+                    drained = True
+                    self._recover()
+                    raise self.fail(exc, what) from None
+                if not len(frame):
+                    drained = True
+                    self.settle()  # end the transaction: DuckDB lets go of what the query spilled
+                    return
+                data = {k: _column(frame[k].to_numpy()) for k in frame.columns}
+                for lo in range(0, len(frame), chunk):  # whole vectors arrive; hand out ``chunk`` rows at a time
+                    yield {k: v[lo:lo + chunk] for k, v in data.items()}
         finally:
-            self.execute(q.drop_table(q.STREAM), what)
-            self.settle()
+            if not drained:  # the consumer stopped early: let the connection go of the open result
+                try:
+                    self.raw.execute(str(sa.select(sa.literal(1)).compile(
+                        dialect=self.dialect, compile_kwargs={"literal_binds": True}))).fetchall()
+                except Exception:
+                    pass
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:
@@ -150,6 +187,10 @@ def _command_line(pid: str) -> str:
         return ""
     line = " ".join(part.decode(errors="replace") for part in raw.split(b"\0") if part)
     return line if len(line) <= 80 else line[:77] + "..."
+
+
+def _column(v: np.ndarray) -> np.ndarray:
+    return v.astype(np.int64) if v.dtype.kind in "iu" else _unmask(v)
 
 
 def _unmask(v: np.ndarray) -> np.ndarray:

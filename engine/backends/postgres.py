@@ -10,7 +10,12 @@ import sqlalchemy as sa
 import numpy as np
 
 from veil.backends.base import Backend, Session
-from veil.queries import copy_from_stdin, packed
+from veil.queries import copy_from_stdin, packed, session_settings
+
+# Per session, for node queries over millions of cells: hash aggregates and the temporary working tables stay in
+# memory (PostgreSQL's defaults, 4MB and 8MB, spill a node's GROUP BY to disk), no JIT compilation (it costs more
+# than it saves on Veil's short aggregates).
+SETTINGS = {"work_mem": "256MB", "temp_buffers": "1GB", "jit": "off"}
 
 
 class PostgresBackend(Backend):
@@ -26,7 +31,10 @@ class PostgresBackend(Backend):
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}
 
     def make_session(self, conn: sa.Connection) -> Session:
-        return PostgresSession(self, conn)
+        session = PostgresSession(self, conn)
+        session.execute(session_settings(SETTINGS), "setting up the session")
+        session.commit()
+        return session
 
 
 class PostgresSession(Session):

@@ -71,6 +71,7 @@ class SparkBackend(Backend):
     fingerprint_style: ClassVar[str] = "spark"
     transactions: ClassVar[bool] = False
     temp_tables: ClassVar[bool] = False
+    tiny_integers: ClassVar[bool] = True
     information_schema: ClassVar[bool] = False
     row_updates: ClassVar[bool] = False
     migrations: ClassVar[bool] = False
@@ -180,6 +181,13 @@ class SparkSQLSession(Session):
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return _ArrowResult(self.arrow(stmt, what)).all()
+
+    def row_chunks(self, stmt: Any, what: str = "running a query",
+                   size: int = 100_000) -> Iterator[list[tuple[Any, ...]]]:
+        """Spark Connect hands the result over as one Arrow table: its rows as Python tuples a slice at a time."""
+        table = self.arrow(stmt, what)
+        for lo in range(0, table.num_rows, size):
+            yield _ArrowResult(table.slice(lo, size)).all()
 
     def _log_of(self, table: Any) -> sa.Table | None:
         """The append-only log behind a catalog table (``veil.queries.spark.LOGGED``), else ``None``."""

@@ -106,3 +106,11 @@ def drop_table(name: str, schema: str | None = None) -> DropObject:
 def create_table_as(schema: str, name: str, select: sa.Select[Any]) -> CreateTableAs:
     return CreateTableAs(sa.table(name, schema=schema), select, temporary=False)
 
+
+def session_settings(settings: dict[str, str]) -> sa.Select[Any]:
+    """PostgreSQL: set run-time parameters for the rest of the session, names and values bound.
+
+    >>> print(session_settings({"work_mem": "256MB"}))
+    SELECT set_config(:set_config_2, :set_config_3, :set_config_4) AS set_config_1
+    """
+    return sa.select(*(sa.func.set_config(name, value, False) for name, value in settings.items()))

@@ -24,7 +24,6 @@ from veil.queries.ddl import CreateTableAs
 
 BASE_RAW = "veil_base_raw"
 BASE = "veil_base"
-STREAM = "veil_stream"
 
 
 @dataclass(frozen=True)
@@ -112,9 +111,41 @@ def raw_rows() -> sa.Select[Any]:
     return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0))
 
 
-def base_coded(layout: Layout) -> CreateTableAs:
+TINY_CODES = 127      # codes up to this fit a TINYINT (1 byte) where the backend has one
+SMALL_CODES = 32_767  # codes up to this fit a SMALLINT (2 bytes)
+
+
+class TinyInteger(sa.types.UserDefinedType):  # type: ignore[type-arg]
+    """``TINYINT`` (DuckDB, Spark SQL; signed, -128..127)."""
+
+    cache_ok = True
+
+    def get_col_spec(self, **_kw: Any) -> str:
+        return "TINYINT"
+
+
+def code_type(cardinality: int, tiny: bool = False) -> Any:
+    """The narrowest integer type for codes ``0..cardinality-1`` (``tiny``: the backend has ``TINYINT``).  The
+    wide base frequency set holds a code per QI level per cell, so its width is mostly these codes: what the
+    warehouse keeps, spills and hashes per node.
+
+    >>> code_type(20), code_type(20, tiny=True).get_col_spec(), code_type(40_000)
+    (SmallInteger(), 'TINYINT', Integer())
+    """
+    if tiny and cardinality - 1 <= TINY_CODES:
+        return TinyInteger()
+    return sa.SmallInteger() if cardinality - 1 <= SMALL_CODES else sa.Integer()
+
+
+def base_coded(layout: Layout, cardinalities: Sequence[Sequence[int]] | None = None,
+               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False) -> CreateTableAs:
     """``veil_base``: ``veil_base_raw`` with every QI replaced by its codes at all levels (the dimension
-    tables joined once, so node queries need no joins) and every sensitive value by its code."""
+    tables joined once, so node queries need no joins) and every sensitive value by its code.
+
+    With ``cardinalities`` (per QI, per level) and ``sensitive_sizes`` each code is cast to ``code_type``."""
+    def narrow(code: Any, cardinality: int | None) -> Any:
+        return code if cardinality is None else sa.cast(code, code_type(cardinality, tiny))
+
     raw_cols = [f"q{i}" for i in range(layout.qi_count)] + [f"s{j}" for j in range(layout.sensitive_count)]
     raw = sa.table(BASE_RAW, *(sa.column(c) for c in raw_cols), sa.column("n")).alias("r")
     select_cols: list[Any] = []
@@ -122,11 +153,12 @@ def base_coded(layout: Layout) -> CreateTableAs:
     for i, h in enumerate(layout.heights):
         d = layout.dim(i).alias(f"d{i}")
         joined = joined.join(d, raw.c[f"q{i}"] == d.c.level_0)
-        select_cols += [d.c[f"code_{j}"].label(f"q{i}_{j}") for j in range(h + 1)]
+        select_cols += [narrow(d.c[f"code_{j}"], cardinalities[i][j] if cardinalities else None).label(f"q{i}_{j}")
+                        for j in range(h + 1)]
     for j in range(layout.sensitive_count):
         sd = layout.sensitive_domain(j).alias(f"v{j}")
         joined = joined.join(sd, raw.c[f"s{j}"] == sd.c.value)
-        select_cols.append(sd.c.code.label(f"s{j}"))
+        select_cols.append(narrow(sd.c.code, sensitive_sizes[j] if sensitive_sizes else None).label(f"s{j}"))
     return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
 
 
@@ -165,27 +197,6 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
     blocks = sa.select(sa.func.sum(src.c.n).label("size")).group_by(*keys).subquery("e")
     return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
             .group_by(blocks.c.size).order_by(blocks.c.size))
-
-
-def stream_table(columns: Sequence[str]) -> sa.TableClause:
-    """``veil_stream``: a node's cells numbered in block order (``rn``), fetched back in ranges of ``rn``."""
-    return sa.table(STREAM, *(sa.column(c) for c in (*columns, "rn")))
-
-
-def numbered(select: sa.Select[Any], order_by: Sequence[str]) -> CreateTableAs:
-    """``veil_stream``: the rows of ``select`` numbered 1, 2, … by ``order_by`` (a block's cells contiguous)."""
-    inner = select.subquery("c")
-    rn = sa.func.row_number().over(order_by=[inner.c[k] for k in order_by]).label("rn")
-    body = sa.select(*inner.c, rn)
-    return CreateTableAs(sa.table(STREAM), sa.select(*body.subquery("r").c).order_by(sa.column("rn")))
-
-
-def numbered_range(columns: Sequence[str]) -> sa.Select[Any]:
-    """Rows ``lo < rn <= hi`` of ``veil_stream`` in order (bound parameters ``lo``, ``hi``)."""
-    t = stream_table(columns)
-    return (sa.select(*(t.c[c] for c in columns))
-            .where(t.c.rn > sa.bindparam("lo", type_=sa.BigInteger), t.c.rn <= sa.bindparam("hi", type_=sa.BigInteger))
-            .order_by(t.c.rn))
 
 
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],

@@ -51,7 +51,7 @@ from veil.release.publication import cleanup, grant, upgrade_legacy
 from veil.release.spark_publication import publication_class, recover
 from veil.release.runtime import connect, failpoint, interruptible, locked, now
 from veil.release.verify import Counted, same, verify
-from veil.run import metric_for, no_solution
+from veil.run import metric_for, no_solution, search_counts
 from veil.search import SearchResult
 from veil.search import run as run_search
 from veil.warehouse import Warehouse
@@ -277,9 +277,10 @@ def _choose_node(run: _Run, ledger: ledger_mod.Ledger
             reason = "the quasi-identifiers or their hierarchies' heights changed"
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
+    counts_for, metric = search_counts(wh, spec, metric_for(wh, run.config.search.metric))
     with log.progress("searching", lattice.size) as update:
-        result = run_search(["optimal"], lattice, wh.attributes, wh.counts, spec,
-                            metric_for(wh, run.config.search.metric), wh.rows, on_evaluate=update)
+        result = run_search(["optimal"], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
+                            on_evaluate=update)
     if result.optimal is None:
         raise no_solution(wh, spec)
     changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"
@@ -294,11 +295,11 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
                     tuple(run.rel.keep_columns))
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-    rows = run.session.rows(q.content_cells(run.source, wh.layout, node, wh.attributes, layout.columns, not_null),
-                            "counting the candidate's cells")
+    chunks = run.session.row_chunks(q.content_cells(run.source, wh.layout, node, wh.attributes, layout.columns,
+                                                    not_null), "counting the candidate's cells")
     numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
-    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, rows, numeric)
-    counted = Counted(wh, node, cand.codes, cand.raw, layout.columns)
+    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, chunks, numeric)
+    counted = Counted(wh, node, cand.codes, cand.value_index, cand.distinct, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
     dropped = {tuple(k) for k in counts.keys[suppressed].tolist()}
@@ -414,7 +415,7 @@ def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.n
     columns = list(cand.version.layout.columns)
     table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
     session.execute(sa.schema.CreateTable(table), "listing the rows held back")
-    rows = [(k, *(int(c) for c in cand.codes[i]), *cand.raw[i], int(held[i])) for k, i in enumerate(cells.tolist())]
+    rows = [(k, *(int(c) for c in cand.codes[i]), *cand.raw(i), int(held[i])) for k, i in enumerate(cells.tolist())]
     session.bulk_load(table, rows, "listing the rows held back")
     return columns
 

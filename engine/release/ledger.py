@@ -11,7 +11,7 @@ published columns change).  Hierarchies are stored once per distinct definition 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -86,40 +86,51 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
 @dataclass(frozen=True)
 class Candidate:
     """The version about to be published, as the series step sees it (one cell per distinct block codes ×
-    published values of the source)."""
+    published values of the source), columnar: a cell's published values are ``distinct[value_index[i]]``."""
 
     version: Version
     codes: np.ndarray                 # (cells, QIs) block codes at the node
-    raw: list[tuple[Any, ...]]        # the published non-QI values as the driver gave them
+    value_index: np.ndarray           # per cell, its published non-QI values in ``distinct``
+    distinct: list[tuple[Any, ...]]   # the distinct published non-QI values as the driver gave them
     numeric: Mapping[str, bool]
+
+    def raw(self, cell: int) -> tuple[Any, ...]:
+        return self.distinct[int(self.value_index[cell])]
 
 
 def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
-              rows: Sequence[Sequence[Any]], numeric: Mapping[str, bool]) -> Candidate:
-    """The candidate from ``content_cells`` rows (codes…, values…, n), ids from the ledger's dictionary."""
+              chunks: Iterable[Sequence[Sequence[Any]]], numeric: Mapping[str, bool]) -> Candidate:
+    """The candidate from ``content_cells`` rows (codes…, values…, n), arriving in chunks, ids from the
+    ledger's dictionary.  Only numpy columns and the distinct published values outlive a chunk."""
     d, columns = len(layout.chains), layout.columns
-    codes = np.asarray([r[:d] for r in rows], dtype=np.int64).reshape(len(rows), d)
-    counts = np.fromiter((int(r[-1]) for r in rows), dtype=np.int64, count=len(rows))
+    local: dict[tuple[Any, ...], int] = {}
+    code_parts, index_parts, count_parts = [], [], []
+    for rows in chunks:
+        code_parts.append(np.asarray([r[:d] for r in rows], dtype=np.int64).reshape(len(rows), d))
+        count_parts.append(np.fromiter((int(r[-1]) for r in rows), dtype=np.int64, count=len(rows)))
+        index_parts.append(np.fromiter((local.setdefault(tuple(r[d:d + len(columns)]), len(local)) for r in rows),
+                                       dtype=np.int64, count=len(rows)))
+    codes = np.concatenate(code_parts) if code_parts else np.zeros((0, d), dtype=np.int64)
+    counts = np.concatenate(count_parts) if count_parts else np.zeros(0, dtype=np.int64)
+    value_index = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int64)
+    cells = len(counts)
     text = [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
-    uniq, inverse = (np.unique(codes, axis=0, return_inverse=True) if len(rows)
+    uniq, inverse = (np.unique(codes, axis=0, return_inverse=True) if cells
                      else (np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)))
     ids = [ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key))) for key in uniq.tolist()]
-    blocks = np.asarray(ids, dtype=np.int64)[inverse.reshape(-1)] if len(rows) else np.zeros(0, dtype=np.int64)
-    raw = [tuple(r[d:d + len(columns)]) for r in rows]
-    local: dict[tuple[Any, ...], int] = {}
-    value_index = np.fromiter((local.setdefault(v, len(local)) for v in raw), dtype=np.int64, count=len(raw))
+    blocks = np.asarray(ids, dtype=np.int64)[inverse.reshape(-1)] if cells else np.zeros(0, dtype=np.int64)
     distinct = list(local)
     value_ids = np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
                             for v in distinct], dtype=np.int64)
-    values = value_ids[value_index] if len(raw) else np.zeros(0, dtype=np.int64)
-    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(raw) \
+    values = value_ids[value_index] if cells else np.zeros(0, dtype=np.int64)
+    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if cells \
         else np.zeros(0, dtype=np.int64)
     totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
     for v, n in zip(distinct, per_value.tolist()):
         for c, x in zip(columns, v):
             if c in totals and x is not None:
                 totals[c][str(x)] = totals[c].get(str(x), 0) + n
-    return Candidate(Version(number, layout, blocks, values, counts, totals), codes, raw, numeric)
+    return Candidate(Version(number, layout, blocks, values, counts, totals), codes, value_index, distinct, numeric)
 
 
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,

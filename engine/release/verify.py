@@ -24,14 +24,16 @@ from veil.warehouse import Warehouse
 class Counted:
     """The candidate's cells as the checkers count them (block codes, codes of the counted sensitive columns)."""
 
-    def __init__(self, wh: Warehouse, node: Sequence[int], codes: np.ndarray, raw: Sequence[Sequence[Any]],
-                 columns: Sequence[str]) -> None:
+    def __init__(self, wh: Warehouse, node: Sequence[int], codes: np.ndarray, value_index: np.ndarray,
+                 distinct: Sequence[Sequence[Any]], columns: Sequence[str]) -> None:
+        """``codes`` per cell; a cell's published non-QI values are ``distinct[value_index[cell]]``."""
         self.wh, self.node, self.codes = wh, tuple(node), codes
-        s_codes = np.zeros((len(raw), len(wh.domains)), dtype=np.int64)
+        s_codes = np.zeros((len(value_index), len(wh.domains)), dtype=np.int64)
         for j, dom in enumerate(wh.domains):
             index = {v: k for k, v in enumerate(wh.raw_values[dom.name])}
             pos = list(columns).index(dom.name)
-            s_codes[:, j] = [index[r[pos]] for r in raw]
+            of_distinct = np.asarray([index[v[pos]] for v in distinct], dtype=np.int64)
+            s_codes[:, j] = of_distinct[value_index] if len(value_index) else 0
         self.s_codes = s_codes
         self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
 
