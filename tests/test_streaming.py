@@ -219,6 +219,13 @@ def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ig
         assert MEMORY_LIMIT == "512MB"
         assert setting(url, "memory_limit") == "488.2 MiB"  # 512,000,000 bytes as DuckDB shows them
         assert setting(url + "?memory_limit=2GB", "memory_limit") == "1.8 GiB"
+        notebook = sa.create_engine(url, poolclass=sa.pool.NullPool).connect()  # this process's own connection
+        try:  # DuckDB shares an open file only with the same settings: Veil joins it as it is
+            shared = setting(url, "memory_limit")
+            assert shared == str(notebook.scalar(sa.select(sa.func.current_setting("memory_limit"))))
+            assert shared != "488.2 MiB"
+        finally:
+            notebook.close()
     else:
         assert setting(url, "work_mem") == "256MB"
         assert setting(url, "jit") == "off"
@@ -263,3 +270,19 @@ def test_row_chunks_hand_over_every_row(db: Db) -> None:
         assert [len(c) for c in chunks] == [7] * 7 + [1]
         assert [r for c in chunks for r in c] == session.rows(stmt)
         assert session.scalar(sa.select(sa.literal(1))) == 1
+
+
+def test_settling_inside_a_snapshot(db: Db) -> None:
+    """Inside a release's snapshot, ``settle`` ends the transaction only where no other connection can write
+    meanwhile (DuckDB's file lock), so DuckDB lets go of what a streamed node spilled; PostgreSQL keeps its
+    REPEATABLE READ snapshot."""
+    from veil.backends import open_backend
+
+    table = people(db)
+    with open_backend(config(db, table, K, 0.0).source.resolved_url()).session() as session:
+        session.begin_snapshot()
+        session.scalar(sa.select(sa.literal(1)))
+        session.settle()
+        assert session.snapshot
+        assert session.conn.in_transaction() == (not session.backend.exclusive_writer)
+        assert session.backend.exclusive_writer == (db.kind == "duckdb")

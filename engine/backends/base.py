@@ -43,6 +43,7 @@ class Backend:
     migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
     lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
     tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
+    exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
@@ -63,7 +64,7 @@ class Backend:
     def session(self) -> Iterator[Session]:
         """One connection for the whole run (temporary tables live as long as it)."""
         try:
-            conn = self.engine.connect()
+            conn = self.connect()
         except sa.exc.SQLAlchemyError as exc:
             reason = self.busy(exc)
             if reason:
@@ -79,6 +80,9 @@ class Backend:
                 pass
             conn.close()
             self.engine.dispose()
+
+    def connect(self) -> sa.Connection:
+        return self.engine.connect()
 
     def make_session(self, conn: sa.Connection) -> Session:
         return Session(self, conn)
@@ -129,10 +133,20 @@ class Session:
         self.snapshot = True
 
     def settle(self) -> None:
-        """Let the database free what dropped working tables held (DuckDB keeps a dropped table's memory until
-        the transaction ends): commit, unless a snapshot transaction is under way."""
-        if not self.snapshot and self.conn.in_transaction():
+        """Let the database free what dropped working tables and finished queries held (DuckDB keeps them until
+        the transaction ends): commit, unless a snapshot transaction is under way on a backend where another
+        connection could write meanwhile (``exclusive_writer``: the snapshot is the file's own lock; called only
+        while a run reads and builds working tables, never between a release's writes)."""
+        if not self.conn.in_transaction():
+            return
+        if not self.snapshot:
             self.commit()
+        elif self.backend.exclusive_writer:
+            try:
+                self.conn.commit()  # still one reader's snapshot: nobody else can write the file
+            except sa.exc.SQLAlchemyError as exc:
+                self._recover()
+                raise self.fail(exc, "committing") from None
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]

@@ -34,6 +34,7 @@ class DuckDBBackend(Backend):
     fingerprint_style: ClassVar[str] = "duckdb"
     view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
     tiny_integers: ClassVar[bool] = True
+    exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
 
     def busy(self, exc: BaseException) -> str | None:
         """A DuckDB file is open either in one process that may write or in processes that only read, never
@@ -60,6 +61,18 @@ class DuckDBBackend(Backend):
         if "memory_limit" not in self.url.query:
             options["connect_args"] = {"config": {"memory_limit": MEMORY_LIMIT}}
         return options
+
+    def connect(self) -> sa.Connection:
+        """With Veil's memory limit; when this process already has the file open with other settings (a notebook's
+        own connection), DuckDB shares that database only with the same settings: join it as it is."""
+        try:
+            return super().connect()
+        except sa.exc.SQLAlchemyError as exc:
+            if "different configuration" not in str(exc) or "memory_limit" in self.url.query:
+                raise
+        self.engine.dispose()
+        self.engine = sa.create_engine(self.url, **super().engine_options())
+        return self.engine.connect()
 
     def make_session(self, conn: sa.Connection) -> Session:
         return DuckDBSession(self, conn)
@@ -96,7 +109,7 @@ class DuckDBSession(Session):
         except Exception as exc:  # duckdb.Error and SQLAlchemy errors alike
             self._recover()
             raise self.fail(exc, what) from None
-        return {k: (v.astype(np.int64) if v.dtype.kind in "iu" else _unmask(v)) for k, v in data.items()}
+        return {k: _column(v) for k, v in data.items()}
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
