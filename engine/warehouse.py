@@ -266,12 +266,10 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        name, floor, source_cells = self._finest_source(node)
+        name, floor, source_cells = self._source(node)
         what = f"counting the block sizes of node {_show(node)}"
         data = self.session.columns(q.node_sizes(self.layout, node, floor, source=name), what)
-        self.stats.node_queries += 1
         self.stats.size_queries += 1
-        self.stats.rolled_up += name != q.BASE
         hist = SizeHistogram(node, data["size"].astype(np.int64), data["blocks"].astype(np.int64))
         if not self.sensitive:  # the node's cells are its blocks
             self._maybe_materialize(node, floor, name, source_cells, hist.n_blocks, what)
@@ -285,12 +283,10 @@ class Warehouse:
         is ever held here; every chunk's blocks are numbered on their own."""
         node = self._checked(node)
         started = time.perf_counter()
-        name, floor, source_cells = self._finest_source(node)
+        name, floor, source_cells = self._source(node)
         what = f"counting node {_show(node)}"
         keys = q.node_keys(self.layout, node)
-        self.stats.node_queries += 1
         self.stats.streamed += 1
-        self.stats.rolled_up += name != q.BASE
         stmt = q.node_counts(self.layout, node, floor, source=name)
         carry: dict[str, np.ndarray] | None = None
         cells = 0
@@ -328,11 +324,9 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        name, floor, source_cells = self._finest_source(node)
+        name, floor, source_cells = self._source(node)
         what = f"counting node {_show(node)}"
         data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
-        self.stats.node_queries += 1
-        self.stats.rolled_up += name != q.BASE
         self._maybe_materialize(node, floor, name, source_cells, len(data["n"]), what)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
@@ -346,6 +340,13 @@ class Warehouse:
         while self._cached_bytes > self.cache_bytes and len(self._cache) > 1:
             oldest = next(iter(self._cache))
             self._cached_bytes -= self._cache.pop(oldest).nbytes
+
+    def _source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
+        """``_finest_source`` for one node query, counted in the stats (queries, rollups)."""
+        found = self._finest_source(node)
+        self.stats.node_queries += 1
+        self.stats.rolled_up += found[0] != q.BASE
+        return found
 
     def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
         """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""

@@ -142,11 +142,7 @@ class Session:
         if not self.snapshot:
             self.commit()
         elif self.backend.exclusive_writer:
-            try:
-                self.conn.commit()  # still one reader's snapshot: nobody else can write the file
-            except sa.exc.SQLAlchemyError as exc:
-                self._recover()
-                raise self.fail(exc, "committing") from None
+            self._end_transaction()  # still one reader's snapshot: nobody else can write the file
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return [tuple(r) for r in self.execute(stmt, what).all()]
@@ -212,6 +208,9 @@ class Session:
 
     def commit(self) -> None:
         self.snapshot = False
+        self._end_transaction()
+
+    def _end_transaction(self) -> None:
         try:
             self.conn.commit()
         except sa.exc.SQLAlchemyError as exc:
