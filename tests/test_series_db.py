@@ -181,3 +181,50 @@ def test_defer_with_a_kept_column_holding_nulls(db: Db, cleanup) -> None:
     assert len(kept[1].rows) == second.rows_published
     source = db.query(f'SELECT zip, age, disease, ward FROM "{db.schema}".people')
     assert sum(1 for r in kept[1].rows if r[3] is None) <= sum(1 for r in source if r[3] is None)
+
+
+def _copy_config(db: Db, path: Path, out: str, cat: str, tag: str, drop_model: str = "") -> tuple[Path, str, str]:
+    """The same release under other output and catalog schemas (optionally without one model block)."""
+    text = path.read_text(encoding="utf-8").replace(drop_model, "")
+    mine_out, mine_cat = f"{out}_{tag}", f"{cat}_{tag}"
+    text = text.replace(f'catalog_schema = "{cat}"', f'catalog_schema = "{mine_cat}"')
+    text = text.replace(f'schema = "{out}"', f'schema = "{mine_out}"')
+    copy = path.with_name(f"{tag}.toml")
+    copy.write_text(text, encoding="utf-8")
+    if db.kind == "postgres":
+        db.cleanup_schemas += [mine_out, mine_cat]  # type: ignore[attr-defined]
+    return copy, mine_out, mine_cat
+
+
+def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db, cleanup, monkeypatch) -> None:
+    """The candidate's cells streamed 2 at a time (blocks straddling chunk borders) and the ledger loaded 3 rows
+    at a time give the same versions, deferrals and ledger as one chunk; a k-only release (no counted
+    sensitive column) too."""
+    from veil.backends import base
+    from veil.release import job
+
+    path, out, cat = people_db(db, "defer")
+    tiny, tiny_out, tiny_cat = _copy_config(db, path, out, cat, "tiny")
+    k_only, _, _ = _copy_config(db, path, out, cat, "konly", '[[models]]\ntype = "distinct-l-diversity"\nl = 2\n')
+    for p in (path, tiny, k_only):
+        init(cfg.load(p))
+
+    def night() -> None:
+        whole = release(cfg.load(path))
+        with monkeypatch.context() as m:
+            m.setattr(job, "CELL_CHUNK", 2)
+            m.setattr(base, "LOAD_CHUNK", 3)
+            small = release(cfg.load(tiny))
+            alone = release(cfg.load(k_only))
+        assert (small.node, small.rows_published, small.rows_deferred, small.series) \
+            == (whole.node, whole.rows_published, whole.rows_deferred, whole.series)
+        assert alone.status == "published" and alone.rows_published + alone.rows_deferred + alone.rows_suppressed \
+            == db.query(f'SELECT count(*) FROM "{db.schema}".people')[0][0]
+
+    night()
+    for _, add, remove in NIGHTS:
+        change(db, add, remove)
+        night()
+    assert [sorted(v.rows) for v in versions(db, tiny_out)] == [sorted(v.rows) for v in versions(db, out)]
+    ledger = 'SELECT block_id, value_id, "count", first_version, last_version FROM "{}".series_cells ORDER BY 1, 2, 4'
+    assert db.query(ledger.format(tiny_cat)) == db.query(ledger.format(cat)) != []

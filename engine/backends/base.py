@@ -7,7 +7,7 @@ the subclasses, never ``if name == ...`` branches elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
 
@@ -16,6 +16,8 @@ import sqlalchemy as sa
 
 from veil import queries as q
 from veil.errors import BackendError, BusyError
+
+LOAD_CHUNK = 100_000  # rows per insert when loading columns
 
 
 def first_line(exc: BaseException) -> str:
@@ -205,6 +207,19 @@ class Session:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
         if rows:
             self.execute(table.insert(), what, params=[dict(zip(table.c.keys(), r)) for r in rows])
+
+    def load_columns(self, table: sa.Table, columns: Mapping[str, Any], what: str, chunk: int | None = None) -> None:
+        """Insert rows given as columns (numpy arrays of one length, or one value for every row), ``chunk``
+        (default ``LOAD_CHUNK``) rows at a time, so a big load never exists as Python rows at once."""
+        chunk = chunk or LOAD_CHUNK
+        arrays = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
+        total = len(next(iter(arrays.values()))) if arrays else 0
+        names = list(table.c.keys())
+        for lo in range(0, total, chunk):
+            part = [arrays[c][lo:lo + chunk].tolist() if c in arrays else None for c in names]
+            n = min(chunk, total - lo)
+            cols = [p if p is not None else [columns[c]] * n for p, c in zip(part, names)]
+            self.bulk_load(table, list(zip(*cols)), what)
 
     def commit(self) -> None:
         self.snapshot = False

@@ -62,6 +62,35 @@ def content_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Se
             .group_by(*codes, *(src.c[c] for c in columns)))
 
 
+def _value_rank(cells: Any, width: int) -> Any:
+    """0, 1, … for the distinct published values ``v0…`` of ``cells`` in the database's order of them."""
+    if width == 0:
+        return sa.literal(0, sa.BigInteger)
+    return sa.func.dense_rank().over(order_by=[cells.c[f"v{j}"] for j in range(width)]) - 1
+
+
+def coded_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
+    """``content_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's published values as their
+    rank in ``cell_values``) and ``n`` — what the series step needs per cell, streamable in columns."""
+    cells = content_cells(source, layout, node, qis, columns, not_null).subquery("cells")
+    return sa.select(*(cells.c[f"g{i}"] for i in range(len(qis))), _value_rank(cells, len(columns)).label("vid"),
+                     cells.c.n)
+
+
+def cell_values(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
+    """The distinct published values of the candidate's cells with the ``vid`` that ``coded_cells`` gives them
+    (the same rank over the same cells in the same snapshot), ordered by it."""
+    cells = content_cells(source, layout, node, qis, columns, not_null).subquery("cells")
+    values = sa.select(*(cells.c[f"v{j}"] for j in range(len(columns)))).distinct().subquery("vals")
+    if not columns:
+        return sa.select(sa.literal(0, sa.BigInteger).label("vid")).select_from(cells).limit(1)
+    rank = _value_rank(values, len(columns)).label("vid")
+    ranked = sa.select(*values.c, rank).subquery("ranked")
+    return sa.select(*ranked.c).order_by(ranked.c.vid)
+
+
 def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
                    published: Sequence[str], suppress: bool, not_null: Sequence[str],
                    withheld: Sequence[str] = (), version: int | None = None) -> sa.Select[Any] | sa.CompoundSelect:

@@ -57,6 +57,7 @@ from veil.search import run as run_search
 from veil.warehouse import Warehouse
 
 VERSION_VIEW = "{name}_v{version}"
+CELL_CHUNK = 1 << 18  # candidate cells per fetched chunk
 
 
 @dataclass(frozen=True)
@@ -295,17 +296,33 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
                     tuple(run.rel.keep_columns))
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-    chunks = run.session.row_chunks(q.content_cells(run.source, wh.layout, node, wh.attributes, layout.columns,
-                                                    not_null), "counting the candidate's cells")
+    args = (run.source, wh.layout, node, wh.attributes, layout.columns, not_null)
+    what = "counting the candidate's cells"
+    ranked = run.session.rows(q.cell_values(*args), what)
+    if any(int(r[-1]) != k for k, r in enumerate(ranked)):
+        raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
+    distinct = [tuple(r[:-1]) for r in ranked]
+    chunks = run.session.stream(q.coded_cells(*args), [*(f"g{i}" for i in range(len(wh.attributes))), "vid"],
+                                CELL_CHUNK, what)
     numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
-    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, chunks, numeric)
-    counted = Counted(wh, node, cand.codes, cand.value_index, cand.distinct, layout.columns)
+    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, chunks, distinct, numeric)
+    counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
-    dropped = {tuple(k) for k in counts.keys[suppressed].tolist()}
-    keep = np.asarray([tuple(c) not in dropped for c in cand.codes.tolist()], dtype=bool) if dropped \
-        else np.ones(len(cand.codes), dtype=bool)
+    keep = ~_among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
     return cand, counted, np.where(keep, cand.version.counts, 0)
+
+
+def _among(codes: np.ndarray, wanted: np.ndarray) -> np.ndarray:
+    """Per row of ``codes``: whether it is one of the rows of ``wanted`` (both (n, QIs) integer arrays)."""
+    if len(wanted) == 0 or len(codes) == 0:
+        return np.zeros(len(codes), dtype=bool)
+    width = int(max(codes.max(), wanted.max())) + 1
+    if width ** codes.shape[1] >= 2**62:  # too wide for one integer key: compare row tuples
+        listed = {tuple(r) for r in wanted.tolist()}
+        return np.fromiter((tuple(r) in listed for r in codes.tolist()), dtype=bool, count=len(codes))
+    radix = width ** np.arange(codes.shape[1] - 1, -1, -1, dtype=np.int64)
+    return np.isin(codes.astype(np.int64) @ radix, wanted.astype(np.int64) @ radix)
 
 
 def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
@@ -415,7 +432,7 @@ def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.n
     columns = list(cand.version.layout.columns)
     table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
     session.execute(sa.schema.CreateTable(table), "listing the rows held back")
-    rows = [(k, *(int(c) for c in cand.codes[i]), *cand.raw(i), int(held[i])) for k, i in enumerate(cells.tolist())]
+    rows = [(k, *cand.codes(i), *cand.raw(i), int(held[i])) for k, i in enumerate(cells.tolist())]
     session.bulk_load(table, rows, "listing the rows held back")
     return columns
 

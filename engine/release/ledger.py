@@ -86,10 +86,12 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
 @dataclass(frozen=True)
 class Candidate:
     """The version about to be published, as the series step sees it (one cell per distinct block codes ×
-    published values of the source), columnar: a cell's published values are ``distinct[value_index[i]]``."""
+    published values of the source), columnar: cell ``i`` lies in the block with codes
+    ``block_codes[cell_block[i]]`` (distinct, lexicographic) and publishes ``distinct[value_index[i]]``."""
 
     version: Version
-    codes: np.ndarray                 # (cells, QIs) block codes at the node
+    block_codes: np.ndarray           # (blocks, QIs) the distinct block codes at the node, lexicographic
+    cell_block: np.ndarray            # per cell, its row of ``block_codes``
     value_index: np.ndarray           # per cell, its published non-QI values in ``distinct``
     distinct: list[tuple[Any, ...]]   # the distinct published non-QI values as the driver gave them
     numeric: Mapping[str, bool]
@@ -97,40 +99,61 @@ class Candidate:
     def raw(self, cell: int) -> tuple[Any, ...]:
         return self.distinct[int(self.value_index[cell])]
 
+    def codes(self, cell: int) -> tuple[int, ...]:
+        return tuple(int(c) for c in self.block_codes[int(self.cell_block[cell])])
+
+
+def _blocks_of(chunks: Iterable[Mapping[str, np.ndarray]], d: int
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(block codes, cell → block, value index, count) from ``coded_cells`` chunks ordered by the codes: a new
+    block starts wherever a cell's codes differ from the cell before it (across chunk borders too)."""
+    firsts, blocks, values, counts = [], [], [], []
+    last: np.ndarray | None = None
+    seen = 0
+    for chunk in chunks:
+        n = len(chunk["n"])
+        if n == 0:
+            continue
+        codes = np.column_stack([chunk[f"g{i}"] for i in range(d)]) if d else np.zeros((n, 0), dtype=np.int64)
+        new = np.ones(n, dtype=bool)
+        new[1:] = (codes[1:] != codes[:-1]).any(axis=1)
+        if last is not None:
+            new[0] = bool((codes[0] != last).any())
+        last = codes[-1].copy()
+        firsts.append(codes[new])
+        blocks.append((np.cumsum(new) + (seen - 1)).astype(np.int32 if seen + n < 2**31 else np.int64))
+        seen += int(new.sum())
+        values.append(np.asarray(chunk["vid"], dtype=np.int32))
+        counts.append(np.asarray(chunk["n"], dtype=np.int64))
+    if not counts:
+        return np.zeros((0, d), dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
+    return np.vstack(firsts), np.concatenate(blocks), np.concatenate(values), np.concatenate(counts)
+
 
 def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
-              chunks: Iterable[Sequence[Sequence[Any]]], numeric: Mapping[str, bool]) -> Candidate:
-    """The candidate from ``content_cells`` rows (codes…, values…, n), arriving in chunks, ids from the
-    ledger's dictionary.  Only numpy columns and the distinct published values outlive a chunk."""
-    d, columns = len(layout.chains), layout.columns
-    local: dict[tuple[Any, ...], int] = {}
-    code_parts, index_parts, count_parts = [], [], []
-    for rows in chunks:
-        code_parts.append(np.asarray([r[:d] for r in rows], dtype=np.int64).reshape(len(rows), d))
-        count_parts.append(np.fromiter((int(r[-1]) for r in rows), dtype=np.int64, count=len(rows)))
-        index_parts.append(np.fromiter((local.setdefault(tuple(r[d:d + len(columns)]), len(local)) for r in rows),
-                                       dtype=np.int64, count=len(rows)))
-    codes = np.concatenate(code_parts) if code_parts else np.zeros((0, d), dtype=np.int64)
-    counts = np.concatenate(count_parts) if count_parts else np.zeros(0, dtype=np.int64)
-    value_index = np.concatenate(index_parts) if index_parts else np.zeros(0, dtype=np.int64)
-    cells = len(counts)
+              chunks: Iterable[Mapping[str, np.ndarray]], distinct: list[tuple[Any, ...]],
+              numeric: Mapping[str, bool]) -> Candidate:
+    """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``, ordered by the codes)
+    and ``distinct``, the published values per ``vid`` (``cell_values``); ids from the ledger's dictionary.
+    Only numpy columns (narrow where they can be) and the distinct published values outlive a chunk."""
+    columns = layout.columns
+    block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
     text = [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
-    uniq, inverse = (np.unique(codes, axis=0, return_inverse=True) if cells
-                     else (np.zeros((0, d), dtype=np.int64), np.zeros(0, dtype=np.int64)))
-    ids = [ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key))) for key in uniq.tolist()]
-    blocks = np.asarray(ids, dtype=np.int64)[inverse.reshape(-1)] if cells else np.zeros(0, dtype=np.int64)
-    distinct = list(local)
+    ids = np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
+                      for key in block_codes.tolist()], dtype=np.int64)
+    blocks = ids[cell_block] if len(counts) else np.zeros(0, dtype=np.int64)
     value_ids = np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
                             for v in distinct], dtype=np.int64)
-    values = value_ids[value_index] if cells else np.zeros(0, dtype=np.int64)
-    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if cells \
-        else np.zeros(0, dtype=np.int64)
+    values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
+    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(counts) \
+        else np.zeros(len(distinct), dtype=np.int64)
     totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
     for v, n in zip(distinct, per_value.tolist()):
         for c, x in zip(columns, v):
             if c in totals and x is not None:
                 totals[c][str(x)] = totals[c].get(str(x), 0) + n
-    return Candidate(Version(number, layout, blocks, values, counts, totals), codes, value_index, distinct, numeric)
+    return Candidate(Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index,
+                     distinct, numeric)
 
 
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
@@ -216,6 +239,7 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
     keys = v.blocks[mine].astype(np.int64) * width + v.values[mine]
     uniq, inv = np.unique(keys, return_inverse=True)
     rows_of = np.bincount(inv.reshape(-1), weights=published[mine], minlength=len(uniq)).astype(np.int64)
-    rows = [(name, int(k // width), int(k % width), int(n), v.number, catalog.OPEN)
-            for k, n in zip(uniq.tolist(), rows_of.tolist())]
-    session.bulk_load(t.series_cells, rows, "recording the version's content")
+    block, value = np.divmod(uniq, width)
+    names = list(t.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
+    session.load_columns(t.series_cells, dict(zip(names, (name, block, value, rows_of, v.number, catalog.OPEN))),
+                         "recording the version's content")

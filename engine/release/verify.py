@@ -18,42 +18,64 @@ from veil.errors import ReleaseError
 from veil.models.base import Needs
 from veil.models.common import achieved as table_level
 from veil.privacy import Specification, verdict
+from veil.release.ledger import Candidate
 from veil.warehouse import Warehouse
 
 
 class Counted:
-    """The candidate's cells as the checkers count them (block codes, codes of the counted sensitive columns)."""
+    """The candidate's cells as the checkers count them: blocks, and the codes of the counted sensitive columns.
 
-    def __init__(self, wh: Warehouse, node: Sequence[int], codes: np.ndarray, value_index: np.ndarray,
-                 distinct: Sequence[Sequence[Any]], columns: Sequence[str]) -> None:
-        """``codes`` per cell; a cell's published non-QI values are ``distinct[value_index[cell]]``."""
-        self.wh, self.node, self.codes = wh, tuple(node), codes
-        s_codes = np.zeros((len(value_index), len(wh.domains)), dtype=np.int64)
+    Cells that differ only in columns the models do not read (a published income next to a counted
+    occupation) fall into one checker cell, so what the checkers see is sized by blocks × counted values,
+    not by the candidate's cells."""
+
+    def __init__(self, wh: Warehouse, node: Sequence[int], cand: Candidate, columns: Sequence[str]) -> None:
+        self.wh, self.node, self.cand = wh, tuple(node), cand
+        of_distinct = np.zeros((len(cand.distinct), len(wh.domains)), dtype=np.int64)
         for j, dom in enumerate(wh.domains):
             index = {v: k for k, v in enumerate(wh.raw_values[dom.name])}
             pos = list(columns).index(dom.name)
-            of_distinct = np.asarray([index[v[pos]] for v in distinct], dtype=np.int64)
-            s_codes[:, j] = of_distinct[value_index] if len(value_index) else 0
-        self.s_codes = s_codes
+            of_distinct[:, j] = [index[v[pos]] for v in cand.distinct]
+        if len(wh.domains) and len(cand.distinct):
+            combos, combo = np.unique(of_distinct, axis=0, return_inverse=True)
+        else:  # nothing counted (or no cells): every cell's counted values are the one empty tuple
+            combos, combo = np.zeros((1, len(wh.domains)), dtype=np.int64), np.zeros(len(cand.distinct), np.int64)
+        self.combos: np.ndarray = combos
+        self.combo: np.ndarray = combo.reshape(-1)
         self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
 
+    def _cells(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (block, counted values) key of each cell with ``rows`` > 0, and those cells' positions."""
+        kept = np.flatnonzero(rows > 0)
+        width = max(len(self.combos), 1)
+        key = self.cand.cell_block[kept].astype(np.int64) * width
+        key += self.combo[self.cand.value_index[kept]]
+        return key, kept
+
     def counts(self, rows: np.ndarray) -> NodeCounts:
-        """NodeCounts of the cells with ``rows`` > 0 (``rows`` per cell)."""
-        keep = rows > 0
-        return NodeCounts.from_cells(self.wh.attributes, self.node, self.codes[keep], self.s_codes[keep], rows[keep],
-                                     self.cards, self.wh.domains, self.wh.hierarchies)
+        """NodeCounts of the cells with ``rows`` > 0 (``rows`` per cell), cells with the same counted values merged."""
+        key, kept = self._cells(rows)
+        uniq, inverse = np.unique(key, return_inverse=True)
+        sums = np.bincount(inverse.reshape(-1), weights=rows[kept], minlength=len(uniq)).astype(np.int64)
+        width = max(len(self.combos), 1)
+        block, combo = np.divmod(uniq, width)
+        return NodeCounts.from_cells(self.wh.attributes, self.node, self.cand.block_codes[block],
+                                     self.combos[combo], sums, self.cards, self.wh.domains, self.wh.hierarchies)
 
     def publishable(self, spec: Specification, published: np.ndarray, total: np.ndarray) -> np.ndarray:
         """Per cell: its block, published with ``published`` rows per cell, passes every model (the rest of
         ``total`` as context)."""
-        keep = published > 0
         shown = self.counts(published)
         full = with_context(shown, self.counts(total - published))
         ok = np.ones(shown.n_blocks, dtype=bool)
         for model in spec.models:
             ok &= verdict(model, full).passed[:shown.n_blocks]
+        kept = np.flatnonzero(published > 0)
+        present = np.zeros(len(self.cand.block_codes), dtype=bool)
+        present[self.cand.cell_block[kept]] = True
+        position = np.cumsum(present) - 1  # shown's blocks: the present ones, in the same lexicographic order
         out = np.ones(len(published), dtype=bool)
-        out[np.flatnonzero(keep)] = ok[shown.cell_block]
+        out[kept] = ok[position[self.cand.cell_block[kept]]]
         return out
 
 
@@ -61,35 +83,7 @@ def verify(session: Session, wh: Warehouse, spec: Specification, rows: sa.Table,
            context: NodeCounts, suppressed_rows: int) -> dict[str, float | None]:
     """Recount version ``version`` from ``rows`` and re-run every checker; the counts must equal ``expected``
     and every published block must pass every model (``context``: the rows left out)."""
-    qis, sens = list(wh.attributes), list(wh.sensitive)
-    found = session.rows(q.recount(rows, version, qis, sens), "recounting the release")  # driver objects
-    names = [*qis, *sens, "n"]
-    data = {c: [r[k] for r in found] for k, c in enumerate(names)}
-    node = expected.node
-    n = len(found)
-    qi_codes = np.zeros((n, len(qis)), dtype=np.int64)
-    for i, (name, level) in enumerate(zip(qis, node)):
-        h = wh.hierarchies[i]
-        if level == 0:
-            mapping = {text: code for code, text in session.rows(q.level0_labels(wh.layout, i), "reading labels")}
-        else:
-            mapping = {label: code for code, label in enumerate(h.domain(level))}
-        try:
-            qi_codes[:, i] = [mapping[v] for v in data[name]]
-        except KeyError as exc:
-            raise ReleaseError(f"verification failed: column {name!r} of the release holds {exc.args[0]!r}, "
-                               f"not a level-{level} value of its hierarchy") from None
-    s_codes = np.zeros((n, len(sens)), dtype=np.int64)
-    for j, dom in enumerate(wh.domains):
-        index = {v: k for k, v in enumerate(wh.raw_values[dom.name])}
-        try:
-            s_codes[:, j] = [index[v] for v in data[dom.name]]
-        except KeyError as exc:
-            raise ReleaseError(f"verification failed: sensitive column {dom.name!r} holds {exc.args[0]!r}, "
-                               "not a value of the source") from None
-    cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
-    recounted = NodeCounts.from_cells(expected.attributes, node, qi_codes, s_codes, np.asarray(data["n"], dtype=np.int64),
-                                      cards, wh.domains, wh.hierarchies)
+    recounted = _recount(session, wh, rows, version, expected)
     if not same(recounted, expected):
         raise ReleaseError("verification failed: the blocks and histograms counted from the published rows "
                            "differ from the search's counts at the chosen node (less what the series step held back)")
@@ -105,6 +99,47 @@ def verify(session: Session, wh: Warehouse, spec: Specification, rows: sa.Table,
     if suppressed_rows > spec.budget(wh.rows):
         raise ReleaseError("verification failed: more rows suppressed than the budget allows")
     return achieved
+
+
+def _recount(session: Session, wh: Warehouse, rows: sa.Table, version: int, expected: NodeCounts) -> NodeCounts:
+    """The version's blocks and histograms counted from its published rows, read in chunks and coded as the
+    checkers code them (labels back to hierarchy codes, sensitive values to their domain's codes)."""
+    qis, sens, node = list(wh.attributes), list(wh.sensitive), expected.node
+    mappings = []
+    for i, level in enumerate(node):
+        if level == 0:
+            mappings.append({text: code for code, text in session.rows(q.level0_labels(wh.layout, i), "reading labels")})
+        else:
+            mappings.append({label: code for code, label in enumerate(wh.hierarchies[i].domain(level))})
+    indexes = [{v: k for k, v in enumerate(wh.raw_values[dom.name])} for dom in wh.domains]
+    qi_parts, s_parts, n_parts = [], [], []
+    for chunk in session.row_chunks(q.recount(rows, version, qis, sens), "recounting the release"):
+        columns = list(zip(*chunk)) if chunk else [()] * (len(qis) + len(sens) + 1)
+        qi_parts.append(_coded(columns[:len(qis)], mappings, qis, "column {name!r} of the release holds {value!r}, "
+                               "not a level-{level} value of its hierarchy", node))
+        s_parts.append(_coded(columns[len(qis):len(qis) + len(sens)], indexes, sens,
+                              "sensitive column {name!r} holds {value!r}, not a value of the source", node))
+        n_parts.append(np.asarray(columns[-1], dtype=np.int64))
+    cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
+    qi_codes = np.vstack(qi_parts) if qi_parts else np.zeros((0, len(qis)), dtype=np.int64)
+    s_codes = np.vstack(s_parts) if s_parts else np.zeros((0, len(sens)), dtype=np.int64)
+    n = np.concatenate(n_parts) if n_parts else np.zeros(0, dtype=np.int64)
+    return NodeCounts.from_cells(expected.attributes, node, qi_codes, s_codes, n, cards, wh.domains, wh.hierarchies)
+
+
+def _coded(columns: Sequence[Sequence[Any]], mappings: Sequence[dict[Any, int]], names: Sequence[str], error: str,
+           node: Sequence[int]) -> np.ndarray:
+    """(rows, columns) codes of one chunk's ``columns`` through ``mappings``; a value without a code is an error."""
+    n = len(columns[0]) if columns else 0
+    out = np.zeros((n, len(names)), dtype=np.int64)
+    for j, (column, mapping) in enumerate(zip(columns, mappings)):
+        try:
+            out[:, j] = [mapping[v] for v in column]
+        except KeyError as exc:
+            level = node[j] if j < len(node) else 0
+            raise ReleaseError("verification failed: " + error.format(name=names[j], value=exc.args[0], level=level)) \
+                from None
+    return out
 
 
 def released_level(model: Any, full: NodeCounts, kept: np.ndarray, released: NodeCounts) -> float | None:
