@@ -230,8 +230,8 @@ def align(dictionary: Dictionary, a: Layout, a_blocks: np.ndarray, b: Layout, b_
     keys_b = _block_classes(dictionary, b, used_b, names, maps_b)
     ids: dict[tuple[int, ...], int] = {}
     size = len(dictionary.blocks)
-    left = np.full(size, -1, dtype=np.int64)
-    right = np.full(size, -1, dtype=np.int64)
+    left = np.full(size, -1, dtype=np.int32)  # narrow: indexed by every cell of a version
+    right = np.full(size, -1, dtype=np.int32)
     left[used_a] = [ids.setdefault(k, len(ids)) for k in keys_a]
     right[used_b] = [ids.setdefault(k, len(ids)) for k in keys_b]
     return Alignment(left, right, len(ids), projections(dictionary, a, b), tuple(at))
@@ -242,7 +242,7 @@ def _project(dictionary: Dictionary, columns: tuple[str, ...]) -> tuple[np.ndarr
     if cached is not None:
         return cached
     ids: dict[tuple[str | None, ...], int] = {}
-    out = np.full(len(dictionary.values), -1, dtype=np.int64)
+    out = np.full(len(dictionary.values), -1, dtype=np.int32)
     values: list[dict[str, str | None]] = []
     for k, value in enumerate(dictionary.values):
         if value is None or any(c not in value for c in columns):

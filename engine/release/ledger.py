@@ -69,6 +69,9 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
     cells = session.columns(q.ledger.of_release(t.series_cells, name, "block_id", "value_id", "count",
                                                 "first_version", "last_version"), "reading the ledger's cells")
+    for column in ("block_id", "value_id", "first_version", "last_version"):  # ids: narrow, a version's cells are many
+        if len(cells[column]) and int(cells[column].max()) < 2**31 and int(cells[column].min()) >= -2**31:
+            cells[column] = cells[column].astype(np.int32)
     rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
                                             "hierarchies", "policy").order_by(t.series_versions.c.version),
                         "reading the ledger's versions")
@@ -211,17 +214,40 @@ def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndar
 
 
 def _changed(old: Version | None, new: Version, published: np.ndarray) -> np.ndarray:
-    """Blocks whose content differs between the latest version and the new one (all, when their shape does)."""
+    """Blocks whose content differs between the latest version and the new one (all, when their shape does).
+    Each side is summed per (block, value) on its own and the two sorted lists are matched, so no array
+    spans both versions' cells at once."""
     keep = published > 0
     if old is None or not _same_shape(old.layout, new.layout):
         return np.unique(np.concatenate([new.blocks[keep], old.blocks if old is not None else new.blocks[:0]]))
-    blocks = np.concatenate([new.blocks[keep], old.blocks])
-    values = np.concatenate([new.values[keep], old.values])
-    amount = np.concatenate([published[keep], -old.counts])
-    width = int(values.max(initial=0)) + 1
-    uniq, inv = np.unique(blocks.astype(np.int64) * width + values, return_inverse=True)
-    total = np.bincount(inv.reshape(-1), weights=amount, minlength=len(uniq))
-    return np.unique(uniq[total != 0] // width)
+    width = int(max(new.values.max(initial=0), old.values.max(initial=0))) + 1
+    new_keys, new_rows = _summed(new.blocks[keep], new.values[keep], published[keep], width)
+    old_keys, old_rows = _summed(old.blocks, old.values, old.counts, width)
+    differ = [new_keys[~_matches(new_keys, new_rows, old_keys, old_rows)],
+              old_keys[~_matches(old_keys, old_rows, new_keys, new_rows)]]
+    return np.unique(np.concatenate(differ) // width)
+
+
+def _summed(blocks: np.ndarray, values: np.ndarray, rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
+    """Sorted distinct (block, value) keys and their rows."""
+    keys = blocks.astype(np.int64) * width
+    keys += values
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    rows = np.asarray(rows, dtype=np.int64)[order]
+    del order
+    if len(keys) == 0:
+        return keys, rows
+    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
+    return keys[starts], np.add.reduceat(rows, starts)
+
+
+def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_rows: np.ndarray) -> np.ndarray:
+    """Per key: the other sorted list has it with the same rows."""
+    if len(other_keys) == 0:
+        return np.zeros(len(keys), dtype=bool)
+    pos = np.minimum(np.searchsorted(other_keys, keys), len(other_keys) - 1)
+    return (other_keys[pos] == keys) & (other_rows[pos] == rows)
 
 
 def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray) -> None:
@@ -231,15 +257,13 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
         return
     temp = q.ledger.changed_table()
     session.execute(sa.schema.CreateTable(temp), "listing the changed blocks")
-    session.bulk_load(temp, [(int(b),) for b in changed], "listing the changed blocks")
+    session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
     session.execute(q.ledger.close_cells(t.series_cells, name, v.number, catalog.OPEN), "closing changed blocks")
     session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
     mine = (published > 0) & np.isin(v.blocks, changed)
     width = int(v.values.max(initial=0)) + 1
-    keys = v.blocks[mine].astype(np.int64) * width + v.values[mine]
-    uniq, inv = np.unique(keys, return_inverse=True)
-    rows_of = np.bincount(inv.reshape(-1), weights=published[mine], minlength=len(uniq)).astype(np.int64)
-    block, value = np.divmod(uniq, width)
+    keys, rows_of = _summed(v.blocks[mine], v.values[mine], published[mine], width)
+    block, value = np.divmod(keys, width)
     names = list(t.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
     session.load_columns(t.series_cells, dict(zip(names, (name, block, value, rows_of, v.number, catalog.OPEN))),
                          "recording the version's content")

@@ -142,11 +142,18 @@ class _Sums:
     def of(cls, right_class: np.ndarray, right_value: np.ndarray, left_class: np.ndarray, left_value: np.ndarray,
            left_count: np.ndarray) -> _Sums:
         width = int(max(right_value.max(initial=0), left_value.max(initial=0))) + 1
-        rk = right_class.astype(np.int64) * width + right_value
-        lk = left_class.astype(np.int64) * width + left_value
-        uniq = np.unique(np.concatenate([rk, lk]))
+        lk = left_class.astype(np.int64) * width
+        lk += left_value
+        rk = right_class.astype(np.int64) * width
+        rk += right_value
+        uniq = np.union1d(np.unique(rk), np.unique(lk))  # no concatenation of the two sides' cells
         left = np.bincount(np.searchsorted(uniq, lk), weights=left_count, minlength=len(uniq)).astype(np.int64)
-        return cls(np.column_stack([uniq // width, uniq % width]), np.searchsorted(uniq, rk), left)
+        del lk
+        narrow = np.int32 if len(uniq) < 2**31 else np.int64
+        right = np.searchsorted(uniq, rk).astype(narrow)
+        del rk
+        klass, value = np.divmod(uniq, width)
+        return cls(np.column_stack([klass.astype(narrow), value.astype(narrow)]), right, left)
 
     def signed(self, right_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Net differences later − earlier per key, zeros dropped (``differences.signed``, faster)."""
