@@ -9,7 +9,10 @@ search, the rest), the optimal node, and the ratio to the floor.  Results: ``ben
 (``scale-stop16.json``: the figures before issue 11's flat-memory work, same machine).
 
     nice python bench/bench_scale.py --rows 1000000 --backends duckdb postgresql
-    nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy
+    nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy --release
+
+``--release``: after the ``entropy`` set's search (the demo's models), ``veil init`` + ``veil release`` of the same
+config from scratch (version 1, fresh process): its wall time and peak RSS beside the search's, and their ratio.
 """
 
 from __future__ import annotations
@@ -196,6 +199,47 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
     }
 
 
+def fresh_release(backend: str, rows: int) -> None:
+    """Drop the release objects of an earlier run (never the source): every run publishes version 1."""
+    statements = ["DROP SCHEMA IF EXISTS published CASCADE", "DROP SCHEMA IF EXISTS veil CASCADE"]
+    if backend == "duckdb":
+        con = duckdb.connect(str(duckdb_warehouse(rows)))
+        for statement in statements:
+            con.execute(statement)
+        con.close()
+        return
+    engine = sa.create_engine(PG_URL, poolclass=sa.pool.NullPool)
+    with engine.begin() as c:
+        for statement in statements:
+            c.execute(sa.text(statement))
+    engine.dispose()
+
+
+def run_release(directory: Path, backend: str, rows: int, timeout: float) -> dict[str, Any]:
+    """``veil init`` + ``veil release --json`` of the demo config (models of the ``entropy`` set) from scratch,
+    in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS (and PostgreSQL's peak private memory)."""
+    fresh_release(backend, rows)
+    config = str(directory / "veil.toml")
+    subprocess.run([VEIL, "init", "--config", config], check=True, capture_output=True, cwd=directory)
+    sampler = ServerMemory() if backend == "postgresql" else None
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(["/usr/bin/time", "-v", VEIL, "release", "--json", "--config", config],
+                              capture_output=True, text=True, timeout=timeout, cwd=directory)
+    except subprocess.TimeoutExpired:
+        if sampler is not None:
+            sampler.stop()
+        return {"release_finished": False, "release_seconds": timeout}
+    seconds = time.perf_counter() - started
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
+    return {"release_finished": proc.returncode == 0, "release_seconds": round(seconds, 3),
+            "release_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+            **({"release_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
+            "release_node": doc.get("node"), "rows_published": doc.get("rows_published"),
+            **({} if proc.returncode == 0 else {"release_stderr": proc.stderr[-400:]})}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[1_000_000])
@@ -204,6 +248,8 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
     parser.add_argument("--duckdb-memory-limit", help="e.g. 512MB: DuckDB's memory_limit in the source URL")
+    parser.add_argument("--release", action="store_true",
+                        help="after the entropy set's search, time `veil release` of the same config (version 1)")
     args = parser.parse_args()
     results: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
     for rows in args.rows:
@@ -224,6 +270,10 @@ def main() -> None:
                 key = (rows, backend, name, limit)
                 results = [r for r in results
                            if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key]
+                if args.release and name == "entropy" and run.get("finished"):
+                    entry.update(run_release(config_dir(backend, rows, SETS[name], limit), backend, rows, args.timeout))
+                    entry["release_to_search"] = (round(entry["release_seconds"] / run["seconds"], 2)
+                                                  if entry.get("release_finished") else None)
                 results.append(entry)
                 print(json.dumps(entry), flush=True)
                 args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
