@@ -83,6 +83,12 @@ class Lattice:
         return np.array(self.ordered, dtype=np.int16).reshape(self.size, len(self.heights))
 
     @cached_property
+    def columns(self) -> tuple[np.ndarray, ...]:
+        """``matrix`` column by column, each contiguous: comparing a node attribute by attribute is several
+        times faster than ``(matrix >= node).all(axis=1)`` over a narrow row-major matrix."""
+        return tuple(np.ascontiguousarray(self.matrix[:, a]) for a in range(len(self.heights)))
+
+    @cached_property
     def index(self) -> dict[Node, int]:
         return {n: i for i, n in enumerate(self.ordered)}
 
@@ -94,10 +100,26 @@ class Lattice:
         """Direct specializations: one level down in one attribute."""
         return [node[:i] + (node[i] - 1,) + node[i + 1:] for i in range(len(node)) if node[i] > 0]
 
-    def above(self, node: Node) -> np.ndarray:
-        """Boolean mask over ``ordered``: nodes ``>= node`` (including itself)."""
-        return (self.matrix >= np.asarray(node, dtype=np.int16)).all(axis=1)
+    def above(self, node: Sequence[int]) -> np.ndarray:
+        """Boolean mask over ``ordered``: nodes ``>= node`` (including itself).
 
-    def below(self, node: Node) -> np.ndarray:
-        """Boolean mask over ``ordered``: nodes ``<= node`` (including itself)."""
-        return (self.matrix <= np.asarray(node, dtype=np.int16)).all(axis=1)
+        >>> Lattice((1, 2)).above((0, 1)).tolist()   # (0,0) (0,1) (1,0) (0,2) (1,1) (1,2)
+        [False, True, False, True, True, True]
+        """
+        out = np.ones(self.size, dtype=bool)
+        for col, level in zip(self.columns, node):
+            if level:
+                out &= col >= level
+        return out
+
+    def below(self, node: Sequence[int]) -> np.ndarray:
+        """Boolean mask over ``ordered``: nodes ``<= node`` (including itself).
+
+        >>> Lattice((1, 2)).below((0, 1)).tolist()
+        [True, True, False, False, False, False]
+        """
+        out = np.ones(self.size, dtype=bool)
+        for col, level, h in zip(self.columns, node, self.heights):
+            if level < h:
+                out &= col <= level
+        return out

@@ -323,7 +323,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
         node = nodes[i]
         e = ev(node)
         evaluated[i] = True
-        up = (matrix >= matrix[i]).all(axis=1)
+        up = lattice.above(node)
         bounds.raise_to(up, i, ev.bounds[node])
         if e.passed:
             status[i] = 1
@@ -335,7 +335,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
         else:
             status[i] = -1
             if e.prune_down:
-                down = (matrix <= matrix[i]).all(axis=1)
+                down = lattice.below(node)
                 status[down] = -1
 
     from_top = False

@@ -1,7 +1,7 @@
 """The CLI contract, for every command: exit codes 0/1/2 only, usage errors as one line (exit 1), exactly one
 JSON document with ``status`` on stdout with ``--json`` whatever happens, ``--version``, Ctrl-C and SIGTERM,
 log lines (timestamped and unwrapped off a terminal, short with a progress bar on one), ``--quiet`` and
-``--verbose``, and a ``--help`` that imports nothing heavy."""
+``--verbose``, a ``--help`` that imports nothing heavy and a ``search`` that imports only what it uses."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 import veil
-from tests.conftest import LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+from tests.conftest import INPATIENT_COLUMNS, LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
 
 COMMANDS_WITH_JSON = ["counts", "check", "search", "init", "release"]
 BOX = set("│╭╮╰╯─┌┐└┘")
@@ -73,14 +73,46 @@ def test_version() -> None:
     assert importlib.metadata.version("veil") == veil.__version__
 
 
+HEAVY = {"numpy", "sqlalchemy", "duckdb", "psycopg", "alembic", "pandas", "pyarrow", "duckdb_engine", "rich", "cronsim",
+         "scipy", "hypothesis", "yaml"}
+CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors"}
+
+
+def _modules_after(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
+    """Run ``veil <args>`` in a fresh interpreter; the process and the modules it had imported by the end."""
+    code = ("import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+            "    assert e.code == 0, e.code\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n")
+    res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
+    listed = [line for line in res.stderr.splitlines() if line.startswith("MODULES ")]
+    assert res.returncode == 0 and listed, res.stderr
+    return res, set(listed[-1].split()[1:])
+
+
 def test_help_imports_nothing_heavy() -> None:
-    code = ("import sys\nfrom veil.cli import main\ntry:\n    main(['--help'])\nexcept SystemExit as e:\n"
-            "    assert e.code == 0\nheavy = {'numpy', 'sqlalchemy', 'duckdb', 'psycopg', 'alembic', 'pandas', "
-            "'pyarrow', 'duckdb_engine', 'rich', 'cronsim'}\n"
-            "print(sorted(heavy & {m.split('.')[0] for m in sys.modules}), file=sys.stderr)\n")
-    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    res, modules = _modules_after(["--help"])
     assert "Usage: veil" in res.stdout and "release" in res.stdout
-    assert res.stderr.strip() == "[]"
+    assert not HEAVY & {m.split(".")[0] for m in modules}
+    assert {m for m in modules if m.split(".")[0] == "veil"} <= CLI_MODULES  # no config, models, warehouse, ...
+
+
+def test_search_imports_only_what_it_uses(tmp_path: Path) -> None:
+    """``veil search`` (issue 11: process start to JSON) loads the driver, SQLAlchemy, numpy and the checkers its
+    config names: no release, report, audit or catalog code, no other model's checker, no optional library."""
+    from veil.demo import inpatient_rows
+
+    db = Db("duckdb", f"duckdb:///{tmp_path / 'warehouse.duckdb'}", "raw", tmp_path)
+    db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
+    path = db.write_config("patients", inpatient_body())  # k-anonymity only
+    res, modules = _modules_after(["search", "--config", str(path), "--json"])
+    assert json.loads(res.stdout)["optimal"]["node"]
+    assert {"numpy", "sqlalchemy", "duckdb", "veil.models.kanonymity"} <= modules
+    assert not ({m.split(".")[0] for m in modules} & (HEAVY - {"numpy", "sqlalchemy", "duckdb", "duckdb_engine"}))
+    unused = ("veil.release", "veil.report", "veil.risk.attacks", "veil.risk.exposure", "veil.risk.subject",
+              "veil.catalog", "veil.api", "veil.schedule", "veil.demo.setup", "veil.coverage", "veil.preflight",
+              "veil.backends.postgres", "veil.backends.spark", "veil.queries.spark", "veil.models.ldiversity",
+              "veil.models.closeness", "veil.models.epsilon", "veil.models.proximity", "veil.models.emd")
+    assert sorted(m for m in modules if m.startswith(unused)) == []
+    assert "nanobind" not in res.stderr and "leaked" not in res.stderr  # the frozen startup objects are freed at exit
 
 
 @pytest.mark.parametrize("command", COMMANDS_WITH_JSON)

@@ -1,15 +1,25 @@
-"""Privacy models: pure numpy checkers of one node's sparse counts (docs/models.md)."""
+"""Privacy models: pure numpy checkers of one node's sparse counts (docs/models.md).
+
+Each model's module is imported on first use (``veil.models.KAnonymity``, or building it from a config with
+``build``), so a run loads only the checkers its config names.
+"""
+
+from importlib import import_module
+from typing import Any
 
 from veil.models.base import Model, Needs, Properties, Verdict
-from veil.models.closeness import NTCloseness, TCloseness
-from veil.models.emd import Taxonomy, dense_equal, dense_ordered
-from veil.models.epsilon import EpsilonPrivacy, posteriors
-from veil.models.kanonymity import KAnonymity
-from veil.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
-                                      MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
-                                      RecursiveCLDiversity)
-from veil.models.proximity import DeltaLDiversity, EMAnonymity
 from veil.models.registry import FACTORIES, build
+
+_LAZY = {
+    "NTCloseness": "closeness", "TCloseness": "closeness",
+    "Taxonomy": "emd", "dense_equal": "emd", "dense_ordered": "emd",
+    "EpsilonPrivacy": "epsilon", "posteriors": "epsilon",
+    "KAnonymity": "kanonymity",
+    "DistinctLDiversity": "ldiversity", "EntropyLDiversity": "ldiversity", "FrequencyLDiversity": "ldiversity",
+    "MultiAttributeLDiversity": "ldiversity", "NpdRecursiveCLDiversity": "ldiversity",
+    "PdRecursiveCLDiversity": "ldiversity", "RecursiveCLDiversity": "ldiversity",
+    "DeltaLDiversity": "proximity", "EMAnonymity": "proximity",
+}
 
 __all__ = [
     "FACTORIES", "Model", "Needs", "Properties", "Verdict", "build",
@@ -17,3 +27,10 @@ __all__ = [
     "PdRecursiveCLDiversity", "NpdRecursiveCLDiversity", "MultiAttributeLDiversity", "TCloseness", "NTCloseness",
     "Taxonomy", "dense_equal", "dense_ordered", "EMAnonymity", "DeltaLDiversity", "EpsilonPrivacy", "posteriors",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'veil.models' has no attribute {name!r}")
+    return getattr(import_module(f"veil.models.{module}"), name)

@@ -16,14 +16,9 @@ from typing import Any
 from veil.errors import ConfigError
 from veil.hierarchy import HierarchySpec, RowsSpec, TableSpec
 from veil.models.base import Model
-from veil.models.closeness import DISTANCES, NTCloseness, TCloseness
-from veil.models.epsilon import ADVERSARIES, SHAPES, EpsilonPrivacy
-from veil.models.kanonymity import KAnonymity
-from veil.models.ldiversity import (INSTANTIATIONS, DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
-                                      MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
-                                      RecursiveCLDiversity)
 from veil.models.params import Params
-from veil.models.proximity import MODES, DeltaLDiversity, EMAnonymity
+
+# Each factory imports its model's module itself: a config loads only the checkers it names.
 
 
 def _done(p: Params, model: Model) -> Model:
@@ -32,32 +27,46 @@ def _done(p: Params, model: Model) -> Model:
 
 
 def _k_anonymity(p: Params) -> Model:
+    from veil.models.kanonymity import KAnonymity
+
     return _done(p, KAnonymity(k=p.integer("k"), where=p.where))
 
 
 def _distinct(p: Params) -> Model:
+    from veil.models.ldiversity import DistinctLDiversity
+
     return _done(p, DistinctLDiversity(l=p.integer("l", minimum=1), attribute=p.attribute(), where=p.where))
 
 
 def _frequency(p: Params) -> Model:
+    from veil.models.ldiversity import FrequencyLDiversity
+
     return _done(p, FrequencyLDiversity(l=p.number("l", minimum=1), attribute=p.attribute(), where=p.where))
 
 
 def _entropy(p: Params) -> Model:
+    from veil.models.ldiversity import EntropyLDiversity
+
     return _done(p, EntropyLDiversity(l=p.number("l", minimum=1), attribute=p.attribute(), where=p.where))
 
 
 def _recursive(p: Params) -> Model:
+    from veil.models.ldiversity import RecursiveCLDiversity
+
     return _done(p, RecursiveCLDiversity(c=p.number("c", above=0), l=p.integer("l", minimum=1),
                                          attribute=p.attribute(), where=p.where))
 
 
 def _pd_recursive(p: Params) -> Model:
+    from veil.models.ldiversity import PdRecursiveCLDiversity
+
     return _done(p, PdRecursiveCLDiversity(c=p.number("c", above=0), l=p.integer("l", minimum=1),
                                            allowed=p.strings("allowed"), attribute=p.attribute(), where=p.where))
 
 
 def _npd_recursive(p: Params) -> Model:
+    from veil.models.ldiversity import NpdRecursiveCLDiversity
+
     return _done(p, NpdRecursiveCLDiversity(
         c1=p.number("c1", above=0), c2=p.number("c2", minimum=0, maximum=100), l=p.integer("l", minimum=1),
         allowed=p.strings("allowed", default=()), protected=p.strings("protected"), attribute=p.attribute(),
@@ -65,6 +74,8 @@ def _npd_recursive(p: Params) -> Model:
 
 
 def _multi_attribute(p: Params) -> Model:
+    from veil.models.ldiversity import INSTANTIATIONS, MultiAttributeLDiversity
+
     inst = p.text("instantiation", choices=INSTANTIATIONS)
     l: float = p.integer("l", minimum=1) if inst in ("distinct", "recursive") else p.number("l", minimum=1)
     c = p.number("c", above=0) if p.has("c") else None
@@ -98,6 +109,8 @@ def _hierarchy(p: Params) -> tuple[str | HierarchySpec | None, str]:
 
 
 def _t_closeness(p: Params) -> Model:
+    from veil.models.closeness import DISTANCES, TCloseness
+
     t = p.number("t", minimum=0, maximum=1)
     distance = p.text("distance", choices=DISTANCES)
     hierarchy, delimiter = _hierarchy(p)
@@ -106,6 +119,8 @@ def _t_closeness(p: Params) -> Model:
 
 
 def _nt_closeness(p: Params) -> Model:
+    from veil.models.closeness import DISTANCES, NTCloseness
+
     n = p.integer("n", minimum=1)
     t = p.number("t", minimum=0, maximum=1)
     distance = p.text("distance", choices=DISTANCES)
@@ -115,17 +130,23 @@ def _nt_closeness(p: Params) -> Model:
 
 
 def _em_anonymity(p: Params) -> Model:
+    from veil.models.proximity import MODES, EMAnonymity
+
     return _done(p, EMAnonymity(epsilon=p.number("epsilon", minimum=0), m=p.number("m", minimum=1),
                                 mode=p.text("mode", default="absolute", choices=MODES), attribute=p.attribute(),
                                 where=p.where))
 
 
 def _delta_l(p: Params) -> Model:
+    from veil.models.proximity import DeltaLDiversity
+
     return _done(p, DeltaLDiversity(delta=p.number("delta", minimum=0), l=p.number("l", minimum=1),
                                     attribute=p.attribute(), where=p.where))
 
 
 def _epsilon_privacy(p: Params) -> Model:
+    from veil.models.epsilon import ADVERSARIES, SHAPES, EpsilonPrivacy
+
     epsilon = p.number("epsilon", above=1)
     adversary = p.text("adversary", choices=ADVERSARIES)
     prior: tuple[tuple[str, float], ...] | str | None = None

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import sqlalchemy as sa
@@ -162,13 +163,20 @@ def base_coded(layout: Layout, cardinalities: Sequence[Sequence[int]] | None = N
     return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
 
 
+@lru_cache(maxsize=64)
+def _node_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None) -> sa.Alias:
+    """``layout.wide(source, floor)`` as ``b``, built once: a search issues one statement per node against the
+    same few sources, and a wide table's column collection costs more than the rest of the statement."""
+    return layout.wide(source, floor).alias("b")
+
+
 def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
                 source: str = BASE) -> sa.Select[Any]:
     """The ``GROUP BY`` of lattice node ``node``: ``(g_i…, s_k…, n)`` with integer codes.
 
     ``node[i]`` is the level of QI ``i`` (``None``: projected out, no column).  ``source`` is ``veil_base``
     or the materialized counts of a finer node holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
-    src = layout.wide(source, floor).alias("b")
+    src = _node_source(layout, source, None if floor is None else tuple(floor))
     keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
     keys += [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
     return sa.select(*keys, sa.func.sum(src.c.n).label("n")).group_by(*keys)
@@ -192,7 +200,7 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
     FROM (SELECT sum(b.n) AS size 
     FROM veil_base AS b GROUP BY b.q0_1) AS e GROUP BY e.size ORDER BY e.size
     """
-    src = layout.wide(source, floor).alias("b")
+    src = _node_source(layout, source, None if floor is None else tuple(floor))
     keys = [src.c[f"q{i}_{lv}"] for i, lv in enumerate(node) if lv is not None]
     blocks = sa.select(sa.func.sum(src.c.n).label("size")).group_by(*keys).subquery("e")
     return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
