@@ -490,3 +490,23 @@ class SizeHistogram:
         """From per-block sizes (tests, and nodes counted whole)."""
         sizes, blocks = np.unique(np.asarray(block_sizes, dtype=np.int64), return_counts=True)
         return cls(tuple(node), sizes.astype(np.int64), blocks.astype(np.int64))
+
+
+@dataclass(frozen=True, eq=False)
+class BlockTests:
+    """A node's blocks grouped by (size, verdicts of threshold tests) as the warehouse computed them
+    (``Reduction`` models, docs/models.md): ``blocks[i]`` blocks of ``sizes[i]`` rows, ``passed[i, k]`` their
+    verdict on test ``k``, ``levels[i, k]`` the least statistic among them.
+
+    >>> t = BlockTests(np.array([3, 5]), np.array([2, 1]), np.array([[False], [True]]), np.array([[1.0], [2.0]]))
+    >>> t.histogram((1,)).rows
+    11
+    """
+
+    sizes: np.ndarray
+    blocks: np.ndarray
+    passed: np.ndarray
+    levels: np.ndarray
+
+    def histogram(self, node: Sequence[Level]) -> SizeHistogram:
+        return SizeHistogram(tuple(node), self.sizes, self.blocks)

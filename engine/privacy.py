@@ -29,8 +29,8 @@ from fractions import Fraction
 
 import numpy as np
 
-from veil.counts import Level, NodeCounts, SizeHistogram
-from veil.models.base import Model, Needs, Verdict
+from veil.counts import BlockTests, Level, NodeCounts, SizeHistogram
+from veil.models.base import Model, Needs, Reduction, Verdict
 
 CHUNK_CELLS = 1 << 24  # sparse histogram cells a checker may see at once
 
@@ -149,8 +149,34 @@ class Specification:
         node above one where this holds needs no size check."""
         return hist.rows_below(self.size_floor) <= self.budget(rows)
 
+    @property
+    def reductions(self) -> tuple[str, tuple[Reduction, ...]] | None:
+        """(attribute, each reducible model's ``Reduction``) when every model is size-only or reducible on one
+        sensitive attribute and some model is reducible: the warehouse can then decide a node's blocks in SQL."""
+        found = [m.properties.reduction for m in self.models if m.properties.needs is not Needs.SIZES]
+        if not found or any(r is None for r in found) or len({r.attribute for r in found}) != 1:  # type: ignore[union-attr]
+            return None
+        return found[0].attribute, tuple(found)  # type: ignore[union-attr,arg-type]
+
+    def from_tests(self, tests: BlockTests, node: tuple[Level, ...], rows: int) -> SizeHistogram:
+        """A node's evaluation from the warehouse's threshold tests (``reductions`` order): size-only models on
+        each entry's size, the reducible ones from the tests' verdicts and least levels."""
+        hist = tests.histogram(node)
+        pseudo = hist.pseudo_counts()
+        verdicts, k = [], 0
+        for m in self.models:
+            if m.properties.needs is Needs.SIZES:
+                verdicts.append(m.check(pseudo))
+                continue
+            level = float(tests.levels[:, k].min()) if len(tests.sizes) else None
+            verdicts.append(Verdict(tests.passed[:, k].copy(), level))
+            k += 1
+        return SizeHistogram(hist.node, hist.sizes, hist.blocks,
+                             self.combine(verdicts, hist.sizes, rows, weights=hist.blocks))
+
     def summarize(self, hist: SizeHistogram | None, chunks: Callable[[], Iterable[NodeCounts]],
-                  rows: int, node: tuple[Level, ...] = ()) -> SizeHistogram:
+                  rows: int, node: tuple[Level, ...] = (),
+                  tests: Callable[[], BlockTests | None] | None = None) -> SizeHistogram:
         """Evaluate a node from its size histogram ``hist`` and, only when that does not decide it, from
         ``chunks()``: its counts in chunks of complete blocks, evaluated chunk by chunk (a block's verdict never
         depends on another block; the table's level is the min or max of the chunks').  Returns the node's
@@ -159,11 +185,16 @@ class Specification:
         The monotone size-only part is decided first: when the rows of blocks smaller than ``size_floor``
         exceed the budget, the node fails and every node below it fails too, without a histogram (its
         ``suppressed_rows`` is then a lower bound).  ``hist=None``: that part is known to hold (``node``
-        names the node), go straight to the chunks."""
+        names the node), go straight to the chunks.  ``tests`` (when every model is size-only or reducible,
+        ``reductions``): the warehouse's verdicts per block size, tried before the chunks; ``None`` from it
+        (a block floating point cannot decide) falls back to the chunks."""
         if hist is not None and (self.sizes_only or not self.sizes_pass(hist, rows)):
             return SizeHistogram(hist.node, hist.sizes, hist.blocks, self.evaluate_sizes(hist, rows))
         if hist is None and self.sizes_only:
             raise ValueError("a size-only specification is decided by the size histogram: pass it")
+        decided = tests() if tests is not None else None
+        if decided is not None:
+            return self.from_tests(decided, hist.node if hist is not None else tuple(node), rows)
         acc = _Accumulator(self.models)
         for chunk in chunks():
             acc.add(chunk, [verdict(m, chunk) for m in self.models])

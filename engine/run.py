@@ -148,9 +148,10 @@ def search_counts(wh: Warehouse, spec: Specification,
     """The counts function and metric a search of ``wh`` uses.
 
     When every model judges blocks on their own and the metric needs block sizes only, a node arrives as
-    its ``SizeHistogram`` (one SQL aggregate) and, only when the sizes do not decide it, its counts stream
-    in chunks through the specification (``Specification.summarize``): the Python process never holds a
-    node's histogram.  Otherwise (models reading supersets, KL-divergence) whole-node counts."""
+    its ``SizeHistogram`` (one SQL aggregate) and, only when the sizes do not decide it, its verdicts come from
+    threshold tests computed in SQL (every model size-only or reducible, ``Specification.reductions``) or its
+    counts stream in chunks through the specification (``Specification.summarize``): the Python process never
+    holds a node's histogram.  Otherwise (models reading supersets, KL-divergence) whole-node counts."""
     if not (spec.streamable and OnSizes.supports(metric)):
         return wh.counts, metric
 
@@ -160,13 +161,16 @@ def search_counts(wh: Warehouse, spec: Specification,
     except TypeError:  # a model with unhashable parameters: remember within this search only
         memo = {}
     sized: list[tuple[Level, ...]] = []  # nodes where the monotone part's size condition held
+    reductions = spec.reductions if wh.session.backend.block_tests and wh.block_tests_enabled else None
 
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)
         if key not in memo:
             known = not spec.sizes_only and (spec.size_floor <= 1 or any(_finer(other, node) for other in sized))
             hist = None if known else wh.sizes(node)
-            summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node)
+            tests = None if reductions is None else (
+                lambda: wh.block_tests(node, reductions[0], [(r.statistic.value, r.threshold) for r in reductions[1]]))
+            summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node, tests)
             if not known and spec.sizes_pass(summary, wh.rows):
                 sized.append(node)
             memo[key] = summary

@@ -28,7 +28,7 @@ import sqlalchemy as sa
 from veil import queries as q
 from veil.backends.base import Session
 from veil.config import QuasiIdentifier, SourceConfig
-from veil.counts import Level, NodeCounts, SensitiveDomain, SizeHistogram
+from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
@@ -50,6 +50,8 @@ class Stats:
 
     node_queries: int = 0
     size_queries: int = 0       # node queries answered by the size histogram alone
+    test_queries: int = 0       # node queries answered by threshold tests computed in SQL (no histogram)
+    undecided: int = 0          # of those, nodes floating point could not decide (then streamed)
     streamed: int = 0           # node queries whose cells arrived in chunks
     chunks: int = 0
     rolled_up: int = 0
@@ -64,7 +66,8 @@ class Stats:
         """What the warehouse did, for ``veil search --json`` (``work``): the time to scan the source and code the
         base frequency set, the time spent in node queries (fetches included, checkers excluded), the queries."""
         return {"prepare_seconds": round(self.base_seconds, 3), "node_query_seconds": round(self.node_seconds, 3),
-                "node_queries": self.node_queries, "size_queries": self.size_queries, "streamed": self.streamed,
+                "node_queries": self.node_queries, "size_queries": self.size_queries,
+                "test_queries": self.test_queries, "undecided": self.undecided, "streamed": self.streamed,
                 "chunks": self.chunks, "rolled_up": self.rolled_up, "rows_read": self.rows_read,
                 "base_cells": self.base_cells}
 
@@ -85,6 +88,7 @@ class Warehouse:
     sensitive: Sequence[str]
     null_checked: Sequence[str] = ()  # published but not counted: NULLs follow the policy too
     rollup: bool = True
+    block_tests_enabled: bool = True  # the search may decide reducible models in SQL (tests force the stream)
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
     rollup_budget: float = 1.0  # materialized rollup cells kept at once, as a multiple of the base's cells
@@ -276,6 +280,26 @@ class Warehouse:
         self._sizes[node] = hist
         self.stats.node_seconds += time.perf_counter() - started
         return hist
+
+    def block_tests(self, node: Sequence[Level], attribute: str, tests: Sequence[tuple[str, float]]) -> BlockTests | None:
+        """Threshold tests on ``attribute``'s per-block histograms at ``node`` computed in SQL (``node_statistics``:
+        a few rows per node, no histogram); ``None`` when floating point leaves a block undecided (evaluate the
+        node from its histograms then)."""
+        node = self._checked(node)
+        started = time.perf_counter()
+        name, floor, _ = self._source(node)
+        stmt = q.node_statistics(self.layout, node, list(self.sensitive).index(attribute), tests, floor, source=name)
+        rows = self.session.rows(stmt, f"testing the blocks of node {_show(node)}")
+        self.stats.test_queries += 1
+        self.stats.node_seconds += time.perf_counter() - started
+        r = len(tests)
+        flags = np.asarray([row[1:1 + r] for row in rows], dtype=np.int64).reshape(len(rows), r)
+        if (flags == q.UNDECIDED).any():
+            self.stats.undecided += 1
+            return None
+        return BlockTests(np.asarray([row[0] for row in rows], dtype=np.int64),
+                          np.asarray([row[1 + r] for row in rows], dtype=np.int64), flags == 1,
+                          np.asarray([row[2 + r:] for row in rows], dtype=np.float64).reshape(len(rows), r))
 
     def stream(self, node: Sequence[Level]) -> Iterator[NodeCounts]:
         """``node``'s counts in chunks of complete blocks (block-key order), about ``chunk_cells`` cells each

@@ -41,6 +41,9 @@ def statements() -> dict[str, object]:
         "node_subset": q.node_counts(lay, (1, None, 0)),
         "node_from_materialized": q.node_counts(lay, (3, None, 1), (1, None, 1), source="veil_node_4"),
         "node_packed_for_postgresql": q.packed(q.node_counts(lay, (2, 1, 1))),
+        "node_block_tests": q.node_statistics(lay, (2, 1, 1), 1, [("distinct", 3.0), ("entropy", 2.5)]),
+        "node_block_tests_from_materialized": q.node_statistics(lay, (3, None, 1), 0, [("entropy", 2.0)], (1, None, 1),
+                                                                source="veil_node_4"),
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
     }

@@ -144,11 +144,15 @@ def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget
 
 @pytest.mark.parametrize("models", list(SETS))
 @pytest.mark.parametrize("metric", ["discernibility", "avg-block-size", "precision", "kl-divergence"])
-def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: str, metric: str) -> None:
+@pytest.mark.parametrize("block_tests", [True, False])
+def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: str, metric: str,
+                                                               block_tests: bool) -> None:
+    """With threshold tests in SQL (distinct and entropy l-diversity) or forced through the streamed chunks."""
     table = people(db, seed=11, n=120)
     budget = 0.05
     conf = config(db, table, SETS[models], budget, metric)
     with open_run(conf, chunk_cells=2) as (conf, wh):
+        wh.block_tests_enabled = block_tests
         spec = Specification(conf.models, budget)
         plain = metric_for(wh, metric)
         lattice = Lattice(wh.heights)
@@ -158,8 +162,11 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
         fast = search.run(["incognito", "optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows)
         if metric != "kl-divergence":
             assert wh.stats.size_queries > 0
-            if models != "k":
+            if block_tests and models in ("k+entropy", "distinct"):  # reducible: no histogram shipped
+                assert wh.stats.test_queries > 0 and wh.stats.streamed == wh.stats.undecided == 0
+            elif models != "k":
                 assert wh.stats.streamed > 0 and wh.stats.chunks > wh.stats.streamed
+                assert wh.stats.test_queries == 0
     assert fast.minimal == brute.minimal
     assert (fast.optimal is None) == (brute.optimal is None)
     if brute.optimal is not None:

@@ -46,6 +46,7 @@ class Backend:
     lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
     tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
+    block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:

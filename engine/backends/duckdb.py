@@ -35,6 +35,7 @@ class DuckDBBackend(Backend):
     fingerprint_style: ClassVar[str] = "duckdb"
     view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
     tiny_integers: ClassVar[bool] = True
+    block_tests: ClassVar[bool] = True
     exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
 
     def busy(self, exc: BaseException) -> str | None:

@@ -26,6 +26,7 @@ class PostgresBackend(Backend):
     default_schema: ClassVar[str] = "public"
     fingerprint_style: ClassVar[str] = "postgresql"
     lock_timeout: ClassVar[bool] = True
+    block_tests: ClassVar[bool] = True
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}

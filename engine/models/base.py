@@ -22,7 +22,9 @@ It declares, as data, what the search may rely on:
   evaluate a node in slices of blocks and combine (bounded memory for huge nodes);
 - ``min_block_size``: every block with fewer rows fails the model whatever its histogram, so the warehouse
   can account those blocks from their sizes alone (in SQL) and ship histograms only of larger blocks.  A
-  model with ``needs = SIZES`` is decided by it exactly: a block passes iff ``n(E) >= min_block_size``.
+  model with ``needs = SIZES`` is decided by it exactly: a block passes iff ``n(E) >= min_block_size``;
+- ``reduction``: a block passes iff a statistic of its histogram reaches a threshold (distinct and entropy
+  l-diversity), so the warehouse can return verdicts per block size instead of the histograms.
 
 Each claim is backed by a hypothesis property test in ``tests/models``; a claim that failed is ``False``
 with the counter-example's story in ``note``.
@@ -48,6 +50,25 @@ class Needs(enum.Enum):
     SUPERSETS = "supersets"    # block keys and hierarchies, to roll up to nodes above ((n,t)-closeness)
 
 
+class Statistic(enum.Enum):
+    """A per-block number of one sensitive attribute's counts ``n(E, s)`` that a database computes as well."""
+
+    DISTINCT = "distinct"   # m, the number of distinct values in the block
+    ENTROPY = "entropy"     # exp(-sum p ln p), exactly m when the block's counts are all equal
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """A model that passes a block iff ``statistic >= threshold`` (its level is the statistic, the table's the
+    minimum): the search may have the warehouse compute the verdicts instead of shipping histograms.  Where
+    floating point cannot decide a block (near the threshold: within a thousand times the checker's own error
+    bound), the node is evaluated from its histograms by ``check`` as usual, so the verdicts stay exact."""
+
+    statistic: Statistic
+    attribute: str
+    threshold: float
+
+
 @dataclass(frozen=True)
 class Properties:
     monotone: bool
@@ -57,6 +78,7 @@ class Properties:
     achieved: str = "min"   # the table's level is the min ("min") or max ("max") of the blocks' levels,
     #                         so verdicts computed on slices of blocks combine (None: infinite, the worst)
     min_block_size: int = 1  # blocks smaller than this fail whatever their histogram
+    reduction: Reduction | None = None  # decided per block by a statistic a database can compute
 
 
 @dataclass(frozen=True, eq=False)

@@ -38,7 +38,7 @@ import numpy as np
 
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain, segment_reduce
 from veil.errors import ConfigError
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reduction, Statistic, Verdict
 from veil.models.common import (achieved, domain_of, fail, fmt, judge, match_values, number, per_chunk,
                                   top_parts, whole)
 from veil.models.exact import Exact, Rule, log_sign, rational
@@ -249,7 +249,8 @@ class DistinctLDiversity:
     @property
     def properties(self) -> Properties:
         return Properties(True, True, Needs.HISTOGRAM,
-                          "a block containing a block with m distinct values has at least m", min_block_size=self.l)
+                          "a block containing a block with m distinct values has at least m", min_block_size=self.l,
+                          reduction=Reduction(Statistic.DISTINCT, self.attribute, float(self.l)))
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         return judge(bc, self.l, Rule.AT_LEAST, distinct_level,
@@ -342,7 +343,8 @@ class EntropyLDiversity:
         return Properties(True, False, Needs.HISTOGRAM,
                           "monotone by concavity of entropy (Machanavajjhala et al. Thm 5.2); not with suppression: "
                           "l=2, {a,b} merged with the failing {a×10} has entropy 0.29 < ln 2",
-                          min_block_size=math.ceil(rational(self.l)))
+                          min_block_size=math.ceil(rational(self.l)),
+                          reduction=Reduction(Statistic.ENTROPY, self.attribute, float(self.l)))
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         return judge(bc, self.l, Rule.AT_LEAST, entropy_level, exact_signs=entropy_signs)

@@ -11,8 +11,8 @@ and ``ledger`` (the series ledger).
 from veil.queries import dimensions, ledger, publication
 from veil.queries.ddl import (CreateSchema, CreateTableAs, CreateView, DropObject, Grant, copy_from_stdin,
                               count_rows, create_table_as, drop_table, session_settings)
-from veil.queries.nodes import (BASE, BASE_RAW, Layout, base_coded, base_raw, dim_table, materialize, node_counts,
-                                node_keys, node_sizes, packed, raw_null_rows, raw_rows,
+from veil.queries.nodes import (BASE, BASE_RAW, UNDECIDED, Layout, base_coded, base_raw, dim_table, materialize,
+                                node_counts, node_keys, node_sizes, node_statistics, packed, raw_null_rows, raw_rows,
                                 raw_values, sensitive_domain_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (SUPPRESSED, WITHHELD, advisory_lock, advisory_unlock, cell_values, coded_cells,
@@ -22,10 +22,11 @@ from veil.queries.release import (SUPPRESSED, WITHHELD, advisory_lock, advisory_
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
 __all__ = [
-    "BASE", "BASE_RAW", "SUPPRESSED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView", "DropObject", "Grant",
+    "BASE", "BASE_RAW", "SUPPRESSED", "UNDECIDED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
+    "DropObject", "Grant",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_raw", "cell_values", "coded_cells", "column_type",
     "columns_of", "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
-    "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_keys", "node_sizes",
+    "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication", "raw_null_rows", "raw_rows",
     "raw_values", "recount", "release_select", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "suppressed_table", "tables_in", "try_advisory_lock", "withheld_table",

@@ -13,6 +13,7 @@ FROM veil_base AS b GROUP BY b.q0_1, b.q1_2, b.s0
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -205,6 +206,62 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
     blocks = sa.select(sa.func.sum(src.c.n).label("size")).group_by(*keys).subquery("e")
     return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
             .group_by(blocks.c.size).order_by(blocks.c.size))
+
+
+UNDECIDED = 2  # a statistics verdict floating point cannot give: the node is evaluated from its histograms
+
+
+def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, tests: Sequence[tuple[str, float]],
+                    floor: Sequence[int | None] | None = None, source: str = BASE,
+                    tolerance: float = 1e-12) -> sa.Select[Any]:
+    """Per-block verdicts of threshold tests on sensitive attribute ``s<sensitive>``'s histograms, counted per
+    block size: ``(size, ok0…, blocks, level0…)`` — ``ok<k>`` is 1 (pass), 0 (fail) or ``UNDECIDED`` for test
+    ``k``, ``level<k>`` the least statistic in the group.  A test is ``("distinct", l)`` (``m >= l``) or
+    ``("entropy", l)`` (``exp(-Σ p ln p) >= l``; ``m >= l`` when the block's counts are all equal, else undecided
+    where the entropy is within ``tolerance · (m + 8) · (1 + ln n)`` of ``ln l`` — a thousand times the error
+    bound the numpy checker allows itself).  A few rows per node, no histogram.
+
+    >>> lay = Layout(heights=(1,), sensitive_count=1)
+    >>> print(node_statistics(lay, (1,), 0, [("distinct", 2.0)]).compile(compile_kwargs={"literal_binds": True}))
+    SELECT e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END AS ok0, count(*) AS blocks, min(CAST(e.m AS DOUBLE)) AS level0 
+    FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, sum(CAST(c.c AS DOUBLE) * ln(CAST(c.c AS DOUBLE))) AS clogc 
+    FROM (SELECT b.q0_1 AS g0, sum(b.n) AS c 
+    FROM veil_base AS b GROUP BY b.q0_1, b.s0) AS c GROUP BY c.g0) AS e GROUP BY e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END
+    """
+    src = _node_source(layout, source, None if floor is None else tuple(floor))
+    keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
+    cells = (sa.select(*keys, sa.func.sum(src.c.n).label("c"))
+             .group_by(*(k.element for k in keys), src.c[f"s{sensitive}"]).subquery("c"))
+    c = sa.cast(cells.c.c, sa.Double)
+    blocks = (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
+                        sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
+                        sa.func.sum(c * sa.func.ln(c)).label("clogc"))
+              .group_by(*(cells.c[k.name] for k in keys)).subquery("e"))
+    flags, levels = [], []
+    for kind, threshold in tests:
+        flag, level = _statistic_test(blocks, kind, threshold, tolerance)
+        flags.append(flag)
+        levels.append(level)
+    return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
+                      *(sa.func.min(v).label(f"level{k}") for k, v in enumerate(levels)))
+            .group_by(blocks.c.size, *flags))
+
+
+def _statistic_test(blocks: Any, kind: str, threshold: float, tolerance: float) -> tuple[Any, Any]:
+    """(verdict, level) of one test on the per-block aggregates ``blocks`` (size, m, top, low, clogc)."""
+    m = sa.cast(blocks.c.m, sa.Double)
+    if kind == "distinct":
+        return sa.case((blocks.c.m >= threshold, 1), else_=0), m
+    if kind != "entropy":
+        raise ValueError(f"no statistic {kind!r}")
+    size = sa.cast(blocks.c.size, sa.Double)
+    entropy = sa.func.ln(size) - blocks.c.clogc / size
+    uniform = blocks.c.top == blocks.c.low
+    bound = math.log(threshold)
+    margin = tolerance * (m + 8) * (1 + sa.func.ln(size))  # the checkers' error bound on the entropy, ×1000
+    verdict = sa.case((sa.and_(uniform, blocks.c.m >= threshold), 1), (uniform, 0),
+                      (entropy > bound + margin, 1), (entropy < bound - margin, 0), else_=UNDECIDED)
+    return verdict, sa.case((uniform, m), else_=sa.func.exp(entropy))
 
 
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],
