@@ -31,9 +31,10 @@ def statements() -> dict[str, object]:
     dim = qd.rows_table("published", qd.names("census", "Zip Code")["rows"], 5, sa.Text())
     return {
         "content_cells": q.content_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
-        "coded_cells": q.coded_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
-        "cell_values": q.cell_values(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
-        "cell_values_without_columns": q.cell_values(src, lay, (1, 0), qis, [], []),
+        "cells_table": q.cells_table(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
+        "coded_cells": q.coded_cells(2, 2),
+        "cell_values": q.cell_values(2, 2),
+        "cell_values_without_columns": q.cell_values(2, 0),
         "release_rows": q.release_select(src, lay, (1, 0), qis, cols, True, ["condition"], (), 7),
         "release_rows_with_held_back": q.release_select(src, lay, (1, 0), qis, cols, True, [],
                                                         ["condition", HOSTILE], 7),

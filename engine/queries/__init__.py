@@ -15,16 +15,16 @@ from veil.queries.nodes import (BASE, BASE_RAW, UNDECIDED, Layout, base_coded, b
                                 node_counts, node_keys, node_sizes, node_statistics, packed, raw_null_rows, raw_rows,
                                 raw_values, sensitive_domain_table)
 from veil.queries.publication import schema_exists
-from veil.queries.release import (SUPPRESSED, WITHHELD, advisory_lock, advisory_unlock, cell_values, coded_cells,
-                                  content_cells, level0_labels,
+from veil.queries.release import (CELLS, SUPPRESSED, WITHHELD, advisory_lock, advisory_unlock, cell_values,
+                                  cells_table, coded_cells, content_cells, level0_labels,
                                   recount, release_select, role_exists, suppressed_table, try_advisory_lock,
                                   withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
 __all__ = [
-    "BASE", "BASE_RAW", "SUPPRESSED", "UNDECIDED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
+    "BASE", "BASE_RAW", "CELLS", "SUPPRESSED", "UNDECIDED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
     "DropObject", "Grant",
-    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_raw", "cell_values", "coded_cells", "column_type",
+    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_raw", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication", "raw_null_rows", "raw_rows",

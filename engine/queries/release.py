@@ -13,6 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.ddl import CreateTableAs
 from veil.queries.nodes import Layout
 
 SUPPRESSED = "veil_suppressed"
@@ -62,6 +63,21 @@ def content_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Se
             .group_by(*codes, *(src.c[c] for c in columns)))
 
 
+CELLS = "veil_cells"
+
+
+def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                columns: Sequence[str], not_null: Sequence[str]) -> CreateTableAs:
+    """The candidate's cells (``content_cells``) kept in the temporary table ``veil_cells`` for the two reads
+    below: one pass over the source for both."""
+    return CreateTableAs(sa.table(CELLS), content_cells(source, layout, node, qis, columns, not_null))
+
+
+def _cells(qi_count: int, width: int) -> sa.TableClause:
+    return sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)),
+                    *(sa.column(f"v{j}") for j in range(width)), sa.column("n"))
+
+
 def _value_rank(cells: Any, width: int) -> Any:
     """0, 1, … for the distinct published values ``v0…`` of ``cells`` in the database's order of them."""
     if width == 0:
@@ -69,25 +85,21 @@ def _value_rank(cells: Any, width: int) -> Any:
     return sa.func.dense_rank().over(order_by=[cells.c[f"v{j}"] for j in range(width)]) - 1
 
 
-def coded_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
-    """``content_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's published values as their
-    rank in ``cell_values``) and ``n`` — what the series step needs per cell, streamable in columns."""
-    cells = content_cells(source, layout, node, qis, columns, not_null).subquery("cells")
-    return sa.select(*(cells.c[f"g{i}"] for i in range(len(qis))), _value_rank(cells, len(columns)).label("vid"),
-                     cells.c.n)
+def coded_cells(qi_count: int, width: int) -> sa.Select[Any]:
+    """``veil_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's ``width`` published values as
+    their rank in ``cell_values``) and ``n`` — what the series step needs per cell, streamable in columns."""
+    cells = _cells(qi_count, width)
+    return sa.select(*(cells.c[f"g{i}"] for i in range(qi_count)), _value_rank(cells, width).label("vid"), cells.c.n)
 
 
-def cell_values(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
-    """The distinct published values of the candidate's cells with the ``vid`` that ``coded_cells`` gives them
-    (the same rank over the same cells in the same snapshot), ordered by it."""
-    cells = content_cells(source, layout, node, qis, columns, not_null).subquery("cells")
-    values = sa.select(*(cells.c[f"v{j}"] for j in range(len(columns)))).distinct().subquery("vals")
-    if not columns:
+def cell_values(qi_count: int, width: int) -> sa.Select[Any]:
+    """The distinct published values of ``veil_cells`` with the ``vid`` that ``coded_cells`` gives them (the same
+    rank over the same rows), ordered by it."""
+    cells = _cells(qi_count, width)
+    if not width:
         return sa.select(sa.literal(0, sa.BigInteger).label("vid")).select_from(cells).limit(1)
-    rank = _value_rank(values, len(columns)).label("vid")
-    ranked = sa.select(*values.c, rank).subquery("ranked")
+    values = sa.select(*(cells.c[f"v{j}"] for j in range(width))).distinct().subquery("vals")
+    ranked = sa.select(*values.c, _value_rank(values, width).label("vid")).subquery("ranked")
     return sa.select(*ranked.c).order_by(ranked.c.vid)
 
 

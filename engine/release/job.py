@@ -296,16 +296,18 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
                     tuple(run.rel.keep_columns))
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-    args = (run.source, wh.layout, node, wh.attributes, layout.columns, not_null)
     what = "counting the candidate's cells"
-    ranked = run.session.rows(q.cell_values(*args), what)
+    d, width = len(wh.attributes), len(layout.columns)
+    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null), what)
+    ranked = run.session.rows(q.cell_values(d, width), what)
     if any(int(r[-1]) != k for k, r in enumerate(ranked)):
         raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
     distinct = [tuple(r[:-1]) for r in ranked]
-    chunks = run.session.stream(q.coded_cells(*args), [*(f"g{i}" for i in range(len(wh.attributes))), "vid"],
-                                CELL_CHUNK, what)
+    chunks = run.session.stream(q.coded_cells(d, width), [*(f"g{i}" for i in range(d)), "vid"], CELL_CHUNK, what)
     numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
     cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, chunks, distinct, numeric)
+    if run.session.backend.temp_tables:
+        run.session.execute(q.drop_table(q.CELLS), what)
     counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")

@@ -3,24 +3,24 @@ SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TAB
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
 WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
 
--- coded_cells
-SELECT cells.g0, cells.g1, dense_rank() OVER (ORDER BY cells.v0, cells.v1) - %(param_1)s::INTEGER AS vid, cells.n 
-FROM (SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
+-- cells_table
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
-WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --") AS cells;
+WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
+
+-- coded_cells
+SELECT veil_cells.g0, veil_cells.g1, dense_rank() OVER (ORDER BY veil_cells.v0, veil_cells.v1) - %(param_1)s::INTEGER AS vid, veil_cells.n 
+FROM veil_cells;
 
 -- cell_values
 SELECT ranked.v0, ranked.v1, ranked.vid 
 FROM (SELECT vals.v0 AS v0, vals.v1 AS v1, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - %(param_1)s::INTEGER AS vid 
-FROM (SELECT DISTINCT cells.v0 AS v0, cells.v1 AS v1 
-FROM (SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
-WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --") AS cells) AS vals) AS ranked ORDER BY ranked.vid;
+FROM (SELECT DISTINCT veil_cells.v0 AS v0, veil_cells.v1 AS v1 
+FROM veil_cells) AS vals) AS ranked ORDER BY ranked.vid;
 
 -- cell_values_without_columns
 SELECT %(param_1)s::BIGINT AS vid 
-FROM (SELECT d0.code_1 AS g0, d1.code_0 AS g1, count(*) AS n 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 GROUP BY d0.code_1, d1.code_0) AS cells 
+FROM veil_cells 
  LIMIT %(param_2)s::INTEGER;
 
 -- release_rows
