@@ -1,5 +1,6 @@
 """Embedded DuckDB (the default): numpy fetches straight from the driver, bulk loads from registered numpy
-columns (no pandas on the hot path)."""
+columns; a streamed result arrives a few vectors at a time through ``fetch_df_chunk`` (DuckDB's only chunked
+fetch without pyarrow, hence pandas among the runtime dependencies), converted to numpy columns at once."""
 
 from __future__ import annotations
 
