@@ -98,7 +98,7 @@ class BlockCounts:
         elif n_blocks * width < 2**62:
             key = block * width
             key += code
-            key, count = _sorted_sum(key, count)
+            key, count = sorted_sum(key, count)
             block, code = np.divmod(key, width)
         else:  # astronomically wide: sort by the two columns
             order = np.lexsort((code, block))
@@ -228,7 +228,7 @@ def segment_reduce(ufunc: np.ufunc, x: np.ndarray, indptr: np.ndarray, empty: fl
     return out
 
 
-def _sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``key`` sorted with repeats merged (their counts summed).  A sort of the key packed with the cell's index
     (one int64, sorted in place) is ~5x faster than ``argsort``; already sorted keys are not sorted again."""
     n = len(key)

@@ -21,6 +21,7 @@ import sqlalchemy as sa
 from veil import catalog
 from veil import queries as q
 from veil.backends.base import Session
+from veil.counts import sorted_sum
 from veil.hierarchy import Hierarchy
 from veil.release.alignment import Chain, Dictionary, Layout
 from veil.release.series import Version
@@ -232,14 +233,7 @@ def _summed(blocks: np.ndarray, values: np.ndarray, rows: np.ndarray, width: int
     """Sorted distinct (block, value) keys and their rows."""
     keys = blocks.astype(np.int64) * width
     keys += values
-    order = np.argsort(keys, kind="stable")
-    keys = keys[order]
-    rows = np.asarray(rows, dtype=np.int64)[order]
-    del order
-    if len(keys) == 0:
-        return keys, rows
-    starts = np.flatnonzero(np.r_[True, keys[1:] != keys[:-1]])
-    return keys[starts], np.add.reduceat(rows, starts)
+    return sorted_sum(keys, np.asarray(rows, dtype=np.int64))
 
 
 def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_rows: np.ndarray) -> np.ndarray:

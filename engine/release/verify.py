@@ -13,7 +13,7 @@ import sqlalchemy as sa
 
 from veil import queries as q
 from veil.backends.base import Session
-from veil.counts import NodeCounts
+from veil.counts import NodeCounts, sorted_sum
 from veil.errors import ReleaseError
 from veil.models.base import Needs
 from veil.models.common import achieved as table_level
@@ -55,8 +55,7 @@ class Counted:
     def counts(self, rows: np.ndarray) -> NodeCounts:
         """NodeCounts of the cells with ``rows`` > 0 (``rows`` per cell), cells with the same counted values merged."""
         key, kept = self._cells(rows)
-        uniq, inverse = np.unique(key, return_inverse=True)
-        sums = np.bincount(inverse.reshape(-1), weights=rows[kept], minlength=len(uniq)).astype(np.int64)
+        uniq, sums = sorted_sum(key, rows[kept].astype(np.int64))
         width = max(len(self.combos), 1)
         block, combo = np.divmod(uniq, width)
         return NodeCounts.from_cells(self.wh.attributes, self.node, self.cand.block_codes[block],
