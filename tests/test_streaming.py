@@ -293,3 +293,18 @@ def test_settling_inside_a_snapshot(db: Db) -> None:
         assert session.snapshot
         assert session.conn.in_transaction() == (not session.backend.exclusive_writer)
         assert session.backend.exclusive_writer == (db.kind == "duckdb")
+
+
+def test_streamed_chunks_without_pandas_equal_the_whole_node(db: Db, monkeypatch) -> None:
+    """A runtime without pandas (the README's plain install): DuckDB's stream fetches rows instead of frames,
+    with the same chunks of complete blocks."""
+    from veil.backends import duckdb as duck
+
+    monkeypatch.setattr(duck, "_HAS_PANDAS", False)
+    table = people(db, seed=7)
+    conf = config(db, table, K + ENTROPY, 0.0)
+    with open_run(conf, chunk_cells=4) as (conf, wh):
+        for node in all_nodes(wh.heights)[::5]:
+            chunks = list(wh.stream(node))
+            assert blocks_of(chunks) == blocks_of([wh.counts(node)]), node
+            assert len(chunks) > 1 or wh.counts(node).n_blocks <= 1, node

@@ -1,9 +1,11 @@
 """Embedded DuckDB (the default): numpy fetches straight from the driver, bulk loads from registered numpy
-columns; a streamed result arrives a few vectors at a time through ``fetch_df_chunk`` (DuckDB's only chunked
-fetch without pyarrow, hence pandas among the runtime dependencies), converted to numpy columns at once."""
+columns.  A streamed result arrives a few vectors at a time: as columns through ``fetch_df_chunk`` where pandas
+is installed (the notebook and dev extras), else as rows (``fetchmany``) turned into numpy columns — slower,
+but pandas stays out of the runtime dependencies."""
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import re
 from collections.abc import Iterator, Mapping, Sequence
@@ -22,6 +24,7 @@ from veil.queries import CreateTableAs
 
 _frames = itertools.count()
 MEMORY_LIMIT = "512MB"  # DuckDB's memory_limit when the URL sets none (``?memory_limit=4GB`` overrides)
+_HAS_PANDAS = importlib.util.find_spec("pandas") is not None  # DuckDB's chunked columnar fetch needs it
 VECTOR = 2048  # rows in one DuckDB vector (``fetch_df_chunk`` fetches whole vectors)
 _HOLDER = re.compile(r"lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 _VEIL = re.compile(r"(?:^|[\s/])veil(?:\.cli)?(?:\s|$)")  # `veil ...`, `.venv/bin/veil`, `python -m veil.cli`
@@ -134,17 +137,17 @@ class DuckDBSession(Session):
                 raise self.fail(exc, what) from None
             while True:
                 try:
-                    frame = self.raw.fetch_df_chunk(vectors)
+                    data = self._next_vectors(vectors)
                 except Exception as exc:
                     drained = True
                     self._recover()
                     raise self.fail(exc, what) from None
-                if not len(frame):
+                rows = len(next(iter(data.values()))) if data else 0
+                if not rows:
                     drained = True
                     self.settle()  # end the transaction: DuckDB lets go of what the query spilled
                     return
-                data = {k: _column(frame[k].to_numpy()) for k in frame.columns}
-                for lo in range(0, len(frame), chunk):  # whole vectors arrive; hand out ``chunk`` rows at a time
+                for lo in range(0, rows, chunk):  # whole vectors arrive; hand out ``chunk`` rows at a time
                     yield {k: v[lo:lo + chunk] for k, v in data.items()}
         finally:
             if not drained:  # the consumer stopped early: let the connection go of the open result
@@ -153,6 +156,16 @@ class DuckDBSession(Session):
                         dialect=self.dialect, compile_kwargs={"literal_binds": True}))).fetchall()
                 except Exception:
                     pass
+
+    def _next_vectors(self, vectors: int) -> dict[str, np.ndarray]:
+        """The next ``vectors`` vectors of the open (integer) result as numpy columns; empty columns at its end."""
+        if _HAS_PANDAS:
+            frame = self.raw.fetch_df_chunk(vectors)
+            return {k: _column(frame[k].to_numpy()) for k in frame.columns}
+        names = [d[0] for d in self.raw.description]
+        rows = self.raw.fetchmany(vectors * VECTOR)
+        table = np.asarray(rows, dtype=np.int64).reshape(len(rows), len(names))
+        return {name: table[:, j] for j, name in enumerate(names)}
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         if not rows:
