@@ -22,6 +22,16 @@ import numpy as np
 Node = tuple[int, ...]
 
 
+def finer(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
+    """Node ``a`` is at or below node ``b``: every block of ``b`` is a union of blocks of ``a`` (a projected-out
+    attribute, ``None``, is above every level; Incognito's subset lattices).
+
+    >>> finer((0, 1), (1, None)), finer((0, None), (1, 1)), finer((1, 1), (1, 1))
+    (True, False, True)
+    """
+    return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
+
+
 def parse_node(text: str, heights: Sequence[int]) -> Node:
     """Parse ``"1,0,2"`` into a node of a lattice with ``heights``; errors name the bad part."""
     parts = [p.strip() for p in text.split(",")] if text.strip() else []

@@ -18,7 +18,7 @@ from veil.config import Config, sensitive_needed
 from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.errors import NoSolutionError
 from veil.hierarchies import resolve as resolve_hierarchies
-from veil.lattice import Lattice
+from veil.lattice import Lattice, finer
 from veil.metrics import Metric, OnSizes, make_metric
 from veil.privacy import Evaluation, Specification
 from veil.search import SearchResult
@@ -166,7 +166,7 @@ def search_counts(wh: Warehouse, spec: Specification,
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)
         if key not in memo:
-            known = not spec.sizes_only and (spec.size_floor <= 1 or any(_finer(other, node) for other in sized))
+            known = not spec.sizes_only and (spec.size_floor <= 1 or any(finer(other, node) for other in sized))
             hist = None if known else wh.sizes(node)
             tests = None if reductions is None else (
                 lambda: wh.block_tests(node, reductions[0], [(r.statistic.value, r.threshold) for r in reductions[1]]))
@@ -177,12 +177,6 @@ def search_counts(wh: Warehouse, spec: Specification,
         return memo[key]
 
     return counts_for, OnSizes(metric)
-
-
-def _finer(a: Sequence[Level], b: Sequence[Level]) -> bool:
-    """Node ``a`` is at or below node ``b`` (every block of ``b`` is a union of blocks of ``a``; a projected-out
-    attribute, ``None``, is above every level)."""
-    return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:

@@ -5,7 +5,8 @@ Builds SQL only through ``veil.queries``; executes only through a backend ``Sess
 creates is a temporary table of the session, so ``counts``, ``check`` and ``search`` leave nothing behind.
 
 Counts of evaluated nodes are cached; a node's ``GROUP BY`` reads the materialized counts of its finest
-evaluated descendant when there is one (Incognito's rollup), else ``veil_base``.
+evaluated descendant when there is one (Incognito's rollup), else ``veil_base``; a node read from a large
+source is materialized first (narrow: its own levels only) and read from there.
 
 A search needs less than a node's counts (issue 11): ``sizes(node)`` is its block-size histogram aggregated
 in SQL (a few numbers), and ``stream(node)`` its counts in chunks of complete blocks (``chunk_cells``), so
@@ -15,6 +16,7 @@ whole node, for the commands that show or publish it.
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import decimal
 import time
@@ -32,6 +34,7 @@ from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHist
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
+from veil.lattice import finer
 from veil.sourcecheck import check_scan
 
 MAX_LISTED = 20
@@ -54,7 +57,8 @@ class Stats:
     undecided: int = 0          # of those, nodes floating point could not decide (then streamed)
     streamed: int = 0           # node queries whose cells arrived in chunks
     chunks: int = 0
-    rolled_up: int = 0
+    rolled_up: int = 0          # node queries that read a materialized finer node instead of the base
+    materialized: int = 0       # nodes materialized (kept for rollups, or read once and dropped)
     cache_hits: int = 0
     base_seconds: float = 0.0
     node_seconds: float = 0.0
@@ -68,7 +72,8 @@ class Stats:
         return {"prepare_seconds": round(self.base_seconds, 3), "node_query_seconds": round(self.node_seconds, 3),
                 "node_queries": self.node_queries, "size_queries": self.size_queries,
                 "test_queries": self.test_queries, "undecided": self.undecided, "streamed": self.streamed,
-                "chunks": self.chunks, "rolled_up": self.rolled_up, "rows_read": self.rows_read,
+                "chunks": self.chunks, "rolled_up": self.rolled_up,
+                "materialized": self.materialized, "rows_read": self.rows_read,
                 "base_cells": self.base_cells}
 
 
@@ -106,6 +111,8 @@ class Warehouse:
     summaries: dict[Any, SizeHistogram] = field(default_factory=dict)  # evaluated nodes, by (specification, node)
     _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
     _last_used: dict[tuple[Level, ...], int] = field(default_factory=dict)
+    _least_cells: dict[tuple[Level, ...], int] = field(default_factory=dict)
+    _up_tables: set[tuple[int, int]] = field(default_factory=set)
     _idents: int = 0
     _base_cells: int = 0
     _cached_bytes: int = 0
@@ -165,49 +172,20 @@ class Warehouse:
     # --- preparation -----------------------------------------------------------------------------------
 
     def prepare(self) -> None:
-        """Inspect, scan the source once, validate and load hierarchies, code the base frequency set."""
+        """Inspect, read the source's values (one scan), validate and load hierarchies, code the base frequency
+        set (a second scan)."""
         started = time.perf_counter()
         if not self.columns:
             self.inspect()
         qis = [qi.column for qi in self.quasi_identifiers]
-        table = self.source_table(qis + list(self.sensitive) + list(self.null_checked))
-        self.on_step(f"scanning {self.table_name} into the base frequency set")
-        self.session.execute(q.base_raw(table, qis, self.sensitive, drop_nulls=False, null_checked=self.null_checked),
-                             f"scanning source table {self.table_name!r}")
-        total = int(self.session.scalar(q.raw_rows()))
-        self.stats.rows_read = total
-
-        values: dict[str, list[tuple[Any, int]]] = {}
-        for i, name in enumerate(qis):
-            values[name] = self.session.rows(q.raw_values(f"q{i}"), f"reading the values of column {name!r}")
-        for j, name in enumerate(self.sensitive):
-            values[name] = self.session.rows(q.raw_values(f"s{j}"), f"reading the values of column {name!r}")
-        nulls = {name: sum(int(n) for v, n in vals if v is None) for name, vals in values.items()}
-        for j, name in enumerate(self.null_checked):
-            nulls[name] = int(self.session.scalar(q.raw_null_rows(f"x{j}"), f"counting NULLs of {name!r}"))
-        with_nulls = {k: v for k, v in nulls.items() if v}
-        if with_nulls:
-            if self.source.nulls == "error":
-                listing = ", ".join(f"{k!r} ({v} rows)" for k, v in with_nulls.items())
-                raise SourceError(f"source table {self.table_name!r} has NULLs in column(s) {listing}; "
-                                  "set [source] nulls = \"drop\" to leave those rows out of the release")
-            raw_cols = [f"q{i}" for i in range(len(qis))] + [f"s{j}" for j in range(len(self.sensitive))]
-            flags = [f"x{j}" for j in range(len(self.null_checked))]
-            raw = sa.table(q.BASE_RAW, *(sa.column(c) for c in raw_cols + flags))
-            self.session.execute(sa.delete(raw).where(sa.or_(*(raw.c[c].is_(None) for c in raw_cols),
-                                                              *(raw.c[f] == 1 for f in flags))),
-                                 "leaving out rows with NULLs")
-            remaining = int(self.session.scalar(q.raw_rows()))
-            self.stats.rows_dropped_null = total - remaining
-            total = remaining
-        self.rows = total
+        self.on_step(f"scanning {self.table_name}")
+        values, with_nulls = self._scan()
         check_scan(self, values, with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
 
         self.on_step("validating hierarchies")
         self.hierarchies = build_all(self.session, self.quasi_identifiers,
                                      {c: [v for v, _ in values[c] if v is not None] for c in qis},
                                      {c: self.columns[c].kind for c in qis})
-
         domains = []
         for name in self.sensitive:
             kind = self.columns[name].kind
@@ -225,11 +203,49 @@ class Warehouse:
             self.session.execute(sa.schema.CreateTable(ddl), f"creating the value table of {name!r}")
             self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(self.raw_values[name])],
                                    f"loading the values of {name!r}")
+        self.on_step(f"coding {self.table_name} into the base frequency set")
+        self._code_base([c for c in self.null_checked if c in with_nulls])
+        self.stats.base_seconds = time.perf_counter() - started
 
+    def _scan(self) -> tuple[dict[str, list[tuple[Any, int]]], dict[str, int]]:
+        """One scan of the source (``source_values``): every QI's and counted column's values with their rows, the
+        rows, and the NULLs the policy looks at (``[source] nulls``: an error, or the rows left out).  Returns the
+        values per column and the columns holding NULLs with their rows."""
+        qis = [qi.column for qi in self.quasi_identifiers]
+        columns = qis + list(self.sensitive)
+        table = self.source_table(columns + list(self.null_checked))
+        rows = self.session.rows(q.source_values(table, columns, self.null_checked),
+                                 f"scanning source table {self.table_name!r}")
+        m = len(columns)
+        values: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
+        total, complete, checked = 0, 0, [0] * len(self.null_checked)
+        for row in rows:
+            grouped = [k for k in range(m) if not row[m + k]]
+            if grouped:
+                values[columns[grouped[0]]].append((row[grouped[0]], int(row[2 * m])))
+            else:  # the whole table
+                total, complete = int(row[2 * m]), int(row[-1] or 0)
+                checked = [int(x or 0) for x in row[2 * m + 1:-1]]
+        nulls = {name: sum(n for v, n in vals if v is None) for name, vals in values.items()}
+        nulls.update(zip(self.null_checked, checked))
+        with_nulls = {k: v for k, v in nulls.items() if v}
+        if with_nulls and self.source.nulls == "error":
+            listing = ", ".join(f"{k!r} ({v} rows)" for k, v in with_nulls.items())
+            raise SourceError(f"source table {self.table_name!r} has NULLs in column(s) {listing}; "
+                              "set [source] nulls = \"drop\" to leave those rows out of the release")
+        self.stats.rows_read = total
+        self.stats.rows_dropped_null = total - complete
+        self.rows = complete
+        return values, with_nulls
+
+    def _code_base(self, not_null: Sequence[str]) -> None:
+        """``veil_base`` from the source (``base_coded``), checked to hold every row the NULL policy kept."""
+        qis = [qi.column for qi in self.quasi_identifiers]
+        table = self.source_table(qis + list(self.sensitive) + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
-        self.session.execute(q.base_coded(self.layout, cards, [d.size for d in self.domains],
-                                          tiny=self.session.backend.tiny_integers),
-                             "coding the base frequency set")
+        self.session.execute(q.base_coded(self.layout, table, qis, self.sensitive, not_null, cards,
+                                          [d.size for d in self.domains], tiny=self.session.backend.tiny_integers),
+                             f"coding source table {self.table_name!r} into the base frequency set")
         base = self.layout.base()
         coded, cells = self.session.rows(sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count()),
                                          "checking the base frequency set")[0]
@@ -237,11 +253,7 @@ class Warehouse:
             raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
-        if self.session.backend.temp_tables:  # coded from here on (session views would still read it)
-            self.session.execute(q.drop_table(q.BASE_RAW), "dropping the raw base frequency set")
-            self.session.settle()
         self.stats.base_cells = self._base_cells
-        self.stats.base_seconds = time.perf_counter() - started
 
     def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
         """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``."""
@@ -270,13 +282,13 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        name, floor, source_cells = self._source(node)
         what = f"counting the block sizes of node {_show(node)}"
-        data = self.session.columns(q.node_sizes(self.layout, node, floor, source=name), what)
+        # with sensitive columns a node's cells outnumber its blocks: materialize where they are read instead
+        with self._reading(node, what, materialize=not self.sensitive) as (name, floor):
+            data = self.session.columns(q.node_sizes(self.layout, node, floor, source=name), what)
         self.stats.size_queries += 1
         hist = SizeHistogram(node, data["size"].astype(np.int64), data["blocks"].astype(np.int64))
-        if not self.sensitive:  # the node's cells are its blocks
-            self._maybe_materialize(node, floor, name, source_cells, hist.n_blocks, what)
+        self._know(node, hist.n_blocks)  # a node has at least as many cells as blocks
         self._sizes[node] = hist
         self.stats.node_seconds += time.perf_counter() - started
         return hist
@@ -287,9 +299,11 @@ class Warehouse:
         node from its histograms then)."""
         node = self._checked(node)
         started = time.perf_counter()
-        name, floor, _ = self._source(node)
-        stmt = q.node_statistics(self.layout, node, list(self.sensitive).index(attribute), tests, floor, source=name)
-        rows = self.session.rows(stmt, f"testing the blocks of node {_show(node)}")
+        what = f"testing the blocks of node {_show(node)}"
+        with self._reading(node, what) as (name, floor):
+            stmt = q.node_statistics(self.layout, node, list(self.sensitive).index(attribute), tests, floor,
+                                     source=name)
+            rows = self.session.rows(stmt, what)
         self.stats.test_queries += 1
         self.stats.node_seconds += time.perf_counter() - started
         r = len(tests)
@@ -307,38 +321,29 @@ class Warehouse:
         is ever held here; every chunk's blocks are numbered on their own."""
         node = self._checked(node)
         started = time.perf_counter()
-        name, floor, source_cells = self._source(node)
         what = f"counting node {_show(node)}"
         keys = q.node_keys(self.layout, node)
         self.stats.streamed += 1
-        stmt = q.node_counts(self.layout, node, floor, source=name)
         carry: dict[str, np.ndarray] | None = None
         cells = 0
-        for data in self.session.stream(stmt, keys, self.chunk_cells, what):
-            cells += len(data["n"])
-            if carry is not None:
-                data = {k: np.concatenate([carry[k], v]) for k, v in data.items()}
-            last = _last_block_start(data, keys)
-            carry = {k: v[last:] for k, v in data.items()}
-            if last:
-                self.stats.chunks += 1
-                self.stats.node_seconds += time.perf_counter() - started
-                yield self._node_counts(node, {k: v[:last] for k, v in data.items()})
-                started = time.perf_counter()
+        with self._reading(node, what) as (name, floor):
+            for data in self.session.stream(q.node_counts(self.layout, node, floor, source=name), keys,
+                                            self.chunk_cells, what):
+                cells += len(data["n"])
+                if carry is not None:
+                    data = {k: np.concatenate([carry[k], v]) for k, v in data.items()}
+                last = _last_block_start(data, keys)
+                carry = {k: v[last:] for k, v in data.items()}
+                if last:
+                    self.stats.chunks += 1
+                    self.stats.node_seconds += time.perf_counter() - started
+                    yield self._node_counts(node, {k: v[:last] for k, v in data.items()})
+                    started = time.perf_counter()
+        self._know(node, cells)
         self.stats.node_seconds += time.perf_counter() - started
         if carry is not None and len(carry["n"]):
             self.stats.chunks += 1
             yield self._node_counts(node, carry)
-        started = time.perf_counter()
-        self._maybe_materialize(node, floor, name, source_cells, cells, what)
-        self.stats.node_seconds += time.perf_counter() - started
-
-    def _maybe_materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], name: str, source_cells: int,
-                           cells: int, what: str) -> None:
-        """Incognito's rollup: keep a node's counts when they are much smaller than their source's."""
-        if (self.rollup and node not in self._materialized and source_cells >= self.rollup_min_cells
-                and cells <= self.rollup_ratio * source_cells):
-            self._materialize(node, floor, name, what)
 
     def counts(self, node: Sequence[Level]) -> NodeCounts:
         """The per-q*-block counts of ``node`` (one ``GROUP BY`` unless cached)."""
@@ -348,10 +353,10 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        name, floor, source_cells = self._source(node)
         what = f"counting node {_show(node)}"
-        data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
-        self._maybe_materialize(node, floor, name, source_cells, len(data["n"]), what)
+        with self._reading(node, what) as (name, floor):
+            data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
+        self._know(node, len(data["n"]))
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._remember(node, result)
@@ -365,32 +370,79 @@ class Warehouse:
             oldest = next(iter(self._cache))
             self._cached_bytes -= self._cache.pop(oldest).nbytes
 
-    def _source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
-        """``_finest_source`` for one node query, counted in the stats (queries, rollups)."""
-        found = self._finest_source(node)
-        self.stats.node_queries += 1
-        self.stats.rolled_up += found[0] != q.BASE
-        return found
+    # --- rollups (Incognito) -----------------------------------------------------------------------------------
 
-    def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...], int]:
+    @contextlib.contextmanager
+    def _reading(self, node: tuple[Level, ...], what: str,
+                 materialize: bool = True) -> Iterator[tuple[str, tuple[Level, ...] | None]]:
+        """The table one node query reads (``name``, and its node ``floor``; ``None``: ``veil_base``).
+
+        It is the finest materialized node below ``node`` (Incognito's rollup), else ``veil_base``.  From a large
+        source a node is materialized first and read from its own table: materializing costs what one query
+        costs, so a node whose cells are at most ``rollup_ratio`` × its source's is kept for later rollups for
+        free; a larger one is dropped after this query.  ``materialize=False``: read the source as it is (a
+        block-size query when the node's cells carry sensitive values it does not read)."""
+        name, floor, cells = self._finest_source(node)
+        self.stats.node_queries += 1
+        self.stats.rolled_up += name != q.BASE
+        if not (materialize and self._worth_materializing(node, cells)):
+            yield name, floor
+            return
+        ident, made = self._materialize(node, floor, name, what)
+        table = self.layout.node_table(ident, node).name
+        if made <= self.rollup_ratio * cells:
+            self._keep(node, ident, made, what)
+            yield table, node
+            return
+        try:
+            yield table, node
+        except BaseException:  # a failed query, or a stream closed early: the original error is what matters
+            with contextlib.suppress(Exception):
+                self.session.execute(q.drop_table(table), what)
+            raise
+        self.session.execute(q.drop_table(table), what)
+
+    def _worth_materializing(self, node: tuple[Level, ...], source_cells: int) -> bool:
+        """A rollup may pay: the source is large and no coarser node is known to have too many cells to keep."""
+        if not self.rollup or node in self._materialized or source_cells < self.rollup_min_cells:
+            return False
+        least = max((c for other, c in self._least_cells.items() if finer(node, other)), default=0)
+        return least <= self.rollup_ratio * source_cells
+
+    def _know(self, node: tuple[Level, ...], cells: int) -> None:
+        """Remember a lower bound on ``node``'s cells (every node below it has at least as many)."""
+        self._least_cells[node] = max(cells, self._least_cells.get(node, 0))
+
+    def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...] | None, int]:
         """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""
-        best = (q.BASE, tuple(0 for _ in node), self._base_cells)
+        best: tuple[str, tuple[Level, ...] | None, int] = (q.BASE, None, self._base_cells)
         for other, (ident, cells) in self._materialized.items():
-            if cells < best[2] and all(t is None or (o is not None and o <= t) for o, t in zip(other, node)):
-                best = (f"veil_node_{ident}", other, cells)
-        if best[1] in self._materialized:
+            if cells < best[2] and finer(other, node):
+                best = (self.layout.node_table(ident, other).name, other, cells)
+        if best[1] is not None:
             self._last_used[best[1]] = self.stats.node_queries
         return best
 
-    def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...], source: str, what: str) -> None:
-        """Keep ``node``'s counts in the warehouse for later rollups.  The rollups kept at once hold at most
-        ``rollup_budget`` × the base's cells: the least recently read are dropped first, so what the warehouse
-        keeps for a search stays proportional to the base frequency set, however many nodes it rolls up."""
+    def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...] | None, source: str,
+                     what: str) -> tuple[int, int]:
+        """``node``'s counts as a narrow working table (and the ``veil_up_*`` tables its rollups join): its ident
+        and cells."""
+        for i, level in enumerate(node):
+            if level is not None and level < self.heights[i] and (i, level) not in self._up_tables:
+                self.session.execute(q.up_table(self.layout, i, level), what)
+                self._up_tables.add((i, level))
         self._idents += 1
-        ident = self._idents
-        table = self.layout.node_table(ident, node)
-        self.session.execute(q.materialize(self.layout, ident, node, floor, source), what)
+        table = self.layout.node_table(self._idents, node)
+        self.session.execute(q.materialize(self.layout, self._idents, node, floor, source), what)
         cells = int(self.session.scalar(q.count_rows(table), what))
+        self.stats.materialized += 1
+        self._know(node, cells)
+        return self._idents, cells
+
+    def _keep(self, node: tuple[Level, ...], ident: int, cells: int, what: str) -> None:
+        """Keep a materialized node for later rollups.  The rollups kept at once hold at most ``rollup_budget`` ×
+        the base's cells: the least recently read are dropped first, so what the warehouse keeps for a search
+        stays proportional to the base frequency set, however many nodes it rolls up."""
         self._materialized[node] = (ident, cells)
         self._last_used[node] = self.stats.node_queries
         budget = self.rollup_budget * self._base_cells

@@ -30,10 +30,12 @@ def statements() -> dict[str, object]:
     return {
         "columns_of": q.columns_of("raw", "Patients"),
         "columns_of_default_schema": q.columns_of(None, "Patients"),
-        "base_raw": q.base_raw(src, ["Zip Code", "age", HOSTILE], ["condition", "income"], drop_nulls=False),
-        "base_raw_sizes_only": q.base_raw(src, ["Zip Code", "age", HOSTILE], [], drop_nulls=False),
-        "raw_values": q.raw_values("q0"),
-        "base_coded": q.base_coded(lay),
+        "source_values": q.source_values(src, ["Zip Code", "age", HOSTILE, "condition", "income"]),
+        "source_values_null_checked": q.source_values(src, ["Zip Code", "age", HOSTILE], ["condition"]),
+        "base_coded": q.base_coded(lay, src, ["Zip Code", "age", HOSTILE], ["condition", "income"]),
+        "base_coded_sizes_only_narrowed": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], ["condition"],
+                                                       [[40_000, 300, 200, 20, 5, 1], [90, 2, 1, 1], [3, 1]], [],
+                                                       tiny=True),
         "dimension_ddl": sa.schema.CreateTable(q.dim_table(0, 5, sa.Text())),
         "node_bottom": q.node_counts(lay, (0, 0, 0)),
         "node_figure_2": q.node_counts(lay, (2, 1, 1)),
@@ -46,6 +48,9 @@ def statements() -> dict[str, object]:
                                                                 source="veil_node_4"),
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
+        "up_table": q.up_table(lay, 0, 1),
+        "node_read_from_its_own_table": q.node_counts(lay, (1, None, 1), (1, None, 1), source="veil_node_4"),
+        "node_sizes_from_its_own_table": q.node_sizes(sizes, (1, None, 1), (1, None, 1), source="veil_node_4"),
     }
 
 

@@ -19,6 +19,8 @@ import sqlalchemy as sa
 
 from veil import config as cfg
 from veil import search
+from veil import queries as q
+from veil.errors import BackendError
 from veil.counts import NodeCounts, SizeHistogram
 from veil.lattice import Lattice
 from veil.metrics import Discernibility, OnSizes, make_metric
@@ -208,6 +210,39 @@ def test_rollups_stay_within_their_budget(db: Db) -> None:
             assert kept[-1] <= 0.6 * wh.stats.base_cells or len(wh._materialized) == 1, node
         assert wh.stats.rolled_up > 0
         assert wh._idents > len(wh._materialized)  # some rollups were dropped along the way
+
+
+def _tested(wh, node):  # type: ignore[no-untyped-def]
+    t = wh.block_tests(node, "score", [("entropy", 1.5)])
+    return sorted((int(a), int(b), bool(c), round(float(d), 9))
+                  for a, b, c, d in zip(t.sizes, t.blocks, t.passed[:, 0], t.levels[:, 0]))
+
+
+def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
+    """From a large source a node is materialized first and read from its own table; one with more cells than
+    ``rollup_ratio`` × its source's is dropped right after (never kept, never read again), and every node's
+    sizes, tests and counts equal those read from the base."""
+    table = people(db, n=400)
+    conf = config(db, table, K + ENTROPY, 0.0)
+    nodes = sorted(all_nodes((3, 1, 2)), key=lambda n: sum(-1 if lv is None else lv for lv in n))
+    with open_run(conf, rollup=False) as (conf, plain):
+        expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
+        tests = {node: _tested(plain, node) for node in nodes}
+    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0) as (conf, dropped):
+        for node in nodes:
+            assert (blocks_of([dropped.counts(node)]), dropped.sizes(node).blocks.tolist()) == expected[node], node
+            assert _tested(dropped, node) == tests[node], node
+        assert dropped._materialized == {} and dropped.stats.rolled_up == 0
+        # read from their own tables, dropped after; nodes below one known to be too large are not materialized
+        assert 0 < dropped.stats.materialized < 3 * len(nodes)
+        with pytest.raises(BackendError):
+            dropped.session.scalar(q.count_rows(dropped.layout.node_table(1, nodes[0])))
+    with open_run(conf, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0) as (conf, kept):
+        for node in nodes:
+            assert (blocks_of([kept.counts(node)]), kept.sizes(node).blocks.tolist()) == expected[node], node
+            assert _tested(kept, node) == tests[node], node
+        assert kept.stats.materialized == len(kept._materialized) == len(nodes)  # each node once, then reused
+        assert kept.stats.rolled_up > 0
 
 
 def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]

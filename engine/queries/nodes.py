@@ -1,14 +1,21 @@
 """The per-node counting statements: dimension tables, the base frequency set, node ``GROUP BY`` s, rollups.
 
-The source is scanned once into ``veil_base_raw`` (one row per distinct QI × sensitive combination with its
-count) and re-coded in ``veil_base`` through the dimension tables into integer codes at every level; every
-node's ``GROUP BY`` aggregates ``veil_base`` — or the materialized counts of a finer node — picking each QI's
-column at the node's level, with no joins:
+The source's distinct values are read in one scan (``source_values``); a second scan codes every row through the
+dimension tables into integer codes at every level and counts them in ``veil_base`` (``base_coded``); every
+node's ``GROUP BY`` aggregates ``veil_base`` picking each QI's column at the node's level, with no joins:
 
 >>> lay = Layout(heights=(1, 2), sensitive_count=1)
 >>> print(node_counts(lay, (1, 2)).compile())
 SELECT b.q0_1 AS g0, b.q1_2 AS g1, b.s0, sum(b.n) AS n 
 FROM veil_base AS b GROUP BY b.q0_1, b.q1_2, b.s0
+
+or the materialized counts of a finer node (Incognito's rollup).  Those are narrow — one code column per QI,
+at the node's level — so materializing a node costs what counting it costs; a coarser level is reached
+through ``veil_up_{i}_{j}``, QI ``i``'s codes at level ``j`` with the codes above them (one row per code):
+
+>>> print(node_counts(lay, (1, 2), (1, 1), source="veil_node_7").compile())
+SELECT b.q0_1 AS g0, u1.u2 AS g1, b.s0, sum(b.n) AS n 
+FROM veil_node_7 AS b JOIN veil_up_1_1 AS u1 ON u1.c = b.q1_1 GROUP BY b.q0_1, u1.u2, b.s0
 """
 
 from __future__ import annotations
@@ -24,7 +31,6 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 
 from veil.queries.ddl import CreateTableAs
 
-BASE_RAW = "veil_base_raw"
 BASE = "veil_base"
 
 
@@ -62,8 +68,19 @@ class Layout:
     def sensitive_domain(self, j: int) -> sa.TableClause:
         return sa.table(f"veil_sdom_{j}", sa.column("value"), sa.column("code"))
 
-    def node_table(self, ident: int, floor: Sequence[int | None]) -> sa.TableClause:
-        return self.wide(f"veil_node_{ident}", floor)
+    def narrow(self, name: str, node: Sequence[int | None]) -> sa.TableClause:
+        """A materialized node: ``q{i}_{level}`` for every QI not projected out, ``s{k}…``, ``n``."""
+        cols = [f"q{i}_{lv}" for i, lv in enumerate(node) if lv is not None]
+        cols += [f"s{k}" for k in range(self.sensitive_count)] + ["n"]
+        return sa.table(name, *(sa.column(c) for c in cols))
+
+    def node_table(self, ident: int, node: Sequence[int | None]) -> sa.TableClause:
+        return self.narrow(f"veil_node_{ident}", node)
+
+    def up(self, i: int, level: int) -> sa.TableClause:
+        """``veil_up_{i}_{level}(c, u{level+1}…u{h})``: QI ``i``'s codes at ``level`` and the codes above them."""
+        cols = ["c"] + [f"u{j}" for j in range(level + 1, self.heights[i] + 1)]
+        return sa.table(f"veil_up_{i}_{level}", *(sa.column(c) for c in cols))
 
 
 def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
@@ -82,35 +99,29 @@ def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
                     prefixes=["TEMPORARY"])
 
 
-def base_raw(source: sa.Table, qis: Sequence[str], sensitive: Sequence[str], drop_nulls: bool,
-             null_checked: Sequence[str] = ()) -> CreateTableAs:
-    """One scan of the source: ``veil_base_raw(q0.., s0.., x0.., n)`` grouped by every QI and counted
-    sensitive column; ``x{j}`` is 1 where ``null_checked[j]`` (a column published but not counted) is NULL."""
-    cols = [source.c[c].label(f"q{i}") for i, c in enumerate(qis)]
-    cols += [source.c[c].label(f"s{j}") for j, c in enumerate(sensitive)]
-    flags = [sa.case((source.c[c].is_(None), 1), else_=0).label(f"x{j}") for j, c in enumerate(null_checked)]
-    keys = [source.c[c] for c in (*qis, *sensitive)]
-    stmt = sa.select(*cols, *flags, sa.func.count().label("n")).select_from(source).group_by(*keys, *flags)
-    if drop_nulls:
-        stmt = stmt.where(*(k.is_not(None) for k in keys))
-    return CreateTableAs(sa.table(BASE_RAW), stmt)
+def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = ()) -> sa.Select[Any]:
+    """One scan of the source for everything Veil learns before coding it (``GROUPING SETS``: one set per column,
+    and the empty set for the whole table): ``(v0.., k0.., n, x0.., complete)``.
 
+    On the rows of column ``c``'s set ``k{c}`` is 0 (``GROUPING``: a NULL value is told from a column not
+    grouped) and ``(v{c}, n)`` is one of its distinct values with its rows.  On the whole-table row (every ``k``
+    1) ``n`` is the rows, ``x{j}`` the rows where ``null_checked[j]`` is NULL, ``complete`` the rows with no NULL
+    in any column named.
 
-def raw_null_rows(flag: str) -> sa.Select[Any]:
-    """Rows of ``veil_base_raw`` whose NULL flag ``flag`` is set."""
-    raw = sa.table(BASE_RAW, sa.column(flag), sa.column("n"))
-    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0)).where(raw.c[flag] == 1)
-
-
-def raw_values(column: str) -> sa.Select[Any]:
-    """Distinct values of one ``veil_base_raw`` column with their row counts (NULL included)."""
-    raw = sa.table(BASE_RAW, sa.column(column), sa.column("n"))
-    return sa.select(raw.c[column].label("value"), sa.func.sum(raw.c.n).label("n")).group_by(raw.c[column])
-
-
-def raw_rows() -> sa.Select[Any]:
-    raw = sa.table(BASE_RAW, sa.column("n"))
-    return sa.select(sa.func.coalesce(sa.func.sum(raw.c.n), 0))
+    >>> src = sa.table("t", sa.column("zip"), sa.column("age"))
+    >>> print(source_values(src, ["zip"], ["age"]).compile(compile_kwargs={"literal_binds": True}))
+    SELECT t.zip AS v0, grouping(t.zip) AS k0, count(*) AS n, sum(CASE WHEN (t.age IS NULL) THEN 1 ELSE 0 END) AS x0, sum(CASE WHEN (t.zip IS NULL OR t.age IS NULL) THEN 0 ELSE 1 END) AS complete 
+    FROM t GROUP BY GROUPING SETS((t.zip), ())
+    """
+    cols = [source.c[c] for c in columns]
+    checked = [source.c[c] for c in null_checked]
+    nulls = [sa.func.sum(sa.case((c.is_(None), 1), else_=0)).label(f"x{j}") for j, c in enumerate(checked)]
+    complete = sa.func.sum(sa.case((sa.or_(*(c.is_(None) for c in cols + checked)), 0), else_=1))
+    sets = sa.func.grouping_sets(*(sa.tuple_(c) for c in cols), sa.tuple_())
+    return (sa.select(*(c.label(f"v{k}") for k, c in enumerate(cols)),
+                      *(sa.func.grouping(c).label(f"k{k}") for k, c in enumerate(cols)),
+                      sa.func.count().label("n"), *nulls, complete.label("complete"))
+            .select_from(source).group_by(sets))
 
 
 TINY_CODES = 127      # codes up to this fit a TINYINT (1 byte) where the backend has one
@@ -139,36 +150,107 @@ def code_type(cardinality: int, tiny: bool = False) -> Any:
     return sa.SmallInteger() if cardinality - 1 <= SMALL_CODES else sa.Integer()
 
 
-def base_coded(layout: Layout, cardinalities: Sequence[Sequence[int]] | None = None,
+def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: Sequence[str],
+               not_null: Sequence[str] = (), cardinalities: Sequence[Sequence[int]] | None = None,
                sensitive_sizes: Sequence[int] | None = None, tiny: bool = False) -> CreateTableAs:
-    """``veil_base``: ``veil_base_raw`` with every QI replaced by its codes at all levels (the dimension
-    tables joined once, so node queries need no joins) and every sensitive value by its code.
+    """``veil_base``, the base frequency set, in one scan of the source: every row coded through the dimension
+    tables (QI ``i``'s codes at all levels, so node queries need no joins) and the sensitive value tables, and
+    counted per distinct code combination.  A row with a NULL in a QI or counted column finds no code and is
+    left out, as is one with a NULL in a ``not_null`` column.
 
-    With ``cardinalities`` (per QI, per level) and ``sensitive_sizes`` each code is cast to ``code_type``."""
+    With ``cardinalities`` (per QI, per level) and ``sensitive_sizes`` each code is cast to ``code_type``.
+
+    >>> lay = Layout(heights=(1,), sensitive_count=1)
+    >>> print(base_coded(lay, sa.table("t", sa.column("zip"), sa.column("dx")), ["zip"], ["dx"]).compile())
+    CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, v0.code AS s0, count(*) AS n 
+    FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 JOIN veil_sdom_0 AS v0 ON r.dx = v0.value GROUP BY d0.code_0, d0.code_1, v0.code
+    """
     def narrow(code: Any, cardinality: int | None) -> Any:
         return code if cardinality is None else sa.cast(code, code_type(cardinality, tiny))
 
-    raw_cols = [f"q{i}" for i in range(layout.qi_count)] + [f"s{j}" for j in range(layout.sensitive_count)]
-    raw = sa.table(BASE_RAW, *(sa.column(c) for c in raw_cols), sa.column("n")).alias("r")
+    raw = source.alias("r")
     select_cols: list[Any] = []
+    keys: list[Any] = []
     joined: Any = raw
-    for i, h in enumerate(layout.heights):
+    for i, (name, h) in enumerate(zip(qis, layout.heights)):
         d = layout.dim(i).alias(f"d{i}")
-        joined = joined.join(d, raw.c[f"q{i}"] == d.c.level_0)
-        select_cols += [narrow(d.c[f"code_{j}"], cardinalities[i][j] if cardinalities else None).label(f"q{i}_{j}")
-                        for j in range(h + 1)]
-    for j in range(layout.sensitive_count):
+        joined = joined.join(d, raw.c[name] == d.c.level_0)
+        for j in range(h + 1):
+            keys.append(d.c[f"code_{j}"])
+            select_cols.append(narrow(keys[-1], cardinalities[i][j] if cardinalities else None).label(f"q{i}_{j}"))
+    for j, name in enumerate(sensitive):
         sd = layout.sensitive_domain(j).alias(f"v{j}")
-        joined = joined.join(sd, raw.c[f"s{j}"] == sd.c.value)
+        joined = joined.join(sd, raw.c[name] == sd.c.value)
+        keys.append(sd.c.code)
         select_cols.append(narrow(sd.c.code, sensitive_sizes[j] if sensitive_sizes else None).label(f"s{j}"))
-    return CreateTableAs(sa.table(BASE), sa.select(*select_cols, raw.c.n).select_from(joined))
+    stmt = sa.select(*select_cols, sa.func.count().label("n")).select_from(joined).group_by(*keys)
+    if not_null:
+        stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
+    return CreateTableAs(sa.table(BASE), stmt)
 
 
-@lru_cache(maxsize=64)
-def _node_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None) -> sa.Alias:
-    """``layout.wide(source, floor)`` as ``b``, built once: a search issues one statement per node against the
-    same few sources, and a wide table's column collection costs more than the rest of the statement."""
-    return layout.wide(source, floor).alias("b")
+def up_table(layout: Layout, i: int, level: int) -> CreateTableAs:
+    """``layout.up(i, level)`` from dimension table ``i``: its distinct codes at ``level`` and above.
+
+    >>> print(up_table(Layout(heights=(2,), sensitive_count=0), 0, 0).compile())
+    CREATE TEMPORARY TABLE veil_up_0_0 AS SELECT DISTINCT d.code_0 AS c, d.code_1 AS u1, d.code_2 AS u2 
+    FROM veil_dim_0 AS d
+    """
+    d = layout.dim(i).alias("d")
+    cols = [d.c[f"code_{level}"].label("c")]
+    cols += [d.c[f"code_{j}"].label(f"u{j}") for j in range(level + 1, layout.heights[i] + 1)]
+    return CreateTableAs(layout.up(i, level), sa.select(*cols).distinct())
+
+
+@dataclass(frozen=True)
+class _Source:
+    """What a node's statement reads: the ``FROM`` clause, the node's key per QI (``None``: projected out), the
+    source table as ``b`` (sensitive codes and ``n``) and whether every source row is already one node cell."""
+
+    from_: Any
+    keys: tuple[Any, ...]
+    table: Any
+    exact: bool
+
+
+@lru_cache(maxsize=4096)
+def _node_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
+                 node: tuple[int | None, ...]) -> _Source:
+    """Built once per (source, node): a search issues one statement per node against the same few sources, and
+    the wide base's column collection costs more than the rest of the statement.  ``floor`` ``None``: the wide
+    base (every level a column); else a narrow table at ``floor``, coarser levels joined from ``veil_up_*``."""
+    if floor is None:
+        base = _wide_base(layout, source)
+        return _Source(base, tuple(None if lv is None else base.c[f"q{i}_{lv}"] for i, lv in enumerate(node)),
+                       base, False)
+    table = layout.narrow(source, floor).alias("b")
+    joined: Any = table
+    keys: list[Any] = []
+    for i, (low, lv) in enumerate(zip(floor, node)):
+        if lv is None:
+            keys.append(None)
+        elif low is None or lv < low:
+            raise ValueError(f"node {node} cannot be rolled up from {floor}")
+        elif lv == low:
+            keys.append(table.c[f"q{i}_{low}"])
+        else:
+            up = layout.up(i, low).alias(f"u{i}")
+            joined = joined.join(up, up.c.c == table.c[f"q{i}_{low}"])
+            keys.append(up.c[f"u{lv}"])
+    return _Source(joined, tuple(keys), table, tuple(floor) == tuple(node))
+
+
+@lru_cache(maxsize=16)
+def _wide_base(layout: Layout, source: str) -> sa.Alias:
+    return layout.wide(source).alias("b")
+
+
+def _source(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None, source: str) -> _Source:
+    return _node_source(layout, source, None if floor is None else tuple(floor), tuple(node))
+
+
+def _labelled(src: _Source) -> list[Any]:
+    return [k.label(f"g{i}") for i, k in enumerate(src.keys) if k is not None]
 
 
 def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
@@ -176,11 +258,14 @@ def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int 
     """The ``GROUP BY`` of lattice node ``node``: ``(g_i…, s_k…, n)`` with integer codes.
 
     ``node[i]`` is the level of QI ``i`` (``None``: projected out, no column).  ``source`` is ``veil_base``
-    or the materialized counts of a finer node holding levels ``floor[i]..h_i`` (Incognito's rollup)."""
-    src = _node_source(layout, source, None if floor is None else tuple(floor))
-    keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
-    keys += [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    return sa.select(*keys, sa.func.sum(src.c.n).label("n")).group_by(*keys)
+    or the materialized counts of a finer node ``floor`` (Incognito's rollup); read as they are when that node
+    is ``node`` itself."""
+    src = _source(layout, node, floor, source)
+    sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    if src.exact:
+        return sa.select(*_labelled(src), *sens, src.table.c.n)
+    keys = _labelled(src)
+    return sa.select(*keys, *sens, sa.func.sum(src.table.c.n).label("n")).select_from(src.from_).group_by(*keys, *sens)
 
 
 def node_keys(layout: Layout, node: Sequence[int | None]) -> list[str]:
@@ -201,9 +286,12 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
     FROM (SELECT sum(b.n) AS size 
     FROM veil_base AS b GROUP BY b.q0_1) AS e GROUP BY e.size ORDER BY e.size
     """
-    src = _node_source(layout, source, None if floor is None else tuple(floor))
-    keys = [src.c[f"q{i}_{lv}"] for i, lv in enumerate(node) if lv is not None]
-    blocks = sa.select(sa.func.sum(src.c.n).label("size")).group_by(*keys).subquery("e")
+    src = _source(layout, node, floor, source)
+    if src.exact and not layout.sensitive_count:  # every row is a block
+        blocks = sa.select(src.table.c.n.label("size")).subquery("e")
+    else:
+        keys = [k for k in src.keys if k is not None]
+        blocks = sa.select(sa.func.sum(src.table.c.n).label("size")).select_from(src.from_).group_by(*keys).subquery("e")
     return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
             .group_by(blocks.c.size).order_by(blocks.c.size))
 
@@ -228,10 +316,13 @@ def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, 
     FROM (SELECT b.q0_1 AS g0, sum(b.n) AS c 
     FROM veil_base AS b GROUP BY b.q0_1, b.s0) AS c GROUP BY c.g0) AS e GROUP BY e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END
     """
-    src = _node_source(layout, source, None if floor is None else tuple(floor))
-    keys = [src.c[f"q{i}_{lv}"].label(f"g{i}") for i, lv in enumerate(node) if lv is not None]
-    cells = (sa.select(*keys, sa.func.sum(src.c.n).label("c"))
-             .group_by(*(k.element for k in keys), src.c[f"s{sensitive}"]).subquery("c"))
+    src = _source(layout, node, floor, source)
+    keys = _labelled(src)
+    if src.exact and layout.sensitive_count == 1:  # every row is one (block, value) cell
+        cells = sa.select(*keys, src.table.c.n.label("c")).subquery("c")
+    else:
+        cells = (sa.select(*keys, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
+                 .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"]).subquery("c"))
     c = sa.cast(cells.c.c, sa.Double)
     blocks = (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
                         sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
@@ -266,11 +357,12 @@ def _statistic_test(blocks: Any, kind: str, threshold: float, tolerance: float) 
 
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],
                 floor: Sequence[int | None] | None = None, source: str = BASE) -> CreateTableAs:
-    """Materialize ``node``'s counts in wide form (its levels and every level above) for later rollups."""
-    src = layout.wide(source, floor)
-    cols = [src.c[f"q{i}_{j}"] for i, levels in enumerate(layout.levels(node)) for j in levels]
-    sens = [src.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    stmt = sa.select(*cols, *sens, sa.func.sum(src.c.n).label("n")).group_by(*cols, *sens)
+    """Materialize ``node``'s counts, narrow (``layout.node_table``: its own levels only), for later rollups."""
+    src = _source(layout, node, floor, source)
+    cols = [k.label(f"q{i}_{lv}") for i, (k, lv) in enumerate(zip(src.keys, node)) if k is not None]
+    sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
+    stmt = (sa.select(*cols, *sens, sa.func.sum(src.table.c.n).label("n")).select_from(src.from_)
+            .group_by(*(c.element for c in cols), *sens))
     return CreateTableAs(layout.node_table(ident, node), stmt)
 
 

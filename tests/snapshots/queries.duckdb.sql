@@ -8,21 +8,22 @@ SELECT information_schema.columns.column_name, information_schema.columns.data_t
 FROM information_schema.columns 
 WHERE information_schema.columns.table_schema = current_schema() AND information_schema.columns.table_name = $1 ORDER BY information_schema.columns.ordinal_position;
 
--- base_raw
-CREATE TEMPORARY TABLE veil_base_raw AS SELECT raw."Patients"."Zip Code" AS q0, raw."Patients".age AS q1, raw."Patients"."x""; DROP TABLE t; --" AS q2, raw."Patients".condition AS s0, raw."Patients".income AS s1, count(*) AS n 
-FROM raw."Patients" GROUP BY raw."Patients"."Zip Code", raw."Patients".age, raw."Patients"."x""; DROP TABLE t; --", raw."Patients".condition, raw."Patients".income;
+-- source_values
+SELECT raw."Patients"."Zip Code" AS v0, raw."Patients".age AS v1, raw."Patients"."x""; DROP TABLE t; --" AS v2, raw."Patients".condition AS v3, raw."Patients".income AS v4, grouping(raw."Patients"."Zip Code") AS k0, grouping(raw."Patients".age) AS k1, grouping(raw."Patients"."x""; DROP TABLE t; --") AS k2, grouping(raw."Patients".condition) AS k3, grouping(raw."Patients".income) AS k4, count(*) AS n, sum(CASE WHEN (raw."Patients"."Zip Code" IS NULL OR raw."Patients".age IS NULL OR raw."Patients"."x""; DROP TABLE t; --" IS NULL OR raw."Patients".condition IS NULL OR raw."Patients".income IS NULL) THEN $1 ELSE $2 END) AS complete 
+FROM raw."Patients" GROUP BY GROUPING SETS((raw."Patients"."Zip Code"), (raw."Patients".age), (raw."Patients"."x""; DROP TABLE t; --"), (raw."Patients".condition), (raw."Patients".income), ());
 
--- base_raw_sizes_only
-CREATE TEMPORARY TABLE veil_base_raw AS SELECT raw."Patients"."Zip Code" AS q0, raw."Patients".age AS q1, raw."Patients"."x""; DROP TABLE t; --" AS q2, count(*) AS n 
-FROM raw."Patients" GROUP BY raw."Patients"."Zip Code", raw."Patients".age, raw."Patients"."x""; DROP TABLE t; --";
-
--- raw_values
-SELECT veil_base_raw.q0 AS value, sum(veil_base_raw.n) AS n 
-FROM veil_base_raw GROUP BY veil_base_raw.q0;
+-- source_values_null_checked
+SELECT raw."Patients"."Zip Code" AS v0, raw."Patients".age AS v1, raw."Patients"."x""; DROP TABLE t; --" AS v2, grouping(raw."Patients"."Zip Code") AS k0, grouping(raw."Patients".age) AS k1, grouping(raw."Patients"."x""; DROP TABLE t; --") AS k2, count(*) AS n, sum(CASE WHEN (raw."Patients".condition IS NULL) THEN $1 ELSE $2 END) AS x0, sum(CASE WHEN (raw."Patients"."Zip Code" IS NULL OR raw."Patients".age IS NULL OR raw."Patients"."x""; DROP TABLE t; --" IS NULL OR raw."Patients".condition IS NULL) THEN $3 ELSE $4 END) AS complete 
+FROM raw."Patients" GROUP BY GROUPING SETS((raw."Patients"."Zip Code"), (raw."Patients".age), (raw."Patients"."x""; DROP TABLE t; --"), ());
 
 -- base_coded
-CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, d0.code_2 AS q0_2, d0.code_3 AS q0_3, d0.code_4 AS q0_4, d0.code_5 AS q0_5, d1.code_0 AS q1_0, d1.code_1 AS q1_1, d1.code_2 AS q1_2, d1.code_3 AS q1_3, d2.code_0 AS q2_0, d2.code_1 AS q2_1, v0.code AS s0, v1.code AS s1, r.n 
-FROM veil_base_raw AS r JOIN veil_dim_0 AS d0 ON r.q0 = d0.level_0 JOIN veil_dim_1 AS d1 ON r.q1 = d1.level_0 JOIN veil_dim_2 AS d2 ON r.q2 = d2.level_0 JOIN veil_sdom_0 AS v0 ON r.s0 = v0.value JOIN veil_sdom_1 AS v1 ON r.s1 = v1.value;
+CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, d0.code_2 AS q0_2, d0.code_3 AS q0_3, d0.code_4 AS q0_4, d0.code_5 AS q0_5, d1.code_0 AS q1_0, d1.code_1 AS q1_1, d1.code_2 AS q1_2, d1.code_3 AS q1_3, d2.code_0 AS q2_0, d2.code_1 AS q2_1, v0.code AS s0, v1.code AS s1, count(*) AS n 
+FROM raw."Patients" AS r JOIN veil_dim_0 AS d0 ON r."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON r.age = d1.level_0 JOIN veil_dim_2 AS d2 ON r."x""; DROP TABLE t; --" = d2.level_0 JOIN veil_sdom_0 AS v0 ON r.condition = v0.value JOIN veil_sdom_1 AS v1 ON r.income = v1.value GROUP BY d0.code_0, d0.code_1, d0.code_2, d0.code_3, d0.code_4, d0.code_5, d1.code_0, d1.code_1, d1.code_2, d1.code_3, d2.code_0, d2.code_1, v0.code, v1.code;
+
+-- base_coded_sizes_only_narrowed
+CREATE TEMPORARY TABLE veil_base AS SELECT CAST(d0.code_0 AS INTEGER) AS q0_0, CAST(d0.code_1 AS SMALLINT) AS q0_1, CAST(d0.code_2 AS SMALLINT) AS q0_2, CAST(d0.code_3 AS TINYINT) AS q0_3, CAST(d0.code_4 AS TINYINT) AS q0_4, CAST(d0.code_5 AS TINYINT) AS q0_5, CAST(d1.code_0 AS TINYINT) AS q1_0, CAST(d1.code_1 AS TINYINT) AS q1_1, CAST(d1.code_2 AS TINYINT) AS q1_2, CAST(d1.code_3 AS TINYINT) AS q1_3, CAST(d2.code_0 AS TINYINT) AS q2_0, CAST(d2.code_1 AS TINYINT) AS q2_1, count(*) AS n 
+FROM raw."Patients" AS r JOIN veil_dim_0 AS d0 ON r."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON r.age = d1.level_0 JOIN veil_dim_2 AS d2 ON r."x""; DROP TABLE t; --" = d2.level_0 
+WHERE r.condition IS NOT NULL GROUP BY d0.code_0, d0.code_1, d0.code_2, d0.code_3, d0.code_4, d0.code_5, d1.code_0, d1.code_1, d1.code_2, d1.code_3, d2.code_0, d2.code_1;
 
 -- dimension_ddl
 CREATE TEMPORARY TABLE veil_dim_0 (
@@ -57,8 +58,8 @@ SELECT b.q0_1 AS g0, b.q2_0 AS g2, b.s0, b.s1, sum(b.n) AS n
 FROM veil_base AS b GROUP BY b.q0_1, b.q2_0, b.s0, b.s1;
 
 -- node_from_materialized
-SELECT b.q0_3 AS g0, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
-FROM veil_node_4 AS b GROUP BY b.q0_3, b.q2_1, b.s0, b.s1;
+SELECT u0.u3 AS g0, b.q2_1 AS g2, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u3, b.q2_1, b.s0, b.s1;
 
 -- node_packed_for_postgresql
 SELECT string_agg(int8send(CAST(p.g0 AS BIGINT)), $1) AS g0, string_agg(int8send(CAST(p.g1 AS BIGINT)), $1) AS g1, string_agg(int8send(CAST(p.g2 AS BIGINT)), $1) AS g2, string_agg(int8send(CAST(p.s0 AS BIGINT)), $1) AS s0, string_agg(int8send(CAST(p.s1 AS BIGINT)), $1) AS s1, string_agg(int8send(CAST(p.n AS BIGINT)), $1) AS n 
@@ -75,13 +76,26 @@ FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s1) AS c GROUP BY c.g0, c
 -- node_block_tests_from_materialized
 SELECT e.size, CASE WHEN (e.top = e.low AND e.m >= $1) THEN $2 WHEN (e.top = e.low) THEN $3 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) > $4 + $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $8 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) < $9 - $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $10 ELSE $11 END AS ok0, count(*) AS blocks, min(CASE WHEN (e.top = e.low) THEN CAST(e.m AS DOUBLE PRECISION) ELSE exp(ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION)) END) AS level0 
 FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, sum(CAST(c.c AS DOUBLE PRECISION) * ln(CAST(c.c AS DOUBLE PRECISION))) AS clogc 
-FROM (SELECT b.q0_3 AS g0, b.q2_1 AS g2, sum(b.n) AS c 
-FROM veil_node_4 AS b GROUP BY b.q0_3, b.q2_1, b.s0) AS c GROUP BY c.g0, c.g2) AS e GROUP BY e.size, CASE WHEN (e.top = e.low AND e.m >= $1) THEN $2 WHEN (e.top = e.low) THEN $3 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) > $4 + $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $8 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) < $9 - $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $10 ELSE $11 END;
+FROM (SELECT u0.u3 AS g0, b.q2_1 AS g2, sum(b.n) AS c 
+FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u3, b.q2_1, b.s0) AS c GROUP BY c.g0, c.g2) AS e GROUP BY e.size, CASE WHEN (e.top = e.low AND e.m >= $1) THEN $2 WHEN (e.top = e.low) THEN $3 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) > $4 + $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $8 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) < $9 - $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $10 ELSE $11 END;
 
 -- materialize_from_base
-CREATE TEMPORARY TABLE veil_node_4 AS SELECT veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1, sum(veil_base.n) AS n 
-FROM veil_base GROUP BY veil_base.q0_1, veil_base.q0_2, veil_base.q0_3, veil_base.q0_4, veil_base.q0_5, veil_base.q2_1, veil_base.s0, veil_base.s1;
+CREATE TEMPORARY TABLE veil_node_4 AS SELECT b.q0_1 AS q0_1, b.q2_1 AS q2_1, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q2_1, b.s0, b.s1;
 
 -- materialize_from_materialized
-CREATE TEMPORARY TABLE veil_node_5 AS SELECT veil_node_4.q0_2, veil_node_4.q0_3, veil_node_4.q0_4, veil_node_4.q0_5, veil_node_4.q2_1, veil_node_4.s0, veil_node_4.s1, sum(veil_node_4.n) AS n 
-FROM veil_node_4 GROUP BY veil_node_4.q0_2, veil_node_4.q0_3, veil_node_4.q0_4, veil_node_4.q0_5, veil_node_4.q2_1, veil_node_4.s0, veil_node_4.s1;
+CREATE TEMPORARY TABLE veil_node_5 AS SELECT u0.u2 AS q0_2, b.q2_1 AS q2_1, b.s0, b.s1, sum(b.n) AS n 
+FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u2, b.q2_1, b.s0, b.s1;
+
+-- up_table
+CREATE TEMPORARY TABLE veil_up_0_1 AS SELECT DISTINCT d.code_1 AS c, d.code_2 AS u2, d.code_3 AS u3, d.code_4 AS u4, d.code_5 AS u5 
+FROM veil_dim_0 AS d;
+
+-- node_read_from_its_own_table
+SELECT b.q0_1 AS g0, b.q2_1 AS g2, b.s0, b.s1, b.n 
+FROM veil_node_4 AS b;
+
+-- node_sizes_from_its_own_table
+SELECT e.size, count(*) AS blocks 
+FROM (SELECT b.n AS size 
+FROM veil_node_4 AS b) AS e GROUP BY e.size ORDER BY e.size;

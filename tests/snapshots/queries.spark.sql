@@ -1,18 +1,19 @@
--- base_raw
-CACHE TABLE `veil_base_raw` AS SELECT `raw`.`Patients`.`Zip Code` AS `q0`, `raw`.`Patients`.`age` AS `q1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `q2`, `raw`.`Patients`.`condition` AS `s0`, `raw`.`Patients`.`income` AS `s1`, count(*) AS `n` 
-FROM `raw`.`Patients` GROUP BY `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`, `raw`.`Patients`.`condition`, `raw`.`Patients`.`income`;
+-- source_values
+SELECT `raw`.`Patients`.`Zip Code` AS `v0`, `raw`.`Patients`.`age` AS `v1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `v2`, `raw`.`Patients`.`condition` AS `v3`, `raw`.`Patients`.`income` AS `v4`, grouping(`raw`.`Patients`.`Zip Code`) AS `k0`, grouping(`raw`.`Patients`.`age`) AS `k1`, grouping(`raw`.`Patients`.`x"; DROP TABLE t; --`) AS `k2`, grouping(`raw`.`Patients`.`condition`) AS `k3`, grouping(`raw`.`Patients`.`income`) AS `k4`, count(*) AS `n`, sum(CASE WHEN (`raw`.`Patients`.`Zip Code` IS NULL OR `raw`.`Patients`.`age` IS NULL OR `raw`.`Patients`.`x"; DROP TABLE t; --` IS NULL OR `raw`.`Patients`.`condition` IS NULL OR `raw`.`Patients`.`income` IS NULL) THEN :param_1 ELSE :param_2 END) AS `complete` 
+FROM `raw`.`Patients` GROUP BY GROUPING SETS((`raw`.`Patients`.`Zip Code`), (`raw`.`Patients`.`age`), (`raw`.`Patients`.`x"; DROP TABLE t; --`), (`raw`.`Patients`.`condition`), (`raw`.`Patients`.`income`), ());
 
--- base_raw_sizes_only
-CACHE TABLE `veil_base_raw` AS SELECT `raw`.`Patients`.`Zip Code` AS `q0`, `raw`.`Patients`.`age` AS `q1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `q2`, count(*) AS `n` 
-FROM `raw`.`Patients` GROUP BY `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`;
-
--- raw_values
-SELECT `veil_base_raw`.`q0` AS `value`, sum(`veil_base_raw`.`n`) AS `n` 
-FROM `veil_base_raw` GROUP BY `veil_base_raw`.`q0`;
+-- source_values_null_checked
+SELECT `raw`.`Patients`.`Zip Code` AS `v0`, `raw`.`Patients`.`age` AS `v1`, `raw`.`Patients`.`x"; DROP TABLE t; --` AS `v2`, grouping(`raw`.`Patients`.`Zip Code`) AS `k0`, grouping(`raw`.`Patients`.`age`) AS `k1`, grouping(`raw`.`Patients`.`x"; DROP TABLE t; --`) AS `k2`, count(*) AS `n`, sum(CASE WHEN (`raw`.`Patients`.`condition` IS NULL) THEN :param_1 ELSE :param_2 END) AS `x0`, sum(CASE WHEN (`raw`.`Patients`.`Zip Code` IS NULL OR `raw`.`Patients`.`age` IS NULL OR `raw`.`Patients`.`x"; DROP TABLE t; --` IS NULL OR `raw`.`Patients`.`condition` IS NULL) THEN :param_3 ELSE :param_4 END) AS `complete` 
+FROM `raw`.`Patients` GROUP BY GROUPING SETS((`raw`.`Patients`.`Zip Code`), (`raw`.`Patients`.`age`), (`raw`.`Patients`.`x"; DROP TABLE t; --`), ());
 
 -- base_coded
-CACHE TABLE `veil_base` AS SELECT `d0`.`code_0` AS `q0_0`, `d0`.`code_1` AS `q0_1`, `d0`.`code_2` AS `q0_2`, `d0`.`code_3` AS `q0_3`, `d0`.`code_4` AS `q0_4`, `d0`.`code_5` AS `q0_5`, `d1`.`code_0` AS `q1_0`, `d1`.`code_1` AS `q1_1`, `d1`.`code_2` AS `q1_2`, `d1`.`code_3` AS `q1_3`, `d2`.`code_0` AS `q2_0`, `d2`.`code_1` AS `q2_1`, `v0`.`code` AS `s0`, `v1`.`code` AS `s1`, `r`.`n` 
-FROM `veil_base_raw` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`q0` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`q1` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`q2` = `d2`.`level_0` JOIN `veil_sdom_0` AS `v0` ON `r`.`s0` = `v0`.`value` JOIN `veil_sdom_1` AS `v1` ON `r`.`s1` = `v1`.`value`;
+CACHE TABLE `veil_base` AS SELECT `d0`.`code_0` AS `q0_0`, `d0`.`code_1` AS `q0_1`, `d0`.`code_2` AS `q0_2`, `d0`.`code_3` AS `q0_3`, `d0`.`code_4` AS `q0_4`, `d0`.`code_5` AS `q0_5`, `d1`.`code_0` AS `q1_0`, `d1`.`code_1` AS `q1_1`, `d1`.`code_2` AS `q1_2`, `d1`.`code_3` AS `q1_3`, `d2`.`code_0` AS `q2_0`, `d2`.`code_1` AS `q2_1`, `v0`.`code` AS `s0`, `v1`.`code` AS `s1`, count(*) AS `n` 
+FROM `raw`.`Patients` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`age` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`x"; DROP TABLE t; --` = `d2`.`level_0` JOIN `veil_sdom_0` AS `v0` ON `r`.`condition` = `v0`.`value` JOIN `veil_sdom_1` AS `v1` ON `r`.`income` = `v1`.`value` GROUP BY `d0`.`code_0`, `d0`.`code_1`, `d0`.`code_2`, `d0`.`code_3`, `d0`.`code_4`, `d0`.`code_5`, `d1`.`code_0`, `d1`.`code_1`, `d1`.`code_2`, `d1`.`code_3`, `d2`.`code_0`, `d2`.`code_1`, `v0`.`code`, `v1`.`code`;
+
+-- base_coded_sizes_only_narrowed
+CACHE TABLE `veil_base` AS SELECT CAST(`d0`.`code_0` AS INT) AS `q0_0`, CAST(`d0`.`code_1` AS SMALLINT) AS `q0_1`, CAST(`d0`.`code_2` AS SMALLINT) AS `q0_2`, CAST(`d0`.`code_3` AS TINYINT) AS `q0_3`, CAST(`d0`.`code_4` AS TINYINT) AS `q0_4`, CAST(`d0`.`code_5` AS TINYINT) AS `q0_5`, CAST(`d1`.`code_0` AS TINYINT) AS `q1_0`, CAST(`d1`.`code_1` AS TINYINT) AS `q1_1`, CAST(`d1`.`code_2` AS TINYINT) AS `q1_2`, CAST(`d1`.`code_3` AS TINYINT) AS `q1_3`, CAST(`d2`.`code_0` AS TINYINT) AS `q2_0`, CAST(`d2`.`code_1` AS TINYINT) AS `q2_1`, count(*) AS `n` 
+FROM `raw`.`Patients` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`age` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`x"; DROP TABLE t; --` = `d2`.`level_0` 
+WHERE `r`.`condition` IS NOT NULL GROUP BY `d0`.`code_0`, `d0`.`code_1`, `d0`.`code_2`, `d0`.`code_3`, `d0`.`code_4`, `d0`.`code_5`, `d1`.`code_0`, `d1`.`code_1`, `d1`.`code_2`, `d1`.`code_3`, `d2`.`code_0`, `d2`.`code_1`;
 
 -- dimension_ddl
 CREATE OR REPLACE TEMPORARY VIEW `veil_dim_0` AS SELECT CAST(NULL AS STRING) AS `level_0`, CAST(NULL AS STRING) AS `level_1`, CAST(NULL AS STRING) AS `level_2`, CAST(NULL AS STRING) AS `level_3`, CAST(NULL AS STRING) AS `level_4`, CAST(NULL AS STRING) AS `level_5`, CAST(NULL AS INT) AS `code_0`, CAST(NULL AS INT) AS `code_1`, CAST(NULL AS INT) AS `code_2`, CAST(NULL AS INT) AS `code_3`, CAST(NULL AS INT) AS `code_4`, CAST(NULL AS INT) AS `code_5` WHERE false;
@@ -34,8 +35,8 @@ SELECT `b`.`q0_1` AS `g0`, `b`.`q2_0` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) 
 FROM `veil_base` AS `b` GROUP BY `b`.`q0_1`, `b`.`q2_0`, `b`.`s0`, `b`.`s1`;
 
 -- node_from_materialized
-SELECT `b`.`q0_3` AS `g0`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
-FROM `veil_node_4` AS `b` GROUP BY `b`.`q0_3`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
+SELECT `u0`.`u3` AS `g0`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_node_4` AS `b` JOIN `veil_up_0_1` AS `u0` ON `u0`.`c` = `b`.`q0_1` GROUP BY `u0`.`u3`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
 
 -- node_block_tests
 SELECT `e`.`size`, CASE WHEN (`e`.`m` >= :m_1) THEN :param_1 ELSE :param_2 END AS `ok0`, CASE WHEN (`e`.`top` = `e`.`low` AND `e`.`m` >= :m_2) THEN :param_3 WHEN (`e`.`top` = `e`.`low`) THEN :param_4 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) > :param_5 + :param_6 * (CAST(`e`.`m` AS DOUBLE) + :param_7) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_8 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) < :param_9 - :param_6 * (CAST(`e`.`m` AS DOUBLE) + :param_7) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_10 ELSE :param_11 END AS `ok1`, count(*) AS `blocks`, min(CAST(`e`.`m` AS DOUBLE)) AS `level0`, min(CASE WHEN (`e`.`top` = `e`.`low`) THEN CAST(`e`.`m` AS DOUBLE) ELSE exp(ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE)) END) AS `level1` 
@@ -46,24 +47,37 @@ FROM `veil_base` AS `b` GROUP BY `b`.`q0_2`, `b`.`q1_1`, `b`.`q2_1`, `b`.`s1`) A
 -- node_block_tests_from_materialized
 SELECT `e`.`size`, CASE WHEN (`e`.`top` = `e`.`low` AND `e`.`m` >= :m_1) THEN :param_1 WHEN (`e`.`top` = `e`.`low`) THEN :param_2 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) > :param_3 + :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_6 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) < :param_7 - :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_8 ELSE :param_9 END AS `ok0`, count(*) AS `blocks`, min(CASE WHEN (`e`.`top` = `e`.`low`) THEN CAST(`e`.`m` AS DOUBLE) ELSE exp(ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE)) END) AS `level0` 
 FROM (SELECT sum(`c`.`c`) AS `size`, count(*) AS `m`, max(`c`.`c`) AS `top`, min(`c`.`c`) AS `low`, sum(CAST(`c`.`c` AS DOUBLE) * ln(CAST(`c`.`c` AS DOUBLE))) AS `clogc` 
-FROM (SELECT `b`.`q0_3` AS `g0`, `b`.`q2_1` AS `g2`, sum(`b`.`n`) AS `c` 
-FROM `veil_node_4` AS `b` GROUP BY `b`.`q0_3`, `b`.`q2_1`, `b`.`s0`) AS `c` GROUP BY `c`.`g0`, `c`.`g2`) AS `e` GROUP BY `e`.`size`, CASE WHEN (`e`.`top` = `e`.`low` AND `e`.`m` >= :m_1) THEN :param_1 WHEN (`e`.`top` = `e`.`low`) THEN :param_2 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) > :param_3 + :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_6 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) < :param_7 - :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_8 ELSE :param_9 END;
+FROM (SELECT `u0`.`u3` AS `g0`, `b`.`q2_1` AS `g2`, sum(`b`.`n`) AS `c` 
+FROM `veil_node_4` AS `b` JOIN `veil_up_0_1` AS `u0` ON `u0`.`c` = `b`.`q0_1` GROUP BY `u0`.`u3`, `b`.`q2_1`, `b`.`s0`) AS `c` GROUP BY `c`.`g0`, `c`.`g2`) AS `e` GROUP BY `e`.`size`, CASE WHEN (`e`.`top` = `e`.`low` AND `e`.`m` >= :m_1) THEN :param_1 WHEN (`e`.`top` = `e`.`low`) THEN :param_2 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) > :param_3 + :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_6 WHEN (ln(CAST(`e`.`size` AS DOUBLE)) - `e`.`clogc` / CAST(CAST(`e`.`size` AS DOUBLE) AS DOUBLE) < :param_7 - :param_4 * (CAST(`e`.`m` AS DOUBLE) + :param_5) * (:ln_1 + ln(CAST(`e`.`size` AS DOUBLE)))) THEN :param_8 ELSE :param_9 END;
 
 -- materialize_from_base
-CACHE TABLE `veil_node_4` AS SELECT `veil_base`.`q0_1`, `veil_base`.`q0_2`, `veil_base`.`q0_3`, `veil_base`.`q0_4`, `veil_base`.`q0_5`, `veil_base`.`q2_1`, `veil_base`.`s0`, `veil_base`.`s1`, sum(`veil_base`.`n`) AS `n` 
-FROM `veil_base` GROUP BY `veil_base`.`q0_1`, `veil_base`.`q0_2`, `veil_base`.`q0_3`, `veil_base`.`q0_4`, `veil_base`.`q0_5`, `veil_base`.`q2_1`, `veil_base`.`s0`, `veil_base`.`s1`;
+CACHE TABLE `veil_node_4` AS SELECT `b`.`q0_1` AS `q0_1`, `b`.`q2_1` AS `q2_1`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_1`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
 
 -- materialize_from_materialized
-CACHE TABLE `veil_node_5` AS SELECT `veil_node_4`.`q0_2`, `veil_node_4`.`q0_3`, `veil_node_4`.`q0_4`, `veil_node_4`.`q0_5`, `veil_node_4`.`q2_1`, `veil_node_4`.`s0`, `veil_node_4`.`s1`, sum(`veil_node_4`.`n`) AS `n` 
-FROM `veil_node_4` GROUP BY `veil_node_4`.`q0_2`, `veil_node_4`.`q0_3`, `veil_node_4`.`q0_4`, `veil_node_4`.`q0_5`, `veil_node_4`.`q2_1`, `veil_node_4`.`s0`, `veil_node_4`.`s1`;
+CACHE TABLE `veil_node_5` AS SELECT `u0`.`u2` AS `q0_2`, `b`.`q2_1` AS `q2_1`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_node_4` AS `b` JOIN `veil_up_0_1` AS `u0` ON `u0`.`c` = `b`.`q0_1` GROUP BY `u0`.`u2`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
+
+-- up_table
+CACHE TABLE `veil_up_0_1` AS SELECT DISTINCT `d`.`code_1` AS `c`, `d`.`code_2` AS `u2`, `d`.`code_3` AS `u3`, `d`.`code_4` AS `u4`, `d`.`code_5` AS `u5` 
+FROM `veil_dim_0` AS `d`;
+
+-- node_read_from_its_own_table
+SELECT `b`.`q0_1` AS `g0`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, `b`.`n` 
+FROM `veil_node_4` AS `b`;
+
+-- node_sizes_from_its_own_table
+SELECT `e`.`size`, count(*) AS `blocks` 
+FROM (SELECT `b`.`n` AS `size` 
+FROM `veil_node_4` AS `b`) AS `e` GROUP BY `e`.`size` ORDER BY `e`.`size`;
 
 -- delete_from_working_view_keeps
 SELECT * 
-FROM `veil_base_raw` 
-WHERE NOT coalesce(`veil_base_raw`.`q0` IS NULL OR `veil_base_raw`.`x0` = :x0_1, false);
+FROM `veil_cells` 
+WHERE NOT coalesce(`veil_cells`.`q0` IS NULL OR `veil_cells`.`x0` = :x0_1, false);
 
 -- cache_working_view
-CACHE TABLE `veil_base_raw`;
+CACHE TABLE `veil_base`;
 
 -- sensitive_domain_ddl
 CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS DECIMAL(10, 2)) AS `value`, CAST(NULL AS INT) AS `code` WHERE false;

@@ -30,10 +30,10 @@ def render() -> str:
     stmts = dict(statements())
     for name in ("node_packed_for_postgresql", "columns_of", "columns_of_default_schema"):
         stmts.pop(name)  # PostgreSQL's transport; information_schema (Spark reads its catalog instead)
-    raw = sa.table(q.BASE_RAW, sa.column("q0"), sa.column("s0"), sa.column("x0"))
+    raw = sa.table("veil_cells", sa.column("q0"), sa.column("s0"), sa.column("x0"))
     stmts["delete_from_working_view_keeps"] = kept_rows(sa.delete(raw).where(sa.or_(raw.c.q0.is_(None),
                                                                                     raw.c.x0 == 1)))
-    stmts["cache_working_view"] = CacheTable(q.BASE_RAW)
+    stmts["cache_working_view"] = CacheTable(q.BASE)
     stmts["sensitive_domain_ddl"] = sa.schema.CreateTable(q.sensitive_domain_table(0, sa.Numeric(10, 2)))
     parts = [f"-- {name}\n{str(compile_sql(stmt)).strip()};\n" for name, stmt in stmts.items()]
     return "\n".join(parts)
