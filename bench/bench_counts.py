@@ -106,9 +106,9 @@ def measure(conf: cfg.Config, sensitive: tuple[str, ...], rollup: bool, tuning: 
         lattice = Lattice(heights)
         nodes = pick_nodes(heights)
         sql_time = [0.0]
-        mat_time = [0.0]
         last_cells = [0]
-        columns, materialize = wh.session.columns, wh._materialize
+        columns = wh.session.columns
+        rollups = wh.rollups[0]  # counts() reads the cells' rollups
 
         def timed_columns(*a: Any, **k: Any) -> Any:
             t = time.perf_counter()
@@ -117,26 +117,19 @@ def measure(conf: cfg.Config, sensitive: tuple[str, ...], rollup: bool, tuning: 
             last_cells[0] = len(data["n"])
             return data
 
-        def timed_materialize(*a: Any, **k: Any) -> None:
-            t = time.perf_counter()
-            materialize(*a, **k)
-            mat_time[0] += time.perf_counter() - t
-
         wh.session.columns = timed_columns  # type: ignore[method-assign]
-        wh._materialize = timed_materialize  # type: ignore[method-assign]
         per_node = []
         for node in nodes:
-            source_name, _floor, source_cells = wh._finest_source(node)
-            sql_time[0] = mat_time[0] = 0.0
-            materialized_before = len(wh._materialized)
+            source_name, _floor, source_cells = rollups._finest(node)
+            sql_time[0] = 0.0
+            materialized_before = wh.stats.materialized
             t = time.perf_counter()
             nc = wh.counts(node)
             total = time.perf_counter() - t
             per_node.append({"node": list(node), "source": source_name, "source_cells": source_cells,
                              "cells": last_cells[0], "blocks": nc.n_blocks, "total_s": round(total, 4),
-                             "sql_fetch_s": round(sql_time[0], 4), "materialize_s": round(mat_time[0], 4),
-                             "numpy_s": round(total - sql_time[0] - mat_time[0], 4),
-                             "materialized": len(wh._materialized) > materialized_before})
+                             "sql_fetch_s": round(sql_time[0], 4), "numpy_s": round(total - sql_time[0], 4),
+                             "materialized": wh.stats.materialized > materialized_before})
             if explain:
                 per_node[-1].update(explain_postgres(wh, node))
         times = [p["total_s"] for p in per_node]
@@ -215,7 +208,7 @@ def main() -> None:
                         print(f"    node {str(tuple(p['node'])):20} from {p['source']:12} cells {p['cells']:10,} "
                               f"blocks {p['blocks']:10,}  total {p['total_s']:7.3f}s  sql+fetch "
                               f"{p['sql_fetch_s']:7.3f}s  numpy {p['numpy_s']:6.3f}s"
-                              + (f"  materialize {p['materialize_s']:6.3f}s" if p["materialized"] else "")
+                              + ("  materialized" if p["materialized"] else "")
                               + (f"  | server {p['server_s']:7.3f}s jit {p['jit_s']:5.3f}s {p['plan']}"
                                  if "server_s" in p else ""),
                               flush=True)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime as dt
+import math
 import decimal
 import time
 from collections.abc import Callable, Iterator, Sequence
@@ -34,7 +35,7 @@ from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHist
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
-from veil.lattice import finer
+from veil.rollup import Counters, Rollups
 from veil.sourcecheck import check_scan
 
 MAX_LISTED = 20
@@ -57,14 +58,23 @@ class Stats:
     undecided: int = 0          # of those, nodes floating point could not decide (then streamed)
     streamed: int = 0           # node queries whose cells arrived in chunks
     chunks: int = 0
-    rolled_up: int = 0          # node queries that read a materialized finer node instead of the base
-    materialized: int = 0       # nodes materialized (kept for rollups, or read once and dropped)
     cache_hits: int = 0
     base_seconds: float = 0.0
     node_seconds: float = 0.0
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
+    rollups: Counters = field(default_factory=Counters)
+
+    @property
+    def rolled_up(self) -> int:
+        """Node queries that read a materialized finer node instead of the base."""
+        return self.rollups.rolled_up
+
+    @property
+    def materialized(self) -> int:
+        """Nodes materialized (kept for rollups, or read once and dropped)."""
+        return self.rollups.materialized
 
     def document(self) -> dict[str, float | int]:
         """What the warehouse did, for ``veil search --json`` (``work``): the time to scan the source and code the
@@ -109,9 +119,8 @@ class Warehouse:
     _cache: dict[tuple[Level, ...], NodeCounts] = field(default_factory=dict)
     _sizes: dict[tuple[Level, ...], SizeHistogram] = field(default_factory=dict)
     summaries: dict[Any, SizeHistogram] = field(default_factory=dict)  # evaluated nodes, by (specification, node)
-    _materialized: dict[tuple[Level, ...], tuple[int, int]] = field(default_factory=dict)
-    _last_used: dict[tuple[Level, ...], int] = field(default_factory=dict)
-    _least_cells: dict[tuple[Level, ...], int] = field(default_factory=dict)
+    _cells: Rollups | None = None    # rollups of the cells (veil_base)
+    _blocks: Rollups | None = None   # rollups of the blocks alone (veil_blocks; the cells without sensitive columns)
     _up_tables: set[tuple[int, int]] = field(default_factory=set)
     _idents: int = 0
     _base_cells: int = 0
@@ -254,6 +263,7 @@ class Warehouse:
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
         self.stats.base_cells = self._base_cells
+        self._cells = self._rollups(q.BASE, self.layout, self._base_cells, bounded=bool(self.sensitive))
 
     def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
         """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``."""
@@ -283,12 +293,14 @@ class Warehouse:
             return cached
         started = time.perf_counter()
         what = f"counting the block sizes of node {_show(node)}"
-        # with sensitive columns a node's cells outnumber its blocks: materialize where they are read instead
-        with self._reading(node, what, materialize=not self.sensitive) as (name, floor):
-            data = self.session.columns(q.node_sizes(self.layout, node, floor, source=name), what)
+        blocks = self._block_rollups(what)
+        with self._reading(blocks, node, what) as (name, floor):
+            data = self.session.columns(q.node_sizes(blocks.layout, node, floor, source=name), what)
         self.stats.size_queries += 1
         hist = SizeHistogram(node, data["size"].astype(np.int64), data["blocks"].astype(np.int64))
-        self._know(node, hist.n_blocks)  # a node has at least as many cells as blocks
+        blocks.know(node, hist.n_blocks, exact=True)
+        if blocks is not self._cell_rollups:
+            self._cell_rollups.know(node, hist.n_blocks)  # a node has at least as many cells as blocks
         self._sizes[node] = hist
         self.stats.node_seconds += time.perf_counter() - started
         return hist
@@ -300,7 +312,7 @@ class Warehouse:
         node = self._checked(node)
         started = time.perf_counter()
         what = f"testing the blocks of node {_show(node)}"
-        with self._reading(node, what) as (name, floor):
+        with self._reading(self._cell_rollups, node, what) as (name, floor):
             stmt = q.node_statistics(self.layout, node, list(self.sensitive).index(attribute), tests, floor,
                                      source=name)
             rows = self.session.rows(stmt, what)
@@ -326,7 +338,7 @@ class Warehouse:
         self.stats.streamed += 1
         carry: dict[str, np.ndarray] | None = None
         cells = 0
-        with self._reading(node, what) as (name, floor):
+        with self._reading(self._cell_rollups, node, what) as (name, floor):
             for data in self.session.stream(q.node_counts(self.layout, node, floor, source=name), keys,
                                             self.chunk_cells, what):
                 cells += len(data["n"])
@@ -339,7 +351,7 @@ class Warehouse:
                     self.stats.node_seconds += time.perf_counter() - started
                     yield self._node_counts(node, {k: v[:last] for k, v in data.items()})
                     started = time.perf_counter()
-        self._know(node, cells)
+        self._cell_rollups.know(node, cells, exact=True)
         self.stats.node_seconds += time.perf_counter() - started
         if carry is not None and len(carry["n"]):
             self.stats.chunks += 1
@@ -354,9 +366,9 @@ class Warehouse:
             return cached
         started = time.perf_counter()
         what = f"counting node {_show(node)}"
-        with self._reading(node, what) as (name, floor):
+        with self._reading(self._cell_rollups, node, what) as (name, floor):
             data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
-        self._know(node, len(data["n"]))
+        self._cell_rollups.know(node, len(data["n"]), exact=True)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._remember(node, result)
@@ -370,87 +382,56 @@ class Warehouse:
             oldest = next(iter(self._cache))
             self._cached_bytes -= self._cache.pop(oldest).nbytes
 
-    # --- rollups (Incognito) -----------------------------------------------------------------------------------
+    # --- rollups (Incognito; veil.rollup) ------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _reading(self, node: tuple[Level, ...], what: str,
-                 materialize: bool = True) -> Iterator[tuple[str, tuple[Level, ...] | None]]:
-        """The table one node query reads (``name``, and its node ``floor``; ``None``: ``veil_base``).
-
-        It is the finest materialized node below ``node`` (Incognito's rollup), else ``veil_base``.  From a large
-        source a node is materialized first and read from its own table: materializing costs what one query
-        costs, so a node whose cells are at most ``rollup_ratio`` × its source's is kept for later rollups for
-        free; a larger one is dropped after this query.  ``materialize=False``: read the source as it is (a
-        block-size query when the node's cells carry sensitive values it does not read)."""
-        name, floor, cells = self._finest_source(node)
+    def _reading(self, rollups: Rollups, node: tuple[Level, ...],
+                 what: str) -> Iterator[tuple[str, tuple[Level, ...] | None]]:
+        """The table one node query reads (``Rollups.reading``), counted as a node query."""
         self.stats.node_queries += 1
-        self.stats.rolled_up += name != q.BASE
-        if not (materialize and self._worth_materializing(node, cells)):
-            yield name, floor
-            return
-        ident, made = self._materialize(node, floor, name, what)
-        table = self.layout.node_table(ident, node).name
-        if made <= self.rollup_ratio * cells:
-            self._keep(node, ident, made, what)
-            yield table, node
-            return
-        try:
-            yield table, node
-        except BaseException:  # a failed query, or a stream closed early: the original error is what matters
-            with contextlib.suppress(Exception):
-                self.session.execute(q.drop_table(table), what)
-            raise
-        self.session.execute(q.drop_table(table), what)
+        with rollups.reading(node, self._next_ident, what) as found:
+            yield found
 
-    def _worth_materializing(self, node: tuple[Level, ...], source_cells: int) -> bool:
-        """A rollup may pay: the source is large and no coarser node is known to have too many cells to keep."""
-        if not self.rollup or node in self._materialized or source_cells < self.rollup_min_cells:
-            return False
-        least = max((c for other, c in self._least_cells.items() if finer(node, other)), default=0)
-        return least <= self.rollup_ratio * source_cells
-
-    def _know(self, node: tuple[Level, ...], cells: int) -> None:
-        """Remember a lower bound on ``node``'s cells (every node below it has at least as many)."""
-        self._least_cells[node] = max(cells, self._least_cells.get(node, 0))
-
-    def _finest_source(self, node: tuple[Level, ...]) -> tuple[str, tuple[Level, ...] | None, int]:
-        """The smallest materialized table a node can be rolled up from (default: ``veil_base``)."""
-        best: tuple[str, tuple[Level, ...] | None, int] = (q.BASE, None, self._base_cells)
-        for other, (ident, cells) in self._materialized.items():
-            if cells < best[2] and finer(other, node):
-                best = (self.layout.node_table(ident, other).name, other, cells)
-        if best[1] is not None:
-            self._last_used[best[1]] = self.stats.node_queries
-        return best
-
-    def _materialize(self, node: tuple[Level, ...], floor: tuple[Level, ...] | None, source: str,
-                     what: str) -> tuple[int, int]:
-        """``node``'s counts as a narrow working table (and the ``veil_up_*`` tables its rollups join): its ident
-        and cells."""
-        for i, level in enumerate(node):
-            if level is not None and level < self.heights[i] and (i, level) not in self._up_tables:
-                self.session.execute(q.up_table(self.layout, i, level), what)
-                self._up_tables.add((i, level))
+    def _next_ident(self) -> int:
         self._idents += 1
-        table = self.layout.node_table(self._idents, node)
-        self.session.execute(q.materialize(self.layout, self._idents, node, floor, source), what)
-        cells = int(self.session.scalar(q.count_rows(table), what))
-        self.stats.materialized += 1
-        self._know(node, cells)
-        return self._idents, cells
+        return self._idents
 
-    def _keep(self, node: tuple[Level, ...], ident: int, cells: int, what: str) -> None:
-        """Keep a materialized node for later rollups.  The rollups kept at once hold at most ``rollup_budget`` ×
-        the base's cells: the least recently read are dropped first, so what the warehouse keeps for a search
-        stays proportional to the base frequency set, however many nodes it rolls up."""
-        self._materialized[node] = (ident, cells)
-        self._last_used[node] = self.stats.node_queries
-        budget = self.rollup_budget * self._base_cells
-        while sum(c for _, c in self._materialized.values()) > budget and len(self._materialized) > 1:
-            stale = min((n for n in self._materialized if n != node), key=lambda n: self._last_used[n])
-            stale_ident, _ = self._materialized.pop(stale)
-            del self._last_used[stale]
-            self.session.execute(q.drop_table(self.layout.node_table(stale_ident, stale).name), what)
+    def _rollups(self, base: str, layout: q.Layout, cells: int, bounded: bool) -> Rollups:
+        return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=self.rollup,
+                       ratio=self.rollup_ratio, min_cells=self.rollup_min_cells, budget=self.rollup_budget,
+                       bounded=bounded, upper=self._cells_bound)
+
+    @property
+    def _cell_rollups(self) -> Rollups:
+        if self._cells is None:
+            raise RuntimeError("prepare() the warehouse before counting nodes")
+        return self._cells
+
+    def _block_rollups(self, what: str) -> Rollups:
+        """Rollups for block-size queries: of the cells when no sensitive column is counted, else of
+        ``veil_blocks`` (the cells summed over the sensitive values, built on first use): a size query then
+        reads no more rows than a k-anonymity search's."""
+        if not self.sensitive:
+            return self._cell_rollups
+        if self._blocks is None:
+            self.session.execute(q.blocks_table(self.layout), what)
+            blocks = q.Layout(self.heights, 0)
+            cells = int(self.session.scalar(q.count_rows(blocks.wide(q.BLOCKS)), what))
+            self._blocks = self._rollups(q.BLOCKS, blocks, cells, bounded=False)
+        return self._blocks
+
+    def _cells_bound(self, node: tuple[Level, ...]) -> int | None:
+        """An upper bound on ``node``'s cells: its blocks (when their sizes were counted) × every counted sensitive
+        column's domain (``None`` without its block count)."""
+        hist = self._sizes.get(node)
+        if hist is None:
+            return None
+        return hist.n_blocks * math.prod(d.size for d in self.domains)
+
+    @property
+    def rollups(self) -> tuple[Rollups, ...]:
+        """This run's rollups: of the cells, and of the blocks when those are a table of their own."""
+        return tuple(r for r in (self._cells, self._blocks) if r is not None)
 
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
         r = len(data["n"])

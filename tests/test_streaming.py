@@ -206,10 +206,11 @@ def test_rollups_stay_within_their_budget(db: Db) -> None:
         kept: list[int] = []
         for node in nodes:
             assert blocks_of([wh.counts(node)]) == expected[node], node
-            kept.append(sum(cells for _, cells in wh._materialized.values()))
-            assert kept[-1] <= 0.6 * wh.stats.base_cells or len(wh._materialized) == 1, node
+            for rollups in wh.rollups:
+                assert rollups.kept_cells <= 0.6 * rollups.base_cells or len(rollups.kept) == 1, node
+            kept.append(sum(len(r.kept) for r in wh.rollups))
         assert wh.stats.rolled_up > 0
-        assert wh._idents > len(wh._materialized)  # some rollups were dropped along the way
+        assert wh.stats.materialized > kept[-1]  # some rollups were dropped along the way
 
 
 def _tested(wh, node):  # type: ignore[no-untyped-def]
@@ -232,7 +233,7 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
         for node in nodes:
             assert (blocks_of([dropped.counts(node)]), dropped.sizes(node).blocks.tolist()) == expected[node], node
             assert _tested(dropped, node) == tests[node], node
-        assert dropped._materialized == {} and dropped.stats.rolled_up == 0
+        assert not any(r.kept for r in dropped.rollups) and dropped.stats.rolled_up == 0
         # read from their own tables, dropped after; nodes below one known to be too large are not materialized
         assert 0 < dropped.stats.materialized < 3 * len(nodes)
         with pytest.raises(BackendError):
@@ -241,7 +242,8 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
         for node in nodes:
             assert (blocks_of([kept.counts(node)]), kept.sizes(node).blocks.tolist()) == expected[node], node
             assert _tested(kept, node) == tests[node], node
-        assert kept.stats.materialized == len(kept._materialized) == len(nodes)  # each node once, then reused
+        assert kept.stats.materialized == sum(len(r.kept) for r in kept.rollups) > 0  # each kept, then reused
+        assert len(kept.rollups) == 2 and all(r.kept for r in kept.rollups)  # the cells' and the blocks'
         assert kept.stats.rolled_up > 0
 
 

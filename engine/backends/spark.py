@@ -156,8 +156,10 @@ class SparkSQLSession(Session):
             log = self._log_of(stmt.table)
             if log is not None:
                 stmt = sq.logged(stmt, log, self._next_seq())
+        self._track(stmt)  # before it runs: a run stopped while a view is being cached still drops it
         result = _ArrowResult(self.arrow(stmt, what, params))
-        self._track(stmt)
+        if isinstance(stmt, DropObject) and stmt.table.schema is None:
+            self.working.discard(stmt.table.name)
         return result
 
     def _track(self, stmt: Any) -> None:
@@ -165,8 +167,6 @@ class SparkSQLSession(Session):
             self.working.add(stmt.table.name)
         elif isinstance(stmt, sa.schema.CreateTable) and "TEMPORARY" in stmt.element._prefixes:
             self.working.add(stmt.element.name)
-        elif isinstance(stmt, DropObject) and stmt.table.schema is None:
-            self.working.discard(stmt.table.name)
 
     def _delete_from_working(self, stmt: sa.Delete, what: str) -> _ArrowResult:
         """A view cannot be deleted from: it becomes the rows it keeps (computed and cached again)."""
@@ -290,7 +290,10 @@ class SparkSQLSession(Session):
         """Spark reads each table as it is when a query runs (no snapshot across statements)."""
 
     def close(self) -> None:
-        """Drop this session's views (freeing their cached rows) and end the server-side session."""
+        """Stop what this session still runs (a view being cached when a run is stopped), drop its views (freeing
+        their cached rows) and end the server-side session."""
+        with contextlib.suppress(Exception):
+            self.spark.interruptAll()
         with contextlib.suppress(Exception):
             for name in sorted(self.working):
                 self.spark.catalog.dropTempView(name)

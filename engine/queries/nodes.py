@@ -32,6 +32,7 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from veil.queries.ddl import CreateTableAs
 
 BASE = "veil_base"
+BLOCKS = "veil_blocks"
 
 
 @dataclass(frozen=True)
@@ -187,6 +188,25 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
     return CreateTableAs(sa.table(BASE), stmt)
+
+
+def blocks_table(layout: Layout) -> CreateTableAs:
+    """``veil_blocks``: the base frequency set summed over its sensitive columns (one row per distinct QI code
+    combination, every level a column), what block-size queries read when sensitive values are counted.
+
+    >>> print(blocks_table(Layout(heights=(1,), sensitive_count=1)).compile())
+    CREATE TEMPORARY TABLE veil_blocks AS SELECT b.q0_0, b.q0_1, CAST(sum(b.n) AS BIGINT) AS n 
+    FROM veil_base AS b GROUP BY b.q0_0, b.q0_1
+    """
+    base = layout.base().alias("b")
+    keys = [base.c[f"q{i}_{j}"] for i, levels in enumerate(layout.levels()) for j in levels]
+    return CreateTableAs(sa.table(BLOCKS), sa.select(*keys, _count(base.c.n)).group_by(*keys))
+
+
+def _count(n: Any) -> Any:
+    """A working table's ``n``: the sum of counts kept a ``BIGINT`` (DuckDB's ``sum`` widens to ``HUGEINT``,
+    PostgreSQL's to ``NUMERIC``: both slower to sum again in every rollup)."""
+    return sa.cast(sa.func.sum(n), sa.BigInteger).label("n")
 
 
 def up_table(layout: Layout, i: int, level: int) -> CreateTableAs:
@@ -361,7 +381,7 @@ def materialize(layout: Layout, ident: int, node: Sequence[int | None],
     src = _source(layout, node, floor, source)
     cols = [k.label(f"q{i}_{lv}") for i, (k, lv) in enumerate(zip(src.keys, node)) if k is not None]
     sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    stmt = (sa.select(*cols, *sens, sa.func.sum(src.table.c.n).label("n")).select_from(src.from_)
+    stmt = (sa.select(*cols, *sens, _count(src.table.c.n)).select_from(src.from_)
             .group_by(*(c.element for c in cols), *sens))
     return CreateTableAs(layout.node_table(ident, node), stmt)
 

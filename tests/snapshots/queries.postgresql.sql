@@ -80,16 +80,20 @@ FROM (SELECT u0.u3 AS g0, b.q2_1 AS g2, sum(b.n) AS c
 FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u3, b.q2_1, b.s0) AS c GROUP BY c.g0, c.g2) AS e GROUP BY e.size, CASE WHEN (e.top = e.low AND e.m >= %(m_1)s) THEN %(param_1)s::INTEGER WHEN (e.top = e.low) THEN %(param_2)s::INTEGER WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(CAST(e.size AS DOUBLE PRECISION) AS DOUBLE PRECISION) > %(param_3)s + %(param_4)s * (CAST(e.m AS DOUBLE PRECISION) + %(param_5)s::INTEGER) * (%(ln_1)s::INTEGER + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN %(param_6)s::INTEGER WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(CAST(e.size AS DOUBLE PRECISION) AS DOUBLE PRECISION) < %(param_7)s - %(param_4)s * (CAST(e.m AS DOUBLE PRECISION) + %(param_5)s::INTEGER) * (%(ln_1)s::INTEGER + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN %(param_8)s::INTEGER ELSE %(param_9)s::INTEGER END;
 
 -- materialize_from_base
-CREATE TEMPORARY TABLE veil_node_4 AS SELECT b.q0_1 AS q0_1, b.q2_1 AS q2_1, b.s0, b.s1, sum(b.n) AS n 
+CREATE TEMPORARY TABLE veil_node_4 AS SELECT b.q0_1 AS q0_1, b.q2_1 AS q2_1, b.s0, b.s1, CAST(sum(b.n) AS BIGINT) AS n 
 FROM veil_base AS b GROUP BY b.q0_1, b.q2_1, b.s0, b.s1;
 
 -- materialize_from_materialized
-CREATE TEMPORARY TABLE veil_node_5 AS SELECT u0.u2 AS q0_2, b.q2_1 AS q2_1, b.s0, b.s1, sum(b.n) AS n 
+CREATE TEMPORARY TABLE veil_node_5 AS SELECT u0.u2 AS q0_2, b.q2_1 AS q2_1, b.s0, b.s1, CAST(sum(b.n) AS BIGINT) AS n 
 FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u2, b.q2_1, b.s0, b.s1;
 
 -- up_table
 CREATE TEMPORARY TABLE veil_up_0_1 AS SELECT DISTINCT d.code_1 AS c, d.code_2 AS u2, d.code_3 AS u3, d.code_4 AS u4, d.code_5 AS u5 
 FROM veil_dim_0 AS d;
+
+-- blocks_table
+CREATE TEMPORARY TABLE veil_blocks AS SELECT b.q0_0, b.q0_1, b.q0_2, b.q0_3, b.q0_4, b.q0_5, b.q1_0, b.q1_1, b.q1_2, b.q1_3, b.q2_0, b.q2_1, CAST(sum(b.n) AS BIGINT) AS n 
+FROM veil_base AS b GROUP BY b.q0_0, b.q0_1, b.q0_2, b.q0_3, b.q0_4, b.q0_5, b.q1_0, b.q1_1, b.q1_2, b.q1_3, b.q2_0, b.q2_1;
 
 -- node_read_from_its_own_table
 SELECT b.q0_1 AS g0, b.q2_1 AS g2, b.s0, b.s1, b.n 

@@ -1,0 +1,146 @@
+"""Incognito's rollups (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005, §3.2): a node's counts aggregated from the
+materialized counts of a finer node instead of the base frequency set.
+
+One ``Rollups`` serves one base table: ``veil_base`` (the cells: blocks × counted sensitive values) or, when
+there are sensitive columns, ``veil_blocks`` (the blocks alone, for block-size queries).  A node read from a
+large source is materialized first, narrow (its own levels' codes only, ``queries.materialize``), and read from
+its own table: materializing costs what one query costs, so a node with at most ``ratio`` × its source's cells
+is kept for later rollups for free and a larger one is dropped after the query.  A node known to be too large
+(a coarser node already has too many cells, or its upper bound says so) is read from its source directly.
+
+Builds SQL only through ``veil.queries``; executes only through a backend ``Session``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from veil import queries as q
+from veil.backends.base import Session
+from veil.counts import Level
+from veil.lattice import finer
+
+Node = tuple[Level, ...]
+
+
+@dataclass
+class Counters:
+    """Node queries that read a materialized finer node, and the nodes materialized (kept or read once)."""
+
+    rolled_up: int = 0
+    materialized: int = 0
+
+
+@dataclass
+class Rollups:
+    """The materialized nodes over one base table (``base``, ``base_cells`` cells, laid out as ``layout``).
+
+    ``upper(node)``: an upper bound on ``node``'s cells when one is known; the cells of a node below it counted
+    before bound it too.  With no bound a node is materialized only when ``bounded`` is false (its cells are its
+    blocks: the query is the materialization).
+    The rollups kept at once hold at most ``budget`` × ``base_cells`` cells, the least recently read dropped
+    first; ``up_tables`` (shared by every ``Rollups`` of a session) are the ``veil_up_*`` code tables created."""
+
+    session: Session
+    layout: q.Layout
+    base: str
+    base_cells: int
+    counters: Counters
+    up_tables: set[tuple[int, int]]
+    enabled: bool = True
+    ratio: float = 0.25
+    min_cells: int = 200_000
+    budget: float = 1.0
+    bounded: bool = False
+    upper: Callable[[Node], int | None] = lambda _node: None
+    kept: dict[Node, tuple[int, int]] = field(default_factory=dict)   # node -> (ident, cells)
+    _last_used: dict[Node, int] = field(default_factory=dict)
+    _least: dict[Node, int] = field(default_factory=dict)    # lower bounds on cells
+    _exact: dict[Node, int] = field(default_factory=dict)    # cells counted
+    _reads: int = 0
+
+    @contextlib.contextmanager
+    def reading(self, node: Node, ident: Callable[[], int], what: str) -> Iterator[tuple[str, Node | None]]:
+        """The table one query of ``node`` reads (``name`` and the node it holds; ``None``: the base): the finest
+        kept node below ``node``, or ``node``'s own table materialized now (``ident()`` numbers it), or the
+        base.  An own table too large to keep is dropped when the query is done."""
+        self._reads += 1
+        name, floor, cells = self._finest(node)
+        self.counters.rolled_up += floor is not None
+        if not self._worth(node, cells):
+            yield name, floor
+            return
+        number = ident()
+        table = self.layout.node_table(number, node).name
+        made = self._materialize(number, node, floor, name, what)
+        if made <= self.ratio * cells:
+            self._keep(node, number, made, what)
+            yield table, node
+            return
+        try:
+            yield table, node
+        except BaseException:  # a failed query, or a stream closed early: the original error is what matters
+            with contextlib.suppress(Exception):
+                self.session.execute(q.drop_table(table), what)
+            raise
+        self.session.execute(q.drop_table(table), what)
+
+    def know(self, node: Node, cells: int, exact: bool = False) -> None:
+        """Remember a lower bound on ``node``'s cells — every node below it has at least as many — or (``exact``)
+        its cells, which also bound every node above it."""
+        self._least[node] = max(cells, self._least.get(node, 0))
+        if exact:
+            self._exact[node] = cells
+
+    @property
+    def kept_cells(self) -> int:
+        return sum(c for _, c in self.kept.values())
+
+    def _worth(self, node: Node, source_cells: int) -> bool:
+        """A rollup may pay: the source is large, no coarser node is known to have too many cells to keep, and
+        (``bounded``) the node's upper bound fits."""
+        if not self.enabled or node in self.kept or source_cells < self.min_cells:
+            return False
+        least = max((c for other, c in self._least.items() if finer(node, other)), default=0)
+        if least > self.ratio * source_cells:
+            return False
+        bounds = [c for other, c in self._exact.items() if finer(other, node)]
+        given = self.upper(node)
+        if given is not None:
+            bounds.append(given)
+        return min(bounds) <= self.ratio * source_cells if bounds else not self.bounded
+
+    def _finest(self, node: Node) -> tuple[str, Node | None, int]:
+        """The smallest kept table ``node`` can be rolled up from (default: the base)."""
+        best: tuple[str, Node | None, int] = (self.base, None, self.base_cells)
+        for other, (number, cells) in self.kept.items():
+            if cells < best[2] and finer(other, node):
+                best = (self.layout.node_table(number, other).name, other, cells)
+        if best[1] is not None:
+            self._last_used[best[1]] = self._reads
+        return best
+
+    def _materialize(self, number: int, node: Node, floor: Node | None, source: str, what: str) -> int:
+        """``node``'s counts as narrow table ``number`` (with the ``veil_up_*`` tables its rollups join): its cells."""
+        for i, level in enumerate(node):
+            if level is not None and level < self.layout.heights[i] and (i, level) not in self.up_tables:
+                self.session.execute(q.up_table(self.layout, i, level), what)
+                self.up_tables.add((i, level))
+        self.session.execute(q.materialize(self.layout, number, node, floor, source), what)
+        cells = int(self.session.scalar(q.count_rows(self.layout.node_table(number, node)), what))
+        self.counters.materialized += 1
+        self.know(node, cells, exact=True)
+        return cells
+
+    def _keep(self, node: Node, number: int, cells: int, what: str) -> None:
+        """Keep a materialized node, dropping the least recently read beyond the budget: what the warehouse keeps
+        stays proportional to the base, however many nodes a search rolls up."""
+        self.kept[node] = (number, cells)
+        self._last_used[node] = self._reads
+        while self.kept_cells > self.budget * self.base_cells and len(self.kept) > 1:
+            stale = min((n for n in self.kept if n != node), key=lambda n: self._last_used[n])
+            stale_number, _ = self.kept.pop(stale)
+            del self._last_used[stale]
+            self.session.execute(q.drop_table(self.layout.node_table(stale_number, stale).name), what)
