@@ -1,4 +1,4 @@
-"""Incognito's rollups (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005, §3.2): a node's counts aggregated from the
+"""Incognito's rollups (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005): a node's counts aggregated from the
 materialized counts of a finer node instead of the base frequency set.
 
 One ``Rollups`` serves one base table: ``veil_base`` (the cells: blocks × counted sensitive values) or, when
