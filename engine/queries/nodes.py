@@ -48,13 +48,9 @@ class Layout:
     def qi_count(self) -> int:
         return len(self.heights)
 
-    def levels(self, floor: Sequence[int | None] | None = None) -> list[list[int]]:
-        """Per QI, the levels a table holds: ``floor[i]..h_i`` (none for a projected-out QI)."""
-        floor = floor if floor is not None else [0] * self.qi_count
-        return [list(range(f, h + 1)) if f is not None else [] for f, h in zip(floor, self.heights)]
-
-    def wide(self, name: str, floor: Sequence[int | None] | None = None) -> sa.TableClause:
-        cols = [f"q{i}_{j}" for i, lv in enumerate(self.levels(floor)) for j in lv]
+    def wide(self, name: str) -> sa.TableClause:
+        """A table holding every QI's code at every level (``veil_base``, ``veil_blocks``)."""
+        cols = [f"q{i}_{j}" for i, h in enumerate(self.heights) for j in range(h + 1)]
         cols += [f"s{k}" for k in range(self.sensitive_count)] + ["n"]
         return sa.table(name, *(sa.column(c) for c in cols))
 
@@ -199,7 +195,7 @@ def blocks_table(layout: Layout) -> CreateTableAs:
     FROM veil_base AS b GROUP BY b.q0_0, b.q0_1
     """
     base = layout.base().alias("b")
-    keys = [base.c[f"q{i}_{j}"] for i, levels in enumerate(layout.levels()) for j in levels]
+    keys = [base.c[f"q{i}_{j}"] for i, h in enumerate(layout.heights) for j in range(h + 1)]
     return CreateTableAs(sa.table(BLOCKS), sa.select(*keys, _count(base.c.n)).group_by(*keys))
 
 
