@@ -193,8 +193,9 @@ def search(config: ConfigOpt,
         def show() -> None:
             from rich.table import Table
 
+            bounded = f", {doc['nodes_bounded']} ruled out by block sizes" if doc["nodes_bounded"] else ""
             say(f"lattice of {doc['lattice_size']} nodes (heights {doc['heights']}): {doc['nodes_evaluated']} "
-                f"evaluated, {stats.node_queries} node queries, {doc['seconds']:.3f} s")
+                f"evaluated{bounded}, {stats.node_queries} node queries, {doc['seconds']:.3f} s")
             if doc["minimal"]:
                 table = Table(title=f"{len(doc['minimal'])} minimal passing node(s)")
                 for a in doc["attributes"]:

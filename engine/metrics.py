@@ -294,6 +294,11 @@ class OnSizes:
     def supports(metric: Metric) -> bool:
         return isinstance(metric, (Height, Precision, AverageBlockSize, Discernibility))
 
+    @property
+    def bound_reads_sizes(self) -> bool:
+        """Whether ``bound`` reads the block sizes (else the node's levels alone: height, precision)."""
+        return isinstance(self.metric, (AverageBlockSize, Discernibility))
+
     @staticmethod
     def _entries(counts: NodeCounts, weights: np.ndarray) -> list[tuple[int, int]]:
         """(size, blocks) per entry as Python ints (exact sums whatever the magnitudes)."""

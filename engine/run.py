@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 import sqlalchemy as sa
@@ -143,17 +143,31 @@ def metric_for(wh: Warehouse, name: str) -> Metric:
     return make_metric(name, wh.heights, leaf, bottom)
 
 
-def search_counts(wh: Warehouse, spec: Specification,
-                  metric: Metric) -> tuple[Callable[[tuple[Level, ...]], NodeCounts | SizeHistogram], Metric]:
-    """The counts function and metric a search of ``wh`` uses.
+_NONE = np.zeros(0, dtype=np.int64)
+
+
+class SearchCounts(NamedTuple):
+    """What a search of a warehouse reads: each node's counts, the metric on them, and ``probe``, the node's
+    block sizes alone (the metric's bound) when those come cheaper than its evaluation (``search.run``)."""
+
+    counts_for: Callable[[tuple[Level, ...]], NodeCounts | SizeHistogram]
+    metric: Metric
+    probe: Callable[[tuple[Level, ...]], SizeHistogram] | None = None
+
+
+def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchCounts:
+    """The counts function, metric and probe a search of ``wh`` uses.
 
     When every model judges blocks on their own and the metric needs block sizes only, a node arrives as
     its ``SizeHistogram`` (one SQL aggregate) and, only when the sizes do not decide it, its verdicts come from
     threshold tests computed in SQL (every model size-only or reducible, ``Specification.reductions``) or its
     counts stream in chunks through the specification (``Specification.summarize``): the Python process never
-    holds a node's histogram.  Otherwise (models reading supersets, KL-divergence) whole-node counts."""
+    holds a node's histogram.  The probe is then the size query alone (when the models read more than sizes),
+    so a node that cannot be the optimum costs no test and no stream — or no query at all when the metric's
+    bound is a function of the node's levels (height, precision).  Otherwise (models reading supersets,
+    KL-divergence) whole-node counts and no probe."""
     if not (spec.streamable and OnSizes.supports(metric)):
-        return wh.counts, metric
+        return SearchCounts(wh.counts, metric)
 
     try:
         hash(spec)
@@ -166,17 +180,22 @@ def search_counts(wh: Warehouse, spec: Specification,
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)
         if key not in memo:
-            known = not spec.sizes_only and (spec.size_floor <= 1 or any(finer(other, node) for other in sized))
-            hist = None if known else wh.sizes(node)
+            hist = wh.counted_sizes(node)  # the probe's, when it ran
+            known = hist is None and not spec.sizes_only and (
+                spec.size_floor <= 1 or any(finer(other, node) for other in sized))
+            hist = hist if hist is not None or known else wh.sizes(node)
             tests = None if reductions is None else (
                 lambda: wh.block_tests(node, reductions[0], [(r.statistic.value, r.threshold) for r in reductions[1]]))
             summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node, tests)
-            if not known and spec.sizes_pass(summary, wh.rows):
+            if hist is not None and spec.sizes_pass(summary, wh.rows):
                 sized.append(node)
             memo[key] = summary
         return memo[key]
 
-    return counts_for, OnSizes(metric)
+    on_sizes = OnSizes(metric)
+    if not on_sizes.bound_reads_sizes:  # the bound is the node's levels': no query at all
+        return SearchCounts(counts_for, on_sizes, lambda node: SizeHistogram(tuple(node), _NONE, _NONE))
+    return SearchCounts(counts_for, on_sizes, None if spec.sizes_only else wh.sizes)
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
@@ -184,9 +203,10 @@ def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -
     a progress bar on a terminal."""
     lattice = Lattice(wh.heights)
     spec = Specification(config.models, config.search.max_suppression)
-    counts_for, metric = search_counts(wh, spec, metric_for(wh, config.search.metric))
+    counts_for, metric, probe = search_counts(wh, spec, metric_for(wh, config.search.metric))
     with log.progress("searching", lattice.size) as update:
-        return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update)
+        return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update,
+                          probe=probe)
 
 
 def run_search(config: Config, strategies: Sequence[str],

@@ -12,8 +12,11 @@ declares (``tags_up``, ``prune_down``; see ``veil.privacy``) instead of special-
 - ``optimal``: exact branch and bound with predictive tagging in both directions (Flash/OLA style):
   alternately a chain of unknown nodes from the lowest one is binary-searched and the highest unknown node
   is probed; a pass tags every node above as passing (when monotone), a failure of the monotone part tags
-  every node below as failing; every evaluated node gives each node above it a lower bound on the metric.  The search ends when every node is evaluated, known to fail, or
-  proven no better than the best found (ties: lower height, then the lexicographically smaller node).
+  every node below as failing; every evaluated node gives each node above it a lower bound on the metric.
+  With a ``probe`` (a node's block sizes, cheaper than its evaluation), a node is first bounded from its
+  sizes alone and its models checked only if it could still beat the best found.  The search ends when
+  every node is evaluated, known to fail, or proven no better than the best found (ties: lower height, then
+  the lexicographically smaller node).
 
 Ties are exact (docs/models.md §8): losses are compared as the metric computes them, ints
 and Fractions exactly, so only genuinely equal losses go to the tie rule; the bounds that prune are exact
@@ -56,6 +59,7 @@ class SearchResult:
     heights: tuple[int, ...]
     lattice_size: int
     nodes_evaluated: int = 0
+    nodes_bounded: int = 0   # nodes ``optimal`` left unevaluated: their block sizes proved them no better
     minimal: list[Node] | None = None
     optimal: Optimum | None = None
     any_passing: bool = False
@@ -70,6 +74,7 @@ class SearchResult:
             "heights": list(self.heights),
             "lattice_size": self.lattice_size,
             "nodes_evaluated": self.nodes_evaluated,
+            "nodes_bounded": self.nodes_bounded,
             "minimal": [list(n) for n in self.minimal] if self.minimal is not None else ([] if not self.any_passing else None),
             "optimal": ({"node": list(self.optimal.node), "metric": self.optimal.metric, "value": self.optimal.value}
                         if self.optimal is not None else None),
@@ -81,9 +86,11 @@ class Evaluator:
     """Evaluates nodes once each (counts, verdicts, metric) and remembers the results."""
 
     def __init__(self, counts_for: CountsFn, spec: Specification, metric: Metric, rows: int,
-                 on_evaluate: Callable[[int], None] | None = None) -> None:
+                 on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None) -> None:
         self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
         self.on_evaluate = on_evaluate
+        self.probe = probe
+        self.probed = 0  # nodes whose bound alone (from ``probe``) proved them no better than the best
         self.results: dict[tuple[Level, ...], Evaluation] = {}
         self.scores: dict[tuple[Level, ...], float] = {}   # reported values
         self.losses: dict[tuple[Level, ...], Loss] = {}    # what the search minimizes, exact
@@ -107,6 +114,15 @@ class Evaluator:
         if self.on_evaluate is not None:
             self.on_evaluate(len(self.results))
         return ev
+
+    def bound(self, node: Node) -> Loss | None:
+        """The metric's lower bound at ``node`` and above, from ``probe``'s counts (a node's block sizes, which
+        the metric's bound reads) without evaluating the models; ``None`` without a probe."""
+        known = self.bounds.get(node)
+        if known is not None or self.probe is None:
+            return known
+        self.bounds[node] = self.metric.bound(self.probe(node), self.rows, self.spec.max_suppression > 0)
+        return self.bounds[node]
 
     def passes_monotone_part(self, node: tuple[Level, ...]) -> bool:
         """Whether the monotone part alone passes within the budget (for the subset property)."""
@@ -321,6 +337,13 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
     def evaluate(i: int) -> None:
         nonlocal best_loss, best_idx
         node = nodes[i]
+        if best_idx < size and not evaluated[i]:
+            bound = ev.bound(node)
+            if bound is not None:  # its sizes alone may prove it no better: then its verdict is not needed
+                bounds.raise_to(lattice.above(node), i, bound)
+                if bounds.no_better(best_loss, best_idx)[i]:
+                    ev.probed += 1
+                    return
         e = ev(node)
         evaluated[i] = True
         up = lattice.above(node)
@@ -390,10 +413,13 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
 
 def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], counts_for: CountsFn,
         spec: Specification, metric: Metric, rows: int,
-        on_evaluate: Callable[[int], None] | None = None) -> SearchResult:
-    """Run one or more strategies on one evaluator (counts and verdicts shared between them)."""
+        on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None) -> SearchResult:
+    """Run one or more strategies on one evaluator (counts and verdicts shared between them).  ``probe``: a
+    cheaper counts function (a node's block sizes) that the metric's bound reads; ``optimal`` asks it
+    before evaluating a node and skips the models' check where the bound proves the node no better than the
+    best found (issue 11: a histogram is shipped only for nodes that could still be the optimum)."""
     started = time.perf_counter()
-    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate)
+    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe)
     result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
     for strategy in strategies:
         if strategy == "brute-force":
@@ -408,6 +434,7 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
     if not result.any_passing:
         result.minimal, result.optimal = [], None
     result.nodes_evaluated = ev.evaluated
+    result.nodes_bounded = ev.probed
     result.evaluations = [(node, e.passed, e.suppressed_rows, ev.scores.get(node)) for node, e in ev.results.items()]
     result.seconds = time.perf_counter() - started
     return result

@@ -305,6 +305,10 @@ class Warehouse:
         self.stats.node_seconds += time.perf_counter() - started
         return hist
 
+    def counted_sizes(self, node: Sequence[Level]) -> SizeHistogram | None:
+        """``node``'s block-size histogram when ``sizes`` already counted it (no query), else ``None``."""
+        return self._sizes.get(tuple(node))
+
     def block_tests(self, node: Sequence[Level], attribute: str, tests: Sequence[tuple[str, float]]) -> BlockTests | None:
         """Threshold tests on ``attribute``'s per-block histograms at ``node`` computed in SQL (``node_statistics``:
         a few rows per node, no histogram); ``None`` when floating point leaves a block undecided (evaluate the

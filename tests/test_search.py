@@ -133,7 +133,7 @@ def specs(draw: st.DrawFn) -> tuple[Specification, str]:
     return Specification(models, budget), draw(st.sampled_from(METRICS))
 
 
-def _search(table: Table, spec: Specification, metric_name: str, strategy: str):
+def _search(table: Table, spec: Specification, metric_name: str, strategy: str, probe: bool = False):
     bottom = table.bottom()
     lattice = Lattice(tuple(h.height for h in table.hierarchies))
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in table.hierarchies]
@@ -144,7 +144,8 @@ def _search(table: Table, spec: Specification, metric_name: str, strategy: str):
         queried.append(node)
         return bottom.rollup(node)
 
-    result = run([strategy], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows))
+    result = run([strategy], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows),
+                 probe=bottom.rollup if probe else None)
     return result, queried
 
 
@@ -155,15 +156,17 @@ def test_incognito_and_optimal_equal_brute_force(table: Table, spec_metric) -> N
     brute, brute_queries = _search(table, spec, metric, "brute-force")
     inc, _ = _search(table, spec, metric, "incognito")
     opt, opt_queries = _search(table, spec, metric, "optimal")
+    probed, probed_queries = _search(table, spec, metric, "optimal", probe=True)
     assert len(set(brute_queries)) == brute.lattice_size == brute.nodes_evaluated
     assert inc.minimal == brute.minimal
     if brute.optimal is None:
-        assert opt.optimal is None
+        assert opt.optimal is None and probed.optimal is None
     else:
-        assert opt.optimal is not None
-        assert opt.optimal.node == brute.optimal.node
-        assert opt.optimal.value == brute.optimal.value  # the same exact loss: equal, not close
+        assert opt.optimal is not None and probed.optimal is not None
+        assert opt.optimal.node == brute.optimal.node == probed.optimal.node
+        assert opt.optimal.value == brute.optimal.value == probed.optimal.value  # the same exact loss
     assert opt.nodes_evaluated <= brute.nodes_evaluated
+    assert len(probed_queries) == probed.nodes_evaluated  # a bounded node's models are never evaluated
 
 
 def test_optimal_prunes_on_a_monotone_specification() -> None:
@@ -179,6 +182,25 @@ def test_optimal_prunes_on_a_monotone_specification() -> None:
     assert opt.optimal == brute.optimal and inc.minimal == brute.minimal
     assert brute.nodes_evaluated == 5 * 5 * 3
     assert opt.nodes_evaluated < brute.nodes_evaluated / 2  # tagging and bounds did their job
+
+
+def test_a_node_its_sizes_prove_no_better_is_never_checked() -> None:
+    """With a probe (the node's block sizes), ``optimal`` evaluates the models only at nodes that could still
+    beat the best found: same optimum, fewer checks (issue 11)."""
+    rng = np.random.default_rng(5)
+    hs = (_hierarchy("a", 16, (2, 4, 8)), _hierarchy("b", 16, (2, 4, 8)), _hierarchy("c", 6, (3,)))
+    rows = [(int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)), int(rng.integers(4)))
+            for _ in range(400)]
+    table = Table(hs, rows)
+    distinct = registry.build({"type": "distinct-l-diversity", "l": 2}, where="test", sensitive=("s",),
+                              base_dir=__import__("pathlib").Path("."))
+    spec = Specification((KAnonymity(k=5), distinct))
+    plain, plain_queries = _search(table, spec, "discernibility", "optimal")
+    probed, probed_queries = _search(table, spec, "discernibility", "optimal", probe=True)
+    assert probed.optimal == plain.optimal
+    assert probed.nodes_bounded > 0 and plain.nodes_bounded == 0
+    assert len(probed_queries) == probed.nodes_evaluated < len(plain_queries) == plain.nodes_evaluated
+    assert probed.document()["nodes_bounded"] == probed.nodes_bounded
 
 
 def test_no_passing_node_gives_empty_result() -> None:

@@ -65,8 +65,9 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     res = run_veil("search", "--config", str(path), "--strategy", "brute-force", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"status", "attributes", "heights", "lattice_size", "nodes_evaluated", "minimal", "optimal",
-                        "seconds", "work"} and doc["status"] == "ok"
+    assert set(doc) == {"status", "attributes", "heights", "lattice_size", "nodes_evaluated", "nodes_bounded",
+                        "minimal", "optimal", "seconds", "work"} and doc["status"] == "ok"
+    assert doc["nodes_bounded"] == 0  # brute force evaluates every node
     # brute force on the inpatient table: every node's block sizes from SQL, no histogram needed for k alone
     assert doc["work"]["rows_read"] == 12 and doc["work"]["streamed"] == 0
     assert doc["work"]["node_queries"] == doc["work"]["size_queries"] == 48

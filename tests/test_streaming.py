@@ -159,9 +159,16 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
         plain = metric_for(wh, metric)
         lattice = Lattice(wh.heights)
         brute = search.run(["brute-force"], lattice, wh.attributes, wh.counts, spec, plain, wh.rows)
-        counts_for, sized = search_counts(wh, spec, plain)
+        counts_for, sized, probe = search_counts(wh, spec, plain)
         assert (counts_for == wh.counts) == (metric == "kl-divergence")
-        fast = search.run(["incognito", "optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows)
+        # sizes only: nothing cheaper to ask first, unless the metric's bound needs no sizes at all
+        assert (probe is None) == (metric == "kl-divergence" or (models == "k" and metric not in ("precision",)))
+        if metric == "precision":  # its bound is the node's levels': probing costs no query
+            queries = wh.stats.node_queries
+            assert probe(tuple(lattice.heights)).n_blocks == 0 and wh.stats.node_queries == queries
+        fast = search.run(["incognito", "optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows,
+                          probe=probe)
+        alone = search.run(["optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe)
         if metric != "kl-divergence":
             assert wh.stats.size_queries > 0
             if block_tests and models in ("k+entropy", "distinct"):  # reducible: no histogram shipped
@@ -170,9 +177,9 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
                 assert wh.stats.streamed > 0 and wh.stats.chunks > wh.stats.streamed
                 assert wh.stats.test_queries == 0
     assert fast.minimal == brute.minimal
-    assert (fast.optimal is None) == (brute.optimal is None)
+    assert (fast.optimal is None) == (brute.optimal is None) == (alone.optimal is None)
     if brute.optimal is not None:
-        assert fast.optimal.node == brute.optimal.node
+        assert fast.optimal.node == brute.optimal.node == alone.optimal.node
         assert fast.optimal.value == brute.optimal.value   # exact losses on both paths
 
 
