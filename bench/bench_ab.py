@@ -1,0 +1,88 @@
+"""Same-run A/B of ``veil search`` (issue 11): an earlier commit against this checkout, on the census configs of
+``bench_scale.py``, interleaved (before, after, before, after…) in fresh processes under ``/usr/bin/time -v``,
+with one floor measured in the same run.  Ratios between sessions on a shared machine drift; an A/B does not.
+
+The earlier commit is checked out as a git worktree and imported first through ``PYTHONPATH`` (a folder whose
+``veil`` links to the worktree's ``engine/``); both sides use this checkout's ``.venv``.  Each side's optimum
+and exact value are recorded, so a speed-up that changed the answer shows.  Results:
+``bench/results/scale-ab-<commit>-<rows>.json``.
+
+    nice .venv/bin/python bench/bench_ab.py --before 1559279 --rows 10000000 --sets entropy closeness
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+from bench.bench_scale import SETS, config_dir, floor_seconds  # noqa: E402
+from bench.common import RESULTS  # noqa: E402
+
+PY = str(Path(sys.executable))
+RUN_CLI = "import sys; from veil.cli import main; main()"
+
+
+def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One ``veil search --json`` in a fresh interpreter: wall time, peak RSS, the answer and the work."""
+    started = time.perf_counter()
+    proc = subprocess.run(["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--config", str(config)],
+                          capture_output=True, text=True, cwd=config.parent, env={**os.environ, **env})
+    seconds = time.perf_counter() - started
+    if proc.returncode not in (0, 2):
+        raise RuntimeError(proc.stderr[-600:])
+    # ``python -c`` has no ``__main__.__file__``: DuckDB then draws its progress bar on stdout before the JSON
+    doc = json.loads(proc.stdout[proc.stdout.index('{"status"'):])
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    work = doc["work"]
+    return {"seconds": round(seconds, 2), "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+            "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
+            "value": doc["optimal"]["value"] if doc.get("optimal") else None,
+            "nodes_evaluated": doc["nodes_evaluated"], "nodes_bounded": doc.get("nodes_bounded"),
+            **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")}}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--before", required=True, help="the earlier commit (anything git rev-parse accepts)")
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--sets", nargs="+", default=["entropy", "closeness"], choices=list(SETS))
+    args = parser.parse_args()
+    commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
+                            text=True).stdout.strip()
+    with tempfile.TemporaryDirectory() as tmp:
+        tree, package = Path(tmp) / "tree", Path(tmp) / "package"
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(tree), commit], cwd=ROOT, check=True)
+        try:
+            package.mkdir()
+            (package / "veil").symlink_to(tree / "engine")
+            floor = round(floor_seconds("duckdb", args.rows)[0], 3)
+            out: dict[str, Any] = {"rows": args.rows, "backend": "duckdb", "before": commit,
+                                   "floor_seconds": floor, "runs": []}
+            for name in args.sets:
+                config = Path(tmp) / name / "veil.toml"
+                shutil.copytree(config_dir("duckdb", args.rows, SETS[name]), config.parent)
+                for code, env in ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})):
+                    run = {"models": name, "code": code, **search(config, env)}
+                    run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
+                    out["runs"].append(run)
+                    print(json.dumps(run), flush=True)
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+    path = RESULTS / f"scale-ab-{commit}-{args.rows}.json"
+    path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
+    print(path)
+
+
+if __name__ == "__main__":
+    main()
