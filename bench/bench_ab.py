@@ -8,6 +8,10 @@ and exact value are recorded, so a speed-up that changed the answer shows.  Resu
 ``bench/results/scale-ab-<commit>-<rows>.json``.
 
     nice .venv/bin/python bench/bench_ab.py --before 1559279 --rows 10000000 --sets entropy closeness
+    nice .venv/bin/python bench/bench_ab.py --before 7bfc786 --rows 10000000 --sets entropy --release
+
+``--release``: after each side's search of a set, ``veil init`` + ``veil release --json`` of the same config from
+scratch (version 1, the release objects dropped first), timed and measured alike.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.bench_scale import SETS, config_dir, floor_seconds  # noqa: E402
+from bench.bench_scale import SETS, config_dir, floor_seconds, fresh_release  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 
 PY = str(Path(sys.executable))
@@ -52,11 +56,32 @@ def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
             **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")}}
 
 
+def release(config: Path, env: dict[str, str], rows: int) -> dict[str, Any]:
+    """``veil init`` + ``veil release --json`` of ``config`` from scratch in fresh interpreters: the release's
+    wall time, peak RSS and what it published."""
+    fresh_release("duckdb", rows)
+    command = ["/usr/bin/time", "-v", PY, "-c", RUN_CLI]
+    environ = {**os.environ, **env}
+    subprocess.run([PY, "-c", RUN_CLI, "init", "--config", str(config)], check=True, capture_output=True,
+                   cwd=config.parent, env=environ)
+    started = time.perf_counter()
+    proc = subprocess.run([*command, "release", "--json", "--config", str(config)], capture_output=True, text=True,
+                          cwd=config.parent, env=environ)
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stderr[-600:])
+    doc = json.loads(proc.stdout[proc.stdout.index('{"status"'):])
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
+    return {"release_seconds": round(seconds, 2), "release_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+            "release_node": doc["node"], "rows_published": doc["rows_published"]}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--before", required=True, help="the earlier commit (anything git rev-parse accepts)")
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--sets", nargs="+", default=["entropy", "closeness"], choices=list(SETS))
+    parser.add_argument("--release", action="store_true", help="also time `veil release` of each set's config")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
                             text=True).stdout.strip()
@@ -75,11 +100,14 @@ def main() -> None:
                 for code, env in ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})):
                     run = {"models": name, "code": code, **search(config, env)}
                     run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
+                    if args.release:
+                        run.update(release(config, env, args.rows))
+                        run["release_to_search"] = round(run["release_seconds"] / run["seconds"], 2)
                     out["runs"].append(run)
                     print(json.dumps(run), flush=True)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
-    path = RESULTS / f"scale-ab-{commit}-{args.rows}.json"
+    path = RESULTS / f"scale-ab-{commit}-{args.rows}{'-release' if args.release else ''}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(path)
 

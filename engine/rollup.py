@@ -134,6 +134,13 @@ class Rollups:
         self.know(node, cells, exact=True)
         return cells
 
+    def drop_kept(self, what: str) -> None:
+        """Drop every kept rollup (later queries read the base, or materialize again)."""
+        for node, (number, _) in list(self.kept.items()):
+            self.session.execute(q.drop_table(self.layout.node_table(number, node).name), what)
+        self.kept.clear()
+        self._last_used.clear()
+
     def _keep(self, node: Node, number: int, cells: int, what: str) -> None:
         """Keep a materialized node, dropping the least recently read beyond the budget: what the warehouse keeps
         stays proportional to the base, however many nodes a search rolls up."""

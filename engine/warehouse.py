@@ -432,6 +432,18 @@ class Warehouse:
             return None
         return hist.n_blocks * math.prod(d.size for d in self.domains)
 
+    def end_search(self) -> None:
+        """The search is over: drop the rollups it kept and the table of block sizes (``veil_blocks``), and let the
+        database free them where that cannot change what the run reads (``Session.settle``).  The base frequency
+        set stays; a later node query works as before, materializing again what it needs."""
+        what = "dropping the search's working tables"
+        for rollups in self.rollups:
+            rollups.drop_kept(what)
+        if self._blocks is not None:
+            self.session.execute(q.drop_table(q.BLOCKS), what)
+            self._blocks = None
+        self.session.settle()
+
     @property
     def rollups(self) -> tuple[Rollups, ...]:
         """This run's rollups: of the cells, and of the blocks when those are a table of their own."""

@@ -58,6 +58,14 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
         report.longrepr = f"skipped with CI=true, where every test must run: {_skip_reason(report.longrepr)}"
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Run in parallel (pytest-xdist, ``--dist loadgroup``), the Spark tests stay on one worker, in order: they
+    share one local cluster and its session, and their timeouts assume it is not shared with another test."""
+    for item in items:
+        if item.get_closest_marker("spark") is not None:
+            item.add_marker(pytest.mark.xdist_group("spark"))
+
+
 def _pg_available() -> str | None:
     try:
         engine = sa.create_engine(PG_URL, poolclass=sa.pool.NullPool, connect_args={"connect_timeout": 3})

@@ -118,7 +118,7 @@ def test_the_install_and_test_commands_are_the_ones_ci_runs() -> None:
     assert commands == [
         "python3 -m venv .venv && .venv/bin/pip install -q -c constraints.txt -e . && .venv/bin/veil demo",
         "python3 -m venv .venv && .venv/bin/pip install -q -c constraints.txt -e '.[dev,pycanon]' && "
-        ".venv/bin/python -m pytest -q",
+        ".venv/bin/python -m pytest -q -n 2 --dist loadgroup",
     ]
     ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
     assert "README.md" in ci and "CI=true" in ci

@@ -240,3 +240,33 @@ def test_a_removal_is_judged_against_the_table_it_was_published_from() -> None:
     assert judge.failing([entry(then)]).tolist() == [False]
     assert judge.failing([entry(now)]).tolist() == [True]     # 9K is not a value of today's table
     assert [d.values.tolist() for d in then.domains] == [[float(v) for v in range(3, 12)]]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.data())
+def test_cells_sorted_by_numpy_are_the_cells_the_database_orders(data: st.DataObject) -> None:
+    """The candidate's cells streamed in any order and chunking, packed and sorted by numpy
+    (``ledger._cells_keyed``), equal the same cells ordered by the database and split into blocks across chunk
+    borders (``ledger._blocks_of``)."""
+    from veil.release import ledger
+
+    sizes = data.draw(st.lists(st.integers(1, 4), min_size=0, max_size=3))
+    values = data.draw(st.integers(1, 5))
+    space = [(*codes, v) for codes in np.ndindex(*sizes) for v in range(values)] if sizes else \
+        [(v,) for v in range(values)]
+    cells = data.draw(st.lists(st.sampled_from(space), unique=True, max_size=30))
+    counts = data.draw(st.lists(st.integers(1, 9), min_size=len(cells), max_size=len(cells)))
+    chunk = data.draw(st.integers(1, 7))
+
+    def chunks(rows: list[tuple[int, ...]], ns: list[int]) -> list[dict[str, np.ndarray]]:
+        cols = {f"g{i}": np.array([r[i] for r in rows], dtype=np.int64) for i in range(len(sizes))}
+        cols["vid"] = np.array([r[-1] for r in rows], dtype=np.int64)
+        cols["n"] = np.array(ns, dtype=np.int64)
+        return [{k: c[lo:lo + chunk] for k, c in cols.items()} for lo in range(0, max(len(rows), 1), chunk)]
+
+    ordered = sorted(zip(cells, counts))
+    expected = ledger._blocks_of(chunks([c for c, _ in ordered], [n for _, n in ordered]), len(sizes))
+    got = ledger._cells_keyed(chunks(cells, counts), sizes, values)
+    for e, g in zip(expected, got):
+        assert e.tolist() == g.tolist()
+    assert ledger.packs(sizes, values) and not ledger.packs([2**31, 2**31], 2)

@@ -70,6 +70,26 @@ def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     assert rolled == direct
 
 
+def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db) -> None:
+    """``end_search`` drops the kept rollups and ``veil_blocks``; later size and count queries of other nodes
+    build what they need again and answer as a warehouse without rollups does."""
+    conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
+    first = [(0, 0, 0), (1, 0, 0), (1, 1, 0)]
+    later = [(2, 1, 1), (1, 2, 1), (3, 2, 1), (2, 0, 1)]
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+        for n in first:
+            wh.sizes(n)
+            wh.counts(n)
+        assert any(r.kept for r in wh.rollups) and len(wh.rollups) == 2
+        wh.end_search()
+        assert not any(r.kept for r in wh.rollups) and len(wh.rollups) == 1  # veil_blocks is gone
+        after = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
+        assert len(wh.rollups) == 2  # veil_blocks built again by the first size query
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
+        direct = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
+    assert after == direct
+
+
 def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body())
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")

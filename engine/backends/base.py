@@ -194,7 +194,7 @@ class Session:
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
-        """The integer result of ``stmt`` ordered by ``order_by``, as numpy columns of at most ``chunk`` rows each.
+        """The integer result of ``stmt`` ordered by ``order_by`` (empty: in any order), as numpy columns of at most ``chunk`` rows each.
 
         Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
         override it so that only one chunk is ever in the client."""

@@ -119,8 +119,8 @@ class DuckDBSession(Session):
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
-        """One query ordered by ``order_by``, its result fetched ``chunk`` rows at a time (DuckDB sorts out of core
-        under its memory limit): one chunk in Python at a time, a block's cells contiguous."""
+        """One query ordered by ``order_by`` (empty: in any order), its result fetched ``chunk`` rows at a time
+        (DuckDB sorts out of core under its memory limit): one chunk in Python at a time, in that order."""
         sub = stmt.subquery("o")
         compiled = sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)).compile(dialect=self.dialect)
         positional = [compiled.params[name] for name in (compiled.positiontup or [])]
@@ -179,32 +179,31 @@ class DuckDBSession(Session):
 
     def load_columns(self, table: sa.Table, columns: Mapping[str, Any], what: str, chunk: int | None = None) -> None:
         """Numpy columns registered with DuckDB as they are (no Python rows), ``chunk`` (default ten times
-        ``LOAD_CHUNK``) rows per INSERT."""
+        ``LOAD_CHUNK``) rows per INSERT; a value given once for every row is a bound constant of the INSERT.
+        DuckDB keeps every registered array alive until the transaction ends, so callers pass narrow arrays
+        and never a repeated column of Python objects."""
         chunk = chunk or 10 * base.LOAD_CHUNK
         arrays = {k: v for k, v in columns.items() if isinstance(v, np.ndarray)}
+        constants = {k: v for k, v in columns.items() if k not in arrays}
         total = len(next(iter(arrays.values()))) if arrays else 0
         for lo in range(0, total, chunk):
-            n = min(chunk, total - lo)
-            frame = {}
-            for c in table.c.keys():
-                if c in arrays:
-                    frame[c] = arrays[c][lo:lo + n]
-                else:
-                    frame[c] = np.empty(n, dtype=object)
-                    frame[c][:] = columns[c]
-            self._insert_frame(table, frame, what)
+            self._insert_frame(table, {c: a[lo:lo + chunk] for c, a in arrays.items()}, what, constants)
 
-    def _insert_frame(self, table: sa.Table, frame: dict[str, np.ndarray], what: str) -> None:
-        """INSERT INTO ``table`` the columns of ``frame`` (registered with DuckDB for the statement)."""
+    def _insert_frame(self, table: sa.Table, frame: dict[str, np.ndarray], what: str,
+                      constants: Mapping[str, Any] | None = None) -> None:
+        """INSERT INTO ``table`` the columns of ``frame`` (registered with DuckDB for the statement) and
+        ``constants`` (bound, typed as ``table``'s columns)."""
         name = f"veil_frame_{next(_frames)}"
-        names = list(frame)
+        constants = constants or {}
         try:
             self.raw.register(name, frame)
         except Exception as exc:
             raise self.fail(exc, what) from None
         try:
-            src = sa.table(name, *(sa.column(c) for c in names))
-            self.execute(table.insert().from_select(names, sa.select(*src.c)), what)
+            src = sa.table(name, *(sa.column(c) for c in frame))
+            names = [c for c in table.c.keys() if c in frame or c in constants]
+            cols = [src.c[c] if c in frame else sa.literal(constants[c], type_=table.c[c].type).label(c) for c in names]
+            self.execute(table.insert().from_select(names, sa.select(*cols)), what)
         finally:
             try:
                 self.raw.unregister(name)

@@ -52,12 +52,13 @@ class PostgresSession(Session):
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
-        """One packed query ordered by ``order_by`` through a server-side cursor: each fetched row is one chunk
-        of ``chunk`` result rows (int8 blobs decoded by numpy), so the client holds one chunk at a time."""
+        """One packed query ordered by ``order_by`` (empty: in any order) through a server-side cursor: each
+        fetched row is one chunk of ``chunk`` result rows (int8 blobs decoded by numpy), so the client holds one
+        chunk at a time."""
         self.statements += 1
         try:
             self.ensure_transaction()
-            result = self.conn.execute(packed(stmt, chunk, order_by=order_by),
+            result = self.conn.execute(packed(stmt, chunk, order_by=list(order_by) or None),
                                        execution_options={"stream_results": True, "yield_per": 1})
             names = list(result.keys())
             try:

@@ -280,6 +280,9 @@ class SparkSQLSession(Session):
     def rollback(self) -> None:
         """Nothing to undo (see ``commit``)."""
 
+    def settle(self) -> None:
+        """Nothing to end (see ``commit``): Spark frees a dropped view's cached rows on its own."""
+
     def _recover(self) -> None:
         pass
 

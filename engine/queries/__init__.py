@@ -14,19 +14,19 @@ from veil.queries.ddl import (CreateSchema, CreateTableAs, CreateView, DropObjec
 from veil.queries.nodes import (BASE, BLOCKS, UNDECIDED, Layout, base_coded, blocks_table, dim_table, materialize, node_counts, node_keys,
                                 node_sizes, node_statistics, packed, sensitive_domain_table, source_values, up_table)
 from veil.queries.publication import schema_exists
-from veil.queries.release import (CELLS, SUPPRESSED, WITHHELD, advisory_lock, advisory_unlock, cell_values,
+from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_values,
                                   cells_table, coded_cells, content_cells, level0_labels,
                                   recount, release_select, role_exists, suppressed_table, try_advisory_lock,
-                                  withheld_table)
+                                  values_table, withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
 __all__ = [
-    "BASE", "BLOCKS", "CELLS", "SUPPRESSED", "UNDECIDED", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
+    "BASE", "BLOCKS", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
     "DropObject", "Grant",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "blocks_table", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication",
     "recount", "release_select", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
-    "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "withheld_table",
+    "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table",
 ]

@@ -64,12 +64,13 @@ def content_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Se
 
 
 CELLS = "veil_cells"
+VALUES = "veil_cell_values"
 
 
 def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
                 columns: Sequence[str], not_null: Sequence[str]) -> CreateTableAs:
-    """The candidate's cells (``content_cells``) kept in the temporary table ``veil_cells`` for the two reads
-    below: one pass over the source for both."""
+    """The candidate's cells (``content_cells``) kept in the temporary table ``veil_cells`` for the reads
+    below: one pass over the source for all of them."""
     return CreateTableAs(sa.table(CELLS), content_cells(source, layout, node, qis, columns, not_null))
 
 
@@ -78,29 +79,48 @@ def _cells(qi_count: int, width: int) -> sa.TableClause:
                     *(sa.column(f"v{j}") for j in range(width)), sa.column("n"))
 
 
-def _value_rank(cells: Any, width: int) -> Any:
-    """0, 1, … for the distinct published values ``v0…`` of ``cells`` in the database's order of them."""
-    if width == 0:
-        return sa.literal(0, sa.BigInteger)
-    return sa.func.dense_rank().over(order_by=[cells.c[f"v{j}"] for j in range(width)]) - 1
+def _values(width: int) -> sa.TableClause:
+    return sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("vid"))
 
 
-def coded_cells(qi_count: int, width: int) -> sa.Select[Any]:
-    """``veil_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's ``width`` published values as
-    their rank in ``cell_values``) and ``n`` — what the series step needs per cell, streamable in columns."""
-    cells = _cells(qi_count, width)
-    return sa.select(*(cells.c[f"g{i}"] for i in range(qi_count)), _value_rank(cells, width).label("vid"), cells.c.n)
-
-
-def cell_values(qi_count: int, width: int) -> sa.Select[Any]:
-    """The distinct published values of ``veil_cells`` with the ``vid`` that ``coded_cells`` gives them (the same
-    rank over the same rows), ordered by it."""
-    cells = _cells(qi_count, width)
+def values_table(width: int) -> CreateTableAs:
+    """The distinct published values ``v0…`` of ``veil_cells`` numbered 0, 1, … (``vid``) in the database's
+    order of them, kept in the temporary table ``veil_cell_values`` (one row, vid 0, when ``width`` is 0 and
+    there are cells)."""
+    cells = _cells(0, width)
     if not width:
-        return sa.select(sa.literal(0, sa.BigInteger).label("vid")).select_from(cells).limit(1)
+        return CreateTableAs(sa.table(VALUES), sa.select(sa.literal(0, sa.BigInteger).label("vid"))
+                             .select_from(cells).limit(1))
     values = sa.select(*(cells.c[f"v{j}"] for j in range(width))).distinct().subquery("vals")
-    ranked = sa.select(*values.c, _value_rank(values, width).label("vid")).subquery("ranked")
-    return sa.select(*ranked.c).order_by(ranked.c.vid)
+    rank = sa.func.dense_rank().over(order_by=[values.c[f"v{j}"] for j in range(width)]) - 1
+    return CreateTableAs(sa.table(VALUES), sa.select(*values.c, rank.label("vid")))
+
+
+def cell_values(width: int) -> sa.Select[Any]:
+    """``veil_cell_values`` ordered by ``vid``: the published values of each ``vid`` of ``coded_cells``."""
+    values = _values(width)
+    return sa.select(*values.c).order_by(values.c.vid)
+
+
+def coded_cells(qi_count: int, nulls: Sequence[str]) -> sa.Select[Any]:
+    """``veil_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's published values' number in
+    ``veil_cell_values``) and ``n`` — what the series step needs per cell, streamable in columns.
+
+    The values are matched by a join every database can hash: ``nulls[j]`` says whether column ``v<j>`` has
+    ``"none"``, ``"some"`` or ``"all"`` NULL values.  A column without NULLs is matched by ``=``; one with
+    some by its NULL flag and its value with NULL replaced by the column's least value; one that is NULL
+    everywhere is left out (every cell has the same value there)."""
+    cells, values = _cells(qi_count, len(nulls)).alias("c"), _values(len(nulls)).alias("r")
+    match: list[Any] = []
+    for j, kind in enumerate(nulls):
+        a, b = cells.c[f"v{j}"], values.c[f"v{j}"]
+        if kind == "none":
+            match.append(a == b)
+        elif kind == "some":
+            least = sa.select(sa.func.min(_values(len(nulls)).c[f"v{j}"])).scalar_subquery()
+            match += [sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None)]
+    joined = cells.join(values, sa.and_(*match) if match else sa.true())
+    return sa.select(*(cells.c[f"g{i}"] for i in range(qi_count)), values.c.vid, cells.c.n).select_from(joined)
 
 
 def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],

@@ -24,7 +24,7 @@ import json
 import os
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -188,6 +188,7 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     ledger = ledger_mod.load(session, tables, run.rel.name)
     node, note, result = _choose_node(run, ledger)
     counts = wh.counts(node)
+    wh.end_search()  # DuckDB: the memory of the search's tables goes to the candidate's
     suppressed = run.spec.evaluate(counts, wh.rows).failing
     version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
                                  .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
@@ -299,20 +300,40 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     what = "counting the candidate's cells"
     d, width = len(wh.attributes), len(layout.columns)
     run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null), what)
-    ranked = run.session.rows(q.cell_values(d, width), what)
+    run.session.execute(q.values_table(width), what)
+    ranked = run.session.rows(q.cell_values(width), what)
     if any(int(r[-1]) != k for k, r in enumerate(ranked)):
         raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
     distinct = [tuple(r[:-1]) for r in ranked]
-    chunks = run.session.stream(q.coded_cells(d, width), [*(f"g{i}" for i in range(d)), "vid"], CELL_CHUNK, what)
+    sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
+    ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
+    nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
+             else "some" for j in range(width)]
+    chunks = run.session.stream(q.coded_cells(d, nulls), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
+                                CELL_CHUNK, what)
     numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
-    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, chunks, distinct, numeric)
-    if run.session.backend.temp_tables:
-        run.session.execute(q.drop_table(q.CELLS), what)
+    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, _then(chunks, lambda: _drop_cells(run)),
+                                distinct, numeric, ordered)
     counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
     keep = ~_among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
-    return cand, counted, np.where(keep, cand.version.counts, 0)
+    return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
+
+
+def _then(chunks: Iterator[dict[str, np.ndarray]], done: Callable[[], None]) -> Iterator[dict[str, np.ndarray]]:
+    """``chunks``, then ``done()`` once the last one was taken."""
+    yield from chunks
+    done()
+
+
+def _drop_cells(run: _Run) -> None:
+    """The candidate's working tables, once read: dropped, and (nothing is written yet) freed by the database
+    before numpy sorts the cells."""
+    if run.session.backend.temp_tables:
+        for table in (q.CELLS, q.VALUES):
+            run.session.execute(q.drop_table(table), "counting the candidate's cells")
+        run.session.settle()
 
 
 def _among(codes: np.ndarray, wanted: np.ndarray) -> np.ndarray:

@@ -11,6 +11,7 @@ published columns change).  Hierarchies are stored once per distinct definition 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -22,6 +23,7 @@ from veil import catalog
 from veil import queries as q
 from veil.backends.base import Session
 from veil.counts import sorted_sum
+from veil.errors import ReleaseError
 from veil.hierarchy import Hierarchy
 from veil.release.alignment import Chain, Dictionary, Layout
 from veil.release.series import Version
@@ -71,8 +73,7 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
     cells = session.columns(q.ledger.of_release(t.series_cells, name, "block_id", "value_id", "count",
                                                 "first_version", "last_version"), "reading the ledger's cells")
     for column in ("block_id", "value_id", "first_version", "last_version"):  # ids: narrow, a version's cells are many
-        if len(cells[column]) and int(cells[column].max()) < 2**31 and int(cells[column].min()) >= -2**31:
-            cells[column] = cells[column].astype(np.int32)
+        cells[column] = _fitted(cells[column])
     rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
                                             "hierarchies", "policy").order_by(t.series_versions.c.version),
                         "reading the ledger's versions")
@@ -134,20 +135,83 @@ def _blocks_of(chunks: Iterable[Mapping[str, np.ndarray]], d: int
     return np.vstack(firsts), np.concatenate(blocks), np.concatenate(values), np.concatenate(counts)
 
 
+KEY_LIMIT = 2**62  # block codes × value id packed into one int64 below this
+
+
+def packs(sizes: Sequence[int], values: int) -> bool:
+    """Whether every cell's block codes (code ``i`` below ``sizes[i]``) and value id (below ``values``) pack into
+    one int64 key: then the cells may come in any order and are sorted here (``_cells_keyed``)."""
+    return math.prod(max(s, 1) for s in sizes) * max(values, 1) < KEY_LIMIT
+
+
+def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int], values: int
+                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """(block codes, cell → block, value index, count) from ``coded_cells`` chunks in any order: each cell's
+    codes and ``vid`` packed into one key (mixed radix, the first code most significant), the keys sorted once,
+    so the cells end up as ``_blocks_of`` gives them — by block codes, then value.
+
+    >>> chunk = {"g0": np.array([1, 0, 1]), "g1": np.array([0, 2, 0]), "vid": np.array([1, 0, 0]), "n": np.array([5, 6, 7])}
+    >>> codes, block, value, n = _cells_keyed([chunk], (2, 3), 2)
+    >>> codes.tolist(), block.tolist(), value.tolist(), n.tolist()
+    ([[0, 2], [1, 0]], [0, 1, 1], [0, 0, 1], [6, 7, 5])
+    """
+    d = len(sizes)
+    radix = [int(math.prod(sizes[i + 1:])) * max(values, 1) for i in range(d)]
+    keys, counts = [], []
+    for chunk in chunks:
+        n = len(chunk["n"])
+        if n == 0:
+            continue
+        key = np.asarray(chunk["vid"], dtype=np.int64).copy()
+        for i in range(d):
+            codes = np.asarray(chunk[f"g{i}"])
+            if int(codes.max()) >= sizes[i] or int(codes.min()) < 0:
+                raise ReleaseError(f"a block code of quasi-identifier {i + 1} lies outside its level's "
+                                   f"{sizes[i]} values")
+            key += codes.astype(np.int64) * radix[i]
+        keys.append(key)
+        rows = np.asarray(chunk["n"])
+        counts.append(_fitted(rows.astype(np.int64, copy=False)))
+    if not keys:
+        return np.zeros((0, d), dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
+    key = np.concatenate(keys)
+    del keys
+    count = np.concatenate(counts)
+    del counts
+    key, count = sorted_sum(key, count)  # the keys are distinct: a sort (packed with the cell's index when it fits)
+    width = max(values, 1)
+    value = np.empty(len(key), dtype=np.int32)
+    np.remainder(key, width, out=value, casting="unsafe")
+    key //= width
+    new = np.ones(len(key), dtype=bool)
+    new[1:] = key[1:] != key[:-1]
+    block = np.cumsum(new, dtype=np.int32 if len(key) < 2**31 else np.int64)
+    block -= 1
+    firsts = key[new]
+    del key, new
+    codes = np.column_stack([(firsts // (radix[i] // width)) % sizes[i] for i in range(d)]) if d \
+        else np.zeros((len(firsts), 0), dtype=np.int64)
+    return codes.astype(np.int64), block, value, count.astype(np.int64, copy=False)
+
+
 def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
               chunks: Iterable[Mapping[str, np.ndarray]], distinct: list[tuple[Any, ...]],
-              numeric: Mapping[str, bool]) -> Candidate:
-    """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``, ordered by the codes)
-    and ``distinct``, the published values per ``vid`` (``cell_values``); ids from the ledger's dictionary.
-    Only numpy columns (narrow where they can be) and the distinct published values outlive a chunk."""
+              numeric: Mapping[str, bool], ordered: bool = True) -> Candidate:
+    """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``; ``ordered``: by the
+    codes, else in any order and :func:`packs` holds) and ``distinct``, the published values per ``vid``
+    (``cell_values``); ids from the ledger's dictionary.  Only numpy columns (narrow where they can be) and the
+    distinct published values outlive a chunk."""
     columns = layout.columns
-    block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
     text = [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
-    ids = np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
-                      for key in block_codes.tolist()], dtype=np.int64)
+    if ordered:
+        block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
+    else:
+        block_codes, cell_block, value_index, counts = _cells_keyed(chunks, [len(t) for t in text], len(distinct))
+    ids = _fitted(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
+                              for key in block_codes.tolist()], dtype=np.int64))  # a version's cells are many
     blocks = ids[cell_block] if len(counts) else np.zeros(0, dtype=np.int64)
-    value_ids = np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
-                            for v in distinct], dtype=np.int64)
+    value_ids = _fitted(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
+                                    for v in distinct], dtype=np.int64))
     values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
     per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(counts) \
         else np.zeros(len(distinct), dtype=np.int64)
@@ -158,6 +222,11 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
                 totals[c][str(x)] = totals[c].get(str(x), 0) + n
     return Candidate(Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index,
                      distinct, numeric)
+
+
+def _fitted(a: np.ndarray) -> np.ndarray:
+    """``a`` as int32 when every value fits, else as it is."""
+    return a.astype(np.int32) if len(a) and -2**31 <= int(a.min()) and int(a.max()) < 2**31 else a
 
 
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
@@ -231,7 +300,8 @@ def _changed(old: Version | None, new: Version, published: np.ndarray) -> np.nda
 
 def _summed(blocks: np.ndarray, values: np.ndarray, rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct (block, value) keys and their rows."""
-    keys = blocks.astype(np.int64) * width
+    keys = blocks.astype(np.int64)
+    keys *= width
     keys += values
     return sorted_sum(keys, np.asarray(rows, dtype=np.int64))
 
@@ -254,10 +324,14 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
     session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
     session.execute(q.ledger.close_cells(t.series_cells, name, v.number, catalog.OPEN), "closing changed blocks")
     session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
-    mine = (published > 0) & np.isin(v.blocks, changed)
+    mine = published > 0
+    if ledger.latest is not None and _same_shape(ledger.latest.layout, v.layout):  # else every block changed
+        mine &= np.isin(v.blocks, changed, kind="table")
+    kept: np.ndarray | slice = slice(None) if mine.all() else mine  # no copies of the cells when all are kept
     width = int(v.values.max(initial=0)) + 1
-    keys, rows_of = _summed(v.blocks[mine], v.values[mine], published[mine], width)
-    block, value = np.divmod(keys, width)
+    keys, rows_of = _summed(v.blocks[kept], v.values[kept], published[kept], width)
+    block, value = (_fitted(a) for a in np.divmod(keys, width))
+    rows_of = _fitted(rows_of)  # DuckDB keeps every inserted array until the transaction ends: narrow ones
     names = list(t.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
     session.load_columns(t.series_cells, dict(zip(names, (name, block, value, rows_of, v.number, catalog.OPEN))),
                          "recording the version's content")

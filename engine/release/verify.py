@@ -44,18 +44,21 @@ class Counted:
         self.combo: np.ndarray = combo.reshape(-1)
         self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
 
-    def _cells(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """The (block, counted values) key of each cell with ``rows`` > 0, and those cells' positions."""
-        kept = np.flatnonzero(rows > 0)
-        width = max(len(self.combos), 1)
-        key = self.cand.cell_block[kept].astype(np.int64) * width
+    def _cells(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | slice]:
+        """The (block, counted values) key of each cell with ``rows`` > 0, and those cells' positions (a slice of
+        all of them when every cell has rows: no index array as long as the candidate)."""
+        positive = rows > 0
+        kept: np.ndarray | slice = slice(None) if positive.all() else np.flatnonzero(positive)
+        del positive
+        key = self.cand.cell_block[kept].astype(np.int64)
+        key *= max(len(self.combos), 1)
         key += self.combo[self.cand.value_index[kept]]
         return key, kept
 
     def counts(self, rows: np.ndarray) -> NodeCounts:
         """NodeCounts of the cells with ``rows`` > 0 (``rows`` per cell), cells with the same counted values merged."""
         key, kept = self._cells(rows)
-        uniq, sums = sorted_sum(key, rows[kept].astype(np.int64))
+        uniq, sums = sorted_sum(key, rows[kept].astype(np.int64, copy=False))
         width = max(len(self.combos), 1)
         block, combo = np.divmod(uniq, width)
         return NodeCounts.from_cells(self.wh.attributes, self.node, self.cand.block_codes[block],

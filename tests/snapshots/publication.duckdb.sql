@@ -8,20 +8,33 @@ CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, sr
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
 WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
 
--- coded_cells
-SELECT veil_cells.g0, veil_cells.g1, dense_rank() OVER (ORDER BY veil_cells.v0, veil_cells.v1) - $1 AS vid, veil_cells.n 
-FROM veil_cells;
-
--- cell_values
-SELECT ranked.v0, ranked.v1, ranked.vid 
-FROM (SELECT vals.v0 AS v0, vals.v1 AS v1, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - $1 AS vid 
+-- values_table
+CREATE TEMPORARY TABLE veil_cell_values AS SELECT vals.v0, vals.v1, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - $1 AS vid 
 FROM (SELECT DISTINCT veil_cells.v0 AS v0, veil_cells.v1 AS v1 
-FROM veil_cells) AS vals) AS ranked ORDER BY ranked.vid;
+FROM veil_cells) AS vals;
 
--- cell_values_without_columns
-SELECT $1 AS vid 
+-- values_table_without_columns
+CREATE TEMPORARY TABLE veil_cell_values AS SELECT $1 AS vid 
 FROM veil_cells 
  LIMIT $2;
+
+-- coded_cells
+SELECT c.g0, c.g1, r.vid, c.n 
+FROM veil_cells AS c JOIN veil_cell_values AS r ON c.v0 = r.v0 AND coalesce(c.v1, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) AND (c.v1 IS NULL) = (r.v1 IS NULL);
+
+-- coded_cells_null_everywhere
+SELECT c.g0, c.g1, r.vid, c.n 
+FROM veil_cells AS c JOIN veil_cell_values AS r ON c.v1 = r.v1;
+
+-- coded_cells_without_columns
+SELECT c.g0, c.g1, r.vid, c.n 
+FROM veil_cells AS c JOIN veil_cell_values AS r ON true;
+
+-- cell_values
+SELECT veil_cell_values.v0, veil_cell_values.v1, veil_cell_values.vid 
+FROM veil_cell_values ORDER BY veil_cell_values.vid;
 
 -- release_rows
 SELECT $1 AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 

@@ -16,9 +16,10 @@ import json
 import os
 import random
 import socket
+import time
 import urllib.request
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,17 @@ def cached_tables() -> set[tuple[int, str]]:
         app = json.load(r)[0]["id"]
     with urllib.request.urlopen(f"{SPARK_UI}/api/v1/applications/{app}/storage/rdd", timeout=10) as r:
         return {(int(x["id"]), str(x["name"])) for x in json.load(r)}
+
+
+def cached_until(done: Callable[[set[tuple[int, str]]], bool], timeout: float = 60.0) -> set[tuple[int, str]]:
+    """``cached_tables()`` once ``done`` holds for it, or as it is at ``timeout``: the driver's storage list is
+    fed by its asynchronous listener bus, which lags behind the cluster on a loaded machine."""
+    deadline = time.monotonic() + timeout
+    while True:
+        now = cached_tables()
+        if done(now) or time.monotonic() > deadline:
+            return now
+        time.sleep(0.25)
 
 
 # --- the tables --------------------------------------------------------------------------------------------
