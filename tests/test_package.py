@@ -10,6 +10,7 @@ import importlib
 import os
 import pkgutil
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -92,16 +93,25 @@ def test_no_runtime_dependency_the_runtime_never_imports() -> None:
     assert not {"pandas", "pyarrow", "pyspark"} & imported
 
 
+# What a checkout holds but a build never reads (and a build's own leftovers).
+NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
+                                    ".hypothesis", ".work", "run", "veil-demo", "*.duckdb", "*.duckdb.wal")
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    out = tmp_path_factory.mktemp("wheel")
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(ROOT)],
+    """The wheel, built from a copy of the source tree: setuptools builds in the tree (``build/``), and tests on
+    other pytest-xdist workers may build at the same time."""
+    out, tree = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("tree") / "veil"
+    shutil.copytree(ROOT, tree, ignore=NOT_SOURCE)
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(tree)],
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr
     (path,) = out.glob("veil-*.whl")
     return path
 
 
+@pytest.mark.xdist_group("wheel")  # one build for both tests
 def test_wheel_holds_veil_and_its_data_and_nothing_named_engine(wheel: Path) -> None:
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"veil", f"veil-{veil.__version__}.dist-info"}
@@ -117,6 +127,7 @@ def test_wheel_holds_veil_and_its_data_and_nothing_named_engine(wheel: Path) -> 
     assert not [r for r in runtime if re.search(r"pandas|pyarrow|pycanon", r)]
 
 
+@pytest.mark.xdist_group("wheel")
 def test_installed_wheel_runs_without_the_source_tree(wheel: Path, tmp_path: Path) -> None:
     """A non-editable install (the wheel in a folder of its own, dependencies from this environment):
     ``import veil`` comes from there, nothing named ``engine`` is installed, the demo finds its data."""
