@@ -13,7 +13,8 @@ search, the rest), the optimal node, and the ratio to the floor.  Results: ``ben
     nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy --release
 
 ``--release``: after the ``entropy`` set's search (the demo's models), ``veil init`` + ``veil release`` of the same
-config from scratch (version 1, fresh process): its wall time and peak RSS beside the search's, and their ratio.
+config from scratch (version 1, fresh process): its wall time and peak RSS beside the search's, and their ratio;
+then ``veil release --force`` (version 2, compared with version 1): ``release_v2_*``.
 """
 
 from __future__ import annotations
@@ -218,28 +219,41 @@ def fresh_release(backend: str, rows: int) -> None:
 
 
 def run_release(directory: Path, backend: str, rows: int, timeout: float) -> dict[str, Any]:
-    """``veil init`` + ``veil release --json`` of the demo config (models of the ``entropy`` set) from scratch,
-    in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS (and PostgreSQL's peak private memory)."""
+    """``veil init`` + ``veil release --json`` of the demo config (models of the ``entropy`` set) from scratch, then
+    ``veil release --force --json`` (version 2 of the same source: the node kept, every cell compared with version
+    1 — the nightly run's path), each in a fresh process under ``/usr/bin/time -v``: wall time, peak RSS (and
+    PostgreSQL's peak private memory)."""
     fresh_release(backend, rows)
     config = str(directory / "veil.toml")
     subprocess.run([VEIL, "init", "--config", config], check=True, capture_output=True, cwd=directory)
+    first = _timed_release([VEIL, "release", "--json", "--config", config], directory, backend, timeout, "release")
+    if not first["release_finished"]:
+        return first
+    second = _timed_release([VEIL, "release", "--force", "--json", "--config", config], directory, backend, timeout,
+                            "release_v2")
+    return {**first, **second}
+
+
+def _timed_release(command: list[str], directory: Path, backend: str, timeout: float, key: str) -> dict[str, Any]:
     sampler = ServerMemory() if backend == "postgresql" else None
     started = time.perf_counter()
     try:
-        proc = subprocess.run(["/usr/bin/time", "-v", VEIL, "release", "--json", "--config", config],
-                              capture_output=True, text=True, timeout=timeout, cwd=directory)
+        proc = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout,
+                              cwd=directory)
     except subprocess.TimeoutExpired:
         if sampler is not None:
             sampler.stop()
-        return {"release_finished": False, "release_seconds": timeout}
+        return {f"{key}_finished": False, f"{key}_seconds": timeout}
     seconds = time.perf_counter() - started
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
-    return {"release_finished": proc.returncode == 0, "release_seconds": round(seconds, 3),
-            "release_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
-            **({"release_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
-            "release_node": doc.get("node"), "rows_published": doc.get("rows_published"),
-            **({} if proc.returncode == 0 else {"release_stderr": proc.stderr[-400:]})}
+    return {f"{key}_finished": proc.returncode == 0, f"{key}_seconds": round(seconds, 3),
+            f"{key}_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+            **({f"{key}_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
+            f"{key}_version": doc.get("version"), f"{key}_node": doc.get("node"),
+            f"{key}_rows_published": doc.get("rows_published"),
+            **({f"{key}_series": doc["series"]} if doc.get("series") else {}),
+            **({} if proc.returncode == 0 else {f"{key}_stderr": proc.stderr[-400:]})}
 
 
 def main() -> None:
@@ -251,7 +265,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
     parser.add_argument("--duckdb-memory-limit", help="e.g. 512MB: DuckDB's memory_limit in the source URL")
     parser.add_argument("--release", action="store_true",
-                        help="after the entropy set's search, time `veil release` of the same config (version 1)")
+                        help="after the entropy set's search, time `veil release` of the same config (version 1, then a "
+                             "forced version 2 compared with it)")
     args = parser.parse_args()
     results: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
     for rows in args.rows:

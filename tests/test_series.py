@@ -270,3 +270,9 @@ def test_cells_sorted_by_numpy_are_the_cells_the_database_orders(data: st.DataOb
     for e, g in zip(expected, got):
         assert e.tolist() == g.tolist()
     assert ledger.packs(sizes, values) and not ledger.packs([2**31, 2**31], 2)
+
+
+@given(st.sets(st.integers(-5, 60)), st.sets(st.integers(-5, 60)))
+def test_union_of_sorted_keys_is_numpys(a: set[int], b: set[int]) -> None:
+    left, right = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)
+    assert series._union(left, right).tolist() == np.union1d(left, right).tolist() == sorted(a | b)

@@ -72,7 +72,7 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
     cells = session.columns(q.ledger.of_release(t.series_cells, name, "block_id", "value_id", "count",
                                                 "first_version", "last_version"), "reading the ledger's cells")
-    for column in ("block_id", "value_id", "first_version", "last_version"):  # ids: narrow, a version's cells are many
+    for column in cells:  # narrow: a version's cells are many
         cells[column] = _fitted(cells[column])
     rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
                                             "hierarchies", "policy").order_by(t.series_versions.c.version),
@@ -82,8 +82,10 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
         layout = Layout(tuple(json.loads(node)), tuple(chains[digests[a]] for a in json.loads(attributes)),
                         tuple(cols["sensitive"]), tuple(cols["keep"]))
         live = (cells["first_version"] <= number) & (number <= cells["last_version"])
-        ledger.versions.append(Version(int(number), layout, cells["block_id"][live], cells["value_id"][live],
-                                       cells["count"][live], cols["totals"], policy != "off"))
+        every = bool(live.all())  # one version (or all cells still valid): its columns are the ledger's, not copies
+        ledger.versions.append(Version(int(number), layout, *(cells[c] if every else cells[c][live]
+                                                              for c in ("block_id", "value_id", "count")),
+                                       cols["totals"], policy != "off"))
         ledger.policies[int(number)] = policy
     return ledger
 
@@ -231,18 +233,37 @@ def _fitted(a: np.ndarray) -> np.ndarray:
 
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
             want_values: np.ndarray) -> np.ndarray:
-    """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none)."""
+    """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none).
+    Keys are packed into one int64 and sorted once; temporaries are dropped as soon as they are used (a version's
+    cells are many).
+
+    >>> cells = np.array([0, 0, 1]), np.array([1, 1, 0]), np.array([2, 3, 4])   # blocks, values, counts
+    >>> _lookup(*cells, np.array([0, 1, 1]), np.array([1, 0, 1])).tolist()
+    [5, 4, 0]
+    """
     width = int(max(values.max(initial=0), want_values.max(initial=0))) + 1
-    keys = blocks.astype(np.int64) * width + values
-    order = np.argsort(keys, kind="stable")
-    keys, counts = keys[order], counts[order]
-    uniq, start = np.unique(keys, return_index=True)
-    sums = np.add.reduceat(counts, start) if len(keys) else np.zeros(0, dtype=np.int64)
-    want = want_blocks.astype(np.int64) * width + want_values
+    keys = blocks.astype(np.int64) * width
+    keys += values
+    order = np.argsort(keys)
+    keys = keys[order]
+    counts = counts[order]
+    del order
+    if len(keys) == 0:
+        return np.zeros(len(want_blocks), dtype=np.int64)
+    first = np.empty(len(keys), dtype=bool)
+    first[0] = True
+    np.not_equal(keys[1:], keys[:-1], out=first[1:])
+    start = np.flatnonzero(first)
+    del first
+    uniq, sums = keys[start], np.add.reduceat(counts, start)
+    del keys, counts, start
+    want = want_blocks.astype(np.int64) * width
+    want += want_values
     pos = np.searchsorted(uniq, want)
-    found = (pos < len(uniq)) & (uniq[np.minimum(pos, max(len(uniq) - 1, 0))] == want) if len(uniq) \
-        else np.zeros(len(want), dtype=bool)
-    out = np.zeros(len(want), dtype=np.int64)
+    np.minimum(pos, len(uniq) - 1, out=pos)
+    found = uniq[pos] == want
+    del want
+    out = np.zeros(len(found), dtype=np.int64)
     out[found] = sums[pos[found]]
     return out
 

@@ -146,7 +146,7 @@ class _Sums:
         lk += left_value
         rk = right_class.astype(np.int64) * width
         rk += right_value
-        uniq = np.union1d(np.unique(rk), np.unique(lk))  # no concatenation of the two sides' cells
+        uniq = _union(np.unique(rk), np.unique(lk))
         left = np.bincount(np.searchsorted(uniq, lk), weights=left_count, minlength=len(uniq)).astype(np.int64)
         del lk
         narrow = np.int32 if len(uniq) < 2**31 else np.int64
@@ -160,6 +160,26 @@ class _Sums:
         total = np.bincount(self.right, weights=right_count, minlength=len(self.left)).astype(np.int64) - self.left
         nz = total != 0
         return self.keys[nz], total[nz]
+
+
+def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The union of two sorted arrays of distinct keys, sorted (``np.union1d`` without its concatenated copy of
+    both: versions mostly share their keys, so only ``b``'s own are added to ``a``).
+
+    >>> _union(np.array([1, 3, 5]), np.array([2, 3, 6])).tolist()
+    [1, 2, 3, 5, 6]
+    """
+    if len(a) == 0 or len(b) == 0:
+        return a if len(b) == 0 else b
+    at = np.searchsorted(a, b)
+    np.minimum(at, len(a) - 1, out=at)
+    only = b[a[at] != b]
+    del at
+    if len(only) == 0:
+        return a
+    out = np.concatenate([a, only])
+    out.sort()
+    return out
 
 
 @dataclass(eq=False)
