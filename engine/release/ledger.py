@@ -234,8 +234,7 @@ def _fitted(a: np.ndarray) -> np.ndarray:
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
             want_values: np.ndarray) -> np.ndarray:
     """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none).
-    Keys are packed into one int64 and sorted once; temporaries are dropped as soon as they are used (a version's
-    cells are many).
+    Keys are packed into one int64 and summed by ``counts.sorted_sum`` (a version's cells are many).
 
     >>> cells = np.array([0, 0, 1]), np.array([1, 1, 0]), np.array([2, 3, 4])   # blocks, values, counts
     >>> _lookup(*cells, np.array([0, 1, 1]), np.array([1, 0, 1])).tolist()
@@ -244,19 +243,10 @@ def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blo
     width = int(max(values.max(initial=0), want_values.max(initial=0))) + 1
     keys = blocks.astype(np.int64) * width
     keys += values
-    order = np.argsort(keys)
-    keys = keys[order]
-    counts = counts[order]
-    del order
-    if len(keys) == 0:
+    uniq, sums = sorted_sum(keys, counts)
+    del keys
+    if len(uniq) == 0:
         return np.zeros(len(want_blocks), dtype=np.int64)
-    first = np.empty(len(keys), dtype=bool)
-    first[0] = True
-    np.not_equal(keys[1:], keys[:-1], out=first[1:])
-    start = np.flatnonzero(first)
-    del first
-    uniq, sums = keys[start], np.add.reduceat(counts, start)
-    del keys, counts, start
     want = want_blocks.astype(np.int64) * width
     want += want_values
     pos = np.searchsorted(uniq, want)
