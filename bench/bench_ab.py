@@ -5,10 +5,11 @@ with one floor measured in the same run.  Ratios between sessions on a shared ma
 The earlier commit is checked out as a git worktree and imported first through ``PYTHONPATH`` (a folder whose
 ``veil`` links to the worktree's ``engine/``); both sides use this checkout's ``.venv``.  Each side's optimum
 and exact value are recorded, so a speed-up that changed the answer shows.  Results:
-``bench/results/scale-ab-<commit>-<rows>.json``.
+``bench/results/scale-ab-<commit>-<rows>.json`` (``-postgresql`` added on PostgreSQL).
 
     nice .venv/bin/python bench/bench_ab.py --before 1559279 --rows 10000000 --sets entropy closeness
     nice .venv/bin/python bench/bench_ab.py --before 7bfc786 --rows 10000000 --sets entropy --release
+    nice .venv/bin/python bench/bench_ab.py --before 54c2fa4 --rows 1000000 --sets k entropy --backend postgresql
 
 ``--release``: after each side's search of a set, ``veil init`` + ``veil release --json`` of the same config from
 scratch (version 1, the release objects dropped first), timed and measured alike.
@@ -30,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-from bench.bench_scale import SETS, config_dir, floor_seconds, fresh_release  # noqa: E402
+from bench.bench_scale import SETS, config_dir, floor_seconds, fresh_release, postgres_table  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 
 PY = str(Path(sys.executable))
@@ -56,10 +57,10 @@ def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
             **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")}}
 
 
-def release(config: Path, env: dict[str, str], rows: int) -> dict[str, Any]:
+def release(config: Path, env: dict[str, str], rows: int, backend: str) -> dict[str, Any]:
     """``veil init`` + ``veil release --json`` of ``config`` from scratch in fresh interpreters: the release's
     wall time, peak RSS and what it published."""
-    fresh_release("duckdb", rows)
+    fresh_release(backend, rows)
     command = ["/usr/bin/time", "-v", PY, "-c", RUN_CLI]
     environ = {**os.environ, **env}
     subprocess.run([PY, "-c", RUN_CLI, "init", "--config", str(config)], check=True, capture_output=True,
@@ -82,6 +83,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--sets", nargs="+", default=["entropy", "closeness"], choices=list(SETS))
     parser.add_argument("--release", action="store_true", help="also time `veil release` of each set's config")
+    parser.add_argument("--backend", default="duckdb", choices=["duckdb", "postgresql"])
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
                             text=True).stdout.strip()
@@ -91,23 +93,26 @@ def main() -> None:
         try:
             package.mkdir()
             (package / "veil").symlink_to(tree / "engine")
-            floor = round(floor_seconds("duckdb", args.rows)[0], 3)
-            out: dict[str, Any] = {"rows": args.rows, "backend": "duckdb", "before": commit,
+            if args.backend == "postgresql":
+                postgres_table(args.rows)
+            floor = round(floor_seconds(args.backend, args.rows)[0], 3)
+            out: dict[str, Any] = {"rows": args.rows, "backend": args.backend, "before": commit,
                                    "floor_seconds": floor, "runs": []}
             for name in args.sets:
                 config = Path(tmp) / name / "veil.toml"
-                shutil.copytree(config_dir("duckdb", args.rows, SETS[name]), config.parent)
+                shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)
                 for code, env in ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})):
                     run = {"models": name, "code": code, **search(config, env)}
                     run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
                     if args.release:
-                        run.update(release(config, env, args.rows))
+                        run.update(release(config, env, args.rows, args.backend))
                         run["release_to_search"] = round(run["release_seconds"] / run["seconds"], 2)
                     out["runs"].append(run)
                     print(json.dumps(run), flush=True)
         finally:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
-    path = RESULTS / f"scale-ab-{commit}-{args.rows}{'-release' if args.release else ''}.json"
+    suffix = ("-release" if args.release else "") + ("-postgresql" if args.backend == "postgresql" else "")
+    path = RESULTS / f"scale-ab-{commit}-{args.rows}{suffix}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(path)
 

@@ -6,8 +6,8 @@ best of two), the search's wall time and peak RSS (``/usr/bin/time -v`` of the c
 server's peak private memory above its baseline (sampled every 0.2 s), nodes evaluated, node queries issued
 (size-only / streamed), the phases (``work`` of ``veil search --json``: prepare, node queries, checkers and
 search, the rest), the optimal node, and the ratio to the floor.  Results: ``bench/results/scale.json``
-(``scale-stop16.json``: the figures before issue 11's flat-memory work; ``scale-stop17.json``,
-``scale-stop18.json`` and ``scale-stop19.json``: earlier sessions'; same machine).
+(``scale-stop16.json``: the figures before issue 11's flat-memory work; ``scale-stop17.json`` to
+``scale-stop21.json``: earlier sessions'; same machine).
 
     nice python bench/bench_scale.py --rows 1000000 --backends duckdb postgresql
     nice python bench/bench_scale.py --rows 10000000 --backends duckdb --sets k entropy --release

@@ -498,6 +498,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     """Entry point: usage errors (unknown option, missing value, bad flag, no command) are one line on
     stderr and exit 1 — never click's exit 2, which means "no node satisfies the models" here."""
     args = list(sys.argv[1:] if argv is None else argv)
+    if argv is None:  # the ``veil`` program itself: freed cells go back to the system (veil.heap)
+        from veil.heap import pin_mmap_threshold
+        pin_mmap_threshold()
     try:
         code = app(args=args, prog_name="veil", standalone_mode=False)
     except click.ClickException as exc:

@@ -228,6 +228,35 @@ def segment_reduce(ufunc: np.ufunc, x: np.ndarray, indptr: np.ndarray, empty: fl
     return out
 
 
+def narrowed(a: np.ndarray) -> np.ndarray:
+    """``a`` as int32 when every value fits (a version's cells are many), else as it is.
+
+    >>> narrowed(np.array([1, 2**31 - 1])).dtype, narrowed(np.array([2**31])).dtype
+    (dtype('int32'), dtype('int64'))
+    """
+    return a.astype(np.int32) if len(a) and fits_int32(a) else a
+
+
+def fits_int32(a: np.ndarray) -> bool:
+    """Every value of ``a`` fits an int32 (an empty array's do)."""
+    return not len(a) or (-2**31 <= int(a.min()) and int(a.max()) < 2**31)
+
+
+def pair_keys(high: np.ndarray, low: np.ndarray, width: int) -> np.ndarray:
+    """One int64 key per pair: ``high · width + low`` (``low`` below ``width``), ordered as the pairs are.
+
+    >>> pair_keys(np.array([0, 2], dtype=np.int32), np.array([3, 1]), 5).tolist()
+    [3, 11]
+    """
+    key = high.astype(np.int64)
+    key *= width
+    key += low
+    return key
+
+
+_SLICE = 1 << 20  # elements per slice of ``sorted_sum``'s index work
+
+
 def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``key`` sorted with repeats merged (their counts summed).  A sort of the key packed with the cell's index
     (one int64, sorted in place) is ~5x faster than ``argsort``; already sorted keys are not sorted again."""
@@ -236,9 +265,13 @@ def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarr
         bits = max(int(n - 1).bit_length(), 1)
         if int(key.max()) < 2 ** (62 - bits):
             packed = np.left_shift(key, bits)
-            packed |= np.arange(n, dtype=np.int64)
+            for lo in range(0, n, _SLICE):  # the cells' indexes, a slice at a time (no index array as long)
+                packed[lo:lo + _SLICE] |= np.arange(lo, min(lo + _SLICE, n), dtype=np.int64)
             packed.sort()
-            count = count[packed & ((1 << bits) - 1)]
+            moved = np.empty_like(count)
+            for lo in range(0, n, _SLICE):
+                moved[lo:lo + _SLICE] = count[packed[lo:lo + _SLICE] & ((1 << bits) - 1)]
+            count = moved
             key = np.right_shift(packed, bits, out=packed)
         else:
             order = np.argsort(key, kind="stable")
@@ -249,7 +282,7 @@ def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarr
         np.not_equal(key[1:], key[:-1], out=first[1:])
         if not first.all():
             starts = np.flatnonzero(first)
-            return key[starts], np.add.reduceat(count, starts)
+            return key[starts], np.add.reduceat(count, starts, dtype=np.int64)
     return key, count
 
 

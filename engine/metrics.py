@@ -300,20 +300,24 @@ class OnSizes:
         return isinstance(self.metric, (AverageBlockSize, Discernibility))
 
     @staticmethod
-    def _entries(counts: NodeCounts, weights: np.ndarray) -> list[tuple[int, int]]:
-        """(size, blocks) per entry as Python ints (exact sums whatever the magnitudes)."""
-        return list(zip((int(x) for x in counts.sizes.tolist()), (int(w) for w in np.asarray(weights).tolist())))
+    def _entries(counts: NodeCounts, weights: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:
+        """(sizes, blocks) per entry, as int64 when every sum below stays under ``rows²`` < 2⁶³ (Σ n(E)² ≤
+        (Σ n(E))², Σ n(E) · |T| ≤ |T|²: exact in numpy), else as Python ints (exact whatever the magnitudes)."""
+        if int(rows) <= _INT64_SAFE_ROWS:
+            return np.asarray(counts.sizes, dtype=np.int64), np.asarray(weights, dtype=np.int64)
+        return (np.array([int(x) for x in counts.sizes.tolist()], dtype=object),
+                np.array([int(w) for w in np.asarray(weights).tolist()], dtype=object))
 
     def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
         weights = getattr(counts, "weights", None)
         if weights is None or not isinstance(self.metric, (Discernibility, AverageBlockSize)):
             return self.metric.loss(counts, suppressed, rows)
-        entries = self._entries(counts, weights)
-        gone = [bool(x) for x in np.asarray(suppressed).tolist()]
+        sizes, blocks = self._entries(counts, weights, rows)
+        gone = np.asarray(suppressed, dtype=bool)
         if isinstance(self.metric, Discernibility):
-            return sum(s * s * w if not g else s * w * int(rows) for (s, w), g in zip(entries, gone))
-        kept_rows = sum(s * w for (s, w), g in zip(entries, gone) if not g)
-        kept_blocks = sum(w for (_s, w), g in zip(entries, gone) if not g)
+            return int((sizes * sizes * blocks)[~gone].sum()) + int((sizes * blocks)[gone].sum()) * int(rows)
+        kept_rows = int((sizes * blocks)[~gone].sum())
+        kept_blocks = int(blocks[~gone].sum())
         return Fraction(kept_rows, kept_blocks) if kept_blocks else Fraction(int(rows))
 
     def reported(self, loss: Loss) -> float:
@@ -326,11 +330,13 @@ class OnSizes:
         weights = getattr(counts, "weights", None)
         if weights is None or not isinstance(self.metric, (Discernibility, AverageBlockSize)):
             return self.metric.bound(counts, rows, suppression)
-        entries = [(s, w) for s, w in self._entries(counts, weights) if w > 0]
+        sizes, blocks = self._entries(counts, weights, rows)
+        present = blocks > 0
+        sizes, blocks = sizes[present], blocks[present]
         if isinstance(self.metric, Discernibility):
-            return sum(s * s * w for s, w in entries)
-        if not entries:
+            return int((sizes * sizes * blocks).sum())
+        if not len(sizes):
             return Fraction(0)
         if suppression:
-            return Fraction(min(s for s, _w in entries))
-        return Fraction(sum(s * w for s, w in entries), sum(w for _s, w in entries))
+            return Fraction(int(sizes.min()))
+        return Fraction(int((sizes * blocks).sum()), int(blocks.sum()))

@@ -1,12 +1,19 @@
 """Incognito's rollups (LeFevre, DeWitt, Ramakrishnan, SIGMOD 2005): a node's counts aggregated from the
 materialized counts of a finer node instead of the base frequency set.
 
-One ``Rollups`` serves one base table: ``veil_base`` (the cells: blocks × counted sensitive values) or, when
-there are sensitive columns, ``veil_blocks`` (the blocks alone, for block-size queries).  A node read from a
+One ``Rollups`` serves one base table and one layout of it: ``veil_base``'s cells (blocks × counted sensitive
+values) or, when there are sensitive columns, its blocks alone (the sensitive values summed away, for
+block-size queries; their rollups keep no sensitive column).  A node read from a
 large source is materialized first, narrow (its own levels' codes only, ``queries.materialize``), and read from
 its own table: materializing costs what one query costs, so a node with at most ``ratio`` × its source's cells
 is kept for later rollups for free and a larger one is dropped after the query.  A node known to be too large
 (a coarser node already has too many cells, or its upper bound says so) is read from its source directly.
+
+A node that would read the base materializes a *hub* first (``Rollups.hub``): the finest node below it whose
+cells the hierarchies bound to at most ``hub_ratio`` × the base's (the product of its levels' cardinalities),
+then reads itself from the hub.  The hub costs what the node's own base read would have cost, and every later node
+above it reads the hub instead of the base: a search that wanders over the lattice reads the base a few
+times, not once per region it enters.
 
 Builds SQL only through ``veil.queries``; executes only through a backend ``Session``.
 """
@@ -14,7 +21,8 @@ Builds SQL only through ``veil.queries``; executes only through a backend ``Sess
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Iterator
+import math
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 from veil import queries as q
@@ -31,6 +39,7 @@ class Counters:
 
     rolled_up: int = 0
     materialized: int = 0
+    hubs: int = 0   # of those, hubs materialized before a node that would have read the base
 
 
 @dataclass
@@ -55,6 +64,9 @@ class Rollups:
     budget: float = 1.0
     bounded: bool = False
     upper: Callable[[Node], int | None] = lambda _node: None
+    cardinalities: tuple[tuple[int, ...], ...] = ()
+    spread: int = 1
+    hub_ratio: float = 0.1
     kept: dict[Node, tuple[int, int]] = field(default_factory=dict)   # node -> (ident, cells)
     _last_used: dict[Node, int] = field(default_factory=dict)
     _least: dict[Node, int] = field(default_factory=dict)    # lower bounds on cells
@@ -68,6 +80,13 @@ class Rollups:
         base.  An own table too large to keep is dropped when the query is done."""
         self._reads += 1
         name, floor, cells = self._finest(node)
+        hub = self.hub(node) if floor is None else None
+        if hub is not None:
+            number = ident()
+            made = self._materialize(number, hub, None, self.base, what)
+            self._keep(hub, number, made, what)
+            self.counters.hubs += 1
+            name, floor, cells = self.layout.node_table(number, hub).name, hub, made
         self.counters.rolled_up += floor is not None
         if not self._worth(node, cells):
             yield name, floor
@@ -86,6 +105,41 @@ class Rollups:
                 self.session.execute(q.drop_table(table), what)
             raise
         self.session.execute(q.drop_table(table), what)
+
+    def hub(self, node: Node) -> Node | None:
+        """The hub to materialize before ``node`` reads the base: from ``node``, levels lowered one at a time — each
+        time the one multiplying the cells' bound least — while the bound stays within ``hub_ratio`` × the base's
+        cells; ``None`` when no level can be lowered (or rollups are off, or the base is small).  Projected-out
+        QIs stay projected out.
+
+        A base of 1,000 cells allows hubs of 250 (``hub_ratio`` 0.25).  From (2, 1), lowering QI 1 multiplies the bound
+        by 5 and QI 0 by 10: (2, 0) bounds 5 cells, then (1, 0) 50; (0, 0) would bound 500.
+
+        >>> r = Rollups(None, q.Layout((2, 1), 0), q.BASE, 1000, Counters(), set(), min_cells=1,
+        ...             cardinalities=((100, 10, 1), (5, 1)), hub_ratio=0.25)
+        >>> r.hub((2, 1)), r.hub((1, 0)), r.hub((0, 1)), r.hub((2, None))
+        ((1, 0), None, None, (0, None))
+        """
+        if not self.enabled or not self.cardinalities or self.base_cells < self.min_cells:
+            return None
+        limit = self.hub_ratio * self.base_cells
+        levels = list(node)
+        while True:
+            options = []
+            for i, level in enumerate(levels):
+                if level:
+                    lowered = levels[:i] + [level - 1] + levels[i + 1:]
+                    bound = self._bound(lowered)
+                    if bound <= limit:
+                        options.append((bound, i, lowered))
+            if not options:
+                break
+            levels = min(options)[2]
+        return tuple(levels) if tuple(levels) != tuple(node) else None
+
+    def _bound(self, node: Sequence[Level]) -> int:
+        """The most cells ``node`` can have: its levels' cardinalities and ``spread`` multiplied."""
+        return math.prod(self.cardinalities[i][lv] for i, lv in enumerate(node) if lv is not None) * self.spread
 
     def know(self, node: Node, cells: int, exact: bool = False) -> None:
         """Remember a lower bound on ``node``'s cells — every node below it has at least as many — or (``exact``)

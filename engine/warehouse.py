@@ -83,7 +83,7 @@ class Stats:
                 "node_queries": self.node_queries, "size_queries": self.size_queries,
                 "test_queries": self.test_queries, "undecided": self.undecided, "streamed": self.streamed,
                 "chunks": self.chunks, "rolled_up": self.rolled_up,
-                "materialized": self.materialized, "rows_read": self.rows_read,
+                "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
                 "base_cells": self.base_cells}
 
 
@@ -106,7 +106,8 @@ class Warehouse:
     block_tests_enabled: bool = True  # the search may decide reducible models in SQL (tests force the stream)
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
-    rollup_budget: float = 1.0  # materialized rollup cells kept at once, as a multiple of the base's cells
+    rollup_budget: float = 2.0  # materialized rollup cells kept at once, as a multiple of the base's cells
+    hub_ratio: float = 0.1      # a hub holds at most this share of the base's cells (``veil.rollup``)
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     on_step: Callable[[str], None] = lambda _msg: None
@@ -120,11 +121,13 @@ class Warehouse:
     _sizes: dict[tuple[Level, ...], SizeHistogram] = field(default_factory=dict)
     summaries: dict[Any, SizeHistogram] = field(default_factory=dict)  # evaluated nodes, by (specification, node)
     _cells: Rollups | None = None    # rollups of the cells (veil_base)
-    _blocks: Rollups | None = None   # rollups of the blocks alone (veil_blocks; the cells without sensitive columns)
+    _blocks: Rollups | None = None   # rollups of the blocks alone (the base without its sensitive columns)
     _up_tables: set[tuple[int, int]] = field(default_factory=set)
     _idents: int = 0
     _base_cells: int = 0
     _cached_bytes: int = 0
+    _not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after end_counting)
+    _ended: bool = False
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -255,6 +258,7 @@ class Warehouse:
         self.session.execute(q.base_coded(self.layout, table, qis, self.sensitive, not_null, cards,
                                           [d.size for d in self.domains], tiny=self.session.backend.tiny_integers),
                              f"coding source table {self.table_name!r} into the base frequency set")
+        self._not_null = tuple(not_null)
         base = self.layout.base()
         coded, cells = self.session.rows(sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count()),
                                          "checking the base frequency set")[0]
@@ -293,7 +297,7 @@ class Warehouse:
             return cached
         started = time.perf_counter()
         what = f"counting the block sizes of node {_show(node)}"
-        blocks = self._block_rollups(what)
+        blocks = self._block_rollups()
         with self._reading(blocks, node, what) as (name, floor):
             data = self.session.columns(q.node_sizes(blocks.layout, node, floor, source=name), what)
         self.stats.size_queries += 1
@@ -401,27 +405,32 @@ class Warehouse:
         return self._idents
 
     def _rollups(self, base: str, layout: q.Layout, cells: int, bounded: bool) -> Rollups:
+        cards = tuple(tuple(h.cardinality(j) for j in range(h.height + 1)) for h in self.hierarchies)
+        spread = math.prod(d.size for d in self.domains[:layout.sensitive_count])
         return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=self.rollup,
                        ratio=self.rollup_ratio, min_cells=self.rollup_min_cells, budget=self.rollup_budget,
-                       bounded=bounded, upper=self._cells_bound)
+                       bounded=bounded, upper=self._cells_bound, cardinalities=cards, spread=spread,
+                       hub_ratio=self.hub_ratio)
 
     @property
     def _cell_rollups(self) -> Rollups:
+        if self._cells is None and self._ended:  # a node after end_counting (a release's report): code it again
+            self.on_step(f"coding {self.table_name} into the base frequency set again")
+            self._ended = False
+            self._code_base(self._not_null)
         if self._cells is None:
-            raise RuntimeError("prepare() the warehouse before counting nodes")
+            raise RuntimeError("no base frequency set: prepare() the warehouse before counting nodes")
         return self._cells
 
-    def _block_rollups(self, what: str) -> Rollups:
-        """Rollups for block-size queries: of the cells when no sensitive column is counted, else of
-        ``veil_blocks`` (the cells summed over the sensitive values, built on first use): a size query then
-        reads no more rows than a k-anonymity search's."""
+    def _block_rollups(self) -> Rollups:
+        """Rollups for block-size queries: of the cells when no sensitive column is counted, else of the same base
+        read without its sensitive columns (its blocks' sizes summed over them), whose rollups — hubs first —
+        keep the blocks alone: a size query then reads no more rows than a k-anonymity search's rollups."""
+        cells = self._cell_rollups
         if not self.sensitive:
-            return self._cell_rollups
+            return cells
         if self._blocks is None:
-            self.session.execute(q.blocks_table(self.layout), what)
-            blocks = q.Layout(self.heights, 0)
-            cells = int(self.session.scalar(q.count_rows(blocks.wide(q.BLOCKS)), what))
-            self._blocks = self._rollups(q.BLOCKS, blocks, cells, bounded=False)
+            self._blocks = self._rollups(q.BASE, q.Layout(self.heights, 0), self._base_cells, bounded=False)
         return self._blocks
 
     def _cells_bound(self, node: tuple[Level, ...]) -> int | None:
@@ -433,20 +442,27 @@ class Warehouse:
         return hist.n_blocks * math.prod(d.size for d in self.domains)
 
     def end_search(self) -> None:
-        """The search is over: drop the rollups it kept and the table of block sizes (``veil_blocks``), and let the
-        database free them where that cannot change what the run reads (``Session.settle``).  The base frequency
-        set stays; a later node query works as before, materializing again what it needs."""
-        what = "dropping the search's working tables"
+        """The search is over: drop the rollups it kept, and let the database free them where that cannot change
+        what the run reads (``Session.settle``).  The base frequency set stays; a later node query works as
+        before, materializing again what it needs."""
         for rollups in self.rollups:
-            rollups.drop_kept(what)
-        if self._blocks is not None:
-            self.session.execute(q.drop_table(q.BLOCKS), what)
-            self._blocks = None
+            rollups.drop_kept("dropping the search's working tables")
         self.session.settle()
+
+    def end_counting(self) -> None:
+        """The run counts no more nodes (a release holding its node's counts): drop the rollups and the base
+        frequency set itself, and let the database free them before the release's own steps grow.  A node
+        query after this (a release's report) codes the base again from the source: one more scan."""
+        self.end_search()
+        if self._cells is not None:
+            self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
+            self._cells = self._blocks = None
+            self._ended = True
+            self.session.settle()
 
     @property
     def rollups(self) -> tuple[Rollups, ...]:
-        """This run's rollups: of the cells, and of the blocks when those are a table of their own."""
+        """This run's rollups: of the cells, and of the blocks alone when sensitive values are counted."""
         return tuple(r for r in (self._cells, self._blocks) if r is not None)
 
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:

@@ -49,9 +49,11 @@ def statements() -> dict[str, object]:
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
         "up_table": q.up_table(lay, 0, 1),
-        "blocks_table": q.blocks_table(lay),
         "node_read_from_its_own_table": q.node_counts(lay, (1, None, 1), (1, None, 1), source="veil_node_4"),
         "node_sizes_from_its_own_table": q.node_sizes(sizes, (1, None, 1), (1, None, 1), source="veil_node_4"),
+        # block sizes read from veil_base without its sensitive columns (summed away), and a hub materialized there
+        "node_sizes_from_the_cells": q.node_sizes(sizes, (2, 1, 1)),
+        "hub_of_the_blocks": q.materialize(sizes, 6, (1, 0, 1)),
     }
 
 

@@ -272,6 +272,31 @@ def test_cells_sorted_by_numpy_are_the_cells_the_database_orders(data: st.DataOb
     assert ledger.packs(sizes, values) and not ledger.packs([2**31, 2**31], 2)
 
 
+pairs = st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=25)
+
+
+@settings(max_examples=200, deadline=None)
+@given(pairs, pairs, pairs, st.booleans(), st.data())
+def test_sums_of_sorted_distinct_cells_take_their_shortcuts_exactly(left: set, gone: set, new: set, same: bool,
+                                                                    data: st.DataObject) -> None:
+    """Versions' cells are distinct and mostly sorted: the same keys on both sides (a node kept, nothing changed)
+    or a few added and removed.  ``_Sums.of`` then sorts and copies nothing, and its keys, positions and sums are
+    those of a plain union of the keys."""
+    right = sorted(left) if same else sorted((left - gone) | new)
+    lt, rt = np.array(sorted(left), dtype=np.int32).reshape(-1, 2), np.array(right, dtype=np.int32).reshape(-1, 2)
+    counts = np.array(data.draw(st.lists(st.integers(1, 9), min_size=len(lt), max_size=len(lt))), dtype=np.int32)
+    got = series._Sums.of(rt[:, 0], rt[:, 1], lt[:, 0], lt[:, 1], counts)
+    lk, rk = lt[:, 0].astype(np.int64) * 7 + lt[:, 1], rt[:, 0].astype(np.int64) * 7 + rt[:, 1]
+    keys = np.union1d(lk, rk)
+    assert got.keys.tolist() == np.column_stack([keys // 7, keys % 7]).tolist()
+    right = np.arange(len(rk)) if got.right is None else got.right  # None: the later cells are the keys
+    assert right.tolist() == np.searchsorted(keys, rk).tolist()
+    assert got.right is not None or len(keys) == len(rk)
+    assert got.right is None or not (same and len(rk) > 1)  # the same cells on both sides: no positions made
+    assert got.left.tolist() == np.bincount(np.searchsorted(keys, lk), weights=counts,
+                                            minlength=len(keys)).astype(np.int64).tolist()
+
+
 @given(st.sets(st.integers(-5, 60)), st.sets(st.integers(-5, 60)))
 def test_union_of_sorted_keys_is_numpys(a: set[int], b: set[int]) -> None:
     left, right = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import random
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -201,6 +202,24 @@ def test_size_histogram_hand_computed() -> None:
     assert (tight.evaluate(hist, rows=10).passed, tight.evaluate(hist, rows=10).prune_down) == (False, True)
 
 
+def test_size_metrics_stay_exact_beyond_int64() -> None:
+    """Discernibility and average block size on a size histogram are exact integers and fractions: int64 sums
+    below |T|² < 2⁶³, Python integers beyond (two blocks of 3·10⁹ rows and one of 1: Σ n² = 18·10¹⁸ + 1)."""
+    big = SizeHistogram((0,), np.array([1, 3_000_000_000]), np.array([1, 2]))
+    rows = 6_000_000_001
+    keep, drop_one = np.array([False, False]), np.array([True, False])
+    dm, avg = OnSizes(Discernibility()), OnSizes(make_metric("avg-block-size", (1,)))
+    assert dm.loss(big, keep, rows) == 2 * 3_000_000_000 ** 2 + 1 == 18_000_000_000_000_000_001
+    assert dm.loss(big, drop_one, rows) == 2 * 3_000_000_000 ** 2 + rows
+    assert dm.bound(big, rows, suppression=False) == 18_000_000_000_000_000_001
+    assert avg.loss(big, drop_one, rows) == Fraction(6_000_000_000, 2)
+    assert avg.bound(big, rows, suppression=False) == Fraction(rows, 3)
+    assert avg.bound(big, rows, suppression=True) == Fraction(1)
+    small = SizeHistogram((0,), np.array([1, 3]), np.array([1, 2]))  # the same shapes within int64
+    assert dm.loss(small, keep, 7) == 19 and dm.loss(small, drop_one, 7) == 18 + 7
+    assert avg.loss(small, drop_one, 7) == Fraction(6, 2) and avg.bound(small, 7, suppression=False) == Fraction(7, 3)
+
+
 def test_rollups_stay_within_their_budget(db: Db) -> None:
     """Materialized rollups are dropped least recently read first, so at most ``rollup_budget`` × the base's
     cells are kept at once; counts rolled up under the budget equal counts read from the base."""
@@ -236,7 +255,7 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
     with open_run(conf, rollup=False) as (conf, plain):
         expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
         tests = {node: _tested(plain, node) for node in nodes}
-    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0) as (conf, dropped):
+    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=0.0) as (conf, dropped):
         for node in nodes:
             assert (blocks_of([dropped.counts(node)]), dropped.sizes(node).blocks.tolist()) == expected[node], node
             assert _tested(dropped, node) == tests[node], node
@@ -252,6 +271,36 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
         assert kept.stats.materialized == sum(len(r.kept) for r in kept.rollups) > 0  # each kept, then reused
         assert len(kept.rollups) == 2 and all(r.kept for r in kept.rollups)  # the cells' and the blocks'
         assert kept.stats.rolled_up > 0
+
+
+def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
+    """A node that would read the base materializes its hub first (the finest node below it whose cells the
+    hierarchies bound to ``hub_ratio`` × the base's) and reads itself from there, as do later nodes above the hub;
+    sizes, tests and counts equal those read from the base, on both layouts (blocks alone, and cells)."""
+    table = people(db, n=400)
+    conf = config(db, table, K + ENTROPY, 0.0)
+    nodes = [(3, 1, 2), (2, 1, 1), (3, 0, 2), (2, 1, 2), (1, 1, 1), (3, 1, 1)]
+    with open_run(conf, rollup=False) as (conf, plain):
+        expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
+        tests = {node: _tested(plain, node) for node in nodes}
+    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=1.0) as (conf, wh):
+        blocks, cells = wh._block_rollups(), wh._cell_rollups
+        # codes per level: age 53, 7, 4, 2, 1; sex 2, 1; region 4, 2, 1; score 5 values; 362 base cells.  From
+        # (3, 1, 2) (bound 2) each step lowers the level multiplying the bound least, ties to the first QI:
+        # age (2, 1, 2) 4, age (1, 1, 2) 7, sex (1, 0, 2) 14, region (1, 0, 1) 28, region (1, 0, 0) 56; age to 0
+        # would bound 424 > 362.  The cells' bound is 5 × 56 = 280, and 2,120 at the bottom.
+        assert blocks.cardinalities == ((53, 7, 4, 2, 1), (2, 1), (4, 2, 1)) and blocks.base_cells == 362
+        assert (blocks.spread, cells.spread) == (1, 5)
+        assert blocks.hub((3, 1, 2)) == cells.hub((3, 1, 2)) == (1, 0, 0)
+        assert blocks.hub((1, 0, 0)) is None  # nothing to lower within 362
+        assert blocks.hub((0, 1, 2)) == (0, 0, 1)  # 53 → sex 106 → region 212 (→ 424 at the bottom)
+        for node in nodes:
+            assert wh.sizes(node).blocks.tolist() == expected[node][1], node
+            assert _tested(wh, node) == tests[node], node
+            assert blocks_of([wh.counts(node)]) == expected[node][0], node
+        assert wh.stats.rollups.hubs == 2  # one per layout, every node above it
+        assert (1, 0, 0) in blocks.kept and (1, 0, 0) in cells.kept
+        assert wh.stats.rolled_up == 3 * len(nodes)  # every query read a hub
 
 
 def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -11,6 +11,8 @@ import pytest
 import sqlalchemy as sa
 
 from veil import config as cfg
+from veil import queries as q
+from veil.errors import BackendError
 from veil.run import counts_document, open_warehouse
 from tests.conftest import Db, inpatient_body, run_veil
 
@@ -71,8 +73,8 @@ def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
 
 
 def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db) -> None:
-    """``end_search`` drops the kept rollups and ``veil_blocks``; later size and count queries of other nodes
-    build what they need again and answer as a warehouse without rollups does."""
+    """``end_search`` drops the kept rollups (the cells' and the blocks'); later size and count queries of other
+    nodes materialize what they need again and answer as a warehouse without rollups does."""
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     first = [(0, 0, 0), (1, 0, 0), (1, 1, 0)]
     later = [(2, 1, 1), (1, 2, 1), (3, 2, 1), (2, 0, 1)]
@@ -80,14 +82,30 @@ def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db
         for n in first:
             wh.sizes(n)
             wh.counts(n)
-        assert any(r.kept for r in wh.rollups) and len(wh.rollups) == 2
+        assert len(wh.rollups) == 2 and all(r.kept for r in wh.rollups)
         wh.end_search()
-        assert not any(r.kept for r in wh.rollups) and len(wh.rollups) == 1  # veil_blocks is gone
+        assert not any(r.kept for r in wh.rollups)
         after = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
-        assert len(wh.rollups) == 2  # veil_blocks built again by the first size query
+        assert all(r.kept for r in wh.rollups)  # kept again by the later queries
     with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
         direct = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
     assert after == direct
+
+
+def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inpatient: Db) -> None:
+    """``end_counting`` (a release holding its node's counts) drops the rollups and ``veil_base`` itself; a node
+    counted later (the release's report) codes the base again from the source and answers as before."""
+    conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+        before = counts_document(wh, wh.counts((1, 1, 0)))
+        wh.sizes((2, 1, 1))
+        wh.end_counting()
+        assert wh.rollups == ()
+        with pytest.raises(BackendError):
+            wh.session.rows(sa.select(sa.func.count()).select_from(sa.table(q.BASE)), "reading the dropped base")
+        wh._cache.clear()  # the node's counts must come from the warehouse again, not from Python
+        assert counts_document(wh, wh.counts((1, 1, 0))) == before
+        assert len(wh.rollups) >= 1
 
 
 def test_cli_counts_json_is_one_document(inpatient: Db) -> None:

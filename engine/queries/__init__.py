@@ -11,7 +11,7 @@ and ``ledger`` (the series ledger).
 from veil.queries import dimensions, ledger, publication
 from veil.queries.ddl import (CreateSchema, CreateTableAs, CreateView, DropObject, Grant, copy_from_stdin,
                               count_rows, create_table_as, drop_table, session_settings)
-from veil.queries.nodes import (BASE, BLOCKS, UNDECIDED, Layout, base_coded, blocks_table, dim_table, materialize, node_counts, node_keys,
+from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, materialize, node_counts, node_keys,
                                 node_sizes, node_statistics, packed, sensitive_domain_table, source_values, up_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_values,
@@ -21,9 +21,9 @@ from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
 __all__ = [
-    "BASE", "BLOCKS", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
+    "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
     "DropObject", "Grant",
-    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "blocks_table", "cell_values", "cells_table", "coded_cells", "column_type",
+    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication",

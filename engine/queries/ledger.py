@@ -8,12 +8,19 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.ddl import count_rows
+
 CHANGED = "veil_changed_blocks"
 
 
 def of_release(table: sa.Table, name: str, *columns: str) -> sa.Select[Any]:
     """``columns`` of ``table``'s rows for release ``name``."""
     return sa.select(*(table.c[c] for c in columns)).where(table.c.name == name)
+
+
+def rows_of_release(table: sa.Table, name: str) -> sa.Select[Any]:
+    """How many rows of ``table`` belong to release ``name``."""
+    return count_rows(table).where(table.c.name == name)
 
 
 def next_id(table: sa.Table, name: str) -> sa.Select[Any]:

@@ -32,7 +32,6 @@ from sqlalchemy.dialects.postgresql import aggregate_order_by
 from veil.queries.ddl import CreateTableAs
 
 BASE = "veil_base"
-BLOCKS = "veil_blocks"
 
 
 @dataclass(frozen=True)
@@ -49,7 +48,7 @@ class Layout:
         return len(self.heights)
 
     def wide(self, name: str) -> sa.TableClause:
-        """A table holding every QI's code at every level (``veil_base``, ``veil_blocks``)."""
+        """A table holding every QI's code at every level (``veil_base``)."""
         cols = [f"q{i}_{j}" for i, h in enumerate(self.heights) for j in range(h + 1)]
         cols += [f"s{k}" for k in range(self.sensitive_count)] + ["n"]
         return sa.table(name, *(sa.column(c) for c in cols))
@@ -184,19 +183,6 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
     return CreateTableAs(sa.table(BASE), stmt)
-
-
-def blocks_table(layout: Layout) -> CreateTableAs:
-    """``veil_blocks``: the base frequency set summed over its sensitive columns (one row per distinct QI code
-    combination, every level a column), what block-size queries read when sensitive values are counted.
-
-    >>> print(blocks_table(Layout(heights=(1,), sensitive_count=1)).compile())
-    CREATE TEMPORARY TABLE veil_blocks AS SELECT b.q0_0, b.q0_1, CAST(sum(b.n) AS BIGINT) AS n 
-    FROM veil_base AS b GROUP BY b.q0_0, b.q0_1
-    """
-    base = layout.base().alias("b")
-    keys = [base.c[f"q{i}_{j}"] for i, h in enumerate(layout.heights) for j in range(h + 1)]
-    return CreateTableAs(sa.table(BLOCKS), sa.select(*keys, _count(base.c.n)).group_by(*keys))
 
 
 def _count(n: Any) -> Any:

@@ -5,13 +5,15 @@ A release is never half-published.  After a short committed "running" row in the
 happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
 previous version's while it still satisfies the models, else the search's optimum), the candidate's cells,
 the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
-the rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
-tables (``veil.release.dimensions``), an independent recount with every checker run again, the ledger, the pointer moved to N, expired versions' rows deleted, and the catalog row marked
-published (docs/publication.md).  Any failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of
-it back: the previous version stays published and the catalog row says ``failed`` (a run killed outright is
-marked failed by the next run, which holds the lock).  Where statements commit on their own (Spark,
+the ledger's record of the version (written first, so that no array of cells is held while the rows are), the
+rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
+tables (``veil.release.dimensions``), an independent recount with every checker run again, the pointer moved
+to N, expired versions' rows deleted, and the catalog row marked published (docs/publication.md).  Any
+failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of it back: the previous version stays
+published and the catalog row says ``failed`` (a run killed outright is marked failed by the next run, which
+holds the lock).  Where statements commit on their own (Spark,
 ``transactions = False``), the publication runs in the order of docs/spark.md instead: version table, recount,
-views last, catalog row last; the next run repairs what a killed run left (``spark_publication.recover``).
+ledger, views last, catalog row last; the next run repairs what a killed run left (``spark_publication.recover``).
 
 Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, materialize, verify, views,
 catalog); ``VEIL_FAILPOINT=corrupt`` deletes rows of the new version before verification (which must then
@@ -185,10 +187,11 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     for model in config.models:
         model.validate(domains)
     run.spec = Specification(config.models, config.search.max_suppression)
-    ledger = ledger_mod.load(session, tables, run.rel.name)
+    ledger = ledger_mod.load(session, tables, run.rel.name, cells=False)
     node, note, result = _choose_node(run, ledger)
     counts = wh.counts(node)
-    wh.end_search()  # DuckDB: the memory of the search's tables goes to the candidate's
+    wh.end_counting()  # no node is counted again: the memory of the search's tables goes to the candidate's
+    ledger_mod.read_cells(session, ledger)
     suppressed = run.spec.evaluate(counts, wh.rows).failing
     version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
                                  .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
@@ -196,8 +199,48 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
     published, info = _series(run, ledger, cand, counted, start)
     info.update(note)
-    outcome = _publish(run, ledger, cand, counted, counts, suppressed, start, published, info, result)
+    content = _settle(run, ledger, cand, counted, start, published)
+    del ledger, cand, counted, start, published  # the version's rows are written with none of its cells in memory
+    outcome = _publish(run, content, counts, suppressed, info, result)
     return _report(run, outcome, result, counts, suppressed)
+
+
+@dataclass(frozen=True)
+class _Content:
+    """A version as publishing it needs it once the series step decided: the counts its rows must recount to
+    (published, and held back as their blocks' context), the rows held back, and its ledger record — written
+    already where the run's transaction holds it (nothing is seen before the commit), else ``record`` after
+    the checks.  The candidate's cells are gone by then."""
+
+    number: int
+    node: tuple[int, ...]
+    columns: tuple[str, ...]
+    rows_published: int
+    shown: NodeCounts
+    hidden: NodeCounts
+    held: list[tuple[Any, ...]]
+    when: Any
+    record: Callable[[], None] | None
+
+
+def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
+            published: np.ndarray) -> _Content:
+    """What publishing needs of the candidate (``_Content``), the ledger recorded first where a transaction holds
+    it: every array of cells is then free before the version's rows are written."""
+    held = start - published
+    rows = [(k, *cand.codes(i), *cand.raw(i), int(held[i])) for k, i in enumerate(np.flatnonzero(held > 0).tolist())]
+    when = now()
+
+    def record() -> None:
+        ledger_mod.record(run.session, ledger, cand, published, run.release_id, run.rel.series, when)
+
+    early = run.session.backend.transactions
+    if early:
+        record()
+    layout = cand.version.layout
+    return _Content(cand.version.number, tuple(layout.node), tuple(layout.columns), int(published.sum()),
+                    counted.counts(published), counted.counts(cand.version.counts - published), rows, when,
+                    None if early else record)
 
 
 def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
@@ -381,11 +424,10 @@ def _exposing(name: str, exposures: list[series.Exposure], what: str) -> str:
     return f"series of {name!r}: {what}: " + "; ".join(parts) + more
 
 
-def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, counts: NodeCounts,
-             suppressed: np.ndarray, start: np.ndarray, published: np.ndarray, info: dict[str, Any],
+def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray, info: dict[str, Any],
              result: SearchResult | None) -> Outcome:
     config, rel, session, wh = run.config, run.rel, run.session, run.wh
-    version, node = cand.version.number, cand.version.layout.node
+    version, node = content.number, content.node
     on_step = run.on_step
     on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
     failpoint("materialize")
@@ -396,7 +438,7 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
                                              config.sensitive)
     pub.release_id = run.release_id
     pub.prepare()
-    withheld = _stage(session, wh, counts, suppressed, cand, start - published)
+    withheld = _stage(session, wh, counts, suppressed, content)
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
                                          bool(suppressed.any()), not_null, withheld, version))
@@ -409,15 +451,15 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
     if session.backend.transactions:  # dimension tables: not yet where statements commit alone (docs/spark.md)
         views += dimensions.publish(session, run.tables, rel.schema, rel.name, version, dimensions.of_run(wh, config))
     rows_suppressed = int(counts.sizes[suppressed].sum())
-    achieved = verify(session, wh, run.spec, pub.rows, version, counted.counts(published),
-                      counted.counts(cand.version.counts - published), rows_suppressed)
-    when = now()
-    ledger_mod.record(session, ledger, cand, published, run.release_id, rel.series, when)
+    achieved = verify(session, wh, run.spec, pub.rows, version, content.shown, content.hidden, rows_suppressed)
+    if content.record is not None:
+        content.record()
+    when = content.when
     on_step("repointing the views")
     failpoint("views")
     pub.point(version, when)
     failpoint("catalog")
-    rows_published = int(published.sum())
+    rows_published = content.rows_published
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when)
     if session.backend.transactions:
@@ -440,8 +482,7 @@ def _publish(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, c
                    rows_deferred=deferred, series=info)
 
 
-def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, cand: ledger_mod.Candidate,
-           held: np.ndarray) -> list[str]:
+def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content) -> list[str]:
     """Temporary tables the rows' INSERT reads: suppressed blocks' codes and the rows held back; returns the
     held-back columns (empty when nothing is held back)."""
     if suppressed.any():
@@ -449,14 +490,12 @@ def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.n
         session.execute(sa.schema.CreateTable(sup), "listing suppressed blocks")
         session.bulk_load(sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
                           "listing suppressed blocks")
-    cells = np.flatnonzero(held > 0)
-    if len(cells) == 0:
+    if not content.held:
         return []
-    columns = list(cand.version.layout.columns)
+    columns = list(content.columns)
     table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
     session.execute(sa.schema.CreateTable(table), "listing the rows held back")
-    rows = [(k, *cand.codes(i), *cand.raw(i), int(held[i])) for k, i in enumerate(cells.tolist())]
-    session.bulk_load(table, rows, "listing the rows held back")
+    session.bulk_load(table, content.held, "listing the rows held back")
     return columns
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -22,7 +22,7 @@ import sqlalchemy as sa
 from veil import catalog
 from veil import queries as q
 from veil.backends.base import Session
-from veil.counts import sorted_sum
+from veil.counts import fits_int32, narrowed, pair_keys, sorted_sum
 from veil.errors import ReleaseError
 from veil.hierarchy import Hierarchy
 from veil.release.alignment import Chain, Dictionary, Layout
@@ -56,13 +56,32 @@ class Ledger:
         return self.versions[-1] if self.versions else None
 
 
-def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
-    """Every version of release ``name`` the ledger recorded, oldest first."""
+def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool = True) -> Ledger:
+    """Every version of release ``name`` the ledger recorded, oldest first; without ``cells`` their layouts only
+    (empty content, for deciding the node: ``read_cells`` adds the content later)."""
     t = tables
     ledger = Ledger(name, t)
     chains = {d: Chain.parse(text) for d, text in
               session.rows(q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger")}
     ledger.stored_chains = set(chains)
+    rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
+                                            "hierarchies", "policy").order_by(t.series_versions.c.version),
+                        "reading the ledger's versions")
+    none = np.zeros(0, dtype=np.int32)
+    for number, node, attributes, columns, hierarchies, policy in rows:
+        cols, digests = json.loads(columns), json.loads(hierarchies)
+        layout = Layout(tuple(json.loads(node)), tuple(chains[digests[a]] for a in json.loads(attributes)),
+                        tuple(cols["sensitive"]), tuple(cols["keep"]))
+        ledger.versions.append(Version(int(number), layout, none, none, none, cols["totals"], policy != "off"))
+        ledger.policies[int(number)] = policy
+    if cells:
+        read_cells(session, ledger)
+    return ledger
+
+
+def read_cells(session: Session, ledger: Ledger) -> None:
+    """The dictionary of blocks and values, and every loaded version's content (cells valid for it), read narrow."""
+    t, name = ledger.tables, ledger.name
     for ident, labels in sorted(session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"),
                                              "reading the ledger's blocks")):
         ledger.dictionary.add_block(tuple(json.loads(labels)), int(ident))
@@ -70,24 +89,41 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> Ledger:
                                             "reading the ledger's values")):
         ledger.dictionary.add_value(json.loads(value), int(ident), key=value)
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
-    cells = session.columns(q.ledger.of_release(t.series_cells, name, "block_id", "value_id", "count",
-                                                "first_version", "last_version"), "reading the ledger's cells")
-    for column in cells:  # narrow: a version's cells are many
-        cells[column] = _fitted(cells[column])
-    rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
-                                            "hierarchies", "policy").order_by(t.series_versions.c.version),
-                        "reading the ledger's versions")
-    for number, node, attributes, columns, hierarchies, policy in rows:
-        cols, digests = json.loads(columns), json.loads(hierarchies)
-        layout = Layout(tuple(json.loads(node)), tuple(chains[digests[a]] for a in json.loads(attributes)),
-                        tuple(cols["sensitive"]), tuple(cols["keep"]))
-        live = (cells["first_version"] <= number) & (number <= cells["last_version"])
+    what = "reading the ledger's cells"
+    cells = _read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS),
+                          int(session.scalar(q.ledger.rows_of_release(t.series_cells, name), what)), what)
+    for k, v in enumerate(ledger.versions):
+        live = (cells["first_version"] <= v.number) & (v.number <= cells["last_version"])
         every = bool(live.all())  # one version (or all cells still valid): its columns are the ledger's, not copies
-        ledger.versions.append(Version(int(number), layout, *(cells[c] if every else cells[c][live]
-                                                              for c in ("block_id", "value_id", "count")),
-                                       cols["totals"], policy != "off"))
-        ledger.policies[int(number)] = policy
-    return ledger
+        ledger.versions[k] = replace(v, blocks=cells["block_id"] if every else cells["block_id"][live],
+                                     values=cells["value_id"] if every else cells["value_id"][live],
+                                     counts=cells["count"] if every else cells["count"][live])
+
+
+CELL_COLUMNS = ("block_id", "value_id", "count", "first_version", "last_version")
+CHUNK = 1 << 18  # ledger cells per fetched chunk
+
+
+def _read_columns(session: Session, stmt: sa.Select[Any], total: int, what: str) -> dict[str, np.ndarray]:
+    """``stmt``'s ``total`` rows of integer columns streamed in chunks into arrays as narrow as their values allow
+    (int32, widened to int64 only when a value needs it): no whole-result copy in the client."""
+    out: dict[str, np.ndarray] = {}
+    at = 0
+    for chunk in session.stream(stmt, [], CHUNK, what):
+        n = len(next(iter(chunk.values()))) if chunk else 0
+        if at + n > total:
+            raise ReleaseError("the ledger's cells changed while they were read")
+        for name, column in chunk.items():
+            if name not in out:
+                out[name] = np.empty(total, dtype=np.int32)
+            if out[name].dtype == np.int32 and not fits_int32(column):
+                out[name] = out[name].astype(np.int64)
+            out[name][at:at + n] = column
+        at += n
+    if at != total:
+        raise ReleaseError(f"the ledger's cells changed while they were read ({at} of {total} rows)")
+    names = [c.name for c in stmt.selected_columns]
+    return {c: out.get(c, np.zeros(0, dtype=np.int32)) for c in names}
 
 
 @dataclass(frozen=True)
@@ -173,7 +209,7 @@ def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int
             key += codes.astype(np.int64) * radix[i]
         keys.append(key)
         rows = np.asarray(chunk["n"])
-        counts.append(_fitted(rows.astype(np.int64, copy=False)))
+        counts.append(narrowed(rows.astype(np.int64, copy=False)))
     if not keys:
         return np.zeros((0, d), dtype=np.int64), np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int64)
     key = np.concatenate(keys)
@@ -209,10 +245,10 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
         block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
     else:
         block_codes, cell_block, value_index, counts = _cells_keyed(chunks, [len(t) for t in text], len(distinct))
-    ids = _fitted(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
+    ids = narrowed(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
                               for key in block_codes.tolist()], dtype=np.int64))  # a version's cells are many
     blocks = ids[cell_block] if len(counts) else np.zeros(0, dtype=np.int64)
-    value_ids = _fitted(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
+    value_ids = narrowed(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
                                     for v in distinct], dtype=np.int64))
     values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
     per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(counts) \
@@ -226,11 +262,6 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
                      distinct, numeric)
 
 
-def _fitted(a: np.ndarray) -> np.ndarray:
-    """``a`` as int32 when every value fits, else as it is."""
-    return a.astype(np.int32) if len(a) and -2**31 <= int(a.min()) and int(a.max()) < 2**31 else a
-
-
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
             want_values: np.ndarray) -> np.ndarray:
     """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none).
@@ -241,14 +272,10 @@ def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blo
     [5, 4, 0]
     """
     width = int(max(values.max(initial=0), want_values.max(initial=0))) + 1
-    keys = blocks.astype(np.int64) * width
-    keys += values
-    uniq, sums = sorted_sum(keys, counts)
-    del keys
+    uniq, sums = sorted_sum(pair_keys(blocks, values, width), counts)
     if len(uniq) == 0:
         return np.zeros(len(want_blocks), dtype=np.int64)
-    want = want_blocks.astype(np.int64) * width
-    want += want_values
+    want = pair_keys(want_blocks, want_values, width)
     pos = np.searchsorted(uniq, want)
     np.minimum(pos, len(uniq) - 1, out=pos)
     found = uniq[pos] == want
@@ -268,7 +295,7 @@ def before(ledger: Ledger, cand: Candidate) -> np.ndarray:
     last, v = ledger.latest, cand.version
     if last is None or not _same_shape(last.layout, v.layout):
         return np.zeros(len(v.counts), dtype=np.int64)
-    return np.minimum(_lookup(last.blocks, last.values, last.counts, v.blocks, v.values), v.counts)
+    return narrowed(np.minimum(_lookup(last.blocks, last.values, last.counts, v.blocks, v.values), v.counts))
 
 
 def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray, release_id: str, policy: str,
@@ -294,27 +321,21 @@ def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndar
     _record_cells(session, ledger, cand, published)
 
 
-def _changed(old: Version | None, new: Version, published: np.ndarray) -> np.ndarray:
-    """Blocks whose content differs between the latest version and the new one (all, when their shape does).
-    Each side is summed per (block, value) on its own and the two sorted lists are matched, so no array
-    spans both versions' cells at once."""
-    keep = published > 0
-    if old is None or not _same_shape(old.layout, new.layout):
-        return np.unique(np.concatenate([new.blocks[keep], old.blocks if old is not None else new.blocks[:0]]))
-    width = int(max(new.values.max(initial=0), old.values.max(initial=0))) + 1
-    new_keys, new_rows = _summed(new.blocks[keep], new.values[keep], published[keep], width)
+def _changed(old: Version, keys: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
+    """Blocks whose content differs between the latest version (of the same shape) and the new one, given as its
+    sorted distinct (block, value) ``keys`` with their ``rows``: the two sorted lists are matched, the earlier
+    one summed on its own first, so no array spans both versions' cells at once."""
     old_keys, old_rows = _summed(old.blocks, old.values, old.counts, width)
-    differ = [new_keys[~_matches(new_keys, new_rows, old_keys, old_rows)],
-              old_keys[~_matches(old_keys, old_rows, new_keys, new_rows)]]
+    if len(old_keys) == len(keys) and np.array_equal(old_keys, keys):  # the same cells: only their rows may differ
+        return np.unique(keys[old_rows != rows] // width)
+    differ = [keys[~_matches(keys, rows, old_keys, old_rows)], old_keys[~_matches(old_keys, old_rows, keys, rows)]]
+    del old_keys, old_rows
     return np.unique(np.concatenate(differ) // width)
 
 
 def _summed(blocks: np.ndarray, values: np.ndarray, rows: np.ndarray, width: int) -> tuple[np.ndarray, np.ndarray]:
     """Sorted distinct (block, value) keys and their rows."""
-    keys = blocks.astype(np.int64)
-    keys *= width
-    keys += values
-    return sorted_sum(keys, np.asarray(rows, dtype=np.int64))
+    return sorted_sum(pair_keys(blocks, values, width), np.asarray(rows))
 
 
 def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_rows: np.ndarray) -> np.ndarray:
@@ -326,8 +347,23 @@ def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_r
 
 
 def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray) -> None:
-    t, name, v = ledger.tables, ledger.name, cand.version
-    changed = _changed(ledger.latest, v, published)
+    """The new version's content, summed per (block, value) once: only its changed blocks are written (every
+    block when the latest version's shape differs), after the latest version's cells of those blocks close."""
+    t, name, v, old = ledger.tables, ledger.name, cand.version, ledger.latest
+    shaped = old if old is not None and _same_shape(old.layout, v.layout) else None  # else every block changed
+    width = int(max(v.values.max(initial=0), shaped.values.max(initial=0) if shaped is not None else 0)) + 1
+    keep = published > 0
+    kept: np.ndarray | slice = slice(None) if keep.all() else keep  # no copies of the cells when all are kept
+    keys, rows_of = _summed(v.blocks[kept], v.values[kept], published[kept], width)
+    del keep, kept
+    if shaped is not None:
+        changed = _changed(shaped, keys, rows_of, width)
+        mine = np.isin(keys // width, changed, kind="table")
+        if not mine.all():
+            keys, rows_of = keys[mine], rows_of[mine]
+        del mine
+    else:
+        changed = np.unique(np.concatenate([keys // width, old.blocks if old is not None else np.zeros(0, np.int64)]))
     if len(changed) == 0:
         return
     temp = q.ledger.changed_table()
@@ -335,14 +371,11 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
     session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
     session.execute(q.ledger.close_cells(t.series_cells, name, v.number, catalog.OPEN), "closing changed blocks")
     session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
-    mine = published > 0
-    if ledger.latest is not None and _same_shape(ledger.latest.layout, v.layout):  # else every block changed
-        mine &= np.isin(v.blocks, changed, kind="table")
-    kept: np.ndarray | slice = slice(None) if mine.all() else mine  # no copies of the cells when all are kept
-    width = int(v.values.max(initial=0)) + 1
-    keys, rows_of = _summed(v.blocks[kept], v.values[kept], published[kept], width)
-    block, value = (_fitted(a) for a in np.divmod(keys, width))
-    rows_of = _fitted(rows_of)  # DuckDB keeps every inserted array until the transaction ends: narrow ones
+    value = np.empty(len(keys), dtype=np.int32 if width <= 2**31 else np.int64)
+    np.remainder(keys, width, out=value, casting="unsafe")
+    block = narrowed(np.floor_divide(keys, width, out=keys))
+    del keys
+    rows_of = narrowed(rows_of)  # DuckDB keeps every inserted array until the transaction ends: narrow ones
     names = list(t.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
     session.load_columns(t.series_cells, dict(zip(names, (name, block, value, rows_of, v.number, catalog.OPEN))),
                          "recording the version's content")

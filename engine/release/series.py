@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from veil.counts import narrowed, pair_keys, sorted_sum
 from veil.release.alignment import Alignment, Dictionary, Layout, align
 from veil.release.differences import Judge, Reference, split
 
@@ -103,9 +104,7 @@ class _Pair:
     earlier: Version
     later: Version
     alignment: Alignment
-    left_class: np.ndarray
     right_class: np.ndarray
-    left_values: list[np.ndarray]
     right_values: list[np.ndarray]
     applicable: list[np.ndarray]
     added_ref: Reference
@@ -135,31 +134,54 @@ class _Sums:
     """One projection's (class, value) keys of a pair, sorted once: each round only re-adds the later side."""
 
     keys: np.ndarray          # (keys, 2): class, projected value
-    right: np.ndarray         # per later-side cell: its key's index
-    left: np.ndarray          # per key: the earlier version's rows
+    right: np.ndarray | None  # per later-side cell: its key's index (``None``: the cell's own, cells are the keys)
+    left: np.ndarray          # per key: the earlier version's rows (narrow when they fit)
 
     @classmethod
     def of(cls, right_class: np.ndarray, right_value: np.ndarray, left_class: np.ndarray, left_value: np.ndarray,
            left_count: np.ndarray) -> _Sums:
+        """The keys of both sides, the later side's cells indexed into them, the earlier side summed.  A version's
+        cells are distinct and mostly come sorted (a kept node, a nightly delta): then no sort and no copy is made,
+        and when both sides hold the same keys the positions are the cells' own."""
         width = int(max(right_value.max(initial=0), left_value.max(initial=0))) + 1
-        lk = left_class.astype(np.int64) * width
-        lk += left_value
-        rk = right_class.astype(np.int64) * width
-        rk += right_value
-        uniq = _union(np.unique(rk), np.unique(lk))
-        left = np.bincount(np.searchsorted(uniq, lk), weights=left_count, minlength=len(uniq)).astype(np.int64)
-        del lk
+        left_keys, left_rows = sorted_sum(pair_keys(left_class, left_value, width), left_count)
+        rk = pair_keys(right_class, right_value, width)
+        uniq = _union(_distinct(rk), left_keys)
         narrow = np.int32 if len(uniq) < 2**31 else np.int64
-        right = np.searchsorted(uniq, rk).astype(narrow)
+        if len(uniq) == len(left_keys):  # the earlier side holds every key (in order)
+            left = narrowed(left_rows)
+        else:
+            left = np.zeros(len(uniq), dtype=left_rows.dtype)
+            left[np.searchsorted(uniq, left_keys)] = left_rows
+        del left_keys, left_rows
+        right = None if uniq is rk else np.searchsorted(uniq, rk).astype(narrow)  # None: the cells are the keys
         del rk
-        klass, value = np.divmod(uniq, width)
-        return cls(np.column_stack([klass.astype(narrow), value.astype(narrow)]), right, left)
+        keys = np.empty((len(uniq), 2), dtype=narrow)
+        np.remainder(uniq, width, out=keys[:, 1], casting="unsafe")
+        np.floor_divide(uniq, width, out=uniq)
+        keys[:, 0] = uniq
+        return cls(keys, right, left)
 
     def signed(self, right_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Net differences later − earlier per key, zeros dropped (``differences.signed``, faster)."""
-        total = np.bincount(self.right, weights=right_count, minlength=len(self.left)).astype(np.int64) - self.left
+        if self.right is None:
+            total = np.asarray(right_count, dtype=np.int64).copy()
+        else:
+            total = np.bincount(self.right, weights=right_count, minlength=len(self.left))  # exact below 2**53 rows
+        total -= self.left
         nz = total != 0
-        return self.keys[nz], total[nz]
+        return self.keys[nz], total[nz].astype(np.int64)
+
+
+def _distinct(keys: np.ndarray) -> np.ndarray:
+    """The distinct values of ``keys``, sorted (no copy when they already are sorted and distinct).
+
+    >>> _distinct(np.array([3, 1, 3, 2])).tolist(), _distinct(np.array([1, 2, 5])).tolist()
+    ([1, 2, 3], [1, 2, 5])
+    """
+    if len(keys) > 1 and (keys[1:] > keys[:-1]).all():
+        return keys
+    return np.unique(keys)
 
 
 def _union(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -209,13 +231,13 @@ class _References:
 
 def _pair(dictionary: Dictionary, judge: Judge, refs: _References, earlier: Version, later: Version) -> _Pair:
     a = align(dictionary, earlier.layout, earlier.blocks, later.layout, later.blocks)
-    pair = _Pair(earlier, later, a, a.left[earlier.blocks], a.right[later.blocks],
-                 [p.ids[earlier.values] for p in a.projections], [p.ids[later.values] for p in a.projections],
+    pair = _Pair(earlier, later, a, a.right[later.blocks], [p.ids[later.values] for p in a.projections],
                  [judge.applicable(p.columns) for p in a.projections], refs.of(later), refs.of(earlier))
     pair.added_codes = [judge.codes(p.columns, p.values, pair.added_ref) for p in a.projections]
     pair.removed_codes = [judge.codes(p.columns, p.values, pair.removed_ref) for p in a.projections]
-    pair.sums = [_Sums.of(pair.right_class, pair.right_values[k], pair.left_class, pair.left_values[k], earlier.counts)
-                 for k in range(len(a.projections))]
+    left_class = a.left[earlier.blocks]  # the earlier side is only ever summed: its cells are not kept
+    pair.sums = [_Sums.of(pair.right_class, pair.right_values[k], left_class, p.ids[earlier.values], earlier.counts)
+                 for k, p in enumerate(a.projections)]
     return pair
 
 

@@ -91,10 +91,6 @@ FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u2, b.
 CREATE TEMPORARY TABLE veil_up_0_1 AS SELECT DISTINCT d.code_1 AS c, d.code_2 AS u2, d.code_3 AS u3, d.code_4 AS u4, d.code_5 AS u5 
 FROM veil_dim_0 AS d;
 
--- blocks_table
-CREATE TEMPORARY TABLE veil_blocks AS SELECT b.q0_0, b.q0_1, b.q0_2, b.q0_3, b.q0_4, b.q0_5, b.q1_0, b.q1_1, b.q1_2, b.q1_3, b.q2_0, b.q2_1, CAST(sum(b.n) AS BIGINT) AS n 
-FROM veil_base AS b GROUP BY b.q0_0, b.q0_1, b.q0_2, b.q0_3, b.q0_4, b.q0_5, b.q1_0, b.q1_1, b.q1_2, b.q1_3, b.q2_0, b.q2_1;
-
 -- node_read_from_its_own_table
 SELECT b.q0_1 AS g0, b.q2_1 AS g2, b.s0, b.s1, b.n 
 FROM veil_node_4 AS b;
@@ -103,3 +99,12 @@ FROM veil_node_4 AS b;
 SELECT e.size, count(*) AS blocks 
 FROM (SELECT b.n AS size 
 FROM veil_node_4 AS b) AS e GROUP BY e.size ORDER BY e.size;
+
+-- node_sizes_from_the_cells
+SELECT e.size, count(*) AS blocks 
+FROM (SELECT sum(b.n) AS size 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1) AS e GROUP BY e.size ORDER BY e.size;
+
+-- hub_of_the_blocks
+CREATE TEMPORARY TABLE veil_node_6 AS SELECT b.q0_1 AS q0_1, b.q1_0 AS q1_0, b.q2_1 AS q2_1, CAST(sum(b.n) AS BIGINT) AS n 
+FROM veil_base AS b GROUP BY b.q0_1, b.q1_0, b.q2_1;
