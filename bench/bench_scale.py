@@ -5,7 +5,8 @@ For every (rows, backend, model set): the floor (one ``GROUP BY`` of the 6 quasi
 best of two), the search's wall time and peak RSS (``/usr/bin/time -v`` of the child), on PostgreSQL the
 server's peak private memory above its baseline (sampled every 0.2 s), nodes evaluated, node queries issued
 (size-only / streamed), the phases (``work`` of ``veil search --json``: prepare, node queries, checkers and
-search, the rest), the optimal node, and the ratio to the floor.  Results: ``bench/results/scale.json``
+search, the rest), the optimal node, and the ratio to the floor; then ``veil check`` of that node (every
+model on the whole node's counts, fresh process): its time and peak RSS.  Results: ``bench/results/scale.json``
 (``scale-stop16.json``: the figures before issue 11's flat-memory work; ``scale-stop17.json`` to
 ``scale-stop21.json``: earlier sessions'; same machine).
 
@@ -177,7 +178,6 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
         return {"finished": False, "seconds": timeout}
     seconds = time.perf_counter() - started
     server_mb = sampler.stop() if sampler is not None else None
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     try:
         doc = json.loads(proc.stdout)
     except json.JSONDecodeError:
@@ -191,7 +191,7 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
                   "other": round(seconds - search_seconds - work["prepare_seconds"], 3)}
     return {
         "finished": proc.returncode in (0, 2), "exit_code": proc.returncode, "seconds": round(seconds, 3),
-        "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+        "peak_rss_mb": peak_mb(proc.stderr),
         **({"server_peak_private_mb": server_mb} if server else {}),
         "nodes_evaluated": doc.get("nodes_evaluated"), "nodes_bounded": doc.get("nodes_bounded"),
         "node_queries": work.get("node_queries"),
@@ -200,6 +200,27 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
         "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
         **({} if proc.returncode in (0, 2) else {"stderr": proc.stderr[-400:]}),
     }
+
+
+def peak_mb(stderr: str) -> float | None:
+    """The peak RSS ``/usr/bin/time -v`` reported, in MiB."""
+    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", stderr)
+    return round(int(rss[1]) / 1024, 1) if rss else None
+
+
+def run_check(directory: Path, node: list[int], timeout: float) -> dict[str, Any]:
+    """``veil check --json --node <node>`` (every model at the search's optimum, the whole node's counts) in a
+    fresh process under ``/usr/bin/time -v``: wall time and peak RSS."""
+    cmd = ["/usr/bin/time", "-v", VEIL, "check", "--json", "--node", ",".join(map(str, node)),
+           "--config", str(directory / "veil.toml")]
+    started = time.perf_counter()
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=directory)
+    except subprocess.TimeoutExpired:
+        return {"check_finished": False, "check_seconds": timeout}
+    return {"check_finished": proc.returncode == 0, "check_seconds": round(time.perf_counter() - started, 3),
+            "check_peak_rss_mb": peak_mb(proc.stderr),
+            **({} if proc.returncode == 0 else {"check_stderr": proc.stderr[-400:]})}
 
 
 def fresh_release(backend: str, rows: int) -> None:
@@ -245,10 +266,9 @@ def _timed_release(command: list[str], directory: Path, backend: str, timeout: f
             sampler.stop()
         return {f"{key}_finished": False, f"{key}_seconds": timeout}
     seconds = time.perf_counter() - started
-    rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
     return {f"{key}_finished": proc.returncode == 0, f"{key}_seconds": round(seconds, 3),
-            f"{key}_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+            f"{key}_peak_rss_mb": peak_mb(proc.stderr),
             **({f"{key}_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
             f"{key}_version": doc.get("version"), f"{key}_node": doc.get("node"),
             f"{key}_rows_published": doc.get("rows_published"),
@@ -284,6 +304,8 @@ def main() -> None:
                          "veil": VEIL, "floor_seconds": round(floor, 3),
                          "combinations": groups, "ratio_to_floor": ratio, **run,
                          "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                if run.get("optimal"):
+                    entry.update(run_check(config_dir(backend, rows, SETS[name], limit), run["optimal"], args.timeout))
                 key = (rows, backend, name, limit)
                 results = [r for r in results
                            if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key]

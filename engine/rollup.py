@@ -67,6 +67,7 @@ class Rollups:
     cardinalities: tuple[tuple[int, ...], ...] = ()
     spread: int = 1
     hub_ratio: float = 0.1
+    into: str | None = None   # the scratch database materialized nodes are created in (None: temporary tables)
     kept: dict[Node, tuple[int, int]] = field(default_factory=dict)   # node -> (ident, cells)
     _last_used: dict[Node, int] = field(default_factory=dict)
     _least: dict[Node, int] = field(default_factory=dict)    # lower bounds on cells
@@ -182,7 +183,7 @@ class Rollups:
             if level is not None and level < self.layout.heights[i] and (i, level) not in self.up_tables:
                 self.session.execute(q.up_table(self.layout, i, level), what)
                 self.up_tables.add((i, level))
-        self.session.execute(q.materialize(self.layout, number, node, floor, source), what)
+        self.session.execute(q.materialize(self.layout, number, node, floor, source, into=self.into), what)
         cells = int(self.session.scalar(q.count_rows(self.layout.node_table(number, node)), what))
         self.counters.materialized += 1
         self.know(node, cells, exact=True)

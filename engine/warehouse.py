@@ -64,6 +64,7 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
+    scratch: bool = False       # the base and materialized nodes live in a scratch database (DuckDB, at scale)
     rollups: Counters = field(default_factory=Counters)
 
     @property
@@ -84,7 +85,7 @@ class Stats:
                 "test_queries": self.test_queries, "undecided": self.undecided, "streamed": self.streamed,
                 "chunks": self.chunks, "rolled_up": self.rolled_up,
                 "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
-                "base_cells": self.base_cells}
+                "base_cells": self.base_cells, "scratch": self.scratch}
 
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
@@ -108,6 +109,8 @@ class Warehouse:
     rollup_min_cells: int = 200_000
     rollup_budget: float = 2.0  # materialized rollup cells kept at once, as a multiple of the base's cells
     hub_ratio: float = 0.1      # a hub holds at most this share of the base's cells (``veil.rollup``)
+    scratch_threshold: int | None = None  # base bytes beyond which working tables go to a scratch database
+    #                                       (``Session.scratch``; None: the backend's own, DuckDB's memory limit)
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     on_step: Callable[[str], None] = lambda _msg: None
@@ -127,6 +130,7 @@ class Warehouse:
     _base_cells: int = 0
     _cached_bytes: int = 0
     _not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after end_counting)
+    _into: str | None = None         # the scratch database holding the working tables (None: temporary tables)
     _ended: bool = False
 
     @property
@@ -255,8 +259,11 @@ class Warehouse:
         qis = [qi.column for qi in self.quasi_identifiers]
         table = self.source_table(qis + list(self.sensitive) + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
-        self.session.execute(q.base_coded(self.layout, table, qis, self.sensitive, not_null, cards,
-                                          [d.size for d in self.domains], tiny=self.session.backend.tiny_integers),
+        sizes, tiny = [d.size for d in self.domains], self.session.backend.tiny_integers
+        self._into = self.session.scratch(self.rows * q.row_bytes(cards, sizes, tiny), self.scratch_threshold)
+        self.stats.scratch = self._into is not None
+        self.session.execute(q.base_coded(self.layout, table, qis, self.sensitive, not_null, cards, sizes, tiny=tiny,
+                                          into=self._into),
                              f"coding source table {self.table_name!r} into the base frequency set")
         self._not_null = tuple(not_null)
         base = self.layout.base()
@@ -410,7 +417,7 @@ class Warehouse:
         return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=self.rollup,
                        ratio=self.rollup_ratio, min_cells=self.rollup_min_cells, budget=self.rollup_budget,
                        bounded=bounded, upper=self._cells_bound, cardinalities=cards, spread=spread,
-                       hub_ratio=self.hub_ratio)
+                       hub_ratio=self.hub_ratio, into=self._into)
 
     @property
     def _cell_rollups(self) -> Rollups:

@@ -54,6 +54,12 @@ def statements() -> dict[str, object]:
         # block sizes read from veil_base without its sensitive columns (summed away), and a hub materialized there
         "node_sizes_from_the_cells": q.node_sizes(sizes, (2, 1, 1)),
         "hub_of_the_blocks": q.materialize(sizes, 6, (1, 0, 1)),
+        # DuckDB at scale: the base and materialized nodes in the session's scratch database (veil.backends.scratch)
+        "attach_scratch": q.Attach("veil_work_12_1", "/data/.veil-work-12-ab01.duckdb"),
+        "search_path_with_scratch": q.SetSearchPath(["main", "veil_work_12_1.main"]),
+        "base_coded_into_scratch": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], into="veil_work_12_1"),
+        "materialize_into_scratch": q.materialize(lay, 7, (1, None, 1), into="veil_work_12_1"),
+        "detach_scratch": q.Attach("veil_work_12_1"),
     }
 
 
@@ -80,6 +86,9 @@ def release_statements() -> dict[str, object]:
 
 
 SETS = {"queries": statements, "release": release_statements}
+# DuckDB's scratch database (veil.backends.scratch): issued on DuckDB only
+DUCKDB_ONLY = {"attach_scratch", "search_path_with_scratch", "base_coded_into_scratch", "materialize_into_scratch",
+               "detach_scratch"}
 
 
 def render(which: str = "queries") -> dict[str, str]:
@@ -87,6 +96,8 @@ def render(which: str = "queries") -> dict[str, str]:
     for dialect_name, dialect in DIALECTS.items():
         parts = []
         for name, stmt in SETS[which]().items():
+            if name in DUCKDB_ONLY and dialect_name != "duckdb":
+                continue
             sql = str(stmt.compile(dialect=dialect)).strip()  # type: ignore[attr-defined]
             parts.append(f"-- {name}\n{sql};\n")
         out[dialect_name] = "\n".join(parts)

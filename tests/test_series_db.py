@@ -199,10 +199,21 @@ def _copy_config(db: Db, path: Path, out: str, cat: str, tag: str, drop_model: s
 def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db, cleanup, monkeypatch) -> None:
     """The candidate's cells streamed 2 at a time (blocks straddling chunk borders) in the database's order and
     the ledger loaded 3 rows at a time give the same versions, deferrals and ledger as one chunk sorted by
-    numpy; a k-only release (no counted sensitive column) too."""
+    numpy; a k-only release (no counted sensitive column) too.  On DuckDB those runs also keep the search's
+    working tables in a scratch database (``veil.backends.scratch``): the release writes the warehouse only
+    after the search's transaction, which wrote the scratch database, has ended."""
     from veil.backends import base
+    from veil.backends.duckdb import DuckDBSession
     from veil.release import job
     from veil.release import ledger as ledger_mod
+
+    attached = []
+    plain_scratch = DuckDBSession.scratch
+
+    def forced(self: DuckDBSession, needed: int, threshold: int | None = None) -> str | None:
+        alias = plain_scratch(self, needed, 0)
+        attached.append(alias)
+        return alias
 
     path, out, cat = people_db(db, "defer")
     tiny, tiny_out, tiny_cat = _copy_config(db, path, out, cat, "tiny")
@@ -216,6 +227,7 @@ def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db,
             m.setattr(job, "CELL_CHUNK", 2)
             m.setattr(base, "LOAD_CHUNK", 3)
             m.setattr(ledger_mod, "KEY_LIMIT", 1)  # no key packs: the database orders the cells
+            m.setattr(DuckDBSession, "scratch", forced)
             small = release(cfg.load(tiny))
             alone = release(cfg.load(k_only))
         assert (small.node, small.rows_published, small.rows_deferred, small.series) \
@@ -230,3 +242,6 @@ def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db,
     assert [sorted(v.rows) for v in versions(db, tiny_out)] == [sorted(v.rows) for v in versions(db, out)]
     ledger = 'SELECT block_id, value_id, "count", first_version, last_version FROM "{}".series_cells ORDER BY 1, 2, 4'
     assert db.query(ledger.format(tiny_cat)) == db.query(ledger.format(cat)) != []
+    assert all(a is not None for a in attached) and len(attached) >= 2 * (len(NIGHTS) + 1) if db.kind == "duckdb" \
+        else attached == []
+    assert list(db.workdir.glob(".veil-work-*")) == []

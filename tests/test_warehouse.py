@@ -261,3 +261,30 @@ def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
     assert data["a"][order].tolist() == list(range(1, 101))
     assert data["b"][order].tolist() == [i * 3_000_000_000 for i in range(1, 101)]
     assert data["n"].tolist() == [1] * 100 and data["a"].dtype == np.int64
+
+
+def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient: Db) -> None:
+    """When the base's bytes exceed ``scratch_threshold`` (DuckDB's memory limit by default), DuckDB creates the
+    base frequency set and the materialized nodes in a scratch database file attached next to the warehouse and
+    finds them by name (``veil.backends.scratch``): sizes, threshold tests and counts equal those of temporary
+    tables, and the file is detached and deleted with the session.  PostgreSQL keeps its temporary tables."""
+    conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
+    nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (3, 2, 1), (1, None, 0)]
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
+        expected = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
+        assert not wh.stats.scratch
+    folder = inpatient.workdir
+    with open_warehouse(conf, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0,
+                        scratch_threshold=0) as wh:
+        got = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
+        assert wh.stats.scratch == (inpatient.kind == "duckdb") and wh.stats.materialized > 0
+        if inpatient.kind == "duckdb":
+            files = list(folder.glob(".veil-work-*.duckdb"))
+            assert len(files) == 1
+            placed = wh.session.rows(sa.select(sa.column("database_name"), sa.column("table_name"))
+                                     .select_from(sa.func.duckdb_tables()), "listing tables")
+            scratch = {t for d, t in placed if d.startswith("veil_work_")}
+            assert "veil_base" in scratch and any(t.startswith("veil_node_") for t in scratch), placed
+            assert not {t for d, t in placed if d == "temp"} & scratch  # not temporary tables as well
+    assert got == expected
+    assert list(folder.glob(".veil-work-*")) == []

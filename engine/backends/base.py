@@ -130,6 +130,11 @@ class Session:
         if not self.conn.in_transaction():
             self.conn.begin()
 
+    def scratch(self, needed: int, threshold: int | None = None) -> str | None:
+        """Where working tables of about ``needed`` bytes go: ``None``, the session's temporary tables (DuckDB
+        may answer with an attached scratch database, ``veil.backends.scratch``)."""
+        return None
+
     def begin_snapshot(self) -> None:
         """Start a transaction in which every read sees one snapshot of the database."""
         self.ensure_transaction()

@@ -19,6 +19,7 @@ import sqlalchemy as sa
 from veil import queries as q
 from veil.backends import base
 from veil.backends.base import Backend, Session
+from veil.backends.scratch import Scratch, folder, parse_bytes
 from veil.errors import BackendError
 from veil.queries import CreateTableAs
 
@@ -94,13 +95,54 @@ class DuckDBBackend(Backend):
                                    "path is relative to the config file's folder), or create it with `veil seed` "
                                    "or `veil demo`")
         with super().session() as session:
-            yield session
+            assert isinstance(session, DuckDBSession)
+            try:
+                yield session
+            finally:
+                session.drop_scratch()
 
 
 class DuckDBSession(Session):
+    _scratch: Scratch | None = None
+
     @property
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
+
+    def scratch(self, needed: int, threshold: int | None = None) -> str | None:
+        """Where working tables of about ``needed`` bytes go (``veil.backends.scratch``): the alias of this
+        session's scratch database — attached on first need — when ``needed`` exceeds ``threshold`` (default:
+        DuckDB's memory limit) and the warehouse is a file; ``None``: temporary tables."""
+        if self._scratch is not None:
+            return self._scratch.alias
+        what = "attaching a scratch database for the working tables"
+        where = folder(self.backend.url.database, self.backend.url.query.get("temp_directory"))  # type: ignore[arg-type]
+        if where is None:
+            return None
+        limit = threshold if threshold is not None else parse_bytes(str(self.scalar(q.current_setting("memory_limit"),
+                                                                                     what)))
+        if needed <= limit:
+            return None
+        scratch = Scratch.new(where)
+        self.execute(q.Attach(scratch.alias, str(scratch.path)), what)
+        self._scratch = scratch
+        path = str(self.scalar(q.current_setting("search_path"), what) or "main")
+        self.execute(q.SetSearchPath([*path.split(","), f"{scratch.alias}.main"]), what)
+        return scratch.alias
+
+    def drop_scratch(self) -> None:
+        """The session is ending: its scratch database detached (what is still open rolled back first) and
+        its file deleted."""
+        scratch, self._scratch = self._scratch, None
+        if scratch is None:
+            return
+        self._recover()
+        try:
+            self.conn.execute(q.Attach(scratch.alias))
+            self.conn.commit()
+        except sa.exc.SQLAlchemyError:
+            self._recover()
+        scratch.remove()
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:

@@ -2,17 +2,20 @@
 
 It builds, never executes (``backends`` execute), so every statement can be compiled per dialect and
 snapshot-tested.  Working tables (``veil_*``) are temporary: they live in the session's temp schema and
-vanish with the connection.  One module per concern: ``ddl`` (constructs Core lacks), ``source`` (the source
+vanish with the connection (on DuckDB the big ones may live in the session's scratch database instead,
+``veil.backends.scratch``).  One module per concern: ``ddl`` (constructs Core lacks), ``source`` (the source
 table), ``nodes`` (the per-node counting statements), ``release`` (candidate cells, materialization, recount,
 grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensions`` (the published hierarchies)
 and ``ledger`` (the series ledger).
 """
 
 from veil.queries import dimensions, ledger, publication
-from veil.queries.ddl import (CreateSchema, CreateTableAs, CreateView, DropObject, Grant, copy_from_stdin,
-                              count_rows, create_table_as, drop_table, session_settings)
+from veil.queries.ddl import (Attach, CreateSchema, CreateTableAs, CreateView, DropObject, Grant, SetSearchPath,
+                              copy_from_stdin, count_rows, create_table_as, current_setting, drop_table,
+                              session_settings)
 from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, materialize, node_counts, node_keys,
-                                node_sizes, node_statistics, packed, sensitive_domain_table, source_values, up_table)
+                                node_sizes, node_statistics, packed, row_bytes, sensitive_domain_table, source_values,
+                                up_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_values,
                                   cells_table, coded_cells, content_cells, level0_labels,
@@ -21,12 +24,12 @@ from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
 __all__ = [
-    "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "CreateSchema", "CreateTableAs", "CreateView",
-    "DropObject", "Grant",
+    "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "Attach", "CreateSchema", "CreateTableAs",
+    "CreateView", "DropObject", "Grant", "SetSearchPath", "current_setting",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "content_cells", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication",
-    "recount", "release_select", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
+    "recount", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table",
 ]

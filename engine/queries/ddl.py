@@ -71,6 +71,49 @@ def _create_schema(element: CreateSchema, compiler: Any, **kw: Any) -> str:
     return f"CREATE SCHEMA IF NOT EXISTS {compiler.preparer.format_schema(element.schema)}"
 
 
+class Attach(Executable, ClauseElement):
+    """DuckDB: ``ATTACH '<path>' AS <alias>`` (a database file of working tables, ``veil.backends.scratch``), or
+    with no ``path`` ``DETACH <alias>``; the path is a literal rendered by the dialect.
+
+    >>> from duckdb_engine import Dialect
+    >>> print(Attach("veil_work_1", "/tmp/it's.db").compile(dialect=Dialect()), Attach("veil_work_1").compile())
+    ATTACH '/tmp/it''s.db' AS veil_work_1 DETACH veil_work_1
+    """
+
+    inherit_cache = False
+
+    def __init__(self, alias: str, path: str | None = None) -> None:
+        self.alias, self.path = alias, path
+
+
+@compiles(Attach)
+def _attach(element: Attach, compiler: Any, **kw: Any) -> str:
+    alias = compiler.preparer.quote(element.alias)
+    if element.path is None:
+        return f"DETACH {alias}"
+    return f"ATTACH {compiler.render_literal_value(element.path, sa.String())} AS {alias}"
+
+
+class SetSearchPath(Executable, ClauseElement):
+    """DuckDB: ``SET search_path = '<schemas>'`` (where unqualified table names are looked up after the
+    temporary ones), the value a literal rendered by the dialect."""
+
+    inherit_cache = False
+
+    def __init__(self, schemas: Sequence[str]) -> None:
+        self.schemas = tuple(schemas)
+
+
+@compiles(SetSearchPath)
+def _set_search_path(element: SetSearchPath, compiler: Any, **kw: Any) -> str:
+    return f"SET search_path = {compiler.render_literal_value(','.join(element.schemas), sa.String())}"
+
+
+def current_setting(name: str) -> sa.Select[Any]:
+    """DuckDB and PostgreSQL: a setting's current value as text (``name`` bound)."""
+    return sa.select(sa.func.current_setting(name))
+
+
 def copy_from_stdin(table: sa.TableClause, columns: Sequence[str], dialect: sa.Dialect) -> str:
     """PostgreSQL ``COPY <table> (<columns>) FROM STDIN`` for bulk loads, quoted by the dialect."""
     prep = dialect.identifier_preparer

@@ -148,13 +148,15 @@ def code_type(cardinality: int, tiny: bool = False) -> Any:
 
 def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: Sequence[str],
                not_null: Sequence[str] = (), cardinalities: Sequence[Sequence[int]] | None = None,
-               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False) -> CreateTableAs:
+               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False, into: str | None = None
+               ) -> CreateTableAs:
     """``veil_base``, the base frequency set, in one scan of the source: every row coded through the dimension
     tables (QI ``i``'s codes at all levels, so node queries need no joins) and the sensitive value tables, and
     counted per distinct code combination.  A row with a NULL in a QI or counted column finds no code and is
     left out, as is one with a NULL in a ``not_null`` column.
 
     With ``cardinalities`` (per QI, per level) and ``sensitive_sizes`` each code is cast to ``code_type``.
+    ``into``: a scratch database to create it in (DuckDB, ``veil.backends.scratch``) instead of a temporary table.
 
     >>> lay = Layout(heights=(1,), sensitive_count=1)
     >>> print(base_coded(lay, sa.table("t", sa.column("zip"), sa.column("dx")), ["zip"], ["dx"]).compile())
@@ -182,7 +184,25 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     stmt = sa.select(*select_cols, sa.func.count().label("n")).select_from(joined).group_by(*keys)
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
-    return CreateTableAs(sa.table(BASE), stmt)
+    return _working(sa.table(BASE), stmt, into)
+
+
+def _working(table: sa.TableClause, stmt: sa.Select[Any], into: str | None) -> CreateTableAs:
+    """A working table: temporary, or in the scratch database ``into`` (found by name through its search path)."""
+    if into is None:
+        return CreateTableAs(table, stmt)
+    return CreateTableAs(sa.table(table.name, schema=into), stmt, temporary=False)
+
+
+def row_bytes(cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int], tiny: bool = False) -> int:
+    """The bytes of one row of ``veil_base`` as ``base_coded`` types it: each code's integer width, and ``n``.
+
+    >>> row_bytes([[100, 10, 1]], [20], tiny=True), row_bytes([[100, 10, 1]], [])
+    (12, 14)
+    """
+    widths: dict[type, int] = {TinyInteger: 1, sa.SmallInteger: 2, sa.Integer: 4}
+    codes = [c for level in cardinalities for c in level] + list(sensitive_sizes)
+    return 8 + sum(widths[type(code_type(c, tiny))] for c in codes)
 
 
 def _count(n: Any) -> Any:
@@ -358,14 +378,16 @@ def _statistic_test(blocks: Any, kind: str, threshold: float, tolerance: float) 
 
 
 def materialize(layout: Layout, ident: int, node: Sequence[int | None],
-                floor: Sequence[int | None] | None = None, source: str = BASE) -> CreateTableAs:
-    """Materialize ``node``'s counts, narrow (``layout.node_table``: its own levels only), for later rollups."""
+                floor: Sequence[int | None] | None = None, source: str = BASE, into: str | None = None
+                ) -> CreateTableAs:
+    """Materialize ``node``'s counts, narrow (``layout.node_table``: its own levels only), for later rollups
+    (``into``: in that scratch database, as ``base_coded``)."""
     src = _source(layout, node, floor, source)
     cols = [k.label(f"q{i}_{lv}") for i, (k, lv) in enumerate(zip(src.keys, node)) if k is not None]
     sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
     stmt = (sa.select(*cols, *sens, _count(src.table.c.n)).select_from(src.from_)
             .group_by(*(c.element for c in cols), *sens))
-    return CreateTableAs(layout.node_table(ident, node), stmt)
+    return _working(layout.node_table(ident, node), stmt, into)
 
 
 def packed(select: sa.Select[Any], chunk: int = 1 << 20, order_by: Sequence[str] | None = None) -> sa.Select[Any]:
