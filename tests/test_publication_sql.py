@@ -30,14 +30,14 @@ def statements() -> dict[str, object]:
     qis, cols = ["Zip Code", "age"], ["Zip Code", "age", "condition", HOSTILE]
     dim = qd.rows_table("published", qd.names("census", "Zip Code")["rows"], 5, sa.Text())
     return {
-        "content_cells": q.content_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
-        "cells_table": q.cells_table(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
-        "values_table": q.values_table(2),
-        "values_table_without_columns": q.values_table(0),
-        "coded_cells": q.coded_cells(2, ["none", "some"]),
-        "coded_cells_null_everywhere": q.coded_cells(2, ["all", "none"]),
-        "coded_cells_without_columns": q.coded_cells(2, []),
+        "values_table": q.values_table(src, qis, ["condition", HOSTILE], ["condition"]),
+        "values_table_without_columns": q.values_table(src, qis, [], []),
         "cell_values": q.cell_values(2),
+        "cells_table": q.cells_table(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"], ["none", "some"]),
+        "cells_table_null_everywhere": q.cells_table(src, lay, (1, 0), qis, ["condition", HOSTILE], [],
+                                                     ["all", "none"]),
+        "cells_table_without_columns": q.cells_table(src, lay, (1, 0), qis, [], [], []),
+        "coded_cells": q.coded_cells(2),
         "release_rows": q.release_select(src, lay, (1, 0), qis, cols, True, ["condition"], (), 7),
         "release_rows_with_held_back": q.release_select(src, lay, (1, 0), qis, cols, True, [],
                                                         ["condition", HOSTILE], 7),

@@ -59,6 +59,8 @@ def statements() -> dict[str, object]:
         "search_path_with_scratch": q.SetSearchPath(["main", "veil_work_12_1.main"]),
         "base_coded_into_scratch": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], into="veil_work_12_1"),
         "materialize_into_scratch": q.materialize(lay, 7, (1, None, 1), into="veil_work_12_1"),
+        "cells_into_scratch": q.cells_table(src, q.Layout((5, 3, 1), 0), (1, 0, 1), ["Zip Code", "age", HOSTILE],
+                                            ["condition"], ["condition"], ["none"], into="veil_work_12_1"),
         "detach_scratch": q.Attach("veil_work_12_1"),
     }
 
@@ -88,7 +90,7 @@ def release_statements() -> dict[str, object]:
 SETS = {"queries": statements, "release": release_statements}
 # DuckDB's scratch database (veil.backends.scratch): issued on DuckDB only
 DUCKDB_ONLY = {"attach_scratch", "search_path_with_scratch", "base_coded_into_scratch", "materialize_into_scratch",
-               "detach_scratch"}
+               "cells_into_scratch", "detach_scratch"}
 
 
 def render(which: str = "queries") -> dict[str, str]:

@@ -146,6 +146,14 @@ def count_rows(table: sa.TableClause) -> sa.Select[Any]:
 def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 
+def working_table(table: sa.TableClause, select: sa.Select[Any], into: str | None = None) -> CreateTableAs:
+    """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``: found
+    by name through the session's search path)."""
+    if into is None:
+        return CreateTableAs(table, select)
+    return CreateTableAs(sa.table(table.name, schema=into), select, temporary=False)
+
+
 def create_table_as(schema: str, name: str, select: sa.Select[Any]) -> CreateTableAs:
     return CreateTableAs(sa.table(name, schema=schema), select, temporary=False)
 

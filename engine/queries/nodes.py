@@ -29,7 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
-from veil.queries.ddl import CreateTableAs
+from veil.queries.ddl import CreateTableAs, working_table
 
 BASE = "veil_base"
 
@@ -184,14 +184,7 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     stmt = sa.select(*select_cols, sa.func.count().label("n")).select_from(joined).group_by(*keys)
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
-    return _working(sa.table(BASE), stmt, into)
-
-
-def _working(table: sa.TableClause, stmt: sa.Select[Any], into: str | None) -> CreateTableAs:
-    """A working table: temporary, or in the scratch database ``into`` (found by name through its search path)."""
-    if into is None:
-        return CreateTableAs(table, stmt)
-    return CreateTableAs(sa.table(table.name, schema=into), stmt, temporary=False)
+    return working_table(sa.table(BASE), stmt, into)
 
 
 def row_bytes(cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int], tiny: bool = False) -> int:
@@ -387,7 +380,7 @@ def materialize(layout: Layout, ident: int, node: Sequence[int | None],
     sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
     stmt = (sa.select(*cols, *sens, _count(src.table.c.n)).select_from(src.from_)
             .group_by(*(c.element for c in cols), *sens))
-    return _working(layout.node_table(ident, node), stmt, into)
+    return working_table(layout.node_table(ident, node), stmt, into)
 
 
 def packed(select: sa.Select[Any], chunk: int = 1 << 20, order_by: Sequence[str] | None = None) -> sa.Select[Any]:

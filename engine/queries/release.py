@@ -13,7 +13,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from veil.queries.ddl import CreateTableAs
+from veil.queries.ddl import CreateTableAs, working_table
 from veil.queries.nodes import Layout
 
 SUPPRESSED = "veil_suppressed"
@@ -52,48 +52,29 @@ def _generalized(source: sa.Table, layout: Layout, node: Sequence[int], qis: Seq
     return src, joined, labels, codes
 
 
-def content_cells(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                  columns: Sequence[str], not_null: Sequence[str]) -> sa.Select[Any]:
-    """Every row's block codes at ``node`` with its published non-QI ``columns``, counted: the candidate's
-    cells (suppressed blocks included; the caller knows their codes)."""
-    src, joined, _, codes = _generalized(source, layout, node, qis)
-    keys = [c.label(f"g{i}") for i, c in enumerate(codes)] + [src.c[c].label(f"v{j}") for j, c in enumerate(columns)]
-    return (sa.select(*keys, sa.func.count().label("n")).select_from(joined)
-            .where(*(src.c[c].is_not(None) for c in not_null))
-            .group_by(*codes, *(src.c[c] for c in columns)))
-
-
 CELLS = "veil_cells"
 VALUES = "veil_cell_values"
 
 
-def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                columns: Sequence[str], not_null: Sequence[str]) -> CreateTableAs:
-    """The candidate's cells (``content_cells``) kept in the temporary table ``veil_cells`` for the reads
-    below: one pass over the source for all of them."""
-    return CreateTableAs(sa.table(CELLS), content_cells(source, layout, node, qis, columns, not_null))
-
-
-def _cells(qi_count: int, width: int) -> sa.TableClause:
-    return sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)),
-                    *(sa.column(f"v{j}") for j in range(width)), sa.column("n"))
+def values_table(source: sa.Table, qis: Sequence[str], columns: Sequence[str],
+                 not_null: Sequence[str]) -> CreateTableAs:
+    """The distinct published non-QI ``columns`` (``v0…``) of the rows a release reads (no QI NULL, none in
+    ``not_null``) numbered 0, 1, … (``vid``) in the database's order of them, kept in the temporary table
+    ``veil_cell_values``: one narrow pass over the source, so that the candidate's cells are counted by integer
+    keys (one row, vid 0, when there are no such columns and there are rows)."""
+    src = source.alias("src")
+    where = [src.c[c].is_not(None) for c in (*qis, *not_null)]
+    if not columns:
+        return CreateTableAs(sa.table(VALUES), sa.select(sa.literal(0, sa.BigInteger).label("vid"))
+                             .select_from(src).where(*where).limit(1))
+    values = (sa.select(*(src.c[c].label(f"v{j}") for j, c in enumerate(columns))).where(*where).distinct()
+              .subquery("vals"))
+    rank = sa.func.dense_rank().over(order_by=[values.c[f"v{j}"] for j in range(len(columns))]) - 1
+    return CreateTableAs(sa.table(VALUES), sa.select(*values.c, rank.label("vid")))
 
 
 def _values(width: int) -> sa.TableClause:
     return sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("vid"))
-
-
-def values_table(width: int) -> CreateTableAs:
-    """The distinct published values ``v0…`` of ``veil_cells`` numbered 0, 1, … (``vid``) in the database's
-    order of them, kept in the temporary table ``veil_cell_values`` (one row, vid 0, when ``width`` is 0 and
-    there are cells)."""
-    cells = _cells(0, width)
-    if not width:
-        return CreateTableAs(sa.table(VALUES), sa.select(sa.literal(0, sa.BigInteger).label("vid"))
-                             .select_from(cells).limit(1))
-    values = sa.select(*(cells.c[f"v{j}"] for j in range(width))).distinct().subquery("vals")
-    rank = sa.func.dense_rank().over(order_by=[values.c[f"v{j}"] for j in range(width)]) - 1
-    return CreateTableAs(sa.table(VALUES), sa.select(*values.c, rank.label("vid")))
 
 
 def cell_values(width: int) -> sa.Select[Any]:
@@ -102,25 +83,51 @@ def cell_values(width: int) -> sa.Select[Any]:
     return sa.select(*values.c).order_by(values.c.vid)
 
 
-def coded_cells(qi_count: int, nulls: Sequence[str]) -> sa.Select[Any]:
-    """``veil_cells`` with integers only: block codes ``g<i>``, ``vid`` (the cell's published values' number in
-    ``veil_cell_values``) and ``n`` — what the series step needs per cell, streamable in columns.
+def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
+                columns: Sequence[str], not_null: Sequence[str], nulls: Sequence[str],
+                into: str | None = None) -> CreateTableAs:
+    """The candidate's cells in the working table ``veil_cells``: every row's block codes at ``node`` (``g<i>``)
+    and its published ``columns``' number in ``veil_cell_values`` (``vid``), counted (``n``) — suppressed blocks
+    included, the caller knows their codes.  Integer keys only: a ``GROUP BY`` over text values with tens of
+    millions of groups fails at DuckDB's memory limit where integers spill.  ``into``: in that scratch database,
+    read and dropped before the release writes (``veil.backends.scratch``).
 
-    The values are matched by a join every database can hash: ``nulls[j]`` says whether column ``v<j>`` has
+    The values are matched by a join every database can hash: ``nulls[j]`` says whether column ``j`` has
     ``"none"``, ``"some"`` or ``"all"`` NULL values.  A column without NULLs is matched by ``=``; one with
     some by its NULL flag and its value with NULL replaced by the column's least value; one that is NULL
-    everywhere is left out (every cell has the same value there)."""
-    cells, values = _cells(qi_count, len(nulls)).alias("c"), _values(len(nulls)).alias("r")
+    everywhere is left out (every row has the same value there)."""
+    src, joined, _, codes = _generalized(source, layout, node, qis)
+    values = _values(len(columns)).alias("r")
     match: list[Any] = []
-    for j, kind in enumerate(nulls):
-        a, b = cells.c[f"v{j}"], values.c[f"v{j}"]
+    for j, (c, kind) in enumerate(zip(columns, nulls)):
+        a, b = src.c[c], values.c[f"v{j}"]
         if kind == "none":
             match.append(a == b)
         elif kind == "some":
-            least = sa.select(sa.func.min(_values(len(nulls)).c[f"v{j}"])).scalar_subquery()
+            least = sa.select(sa.func.min(_values(len(columns)).c[f"v{j}"])).scalar_subquery()
             match += [sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None)]
-    joined = cells.join(values, sa.and_(*match) if match else sa.true())
-    return sa.select(*(cells.c[f"g{i}"] for i in range(qi_count)), values.c.vid, cells.c.n).select_from(joined)
+    joined = joined.join(values, sa.and_(*match) if match else sa.true())
+    keys = [c.label(f"g{i}") for i, c in enumerate(codes)]
+    stmt = (sa.select(*keys, values.c.vid, sa.func.count().label("n")).select_from(joined)
+            .where(*(src.c[c].is_not(None) for c in not_null)).group_by(*codes, values.c.vid))
+    return working_table(sa.table(CELLS), stmt, into)
+
+
+def cell_bytes(qi_count: int) -> int:
+    """The bytes of one row of ``veil_cells`` (a code per QI, ``vid``, ``n``): what decides whether the
+    cells may outgrow the database's memory.
+
+    >>> cell_bytes(6)
+    64
+    """
+    return 8 * (qi_count + 2)
+
+
+def coded_cells(qi_count: int) -> sa.Select[Any]:
+    """``veil_cells``: block codes ``g<i>``, ``vid`` and ``n``, integers only — what the series step needs per
+    cell, streamable in columns."""
+    cells = sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"))
+    return sa.select(*cells.c)
 
 
 def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],

@@ -342,17 +342,19 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     what = "counting the candidate's cells"
     d, width = len(wh.attributes), len(layout.columns)
-    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null), what)
-    run.session.execute(q.values_table(width), what)
+    run.session.execute(q.values_table(run.source, wh.attributes, layout.columns, not_null), what)
     ranked = run.session.rows(q.cell_values(width), what)
     if any(int(r[-1]) != k for k, r in enumerate(ranked)):
         raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
     distinct = [tuple(r[:-1]) for r in ranked]
-    sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
-    ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
     nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
              else "some" for j in range(width)]
-    chunks = run.session.stream(q.coded_cells(d, nulls), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
+    into = run.session.scratch(wh.rows * q.cell_bytes(d))  # read and dropped (its transaction ended) before writes
+    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
+                                      into), what)
+    sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
+    ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
+    chunks = run.session.stream(q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
                                 CELL_CHUNK, what)
     numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
     cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, _then(chunks, lambda: _drop_cells(run)),

@@ -1,40 +1,37 @@
--- content_cells
-SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
-WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
-
--- cells_table
-CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
-WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
-
 -- values_table
 CREATE TEMPORARY TABLE veil_cell_values AS SELECT vals.v0, vals.v1, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - %(param_1)s::INTEGER AS vid 
-FROM (SELECT DISTINCT veil_cells.v0 AS v0, veil_cells.v1 AS v1 
-FROM veil_cells) AS vals;
+FROM (SELECT DISTINCT src.condition AS v0, src."x""; DROP TABLE t; --" AS v1 
+FROM raw."Patients" AS src 
+WHERE src."Zip Code" IS NOT NULL AND src.age IS NOT NULL AND src.condition IS NOT NULL) AS vals;
 
 -- values_table_without_columns
 CREATE TEMPORARY TABLE veil_cell_values AS SELECT %(param_1)s::BIGINT AS vid 
-FROM veil_cells 
+FROM raw."Patients" AS src 
+WHERE src."Zip Code" IS NOT NULL AND src.age IS NOT NULL 
  LIMIT %(param_2)s::INTEGER;
-
--- coded_cells
-SELECT c.g0, c.g1, r.vid, c.n 
-FROM veil_cells AS c JOIN veil_cell_values AS r ON c.v0 = r.v0 AND coalesce(c.v1, (SELECT min(veil_cell_values.v1) AS min_1 
-FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
-FROM veil_cell_values)) AND (c.v1 IS NULL) = (r.v1 IS NULL);
-
--- coded_cells_null_everywhere
-SELECT c.g0, c.g1, r.vid, c.n 
-FROM veil_cells AS c JOIN veil_cell_values AS r ON c.v1 = r.v1;
-
--- coded_cells_without_columns
-SELECT c.g0, c.g1, r.vid, c.n 
-FROM veil_cells AS c JOIN veil_cell_values AS r ON true;
 
 -- cell_values
 SELECT veil_cell_values.v0, veil_cell_values.v1, veil_cell_values.vid 
 FROM veil_cell_values ORDER BY veil_cell_values.vid;
+
+-- cells_table
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 AND coalesce(src."x""; DROP TABLE t; --", (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) AND (src."x""; DROP TABLE t; --" IS NULL) = (r.v1 IS NULL) 
+WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, r.vid;
+
+-- cells_table_null_everywhere
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src."x""; DROP TABLE t; --" = r.v1 GROUP BY d0.code_1, d1.code_0, r.vid;
+
+-- cells_table_without_columns
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON true GROUP BY d0.code_1, d1.code_0, r.vid;
+
+-- coded_cells
+SELECT veil_cells.g0, veil_cells.g1, veil_cells.vid, veil_cells.n 
+FROM veil_cells;
 
 -- release_rows
 SELECT %(param_1)s::INTEGER AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 
