@@ -304,8 +304,9 @@ def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
 
 
 def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """DuckDB runs under Veil's memory limit unless the URL sets one (it then spills instead of growing);
-    PostgreSQL sessions aggregate in memory without JIT."""
+    """DuckDB runs under Veil's memory limit unless the URL sets one (it then spills instead of growing), its
+    allocator purging in background threads unless the URL says otherwise; PostgreSQL sessions aggregate in
+    memory without JIT."""
     from veil.backends import open_backend
     from veil.backends.duckdb import MEMORY_LIMIT
 
@@ -319,6 +320,9 @@ def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ig
         assert MEMORY_LIMIT == "512MB"
         assert setting(url, "memory_limit") == "488.2 MiB"  # 512,000,000 bytes as DuckDB shows them
         assert setting(url + "?memory_limit=2GB", "memory_limit") == "1.8 GiB"
+        assert setting(url, "allocator_background_threads").lower() == "true"
+        assert setting(url + "?allocator_background_threads=false", "allocator_background_threads").lower() == "false"
+        assert setting(url + "?allocator_background_threads=false", "memory_limit") == "488.2 MiB"
         notebook = sa.create_engine(url, poolclass=sa.pool.NullPool).connect()  # this process's own connection
         try:  # DuckDB shares an open file only with the same settings: Veil joins it as it is
             shared = setting(url, "memory_limit")
