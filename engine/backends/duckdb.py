@@ -66,7 +66,7 @@ class DuckDBBackend(Backend):
         (working tables and sorts beyond it spill to DuckDB's temporary directory, so a run's memory does not
         grow with the table; DuckDB's own default is 80% of the machine's RAM), and its allocator purges what
         queries freed in background threads instead of keeping it until later statements allocate (10M census,
-        a second release version: 986–988 MiB against 1,208–1,223 MiB without, ``bench/bench_scale.py``)."""
+        a second release version: peak 986–988 MiB against 1,047–1,137 MiB without)."""
         options = super().engine_options()
         config = {k: v for k, v in SETTINGS.items() if k not in self.url.query}
         if config:
