@@ -44,7 +44,7 @@ def statements() -> dict[str, object]:
         "rows_ddl": sa.schema.CreateTable(rows),
         "insert_rows": pub.insert_rows(rows, cols, q.release_select(src, lay, (1, 0), qis, cols, False, [], (), 7)),
         "insert_blocks": pub.insert_blocks(blocks, rows, 7, qis, ["condition"]),
-        "recount": q.recount(rows, 7, qis, ["condition"]),
+        "recount": q.recount(blocks, 7, qis, ["condition"]),
         "view_current": q.CreateView(sa.table("census", schema="published"),
                                      pub.rows_view(rows, cols, pub.current(t.publications, "census"))),
         "view_blocks": q.CreateView(sa.table("census_blocks", schema="published"),

@@ -453,7 +453,7 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     if session.backend.transactions:  # dimension tables: not yet where statements commit alone (docs/spark.md)
         views += dimensions.publish(session, run.tables, rel.schema, rel.name, version, dimensions.of_run(wh, config))
     rows_suppressed = int(counts.sizes[suppressed].sum())
-    achieved = verify(session, wh, run.spec, pub.rows, version, content.shown, content.hidden, rows_suppressed)
+    achieved = verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     if content.record is not None:
         content.record()
     when = content.when

@@ -1,7 +1,7 @@
-"""Verification of a version before it is published: the rows it inserted, recounted independently from the
-rows table, must equal what the search counted minus what the series step held back, and every published
-block must pass every model again (suppressed and held-back rows kept only as context for natural
-supersets)."""
+"""Verification of a version before it is published: the rows it inserted, recounted independently (by the
+database, from the rows table into the blocks table ``<name>_block_rows``, read here), must equal what the
+search counted minus what the series step held back, and every published block must pass every model again
+(suppressed and held-back rows kept only as context for natural supersets)."""
 
 from __future__ import annotations
 
@@ -81,11 +81,12 @@ class Counted:
         return out
 
 
-def verify(session: Session, wh: Warehouse, spec: Specification, rows: sa.Table, version: int, expected: NodeCounts,
-           context: NodeCounts, suppressed_rows: int) -> dict[str, float | None]:
-    """Recount version ``version`` from ``rows`` and re-run every checker; the counts must equal ``expected``
-    and every published block must pass every model (``context``: the rows left out)."""
-    recounted = _recount(session, wh, rows, version, expected)
+def verify(session: Session, wh: Warehouse, spec: Specification, block_rows: sa.Table, version: int,
+           expected: NodeCounts, context: NodeCounts, suppressed_rows: int) -> dict[str, float | None]:
+    """Recount version ``version`` from ``block_rows`` (counted from its published rows) and re-run every
+    checker; the counts must equal ``expected`` and every published block must pass every model (``context``:
+    the rows left out)."""
+    recounted = _recount(session, wh, block_rows, version, expected)
     if not same(recounted, expected):
         raise ReleaseError("verification failed: the blocks and histograms counted from the published rows "
                            "differ from the search's counts at the chosen node (less what the series step held back)")
@@ -103,9 +104,9 @@ def verify(session: Session, wh: Warehouse, spec: Specification, rows: sa.Table,
     return achieved
 
 
-def _recount(session: Session, wh: Warehouse, rows: sa.Table, version: int, expected: NodeCounts) -> NodeCounts:
-    """The version's blocks and histograms counted from its published rows, read in chunks and coded as the
-    checkers code them (labels back to hierarchy codes, sensitive values to their domain's codes)."""
+def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int, expected: NodeCounts) -> NodeCounts:
+    """The version's blocks and histograms counted from its published rows (``block_rows``), read in chunks and
+    coded as the checkers code them (labels back to hierarchy codes, sensitive values to their domain's codes)."""
     qis, sens, node = list(wh.attributes), list(wh.sensitive), expected.node
     mappings = []
     for i, level in enumerate(node):
@@ -115,7 +116,7 @@ def _recount(session: Session, wh: Warehouse, rows: sa.Table, version: int, expe
             mappings.append({label: code for code, label in enumerate(wh.hierarchies[i].domain(level))})
     indexes = [{v: k for k, v in enumerate(wh.raw_values[dom.name])} for dom in wh.domains]
     qi_parts, s_parts, n_parts = [], [], []
-    for chunk in session.row_chunks(q.recount(rows, version, qis, sens), "recounting the release"):
+    for chunk in session.row_chunks(q.recount(block_rows, version, qis, sens), "recounting the release"):
         columns = list(zip(*chunk)) if chunk else [()] * (len(qis) + len(sens) + 1)
         qi_parts.append(_coded(columns[:len(qis)], mappings, qis, "column {name!r} of the release holds {value!r}, "
                                "not a level-{level} value of its hierarchy", node))

@@ -66,9 +66,9 @@ FROM published.census_rows
 WHERE published.census_rows.veil_version = $2 GROUP BY published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition;
 
 -- recount
-SELECT published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, count(*) AS n 
-FROM published.census_rows 
-WHERE published.census_rows.veil_version = $1 GROUP BY published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition;
+SELECT published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition, CAST(sum(published.census_block_rows.n) AS BIGINT) AS n 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = $1 GROUP BY published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition;
 
 -- view_current
 CREATE OR REPLACE VIEW published.census AS SELECT published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, published.census_rows."x""; DROP TABLE t; --" 
