@@ -133,6 +133,10 @@ def test_keep_versions_history_and_rollback(db: Db, cleanup) -> None:
     assert db.query(f'SELECT version, status FROM "{cat}".releases ORDER BY version') == [
         (1, "expired"), (2, "published"), (3, "published")]
     assert sorted(db.query(f'SELECT DISTINCT veil_version FROM "{out}".people_rows')) == [(2,), (3,)]
+    indexes = (f"SELECT table_name FROM duckdb_indexes() WHERE schema_name = '{out}'" if db.kind == "duckdb" else
+               f"SELECT tablename FROM pg_indexes WHERE schemaname = '{out}' AND indexname = tablename || '_version'")
+    found = sorted(t for (t,) in db.query(indexes) if t in ("people_rows", "people_block_rows"))
+    assert found == ([] if db.kind == "duckdb" else ["people_block_rows", "people_rows"])  # docs/publication.md §1
     res = run_veil("releases", "--config", str(path), "--json")
     doc = json.loads(res.stdout)
     assert res.returncode == 0 and doc["current"] == 3

@@ -47,6 +47,7 @@ class Backend:
     tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
+    version_indexes: ClassVar[bool] = True    # index the publication's tables on veil_version (docs/publication.md)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:

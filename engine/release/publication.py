@@ -68,7 +68,8 @@ class Publication:
         else:
             for table in (self.rows, self.block_rows):
                 self.session.execute(sa.schema.CreateTable(table), f"creating {self.schema}.{table.name}")
-                self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
+                if self.session.backend.version_indexes:
+                    self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
         for view, select in self.views().items():
             if view not in found:
                 self._view(view, select)
@@ -157,7 +158,8 @@ def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.Cat
         session.execute(q.create_table_as(schema, target, copy), f"copying {schema}.{source} into {target}")
     up = Publication(session, schema, name, tables, {c: sa.types.NullType() for c in columns}, qis, sensitive)
     for t in (up.rows, up.block_rows):
-        session.execute(sa.schema.CreateIndex(pub.version_index(t)), f"indexing {t.name}")
+        if session.backend.version_indexes:
+            session.execute(sa.schema.CreateIndex(pub.version_index(t)), f"indexing {t.name}")
     up.point(version, now_utc())
     if session.backend.lock_timeout:
         session.execute(pub.lock_timeout(5 * LOCK_TIMEOUT_MS), "limiting lock waits")
