@@ -44,3 +44,27 @@ def test_a_killed_runs_scratch_files_are_deleted_and_a_live_runs_kept(tmp_path: 
     fresh.path.with_name(fresh.path.name + ".wal").write_bytes(b"x")
     fresh.remove()
     assert sweep(tmp_path) == [] and sorted(f.name for f in tmp_path.iterdir()) == sorted([mine.name, other.name])
+
+
+def test_duckdbs_memory_limit_error_says_how_to_raise_it(tmp_path: Path) -> None:
+    """A statement that outgrows DuckDB's memory (here 20MB and no room to spill) fails in one line naming the
+    limit and the URL setting that raises it — not the driver's multi-line advice."""
+    import sqlalchemy as sa
+
+    from veil.backends import open_backend
+    from veil.errors import BackendError
+
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "w.duckdb")).close()
+    url = f"duckdb:///{tmp_path / 'w.duckdb'}?memory_limit=20MB&max_temp_directory_size=0KiB"
+    big = sa.select(sa.func.count()).select_from(
+        sa.select((sa.cast(sa.column("range"), sa.Text) + "x").label("v")).select_from(
+            sa.func.range(3_000_000)).distinct().subquery())
+    with open_backend(url).session() as session:
+        with pytest.raises(BackendError) as failed:
+            session.scalar(big, "counting distinct values")
+    message = str(failed.value)
+    assert message.startswith("DuckDB failed while counting distinct values: Out of Memory Error")
+    assert "memory_limit = 20MB (Veil's default 512MB)" in message and "?memory_limit=2GB" in message
+    assert "\n" not in message

@@ -116,6 +116,15 @@ class DuckDBSession(Session):
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
 
+    def fail(self, exc: BaseException, what: str) -> BackendError:
+        """The driver's error in one line; one at DuckDB's memory limit says which limit and how to raise it."""
+        error = super().fail(exc, what)
+        if "Out of Memory Error" not in str(error):
+            return error
+        limit = self.backend.url.query.get("memory_limit") or MEMORY_LIMIT
+        return BackendError(f"{error} — DuckDB works within memory_limit = {limit} (Veil's default {MEMORY_LIMIT}); "
+                            "give it more in the [source] url, e.g. ?memory_limit=2GB")
+
     def scratch(self, needed: int, threshold: int | None = None) -> str | None:
         """Where working tables of about ``needed`` bytes go (``veil.backends.scratch``): the alias of this
         session's scratch database — attached on first need — when ``needed`` exceeds ``threshold`` (default:
