@@ -146,6 +146,7 @@ def count_rows(table: sa.TableClause) -> sa.Select[Any]:
 def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 
+
 def working_table(table: sa.TableClause, select: sa.Select[Any], into: str | None = None) -> CreateTableAs:
     """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``: found
     by name through the session's search path)."""

@@ -68,11 +68,16 @@ class Publication:
         else:
             for table in (self.rows, self.block_rows):
                 self.session.execute(sa.schema.CreateTable(table), f"creating {self.schema}.{table.name}")
-                if self.session.backend.version_indexes:
-                    self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
+            self.index_versions()
         for view, select in self.views().items():
             if view not in found:
                 self._view(view, select)
+
+    def index_versions(self) -> None:
+        """Index both tables on ``veil_version`` where the backend wants it (``Backend.version_indexes``)."""
+        if self.session.backend.version_indexes:
+            for table in (self.rows, self.block_rows):
+                self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
 
     def views(self) -> dict[str, Any]:
         names = pub.names(self.name)
@@ -157,9 +162,7 @@ def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.Cat
             .select_from(sa.table(source, schema=schema))
         session.execute(q.create_table_as(schema, target, copy), f"copying {schema}.{source} into {target}")
     up = Publication(session, schema, name, tables, {c: sa.types.NullType() for c in columns}, qis, sensitive)
-    for t in (up.rows, up.block_rows):
-        if session.backend.version_indexes:
-            session.execute(sa.schema.CreateIndex(pub.version_index(t)), f"indexing {t.name}")
+    up.index_versions()
     up.point(version, now_utc())
     if session.backend.lock_timeout:
         session.execute(pub.lock_timeout(5 * LOCK_TIMEOUT_MS), "limiting lock waits")
