@@ -286,6 +286,24 @@ def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarr
     return key, count
 
 
+def _distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``np.unique(key, return_inverse=True)``; keys already in order (a node's cells streamed by block) are
+    not sorted again: one pass marks where a new key starts.
+
+    >>> [a.tolist() for a in _distinct(np.array([2, 2, 5, 7, 7]))], [a.tolist() for a in _distinct(np.array([5, 2, 5]))]
+    ([[2, 5, 7], [0, 0, 1, 2, 2]], [[2, 5], [1, 0, 1]])
+    """
+    if len(key) > 1 and bool((key[1:] >= key[:-1]).all()):
+        first = np.empty(len(key), dtype=bool)
+        first[0] = True
+        np.not_equal(key[1:], key[:-1], out=first[1:])
+        inverse = np.cumsum(first, dtype=np.int64)
+        inverse -= 1
+        return key[first], inverse
+    uniq, inverse = np.unique(key, return_inverse=True)
+    return uniq, inverse.reshape(-1)
+
+
 def _combine(codes: np.ndarray, cardinalities: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
     """Distinct rows of ``codes`` (r, d) and each row's index into them, in lexicographic order."""
     r, d = codes.shape
@@ -298,7 +316,7 @@ def _combine(codes: np.ndarray, cardinalities: Sequence[int]) -> tuple[np.ndarra
         radix = np.zeros(r, dtype=np.int64)
         for j in range(d):
             radix = radix * max(int(cardinalities[j]), 1) + codes[:, j]
-        uniq, inverse = np.unique(radix, return_inverse=True)
+        uniq, inverse = _distinct(radix)
         keys = np.empty((len(uniq), d), dtype=np.int64)
         rest = uniq.copy()
         for j in range(d - 1, -1, -1):

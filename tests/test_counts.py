@@ -122,3 +122,26 @@ def test_sparse_histograms_equal_a_dense_recount(cells, max_cells) -> None:
         assert part.cells <= max_cells or b - a == 1
     expected_cum = [int(dense[b, :v + 1].sum()) for b, v in zip(bc.block_of_cell, bc.codes)]
     assert bc.cumulative().tolist() == expected_cum
+
+
+@settings(max_examples=100, deadline=None)
+@given(rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)), min_size=0, max_size=30),
+       ordered=st.booleans())
+def test_blocks_of_cells_in_block_order_are_found_without_a_sort(rows, ordered) -> None:
+    """Cells streamed in block order (the search's chunks) take the one-pass path; in any other order the
+    sort: both give ``np.unique``'s distinct keys and inverse, and the same ``NodeCounts``."""
+    from veil.counts import _combine, _distinct
+    arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    if ordered:
+        arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
+    key = arr[:, 0] * 3 + arr[:, 1]
+    uniq, inverse = _distinct(key)
+    want_uniq, want_inverse = np.unique(key, return_inverse=True)
+    assert uniq.tolist() == want_uniq.tolist() and inverse.tolist() == want_inverse.reshape(-1).tolist()
+    keys, block = _combine(arr[:, :2], (4, 3))
+    assert (keys[block] == arr[:, :2]).all() and list(map(tuple, keys.tolist())) == sorted(set(map(tuple, arr[:, :2].tolist())))
+    dom = SensitiveDomain("s", np.arange(5), np.ones(5, dtype=np.int64), numeric=True)
+    nc = NodeCounts.from_cells(("a", "b"), (0, 0), arr[:, :2], arr[:, 2:], np.ones(len(arr), dtype=np.int64),
+                               (4, 3), (dom,))
+    recount = Counter(map(tuple, arr[:, :2].tolist()))
+    assert nc.sizes.tolist() == [recount[tuple(k)] for k in nc.keys.tolist()]
