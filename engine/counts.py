@@ -277,13 +277,19 @@ def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarr
             order = np.argsort(key, kind="stable")
             key, count = key[order], count[order]
     if n > 1:
-        first = np.empty(n, dtype=bool)
-        first[0] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
+        first = _run_starts(key)
         if not first.all():
             starts = np.flatnonzero(first)
             return key[starts], np.add.reduceat(count, starts, dtype=np.int64)
     return key, count
+
+
+def _run_starts(key: np.ndarray) -> np.ndarray:
+    """Per element of sorted ``key`` (at least one): whether it starts a run of equal keys."""
+    first = np.empty(len(key), dtype=bool)
+    first[0] = True
+    np.not_equal(key[1:], key[:-1], out=first[1:])
+    return first
 
 
 def _distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -294,9 +300,7 @@ def _distinct(key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     ([[2, 5, 7], [0, 0, 1, 2, 2]], [[2, 5], [1, 0, 1]])
     """
     if len(key) > 1 and bool((key[1:] >= key[:-1]).all()):
-        first = np.empty(len(key), dtype=bool)
-        first[0] = True
-        np.not_equal(key[1:], key[:-1], out=first[1:])
+        first = _run_starts(key)
         inverse = np.cumsum(first, dtype=np.int64)
         inverse -= 1
         return key[first], inverse
@@ -323,7 +327,7 @@ def _combine(codes: np.ndarray, cardinalities: Sequence[int]) -> tuple[np.ndarra
             c = max(int(cardinalities[j]), 1)
             keys[:, j] = rest % c
             rest //= c
-        return keys, inverse.reshape(-1)
+        return keys, inverse
     keys, inverse = np.unique(codes, axis=0, return_inverse=True)
     return keys.astype(np.int64), inverse.reshape(-1)
 

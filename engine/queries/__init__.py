@@ -18,7 +18,8 @@ from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, 
                                 up_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_bytes,
-                                  cell_values, cells_table, coded_cells, level0_labels, recount, release_select, role_exists, suppressed_table, try_advisory_lock,
+                                  cell_values, cells_table, coded_cells, level0_labels, recount, release_select,
+                                  role_exists, suppressed_table, try_advisory_lock,
                                   values_table, withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
 
