@@ -245,3 +245,59 @@ def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db,
     assert all(a is not None for a in attached) and len(attached) >= 2 * (len(NIGHTS) + 1) if db.kind == "duckdb" \
         else attached == []
     assert list(db.workdir.glob(".veil-work-*")) == []
+
+
+def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db, cleanup, monkeypatch) -> None:
+    """A release's first version never reads its cells into Python (``veil.release.first``: the database copies
+    them into the ledger).  With a suppressed block and a kept column holding NULLs, its ledger — dictionary,
+    cells, version row — equals the one the cells streamed through Python record (``ledger.record``), and a
+    second night, compared with it, publishes and records the same in both catalogs."""
+    from veil.release import first, job
+
+    wards = ["w1", None, "w2", None]
+    people = [p for p in BASE + BASE if p[0] != "b2"] + [("b2", 30, "flu")]  # b2 alone: its block is suppressed
+    rows = [(i + 1, *p, wards[i % 4]) for i, p in enumerate(people)]
+    db.create_table("people", {**COLUMNS, "ward": sa.String}, rows)
+    db.has_people = True  # type: ignore[attr-defined]
+    path, out, cat = people_db(db, "defer", 'keep_columns = ["ward"]\n[search]\nmax_suppression = 0.1')
+    streamed_path, streamed_out, streamed_cat = _copy_config(db, path, out, cat, "streamed")
+    direct: list[int] = []
+    plain_record = first.record
+
+    def spied(*args, **kwargs):
+        direct.append(args[2])
+        return plain_record(*args, **kwargs)
+
+    def streamed(run, ledger, node, version, counts, suppressed):
+        cand, counted, start = job._candidate(run, ledger, node, version, counts, suppressed)
+        return job._settle(run, ledger, cand, counted, start, start)
+
+    monkeypatch.setattr(first, "record", spied)
+    for p in (path, streamed_path):
+        init(cfg.load(p))
+    ledger = {"series_blocks": "id, labels", "series_values": "id, value",
+              "series_cells": 'block_id, value_id, "count", first_version, last_version',
+              "series_versions": "version, node, attributes, columns, hierarchies, policy"}
+
+    def night() -> None:
+        mine = release(cfg.load(path))
+        with monkeypatch.context() as m:
+            m.setattr(job, "_first", streamed)
+            theirs = release(cfg.load(streamed_path))
+        assert (mine.node, mine.rows_published, mine.rows_suppressed, mine.rows_deferred) \
+            == (theirs.node, theirs.rows_published, theirs.rows_suppressed, theirs.rows_deferred)
+        for table, columns in ledger.items():
+            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
+            assert db.query(query.format(cat)) == db.query(query.format(streamed_cat)) != []
+        assert sorted(versions(db, out)[-1].rows, key=str) == sorted(versions(db, streamed_out)[-1].rows, key=str)
+
+    night()
+    assert direct == [1] and release_suppressed(db, out) > 0
+    db.execute(f"INSERT INTO \"{db.schema}\".people VALUES (18, 'a1', 20, 'cancer', NULL)",
+               f"DELETE FROM \"{db.schema}\".people WHERE id IN (2, 5)")
+    night()
+    assert direct == [1]
+
+
+def release_suppressed(db: Db, out: str) -> int:
+    return db.query(f'SELECT rows_suppressed FROM "{out}".people_releases ORDER BY version LIMIT 1')[0][0]

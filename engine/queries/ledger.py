@@ -9,6 +9,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from veil.queries.ddl import count_rows
+from veil.queries.release import CELLS
 
 CHANGED = "veil_changed_blocks"
 
@@ -38,3 +39,63 @@ def close_cells(cells: sa.Table, name: str, version: int, open_version: int) -> 
     return (sa.update(cells).where(cells.c.name == name, cells.c.last_version == open_version,
                                    cells.c.block_id.in_(changed))
             .values(last_version=version - 1))
+
+
+BLOCK_IDS = "veil_cell_blocks"
+VALUE_IDS = "veil_cell_value_ids"
+
+
+def block_ids_table(qi_count: int) -> sa.Table:
+    """Temporary table: the ledger's id (``block_id``) of each published block, by its codes ``g<i>``."""
+    return sa.Table(BLOCK_IDS, sa.MetaData(), *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
+                    sa.Column("block_id", sa.BigInteger), prefixes=["TEMPORARY"])
+
+
+def value_ids_table() -> sa.Table:
+    """Temporary table: the ledger's id (``value_id``) of each ``vid`` of the candidate's cells."""
+    return sa.Table(VALUE_IDS, sa.MetaData(), sa.Column("vid", sa.BigInteger), sa.Column("value_id", sa.BigInteger),
+                    prefixes=["TEMPORARY"])
+
+
+def _cells(qi_count: int) -> sa.TableClause:
+    return sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"))
+
+
+def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: int, qi_count: int,
+               merge: bool) -> sa.Insert:
+    """The candidate's cells (``veil_cells``) of the published blocks (those in ``veil_cell_blocks``) written to
+    the ledger as version ``version``'s content, valid from it on — by the database, no cell leaves it.
+    ``merge``: several ``vid`` share one value id, so their rows are summed per (block, value).
+
+    >>> t = sa.Table("series_cells", sa.MetaData(), *(sa.Column(c) for c in ("name", "block_id", "value_id",
+    ...              "count", "first_version", "last_version")))
+    >>> print(copy_cells(t, "census", 1, 9, 1, False))  # doctest: +NORMALIZE_WHITESPACE
+    INSERT INTO series_cells (name, block_id, value_id, count, first_version, last_version)
+    SELECT :param_1 AS name, b.block_id, v.value_id, c.n, :param_2 AS first_version, :param_3 AS last_version
+    FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 JOIN veil_cell_value_ids AS v ON v.vid = c.vid
+    """
+    c = _cells(qi_count).alias("c")
+    b, v = block_ids_table(qi_count).alias("b"), value_ids_table().alias("v")
+    joined = c.join(b, sa.and_(*(b.c[f"g{i}"] == c.c[f"g{i}"] for i in range(qi_count))) if qi_count else sa.true())
+    joined = joined.join(v, v.c.vid == c.c.vid)
+    rows: Any = sa.cast(sa.func.sum(c.c.n), sa.BigInteger) if merge else c.c.n
+    stmt = sa.select(sa.literal(name, sa.Text).label("name"), b.c.block_id, v.c.value_id, rows,
+                     sa.literal(version, sa.Integer).label("first_version"),
+                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined)
+    if merge:
+        stmt = stmt.group_by(b.c.block_id, v.c.value_id)
+    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
+                                              "last_version"], stmt)
+
+
+def rows_per_value(qi_count: int) -> sa.Select[Any]:
+    """The candidate's rows per ``vid`` (every block, suppressed ones too): the version's column totals."""
+    c = _cells(qi_count)
+    return sa.select(c.c.vid, sa.cast(sa.func.sum(c.c.n), sa.BigInteger).label("n")).group_by(c.c.vid)
+
+
+def version_rows(series_cells: sa.Table, name: str, version: int) -> sa.Select[Any]:
+    """The rows of the content version ``version`` of release ``name`` starts with (cells first valid in it)."""
+    t = series_cells
+    return (sa.select(sa.func.coalesce(sa.func.sum(t.c["count"]), 0), sa.func.count())
+            .where(t.c.name == name, t.c.first_version == version))

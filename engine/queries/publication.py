@@ -21,6 +21,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.ddl import CreateTableAs
+
 VERSION = "veil_version"
 MAX_IDENTIFIER = 63  # PostgreSQL truncates longer names (docs/publication.md)
 
@@ -92,12 +94,44 @@ def insert_rows(rows: sa.Table, columns: Sequence[str], select: Any) -> sa.Inser
     return rows.insert().from_select([VERSION, *columns], select)
 
 
+KEYS = "veil_block_keys_{}"  # temporary: the distinct values of one column of a version's rows, numbered
+
+
+def block_keys(rows: sa.Table, version: int, column: str, j: int) -> Any:
+    """The distinct non-NULL values ``v`` of ``column`` in version ``version``'s rows, numbered (``code``) into the
+    temporary table ``veil_block_keys_<j>``: what ``insert_blocks`` groups by instead of the text."""
+    c = rows.c[column]
+    values = sa.select(c.label("v")).where(rows.c[VERSION] == version, c.is_not(None)).distinct().subquery("d")
+    code = sa.func.dense_rank().over(order_by=values.c.v)
+    return CreateTableAs(sa.table(KEYS.format(j)), sa.select(values.c.v, code.label("code")))
+
+
+def _keys(j: int, alias: str) -> Any:
+    return sa.table(KEYS.format(j), sa.column("v"), sa.column("code")).alias(alias)
+
+
 def insert_blocks(block_rows: sa.Table, rows: sa.Table, version: int, qis: Sequence[str],
                   sensitive: Sequence[str]) -> sa.Insert:
-    keys = [rows.c[c] for c in (*qis, *sensitive)]
-    select = (sa.select(sa.literal(version, sa.Integer), *keys, sa.func.count())
-              .where(rows.c[VERSION] == version).group_by(*keys))
-    return block_rows.insert().from_select([VERSION, *qis, *sensitive, "n"], select)
+    """The version's blocks counted from its published rows: each QI and sensitive column's value replaced by its
+    number in ``veil_block_keys_<j>`` (``block_keys``; NULL stays NULL), the rows counted per numbers, the
+    values put back.  An integer ``GROUP BY`` spills where one over the text of tens of millions of groups
+    fails at DuckDB's memory limit (100M census, 512 MB: 44M groups counted in 27 s by numbers, out of memory
+    by text)."""
+    columns = [*qis, *sensitive]
+    inner = [_keys(j, f"k{j}") for j in range(len(columns))]
+    joined: Any = rows
+    for j, c in enumerate(columns):
+        joined = joined.outerjoin(inner[j], rows.c[c] == inner[j].c.v)
+    codes = [inner[j].c.code.label(f"c{j}") for j in range(len(columns))]
+    counted = (sa.select(*codes, sa.func.count().label("n")).select_from(joined).where(rows.c[VERSION] == version)
+               .group_by(*(k.c.code for k in inner)).subquery("g"))
+    outer = [_keys(j, f"l{j}") for j in range(len(columns))]
+    back: Any = counted
+    for j in range(len(columns)):
+        back = back.outerjoin(outer[j], counted.c[f"c{j}"] == outer[j].c.code)
+    select = sa.select(sa.literal(version, sa.Integer), *(outer[j].c.v for j in range(len(columns))),
+                       counted.c.n).select_from(back)
+    return block_rows.insert().from_select([VERSION, *columns, "n"], select)
 
 
 def delete_versions(table: sa.Table, versions: Sequence[int]) -> sa.Delete:

@@ -44,7 +44,7 @@ from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
-from veil.release import dimensions
+from veil.release import dimensions, first
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -196,11 +196,15 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
                                  .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
     on_step("counting the candidate's cells")
-    cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
-    published, info = _series(run, ledger, cand, counted, start)
+    if session.backend.transactions and not ledger.versions:  # nothing to compare: the cells stay in the database
+        content, info = _first(run, ledger, node, version, counts, suppressed), _series_info(run.rel.series)
+    else:
+        cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
+        published, info = _series(run, ledger, cand, counted, start)
+        content = _settle(run, ledger, cand, counted, start, published)
+        del cand, counted, start, published  # the version's rows are written with none of its cells in memory
     info.update(note)
-    content = _settle(run, ledger, cand, counted, start, published)
-    del ledger, cand, counted, start, published  # the version's rows are written with none of its cells in memory
+    del ledger
     outcome = _publish(run, content, counts, suppressed, info, result)
     return _report(run, outcome, result, counts, suppressed)
 
@@ -241,6 +245,22 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     return _Content(cand.version.number, tuple(layout.node), tuple(layout.columns), int(published.sum()),
                     counted.counts(published), counted.counts(cand.version.counts - published), rows, when,
                     None if early else record)
+
+
+def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
+           suppressed: np.ndarray) -> _Content:
+    """The release's first version (``veil.release.first``): its ledger written by the database from the
+    candidate's cells, which never reach Python; what it publishes is the search's counts less suppressed blocks."""
+    layout, distinct, into = _count_cells(run, node)
+    run.session.settle()  # the cells' transaction (a scratch database's) ends before the ledger is written
+    when = now()
+    first.record(run.session, ledger, version, layout, run.wh.hierarchies, counts, suppressed, distinct,
+                 _numeric(run, layout), run.wh.rows, run.release_id, run.rel.series, when)
+    for table in ((q.VALUES,) if into is not None else (q.CELLS, q.VALUES)):  # a scratch file goes with the session
+        run.session.execute(q.drop_table(table), "counting the candidate's cells")
+    shown = counts.restrict(~suppressed)
+    return _Content(version, tuple(node), tuple(layout.columns), int(shown.sizes.sum()), shown,
+                    counts.restrict(suppressed), [], when, None)
 
 
 def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
@@ -336,12 +356,32 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
                suppressed: np.ndarray) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
     """The source's cells at ``node`` (every row, suppressed blocks included), checked against the search's
     counts; ``start``: the rows the search keeps."""
+    wh = run.wh
+    layout, distinct, _into = _count_cells(run, node)
+    d, what = len(wh.attributes), "counting the candidate's cells"
+    sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
+    ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
+    chunks = run.session.stream(q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
+                                CELL_CHUNK, what)
+    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, _then(chunks, lambda: _drop_cells(run)),
+                                distinct, _numeric(run, layout), ordered)
+    counted = Counted(wh, node, cand, layout.columns)
+    if not same(counted.counts(cand.version.counts), counts):
+        raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
+    keep = ~_among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
+    return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
+
+
+def _count_cells(run: _Run, node: tuple[int, ...]) -> tuple[Layout, list[tuple[Any, ...]], str | None]:
+    """The candidate's working tables: its distinct published values ranked (``veil_cell_values``, returned in
+    rank order) and its cells (``veil_cells``: every row, suppressed blocks included), created in the scratch
+    database returned (``None``: temporary) — read, and dropped there, before the release writes."""
     config, wh = run.config, run.wh
     layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
                     tuple(run.rel.keep_columns))
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     what = "counting the candidate's cells"
-    d, width = len(wh.attributes), len(layout.columns)
+    width = len(layout.columns)
     run.session.execute(q.values_table(run.source, wh.attributes, layout.columns, not_null), what)
     ranked = run.session.rows(q.cell_values(width), what)
     if any(int(r[-1]) != k for k, r in enumerate(ranked)):
@@ -349,21 +389,15 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     distinct = [tuple(r[:-1]) for r in ranked]
     nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
              else "some" for j in range(width)]
-    into = run.session.scratch(wh.rows * q.cell_bytes(d))  # read and dropped (its transaction ended) before writes
-    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
-                                      into), what)
+    into = run.session.scratch(wh.rows * q.cell_bytes(len(wh.attributes)))
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
-    ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
-    chunks = run.session.stream(q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
-                                CELL_CHUNK, what)
-    numeric = {c: bool(wh.columns[c].kind is not None and wh.columns[c].kind.numeric) for c in layout.columns}
-    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, _then(chunks, lambda: _drop_cells(run)),
-                                distinct, numeric, ordered)
-    counted = Counted(wh, node, cand, layout.columns)
-    if not same(counted.counts(cand.version.counts), counts):
-        raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
-    keep = ~_among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
-    return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
+    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
+                                      into, sizes, len(distinct), run.session.backend.tiny_integers), what)
+    return layout, distinct, into
+
+
+def _numeric(run: _Run, layout: Layout) -> dict[str, bool]:
+    return {c: bool(run.wh.columns[c].kind is not None and run.wh.columns[c].kind.numeric) for c in layout.columns}
 
 
 def _then(chunks: Iterator[dict[str, np.ndarray]], done: Callable[[], None]) -> Iterator[dict[str, np.ndarray]]:
@@ -397,7 +431,7 @@ def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
             start: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     """The series step (docs/series.md §4): what of the candidate to publish, and the catalog's record of it."""
     policy = run.rel.series
-    info: dict[str, Any] = {"policy": policy, "versions_compared": 0, "rows_deferred": 0}
+    info = _series_info(policy)
     if policy == "off" or not ledger.versions:
         return start, info
     run.on_step(f"comparing with {len(ledger.versions)} earlier version(s)")
@@ -418,6 +452,11 @@ def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     info.update(versions_compared=decision.versions, rows_deferred=int(start.sum() - decision.published.sum()),
                 held=decision.held, rounds=decision.rounds)
     return decision.published, info
+
+
+def _series_info(policy: str) -> dict[str, Any]:
+    """The catalog's record of the series step before it compares anything."""
+    return {"policy": policy, "versions_compared": 0, "rows_deferred": 0}
 
 
 def _exposing(name: str, exposures: list[series.Exposure], what: str) -> str:

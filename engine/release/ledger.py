@@ -239,27 +239,48 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
     codes, else in any order and :func:`packs` holds) and ``distinct``, the published values per ``vid``
     (``cell_values``); ids from the ledger's dictionary.  Only numpy columns (narrow where they can be) and the
     distinct published values outlive a chunk."""
-    columns = layout.columns
-    text = [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
+    text = block_text(layout, hierarchies)
     if ordered:
         block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
     else:
         block_codes, cell_block, value_index, counts = _cells_keyed(chunks, [len(t) for t in text], len(distinct))
-    ids = narrowed(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
-                              for key in block_codes.tolist()], dtype=np.int64))  # a version's cells are many
+    ids = block_ids(ledger, text, block_codes)  # a version's cells are many
     blocks = ids[cell_block] if len(counts) else np.zeros(0, dtype=np.int64)
-    value_ids = narrowed(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(columns, v)})
-                                    for v in distinct], dtype=np.int64))
+    value_ids = value_ids_of(ledger, layout, distinct)
     values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
     per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(counts) \
         else np.zeros(len(distinct), dtype=np.int64)
-    totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
-    for v, n in zip(distinct, per_value.tolist()):
-        for c, x in zip(columns, v):
-            if c in totals and x is not None:
-                totals[c][str(x)] = totals[c].get(str(x), 0) + n
+    totals = column_totals(layout, distinct, per_value)
     return Candidate(Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index,
                      distinct, numeric)
+
+
+def block_text(layout: Layout, hierarchies: Sequence[Hierarchy]) -> list[list[str]]:
+    """Per QI, the ledger's text of each code at the layout's node."""
+    return [[str(x) for x in h.domain(level)] for h, level in zip(hierarchies, layout.node)]
+
+
+def block_ids(ledger: Ledger, text: Sequence[Sequence[str]], block_codes: np.ndarray) -> np.ndarray:
+    """The dictionary's id of each block (rows of ``block_codes``), added in that order when new."""
+    return narrowed(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
+                                for key in block_codes.tolist()], dtype=np.int64))
+
+
+def value_ids_of(ledger: Ledger, layout: Layout, distinct: Sequence[tuple[Any, ...]]) -> np.ndarray:
+    """The dictionary's id of each distinct published value tuple, added in that order when new."""
+    return narrowed(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(layout.columns, v)})
+                                for v in distinct], dtype=np.int64))
+
+
+def column_totals(layout: Layout, distinct: Sequence[tuple[Any, ...]], per_value: np.ndarray
+                  ) -> dict[str, dict[str, int]]:
+    """Rows per value of each sensitive column (NULLs left out), from the rows per distinct value tuple."""
+    totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
+    for v, n in zip(distinct, per_value.tolist()):
+        for c, x in zip(layout.columns, v):
+            if c in totals and x is not None:
+                totals[c][str(x)] = totals[c].get(str(x), 0) + n
+    return totals
 
 
 def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
@@ -301,7 +322,15 @@ def before(ledger: Ledger, cand: Candidate) -> np.ndarray:
 def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray, release_id: str, policy: str,
            when: Any) -> None:
     """Write version ``cand.version.number``'s published content (``published`` rows per cell) to the ledger."""
-    t, name, v = ledger.tables, ledger.name, cand.version
+    record_version(session, ledger, cand.version, cand.numeric, release_id, policy, when)
+    _record_cells(session, ledger, cand, published)
+
+
+def record_version(session: Session, ledger: Ledger, v: Version, numeric_columns: Mapping[str, bool],
+                   release_id: str, policy: str, when: Any) -> None:
+    """Write what the ledger records of version ``v`` besides its cells: the blocks and values its dictionary
+    gained, hierarchies not stored yet, and the version's row (layout, column totals, policy)."""
+    t, name = ledger.tables, ledger.name
     d = ledger.dictionary
     session.bulk_load(t.series_blocks, [(name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
                                         for i in range(ledger.first_block, len(d.blocks))], "recording the ledger's blocks")
@@ -310,7 +339,7 @@ def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndar
     new_chains = {c.digest: c for c in v.layout.chains if c.digest not in ledger.stored_chains}
     session.bulk_load(t.series_hierarchies, [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
                       "recording the ledger's hierarchies")
-    numeric = [c for c in v.layout.columns if cand.numeric.get(c)]
+    numeric = [c for c in v.layout.columns if numeric_columns.get(c)]
     columns = {"sensitive": list(v.layout.sensitive), "keep": list(v.layout.keep), "numeric": numeric,
                "totals": v.totals}
     session.execute(t.series_versions.insert().values(
@@ -318,7 +347,6 @@ def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndar
         attributes=json.dumps(list(v.layout.attributes)), columns=json.dumps(columns, ensure_ascii=False),
         hierarchies=json.dumps({c.attribute: c.digest for c in v.layout.chains}), policy=policy, published_at=when),
         "recording the version in the ledger")
-    _record_cells(session, ledger, cand, published)
 
 
 def _changed(old: Version, keys: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:

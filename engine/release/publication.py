@@ -94,9 +94,15 @@ class Publication:
                              f"inserting version {version} into {self.schema}.{self.rows.name}")
 
     def insert_blocks(self, version: int) -> list[str]:
-        """Count the version's blocks and create its views; returns the views' names."""
-        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive),
-                             "counting the release's blocks")
+        """Count the version's blocks (by numbers, ``queries.publication.insert_blocks``) and create its views;
+        returns the views' names."""
+        what = "counting the release's blocks"
+        columns = [*self.qis, *self.sensitive]
+        for j, c in enumerate(columns):
+            self.session.execute(pub.block_keys(self.rows, version, c, j), what)
+        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive), what)
+        for j in range(len(columns)):
+            self.session.execute(q.drop_table(pub.KEYS.format(j)), what)
         names = pub.names(self.name, version)
         self._view(names["version_view"], pub.rows_view(self.rows, list(self.columns), sa.literal(version)))
         self._view(names["version_blocks"], pub.blocks_view(self.block_rows, self.qis, self.sensitive,

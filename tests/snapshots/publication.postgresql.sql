@@ -15,19 +15,23 @@ SELECT veil_cell_values.v0, veil_cell_values.v1, veil_cell_values.vid
 FROM veil_cell_values ORDER BY veil_cell_values.vid;
 
 -- cells_table
-CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid AS vid, count(*) AS n 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 AND coalesce(src."x""; DROP TABLE t; --", (SELECT min(veil_cell_values.v1) AS min_1 
 FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
 FROM veil_cell_values)) AND (src."x""; DROP TABLE t; --" IS NULL) = (r.v1 IS NULL) 
 WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, r.vid;
 
 -- cells_table_null_everywhere
-CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid AS vid, count(*) AS n 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src."x""; DROP TABLE t; --" = r.v1 GROUP BY d0.code_1, d1.code_0, r.vid;
 
 -- cells_table_without_columns
-CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid, count(*) AS n 
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.vid AS vid, count(*) AS n 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON true GROUP BY d0.code_1, d1.code_0, r.vid;
+
+-- cells_table_narrow
+CREATE TEMPORARY TABLE veil_cells AS SELECT CAST(d0.code_1 AS SMALLINT) AS g0, CAST(d1.code_0 AS SMALLINT) AS g1, CAST(r.vid AS INTEGER) AS vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 GROUP BY CAST(d0.code_1 AS SMALLINT), CAST(d1.code_0 AS SMALLINT), CAST(r.vid AS INTEGER);
 
 -- coded_cells
 SELECT veil_cells.g0, veil_cells.g1, veil_cells.vid, veil_cells.n 
@@ -61,9 +65,16 @@ INSERT INTO published.census_rows (veil_version, "Zip Code", age, condition, "x"
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0;
 
 -- insert_blocks
-INSERT INTO published.census_block_rows (veil_version, "Zip Code", age, condition, n) SELECT %(param_1)s::INTEGER AS anon_1, published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, count(*) AS count_1 
+INSERT INTO published.census_block_rows (veil_version, "Zip Code", age, condition, n) SELECT %(param_1)s::INTEGER AS anon_1, l0.v, l1.v AS v_1, l2.v AS v_2, g.n 
+FROM (SELECT k0.code AS c0, k1.code AS c1, k2.code AS c2, count(*) AS n 
+FROM published.census_rows LEFT OUTER JOIN veil_block_keys_0 AS k0 ON published.census_rows."Zip Code" = k0.v LEFT OUTER JOIN veil_block_keys_1 AS k1 ON published.census_rows.age = k1.v LEFT OUTER JOIN veil_block_keys_2 AS k2 ON published.census_rows.condition = k2.v 
+WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER GROUP BY k0.code, k1.code, k2.code) AS g LEFT OUTER JOIN veil_block_keys_0 AS l0 ON g.c0 = l0.code LEFT OUTER JOIN veil_block_keys_1 AS l1 ON g.c1 = l1.code LEFT OUTER JOIN veil_block_keys_2 AS l2 ON g.c2 = l2.code;
+
+-- block_keys
+CREATE TEMPORARY TABLE veil_block_keys_3 AS SELECT d.v, dense_rank() OVER (ORDER BY d.v) AS code 
+FROM (SELECT DISTINCT published.census_rows."x""; DROP TABLE t; --" AS v 
 FROM published.census_rows 
-WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER GROUP BY published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition;
+WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER AND published.census_rows."x""; DROP TABLE t; --" IS NOT NULL) AS d;
 
 -- recount
 SELECT published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition, CAST(sum(published.census_block_rows.n) AS BIGINT) AS n 
@@ -105,6 +116,36 @@ DELETE FROM published.census_rows WHERE published.census_rows.veil_version IN (_
 -- close_ledger_cells
 UPDATE veil.series_cells SET last_version=%(last_version)s::INTEGER WHERE veil.series_cells.name = %(name_1)s::VARCHAR AND veil.series_cells.last_version = %(last_version_1)s::INTEGER AND veil.series_cells.block_id IN (SELECT veil_changed_blocks.id 
 FROM veil_changed_blocks);
+
+-- ledger_block_ids_ddl
+CREATE TEMPORARY TABLE veil_cell_blocks (
+	g0 BIGINT, 
+	g1 BIGINT, 
+	block_id BIGINT
+);
+
+-- ledger_value_ids_ddl
+CREATE TEMPORARY TABLE veil_cell_value_ids (
+	vid BIGINT, 
+	value_id BIGINT
+);
+
+-- copy_ledger_cells
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, b.block_id, v.value_id, c.n, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
+FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 JOIN veil_cell_value_ids AS v ON v.vid = c.vid;
+
+-- copy_ledger_cells_merged
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, b.block_id, v.value_id, CAST(sum(c.n) AS BIGINT) AS sum_1, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
+FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 JOIN veil_cell_value_ids AS v ON v.vid = c.vid GROUP BY b.block_id, v.value_id;
+
+-- ledger_rows_per_value
+SELECT veil_cells.vid, CAST(sum(veil_cells.n) AS BIGINT) AS n 
+FROM veil_cells GROUP BY veil_cells.vid;
+
+-- ledger_version_rows
+SELECT coalesce(sum(veil.series_cells.count), %(coalesce_2)s::INTEGER) AS coalesce_1, count(*) AS count_1 
+FROM veil.series_cells 
+WHERE veil.series_cells.name = %(name_1)s::VARCHAR AND veil.series_cells.first_version = %(first_version_1)s::INTEGER;
 
 -- dim_rows_ddl
 CREATE TABLE published."census_dim_Zip Code_rows" (

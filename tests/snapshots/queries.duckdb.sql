@@ -124,7 +124,7 @@ CREATE TABLE veil_work_12_1.veil_node_7 AS SELECT b.q0_1 AS q0_1, b.q2_1 AS q2_1
 FROM veil_base AS b GROUP BY b.q0_1, b.q2_1, b.s0, b.s1;
 
 -- cells_into_scratch
-CREATE TABLE veil_work_12_1.veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, d2.code_1 AS g2, r.vid, count(*) AS n 
+CREATE TABLE veil_work_12_1.veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, d2.code_1 AS g2, r.vid AS vid, count(*) AS n 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_dim_2 AS d2 ON src."x""; DROP TABLE t; --" = d2.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 
 WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, d2.code_1, r.vid;
 
