@@ -3,7 +3,8 @@ The only writer of release objects.
 
 A release is never half-published.  After a short committed "running" row in the catalog, everything
 happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
-previous version's while it still satisfies the models, else the search's optimum), the candidate's cells,
+previous version's while it still satisfies the models, else the search's optimum), the candidate's cells
+(a first version's stay in the database, which writes them to the ledger: ``veil.release.first``),
 the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
 the ledger's record of the version (written first, so that no array of cells is held while the rows are), the
 rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
