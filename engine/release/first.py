@@ -8,7 +8,7 @@ table ``veil_cells`` (block codes, ``vid``, rows) joined to two small tables of 
 block (``veil_cell_blocks``, loaded from the search's counts at the node) and one per distinct published value
 (``veil_cell_value_ids``) — and Python holds only what the lattice and the sensitive domains bound: the node's
 blocks, the distinct values, the rows per value.  The ledger's rows are the ones ``ledger.record`` writes for
-the same candidate (tests/test_release.py checks both ways give one ledger).
+the same candidate (``tests/test_series_db.py`` checks both ways give one ledger).
 
 Two sums guard the copy: the cells hold every row the search counted (suppressed blocks too), and the
 version's content holds every row it publishes.
