@@ -46,6 +46,8 @@ def statements() -> dict[str, object]:
         "rows_ddl": sa.schema.CreateTable(rows),
         "insert_rows": pub.insert_rows(rows, cols, q.release_select(src, lay, (1, 0), qis, cols, False, [], (), 7)),
         "insert_blocks": pub.insert_blocks(blocks, rows, 7, qis, ["condition"]),
+        "insert_blocks_numbered": pub.insert_blocks(blocks, rows, 7, qis, ["condition"], numbered=True),
+        "analyze": q.Analyze(sa.table(q.CELLS)),
         "block_keys": pub.block_keys(rows, 7, HOSTILE, 3),
         "recount": q.recount(blocks, 7, qis, ["condition"]),
         "view_current": q.CreateView(sa.table("census", schema="published"),

@@ -48,6 +48,8 @@ class Backend:
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
     version_indexes: ClassVar[bool] = True    # index the publication's tables on veil_version (docs/publication.md)
+    analyze: ClassVar[bool] = False           # working tables need ANALYZE before a join (the planner's statistics)
+    text_groups_spill: ClassVar[bool] = True  # a GROUP BY over text with tens of millions of groups spills to disk
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
@@ -214,6 +216,11 @@ class Session:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
         if rows:
             self.execute(table.insert(), what, params=[dict(zip(table.c.keys(), r)) for r in rows])
+
+    def analyze(self, table: sa.TableClause, what: str) -> None:
+        """Give the planner statistics on a working table just filled, where the backend needs them (``analyze``)."""
+        if self.backend.analyze:
+            self.execute(q.Analyze(table), what)
 
     def load_columns(self, table: sa.Table, columns: Mapping[str, Any], what: str, chunk: int | None = None) -> None:
         """Insert rows given as columns (numpy arrays of one length, or one value for every row), ``chunk``

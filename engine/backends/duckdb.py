@@ -46,6 +46,7 @@ class DuckDBBackend(Backend):
     tiny_integers: ClassVar[bool] = True
     block_tests: ClassVar[bool] = True
     exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
+    text_groups_spill: ClassVar[bool] = False  # out of memory at 512 MB (queries.publication.insert_blocks)
 
     def busy(self, exc: BaseException) -> str | None:
         """A DuckDB file is open either in one process that may write or in processes that only read, never

@@ -27,6 +27,7 @@ class PostgresBackend(Backend):
     fingerprint_style: ClassVar[str] = "postgresql"
     lock_timeout: ClassVar[bool] = True
     block_tests: ClassVar[bool] = True
+    analyze: ClassVar[bool] = True
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}

@@ -57,6 +57,20 @@ def _drop(element: DropObject, compiler: Any, **kw: Any) -> str:
     return f"DROP {element.kind} IF EXISTS {compiler.preparer.format_table(element.table)}"
 
 
+class Analyze(Executable, ClauseElement):
+    """``ANALYZE <table>``: statistics for the planner (PostgreSQL; autovacuum never visits temporary tables)."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause) -> None:
+        self.table = table
+
+
+@compiles(Analyze)
+def _analyze(element: Analyze, compiler: Any, **kw: Any) -> str:
+    return f"ANALYZE {compiler.preparer.format_table(element.table)}"
+
+
 class CreateSchema(Executable, ClauseElement):
     """``CREATE SCHEMA IF NOT EXISTS <schema>``."""
 

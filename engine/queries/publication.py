@@ -111,13 +111,18 @@ def _keys(j: int, alias: str) -> Any:
 
 
 def insert_blocks(block_rows: sa.Table, rows: sa.Table, version: int, qis: Sequence[str],
-                  sensitive: Sequence[str]) -> sa.Insert:
-    """The version's blocks counted from its published rows: each QI and sensitive column's value replaced by its
-    number in ``veil_block_keys_<j>`` (``block_keys``; NULL stays NULL), the rows counted per numbers, the
-    values put back.  An integer ``GROUP BY`` spills where one over the text of tens of millions of groups
-    fails at DuckDB's memory limit (100M census, 512 MB: 44M groups counted in 27 s by numbers, out of memory
-    by text)."""
+                  sensitive: Sequence[str], numbered: bool = False) -> sa.Insert:
+    """The version's blocks counted from its published rows, grouped by their values — or, ``numbered``, with
+    each QI and sensitive column's value replaced by its number in ``veil_block_keys_<j>`` (``block_keys``; NULL
+    stays NULL), the rows counted per numbers and the values put back.  An integer ``GROUP BY`` spills where
+    one over the text of tens of millions of groups fails at DuckDB's memory limit (100M census, 512 MB: 44M
+    groups counted in 27 s by numbers, out of memory by text); PostgreSQL spills either, faster by text."""
     columns = [*qis, *sensitive]
+    if not numbered:
+        keys = [rows.c[c] for c in columns]
+        plain = (sa.select(sa.literal(version, sa.Integer), *keys, sa.func.count())
+                 .where(rows.c[VERSION] == version).group_by(*keys))
+        return block_rows.insert().from_select([VERSION, *columns, "n"], plain)
     inner = [_keys(j, f"k{j}") for j in range(len(columns))]
     joined: Any = rows
     for j, c in enumerate(columns):

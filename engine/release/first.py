@@ -62,6 +62,8 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
     blocks, values = q.ledger.block_ids_table(d), q.ledger.value_ids_table()
     _load(session, blocks, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(d)}, "block_id": ids[kept]})
     _load(session, values, {"vid": np.arange(len(distinct), dtype=np.int64), "value_id": value_ids})
+    for table in (blocks, values, sa.table(q.CELLS)):
+        session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
     merge = len(np.unique(value_ids)) < len(value_ids)  # two published tuples with one ledger text: summed
     session.execute(q.ledger.copy_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN, d, merge), WHAT)
     written, _cells = session.rows(q.ledger.version_rows(ledger.tables.series_cells, ledger.name, number), WHAT)[0]

@@ -94,13 +94,15 @@ class Publication:
                              f"inserting version {version} into {self.schema}.{self.rows.name}")
 
     def insert_blocks(self, version: int) -> list[str]:
-        """Count the version's blocks (by numbers, ``queries.publication.insert_blocks``) and create its views;
-        returns the views' names."""
+        """Count the version's blocks (by numbered values where text groups do not spill,
+        ``queries.publication.insert_blocks``) and create its views; returns the views' names."""
         what = "counting the release's blocks"
-        columns = [*self.qis, *self.sensitive]
+        numbered = not self.session.backend.text_groups_spill
+        columns = [*self.qis, *self.sensitive] if numbered else []
         for j, c in enumerate(columns):
             self.session.execute(pub.block_keys(self.rows, version, c, j), what)
-        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive), what)
+        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive,
+                                               numbered), what)
         for j in range(len(columns)):
             self.session.execute(q.drop_table(pub.KEYS.format(j)), what)
         names = pub.names(self.name, version)

@@ -65,10 +65,18 @@ INSERT INTO published.census_rows (veil_version, "Zip Code", age, condition, "x"
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0;
 
 -- insert_blocks
+INSERT INTO published.census_block_rows (veil_version, "Zip Code", age, condition, n) SELECT %(param_1)s::INTEGER AS anon_1, published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, count(*) AS count_1 
+FROM published.census_rows 
+WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER GROUP BY published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition;
+
+-- insert_blocks_numbered
 INSERT INTO published.census_block_rows (veil_version, "Zip Code", age, condition, n) SELECT %(param_1)s::INTEGER AS anon_1, l0.v, l1.v AS v_1, l2.v AS v_2, g.n 
 FROM (SELECT k0.code AS c0, k1.code AS c1, k2.code AS c2, count(*) AS n 
 FROM published.census_rows LEFT OUTER JOIN veil_block_keys_0 AS k0 ON published.census_rows."Zip Code" = k0.v LEFT OUTER JOIN veil_block_keys_1 AS k1 ON published.census_rows.age = k1.v LEFT OUTER JOIN veil_block_keys_2 AS k2 ON published.census_rows.condition = k2.v 
 WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER GROUP BY k0.code, k1.code, k2.code) AS g LEFT OUTER JOIN veil_block_keys_0 AS l0 ON g.c0 = l0.code LEFT OUTER JOIN veil_block_keys_1 AS l1 ON g.c1 = l1.code LEFT OUTER JOIN veil_block_keys_2 AS l2 ON g.c2 = l2.code;
+
+-- analyze
+ANALYZE veil_cells;
 
 -- block_keys
 CREATE TEMPORARY TABLE veil_block_keys_3 AS SELECT d.v, dense_rank() OVER (ORDER BY d.v) AS code 
