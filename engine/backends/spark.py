@@ -6,7 +6,8 @@ declared as capability flags:
 
 - ``transactions = False``: Spark commits every statement on its own; ``commit``/``rollback`` do nothing.
 - ``temp_tables = False``: working tables are temporary views of this run's own Spark Connect session
-  (``CACHE TABLE <name> AS <select>``: computed once, kept columnar on the executors), dropped — and their
+  (``CACHE TABLE <name> AS <select>``: computed once, kept columnar on the executors) under names and plans of
+  the run's own (``sq.run_dialect``, ``sq.run_owned``: another run ending frees none of them), dropped — and their
   cached rows freed — when the run ends, also on an error, Ctrl-C or SIGTERM.  Nothing is written to the
   catalog or the warehouse directory.  A run killed outright (SIGKILL) leaves no table or view either: its
   session's views vanish when the server expires the idle session; its cached blocks stay on the executors
@@ -29,6 +30,7 @@ import signal
 import socket
 import threading
 import time
+import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, ClassVar
@@ -122,18 +124,27 @@ class SparkSQLSession(Session):
         self.working: set[str] = set()  # this session's temporary views
         self.logs: dict[tuple[str | None, str], sa.Table | None] = {}  # catalog table → its log, if logged
         self.seq = 0
+        self.marker = uuid.uuid4().hex[:16]  # this run's working views are plans of its own (``sq.run_owned``)
+        self.renamed: dict[str, str] = {}  # … under names of their own (``sq.run_dialect``)
+        self._dialect = sq.run_dialect(self.renamed)
 
     @property
     def dialect(self) -> sa.Dialect:
-        return DIALECT
+        return self._dialect
+
+    def view_name(self, name: str) -> str:
+        """The server's name of working view ``name`` (``sq.run_dialect``)."""
+        return self.renamed.get(name, name)
 
     def fail(self, exc: BaseException, what: str) -> BackendError:
         return BackendError(f"{self.backend.name} failed while {what}: {_reason(exc)}")
 
     def _sql(self, stmt: Any, what: str, params: dict[str, Any] | None = None) -> Any:
         """Compile ``stmt`` for Spark SQL and run it (commands run at once, queries when fetched)."""
-        compiled = compile_sql(stmt)
+        compiled = compile_sql(stmt, self._dialect)
         args = {**(compiled.params or {}), **(params or {})}
+        if f":{sq.RUN}" in str(compiled):  # a working view's plan of this run's own (``sq.run_marker``)
+            args[sq.RUN] = self.marker
         self.statements += 1
         try:
             return self.spark.sql(str(compiled), args=args or None)
@@ -156,6 +167,8 @@ class SparkSQLSession(Session):
             log = self._log_of(stmt.table)
             if log is not None:
                 stmt = sq.logged(stmt, log, self._next_seq())
+        if isinstance(stmt, CreateTableAs) and stmt.temporary:
+            stmt = sq.run_owned(stmt)
         self._track(stmt)  # before it runs: a run stopped while a view is being cached still drops it
         result = _ArrowResult(self.arrow(stmt, what, params))
         if isinstance(stmt, DropObject) and stmt.table.schema is None:
@@ -163,17 +176,21 @@ class SparkSQLSession(Session):
         return result
 
     def _track(self, stmt: Any) -> None:
+        name = None
         if isinstance(stmt, CreateTableAs) and stmt.temporary:
-            self.working.add(stmt.table.name)
+            name = stmt.table.name
         elif isinstance(stmt, sa.schema.CreateTable) and "TEMPORARY" in stmt.element._prefixes:
-            self.working.add(stmt.element.name)
+            name = stmt.element.name
+        if name is not None:
+            self.working.add(name)
+            self.renamed.setdefault(name, f"{name}_{self.marker}")
 
     def _delete_from_working(self, stmt: sa.Delete, what: str) -> _ArrowResult:
         """A view cannot be deleted from: it becomes the rows it keeps (computed and cached again)."""
         name = _working_name(stmt.table)
         kept = self._sql(kept_rows(stmt), what)
         try:
-            kept.createOrReplaceTempView(name)
+            kept.createOrReplaceTempView(self.view_name(name))
         except Exception as exc:
             raise self.fail(exc, what) from None
         self.execute(CacheTable(name), what)
@@ -264,9 +281,9 @@ class SparkSQLSession(Session):
             frame = self.spark.createDataFrame(pa.table(
                 {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}))
             self.statements += 1
-            target = DIALECT.identifier_preparer.format_table(table)
+            target = self._dialect.identifier_preparer.format_table(table)
             if _working_name(table) in self.working:
-                self.spark.table(target).unionByName(frame).createOrReplaceTempView(table.name)
+                self.spark.table(target).unionByName(frame).createOrReplaceTempView(self.view_name(table.name))
             else:
                 frame.write.insertInto(target)
         except BackendError:
@@ -299,7 +316,7 @@ class SparkSQLSession(Session):
             self.spark.interruptAll()
         with contextlib.suppress(Exception):
             for name in sorted(self.working):
-                self.spark.catalog.dropTempView(name)
+                self.spark.catalog.dropTempView(self.view_name(name))
             self.working.clear()
         with contextlib.suppress(Exception):
             self.spark.stop()

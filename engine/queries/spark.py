@@ -17,12 +17,13 @@ FROM `veil_base`
 WHERE `veil_base`.`q0_1` = :q0_1_1 GROUP BY `veil_base`.`q0_1`
 >>> print(compile_sql(sa.schema.CreateTable(sa.Table("veil_sdom_0", sa.MetaData(), sa.Column("value", sa.Text),
 ...       sa.Column("code", sa.Integer), prefixes=["TEMPORARY"]))))
-CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS STRING) AS `value`, CAST(NULL AS INT) AS `code` WHERE false
+CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS STRING) AS `value`, CAST(NULL AS INT) AS `code` WHERE :veil_run IS NULL
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -46,6 +47,10 @@ class SparkIdentifierPreparer(compiler.IdentifierPreparer):
 
     def __init__(self, dialect: sa.Dialect) -> None:
         super().__init__(dialect, initial_quote="`", escape_quote="`")
+        self.renamed: Mapping[str, str] = {}  # a run's working views: their names on the server (``run_dialect``)
+
+    def quote(self, ident: str) -> str:
+        return super().quote(self.renamed.get(ident, ident))
 
     def _requires_quotes(self, value: str) -> bool:
         return True
@@ -129,9 +134,25 @@ class SparkDialect(default.DefaultDialect):
 DIALECT = SparkDialect()
 
 
-def compile_sql(stmt: Any) -> Any:
+def compile_sql(stmt: Any, dialect: SparkDialect = DIALECT) -> Any:
     """``stmt`` compiled for Spark SQL: ``str()`` is the text, ``.params`` the named parameters."""
-    return stmt.compile(dialect=DIALECT, compile_kwargs={"render_postcompile": True})  # IN lists: one marker each
+    return stmt.compile(dialect=dialect, compile_kwargs={"render_postcompile": True})  # IN lists: one marker each
+
+
+def run_dialect(renamed: Mapping[str, str]) -> SparkDialect:
+    """The dialect of one run's session: its working views under names of their own (``renamed``, which the
+    session fills as it creates them).  Spark 4's cache manager uncaches, when a temporary view is replaced or
+    dropped, every cached plan that reads a view of that name, whichever session's: two runs sharing the names
+    ``veil_base``, ``veil_dim_0``… would free each other's working data (``run_marker`` keeps equal plans apart).
+
+    >>> d = run_dialect({"veil_base": "veil_base_r1"})
+    >>> print(compile_sql(sa.select(sa.table("veil_base", sa.column("n")).c.n), d))
+    SELECT `veil_base_r1`.`n` 
+    FROM `veil_base_r1`
+    """
+    dialect = SparkDialect()
+    dialect.identifier_preparer.renamed = renamed
+    return dialect
 
 
 class CacheTable(Executable, ClauseElement):
@@ -167,7 +188,8 @@ def _create_table(element: sa.schema.CreateTable, compiler: Any, **kw: Any) -> s
     types = compiler.dialect.type_compiler_instance
     cols = ", ".join(f"CAST(NULL AS {types.process(c.type)}) AS {compiler.preparer.quote(c.name)}"
                      for c in table.columns)
-    return f"CREATE OR REPLACE TEMPORARY VIEW {compiler.preparer.format_table(table)} AS SELECT {cols} WHERE false"
+    never = f":{RUN} IS NULL"  # no row, and a plan of this run's own (``run_marker``)
+    return f"CREATE OR REPLACE TEMPORARY VIEW {compiler.preparer.format_table(table)} AS SELECT {cols} WHERE {never}"
 
 
 # Spark catalog type names (``DataType.simpleString``) that the information_schema names of
@@ -185,6 +207,33 @@ def source_type(spark_type: str) -> str:
     """
     text = spark_type.strip().lower()
     return _SOURCE_TYPES.get(text, text)
+
+
+RUN = "veil_run"  # the bound parameter the session fills with its run's marker (``SparkSQLSession._sql``)
+
+
+def run_marker() -> sa.BindParameter[Any]:
+    """``:veil_run``, which the session binds to a marker of its own run: working views whose plans hold it are
+    this run's own.  Spark's cache manager shares one cache among equal plans across sessions, and replacing or
+    dropping a view defined by SQL uncaches every cached plan that contains the view's plan, so two runs over
+    one source would otherwise free each other's working data (computed again from the source at every node).
+    The optimizer folds the marker away; the cache manager, which compares analyzed plans, does not."""
+    return sa.bindparam(RUN, None, type_=sa.Text)
+
+
+def run_owned(stmt: CreateTableAs) -> CreateTableAs:
+    """A working view's query made this run's own plan (``run_marker``): a filter that holds for every row.
+
+    >>> t = sa.table("patients", sa.column("zip"))
+    >>> print(compile_sql(run_owned(CreateTableAs(sa.table("veil_base"), sa.select(t.c.zip))).select))
+    SELECT `veil_run`.`zip` 
+    FROM (SELECT `patients`.`zip` AS `zip` 
+    FROM `patients`) AS `veil_run` 
+    WHERE :veil_run = :veil_run
+    """
+    body = stmt.select.subquery(RUN)
+    mark = run_marker()
+    return CreateTableAs(stmt.table, sa.select(*body.c).where(mark == mark), stmt.temporary)
 
 
 def kept_rows(delete: sa.Delete) -> sa.Select[Any]:

@@ -16,7 +16,7 @@ FROM `raw`.`Patients` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.
 WHERE `r`.`condition` IS NOT NULL GROUP BY `d0`.`code_0`, `d0`.`code_1`, `d0`.`code_2`, `d0`.`code_3`, `d0`.`code_4`, `d0`.`code_5`, `d1`.`code_0`, `d1`.`code_1`, `d1`.`code_2`, `d1`.`code_3`, `d2`.`code_0`, `d2`.`code_1`;
 
 -- dimension_ddl
-CREATE OR REPLACE TEMPORARY VIEW `veil_dim_0` AS SELECT CAST(NULL AS STRING) AS `level_0`, CAST(NULL AS STRING) AS `level_1`, CAST(NULL AS STRING) AS `level_2`, CAST(NULL AS STRING) AS `level_3`, CAST(NULL AS STRING) AS `level_4`, CAST(NULL AS STRING) AS `level_5`, CAST(NULL AS INT) AS `code_0`, CAST(NULL AS INT) AS `code_1`, CAST(NULL AS INT) AS `code_2`, CAST(NULL AS INT) AS `code_3`, CAST(NULL AS INT) AS `code_4`, CAST(NULL AS INT) AS `code_5` WHERE false;
+CREATE OR REPLACE TEMPORARY VIEW `veil_dim_0` AS SELECT CAST(NULL AS STRING) AS `level_0`, CAST(NULL AS STRING) AS `level_1`, CAST(NULL AS STRING) AS `level_2`, CAST(NULL AS STRING) AS `level_3`, CAST(NULL AS STRING) AS `level_4`, CAST(NULL AS STRING) AS `level_5`, CAST(NULL AS INT) AS `code_0`, CAST(NULL AS INT) AS `code_1`, CAST(NULL AS INT) AS `code_2`, CAST(NULL AS INT) AS `code_3`, CAST(NULL AS INT) AS `code_4`, CAST(NULL AS INT) AS `code_5` WHERE :veil_run IS NULL;
 
 -- node_bottom
 SELECT `b`.`q0_0` AS `g0`, `b`.`q1_0` AS `g1`, `b`.`q2_0` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
@@ -89,4 +89,4 @@ WHERE NOT coalesce(`veil_cells`.`q0` IS NULL OR `veil_cells`.`x0` = :x0_1, false
 CACHE TABLE `veil_base`;
 
 -- sensitive_domain_ddl
-CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS DECIMAL(10, 2)) AS `value`, CAST(NULL AS INT) AS `code` WHERE false;
+CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS DECIMAL(10, 2)) AS `value`, CAST(NULL AS INT) AS `code` WHERE :veil_run IS NULL;
