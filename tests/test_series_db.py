@@ -269,7 +269,8 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db
         return plain_record(*args, **kwargs)
 
     def streamed(run, ledger, node, version, counts, suppressed):
-        cand, counted, start = job._candidate(run, ledger, node, version, counts, suppressed)
+        cand, counted, start = job._candidate(run, ledger, node, version, counts, suppressed,
+                                              job._count_cells(run, node))
         return job._settle(run, ledger, cand, counted, start, start)
 
     monkeypatch.setattr(first, "record", spied)
@@ -301,3 +302,63 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db
 
 def release_suppressed(db: Db, out: str) -> int:
     return db.query(f'SELECT rows_suppressed FROM "{out}".people_releases ORDER BY version LIMIT 1')[0][0]
+
+
+@pytest.mark.parametrize("policy", ["defer", "refuse"])
+def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(db: Db, cleanup, monkeypatch,
+                                                                          policy: str) -> None:
+    """A later version's series step shard by shard (``veil.release.later``; here about one cell a shard, so
+    every block has its own or shares one by hash) publishes, defers and records what the step over every cell
+    in memory does, night after night: a newcomer, a departure, several changes, a node change (``refuse``
+    exits 2 in both the same way).  Broken on purpose (a shard's ledger cells read from another shard) it fails."""
+    from veil.errors import NoSolutionError
+    from veil.release import later
+
+    path, out, cat = people_db(db, policy)
+    whole_path, whole_out, whole_cat = _copy_config(db, path, out, cat, "whole")
+    for p in (path, whole_path):
+        init(cfg.load(p))
+    monkeypatch.setattr(later, "SHARD_CELLS", 1)
+    counts: list[int] = []
+    plain_plan = later.plan
+
+    def spied(*args, **kwargs):
+        found = plain_plan(*args, **kwargs)
+        counts.append(found.count if found is not None else 0)
+        return found
+
+    monkeypatch.setattr(later, "plan", spied)
+    ledger = {"series_blocks": "id, labels", "series_values": "id, value",
+              "series_cells": 'block_id, value_id, "count", first_version, last_version',
+              "series_versions": "version, node, attributes, columns, hierarchies, policy"}
+
+    def outcome(conf_path: Path) -> tuple:
+        try:
+            o = release(cfg.load(conf_path))
+        except NoSolutionError as exc:
+            return ("refused", str(exc).replace("_whole", ""))
+        return (o.node, o.rows_published, o.rows_suppressed, o.rows_deferred,
+                {k: v for k, v in o.series.items() if k != "previous_node"})
+
+    def night() -> None:
+        mine = outcome(path)
+        with monkeypatch.context() as m:
+            m.setattr(later, "plan", lambda *a, **k: None)
+            theirs = outcome(whole_path)
+        assert mine == theirs
+        for table, columns in ledger.items():
+            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
+            assert db.query(query.format(cat)) == db.query(query.format(whole_cat)) != []
+        assert sorted(versions(db, out)[-1].rows, key=str) == sorted(versions(db, whole_out)[-1].rows, key=str)
+
+    night()
+    refused = 0
+    for _what, add, remove in NIGHTS:
+        change(db, add, remove)
+        night()
+        refused += policy == "refuse"
+        if policy == "refuse":
+            break  # nothing published: the next nights would compare the same
+    assert max(counts) > 3  # many shards were used
+    if policy == "defer":
+        assert len(versions(db, out)) == 5 and exposed(versions(db, out)) == []

@@ -180,7 +180,10 @@ class Session:
             raise self.fail(exc, what) from None
 
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
-        return self.execute(stmt, what).scalar()
+        """The first column of the first row (the whole result is fetched: DuckDB refuses other work on the
+        connection, e.g. registering an array, while a result is pending)."""
+        rows = self.execute(stmt, what).all()
+        return rows[0][0] if rows else None
 
     def relations(self, schema: str) -> dict[str, str]:
         """Name → type (``BASE TABLE``, ``VIEW``, ...) of the tables and views in ``schema``."""

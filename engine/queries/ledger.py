@@ -99,3 +99,55 @@ def version_rows(series_cells: sa.Table, name: str, version: int) -> sa.Select[A
     t = series_cells
     return (sa.select(sa.func.coalesce(sa.func.sum(t.c["count"]), 0), sa.func.count())
             .where(t.c.name == name, t.c.first_version == version))
+
+
+CELL_SHARDS = "veil_cell_shards"
+BLOCK_SHARDS = "veil_ledger_shards"
+NEW_CELLS = "veil_new_cells"
+
+
+def cell_shards_table(qi_count: int) -> sa.Table:
+    """Temporary table: the shard (``veil.release.shards``) of each block of the candidate's node, by its codes."""
+    return sa.Table(CELL_SHARDS, sa.MetaData(), *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
+                    sa.Column("shard", sa.Integer), prefixes=["TEMPORARY"])
+
+
+def block_shards_table() -> sa.Table:
+    """Temporary table: the shard of each block id of the ledger."""
+    return sa.Table(BLOCK_SHARDS, sa.MetaData(), sa.Column("block_id", sa.BigInteger), sa.Column("shard", sa.Integer),
+                    prefixes=["TEMPORARY"])
+
+
+def new_cells_table() -> sa.Table:
+    """Temporary table: a version's changed cells gathered shard by shard, written to the ledger at the end."""
+    return sa.Table(NEW_CELLS, sa.MetaData(), sa.Column("block_id", sa.BigInteger), sa.Column("value_id", sa.BigInteger),
+                    sa.Column("count", sa.BigInteger), prefixes=["TEMPORARY"])
+
+
+def shard_cells(qi_count: int, shard: int) -> sa.Select[Any]:
+    """The candidate's cells (``veil_cells``: codes ``g<i>``, ``vid``, ``n``) of the blocks of one shard.
+
+    >>> print(shard_cells(1, 3))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT c.g0, c.vid, c.n FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 WHERE s.shard = :shard_1
+    """
+    c, s = _cells(qi_count).alias("c"), cell_shards_table(qi_count).alias("s")
+    on = sa.and_(*(s.c[f"g{i}"] == c.c[f"g{i}"] for i in range(qi_count))) if qi_count else sa.true()
+    return sa.select(*c.c).select_from(c.join(s, on)).where(s.c.shard == shard)
+
+
+def ledger_shard_cells(series_cells: sa.Table, name: str, shard: int, columns: tuple[str, ...]) -> sa.Select[Any]:
+    """``columns`` of release ``name``'s ledger cells whose blocks lie in one shard."""
+    s = block_shards_table().alias("s")
+    return (sa.select(*(series_cells.c[c] for c in columns))
+            .select_from(series_cells.join(s, s.c.block_id == series_cells.c.block_id))
+            .where(series_cells.c.name == name, s.c.shard == shard))
+
+
+def write_new_cells(series_cells: sa.Table, name: str, version: int, open_version: int) -> sa.Insert:
+    """The gathered changed cells (``veil_new_cells``) written as version ``version``'s, valid from it on."""
+    n = new_cells_table()
+    stmt = sa.select(sa.literal(name, sa.Text).label("name"), n.c.block_id, n.c.value_id, n.c["count"],
+                     sa.literal(version, sa.Integer).label("first_version"),
+                     sa.literal(open_version, sa.Integer).label("last_version"))
+    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
+                                              "last_version"], stmt)

@@ -50,7 +50,7 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
     d = len(layout.chains)
     ids = ledger_mod.block_ids(ledger, ledger_mod.block_text(layout, hierarchies), counts.keys)
     value_ids = ledger_mod.value_ids_of(ledger, layout, distinct)
-    per_value = _rows_per_value(session, d, len(distinct))
+    per_value = ledger_mod.rows_per_value(session, d, len(distinct))
     if int(per_value.sum()) != rows:
         raise ReleaseError(f"verification failed: the candidate's cells hold {int(per_value.sum())} rows, the "
                            f"search counted {rows}")
@@ -60,8 +60,8 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
                               release_id, policy, when)
     kept = ~np.asarray(suppressed, dtype=bool)
     blocks, values = q.ledger.block_ids_table(d), q.ledger.value_ids_table()
-    _load(session, blocks, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(d)}, "block_id": ids[kept]})
-    _load(session, values, {"vid": np.arange(len(distinct), dtype=np.int64), "value_id": value_ids})
+    load_table(session, blocks, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(d)}, "block_id": ids[kept]})
+    load_table(session, values, {"vid": np.arange(len(distinct), dtype=np.int64), "value_id": value_ids})
     for table in (blocks, values, sa.table(q.CELLS)):
         session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
     merge = len(np.unique(value_ids)) < len(value_ids)  # two published tuples with one ledger text: summed
@@ -75,15 +75,7 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
         session.execute(sa.schema.DropTable(table), WHAT)
 
 
-def _rows_per_value(session: Session, qi_count: int, values: int) -> np.ndarray:
-    """The candidate's rows per ``vid``, every block (the version's column totals are the whole table's)."""
-    out = np.zeros(values, dtype=np.int64)
-    for vid, n in session.rows(q.ledger.rows_per_value(qi_count), WHAT):
-        out[int(vid)] += int(n)
-    return out
-
-
-def _load(session: Session, table: sa.Table, columns: Mapping[str, np.ndarray]) -> None:
+def load_table(session: Session, table: sa.Table, columns: Mapping[str, np.ndarray]) -> None:
     session.execute(sa.schema.CreateTable(table), WHAT)
     if len(next(iter(columns.values()))):
         session.load_columns(table, columns, WHAT)

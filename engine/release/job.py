@@ -45,7 +45,7 @@ from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
-from veil.release import dimensions, first
+from veil.release import dimensions, first, later
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -192,18 +192,15 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     node, note, result = _choose_node(run, ledger)
     counts = wh.counts(node)
     wh.end_counting()  # no node is counted again: the memory of the search's tables goes to the candidate's
-    ledger_mod.read_cells(session, ledger)
     suppressed = run.spec.evaluate(counts, wh.rows).failing
     version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
                                  .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
     on_step("counting the candidate's cells")
     if session.backend.transactions and not ledger.versions:  # nothing to compare: the cells stay in the database
+        ledger_mod.read_cells(session, ledger)
         content, info = _first(run, ledger, node, version, counts, suppressed), _series_info(run.rel.series)
     else:
-        cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed)
-        published, info = _series(run, ledger, cand, counted, start)
-        content = _settle(run, ledger, cand, counted, start, published)
-        del cand, counted, start, published  # the version's rows are written with none of its cells in memory
+        content, info = _later(run, ledger, node, version, counts, suppressed)
     info.update(note)
     del ledger
     outcome = _publish(run, content, counts, suppressed, info, result)
@@ -246,6 +243,41 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     return _Content(cand.version.number, tuple(layout.node), tuple(layout.columns), int(published.sum()),
                     counted.counts(published), counted.counts(cand.version.counts - published), rows, when,
                     None if early else record)
+
+
+def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
+           suppressed: np.ndarray) -> tuple[_Content, dict[str, Any]]:
+    """A version after the first: compared with every earlier one shard by shard (``veil.release.later``) where a
+    transaction holds the run and the versions and models allow shards, else with every cell in memory."""
+    cells = _count_cells(run, node)
+    layout = cells[0]
+    sharding = None
+    if run.session.backend.transactions:
+        total = int(run.session.scalar(q.count_rows(sa.table(q.CELLS)), "counting the candidate's cells"))
+        sharding = later.plan(ledger, layout, run.spec, total + ledger_mod.cell_rows(run.session, ledger))
+    if sharding is None:
+        ledger_mod.read_cells(run.session, ledger)
+        cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed, cells)
+        published, info = _series(run, ledger, cand, counted, start)
+        content = _settle(run, ledger, cand, counted, start, published)
+        return content, info  # the version's rows are written with none of its cells in memory
+    run.session.settle()  # the cells' transaction (a scratch database's) ends before anything is written
+    ledger_mod.read_dictionary(run.session, ledger)
+    if len(ledger.versions):
+        run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
+    task = later.Task(run.session, ledger, run.wh, run.spec,
+                      Judge(run.config.models, run.config.sensitive, _numeric(run, layout)), run.rel.series, version,
+                      tuple(node), layout, cells[1], _numeric(run, layout))
+    result = later.run(task, sharding, counts, suppressed)
+    if result.exposures:
+        _refuse(run, result.exposures)
+    when = now()
+    later.record(task, result, run.release_id, when)
+    for table in ((q.VALUES,) if cells[2] is not None else (q.CELLS, q.VALUES)):  # a scratch file goes with the session
+        run.session.execute(q.drop_table(table), "counting the candidate's cells")
+    content = _Content(version, tuple(node), tuple(layout.columns), result.rows_published, result.shown,
+                       result.hidden, result.held, when, None)
+    return content, result.info
 
 
 def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
@@ -354,11 +386,12 @@ def _choose_node(run: _Run, ledger: ledger_mod.Ledger
 
 
 def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-               suppressed: np.ndarray) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
-    """The source's cells at ``node`` (every row, suppressed blocks included), checked against the search's
-    counts; ``start``: the rows the search keeps."""
+               suppressed: np.ndarray, cells: tuple[Layout, list[tuple[Any, ...]], str | None]
+               ) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
+    """The source's cells at ``node`` (every row, suppressed blocks included; ``_count_cells``), checked against
+    the search's counts; ``start``: the rows the search keeps."""
     wh = run.wh
-    layout, distinct, _into = _count_cells(run, node)
+    layout, distinct, _into = cells
     d, what = len(wh.attributes), "counting the candidate's cells"
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
     ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
@@ -369,7 +402,7 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
-    keep = ~_among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
+    keep = ~later.among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
     return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
 
 
@@ -421,18 +454,6 @@ def _drop_cells(run: _Run) -> None:
         run.session.settle()
 
 
-def _among(codes: np.ndarray, wanted: np.ndarray) -> np.ndarray:
-    """Per row of ``codes``: whether it is one of the rows of ``wanted`` (both (n, QIs) integer arrays)."""
-    if len(wanted) == 0 or len(codes) == 0:
-        return np.zeros(len(codes), dtype=bool)
-    width = int(max(codes.max(), wanted.max())) + 1
-    if width ** codes.shape[1] >= 2**62:  # too wide for one integer key: compare row tuples
-        listed = {tuple(r) for r in wanted.tolist()}
-        return np.fromiter((tuple(r) in listed for r in codes.tolist()), dtype=bool, count=len(codes))
-    radix = width ** np.arange(codes.shape[1] - 1, -1, -1, dtype=np.int64)
-    return np.isin(codes.astype(np.int64) @ radix, wanted.astype(np.int64) @ radix)
-
-
 def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
             start: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
     """The series step (docs/series.md §4): what of the candidate to publish, and the catalog's record of it."""
@@ -445,19 +466,26 @@ def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     if policy == "refuse":
         exposures = series.check(ledger.dictionary, judge, replace(cand.version, counts=start), ledger.versions)
         if exposures:
-            raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
-                                  "; nothing was published (series = \"defer\" holds such changes back)")
+            _refuse(run, exposures)
         info["versions_compared"] = len(ledger.versions)
         return start, info
     decision = series.defer(ledger.dictionary, judge, cand.version, ledger.versions, start,
                             ledger_mod.before(ledger, cand),
                             lambda p: counted.publishable(run.spec, p, cand.version.counts))
     if decision.exposures:
-        raise NoSolutionError(_exposing(run.rel.name, decision.exposures, "deferring cannot make this version safe")
-                              + " (a model that is not monotone, compared at a coarser node); nothing was published")
+        _refuse(run, decision.exposures)
     info.update(versions_compared=decision.versions, rows_deferred=int(start.sum() - decision.published.sum()),
                 held=decision.held, rounds=decision.rounds)
     return decision.published, info
+
+
+def _refuse(run: _Run, exposures: list[series.Exposure]) -> None:
+    """The series step cannot publish this version: exit 2, counts only (docs/series.md §4)."""
+    if run.rel.series == "refuse":
+        raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
+                              "; nothing was published (series = \"defer\" holds such changes back)")
+    raise NoSolutionError(_exposing(run.rel.name, exposures, "deferring cannot make this version safe")
+                          + " (a model that is not monotone, compared at a coarser node); nothing was published")
 
 
 def _series_info(policy: str) -> dict[str, Any]:

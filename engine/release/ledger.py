@@ -81,6 +81,17 @@ def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool
 
 def read_cells(session: Session, ledger: Ledger) -> None:
     """The dictionary of blocks and values, and every loaded version's content (cells valid for it), read narrow."""
+    read_dictionary(session, ledger)
+    t, name = ledger.tables, ledger.name
+    what = "reading the ledger's cells"
+    cells = read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS),
+                          cell_rows(session, ledger), what)
+    ledger.versions = with_cells(ledger.versions, cells)
+
+
+def read_dictionary(session: Session, ledger: Ledger) -> None:
+    """The ledger's dictionary of blocks and values (``ledger.first_block``, ``first_value``: the ids this run
+    adds start there)."""
     t, name = ledger.tables, ledger.name
     for ident, labels in sorted(session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"),
                                              "reading the ledger's blocks")):
@@ -89,24 +100,39 @@ def read_cells(session: Session, ledger: Ledger) -> None:
                                             "reading the ledger's values")):
         ledger.dictionary.add_value(json.loads(value), int(ident), key=value)
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
-    what = "reading the ledger's cells"
-    cells = _read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS),
-                          int(session.scalar(q.ledger.rows_of_release(t.series_cells, name), what)), what)
-    for k, v in enumerate(ledger.versions):
+
+
+def cell_rows(session: Session, ledger: Ledger) -> int:
+    """The rows of ``series_cells`` the release holds."""
+    return int(session.scalar(q.ledger.rows_of_release(ledger.tables.series_cells, ledger.name),
+                              "reading the ledger's cells"))
+
+
+def with_cells(versions: Sequence[Version], cells: Mapping[str, np.ndarray]) -> list[Version]:
+    """``versions`` with their content: the ``cells`` (columns ``CELL_COLUMNS``) valid for each."""
+    out = []
+    for v in versions:
         live = (cells["first_version"] <= v.number) & (v.number <= cells["last_version"])
         every = bool(live.all())  # one version (or all cells still valid): its columns are the ledger's, not copies
-        ledger.versions[k] = replace(v, blocks=cells["block_id"] if every else cells["block_id"][live],
-                                     values=cells["value_id"] if every else cells["value_id"][live],
-                                     counts=cells["count"] if every else cells["count"][live])
+        out.append(replace(v, blocks=cells["block_id"] if every else cells["block_id"][live],
+                           values=cells["value_id"] if every else cells["value_id"][live],
+                           counts=cells["count"] if every else cells["count"][live]))
+    return out
 
 
 CELL_COLUMNS = ("block_id", "value_id", "count", "first_version", "last_version")
 CHUNK = 1 << 18  # ledger cells per fetched chunk
 
 
-def _read_columns(session: Session, stmt: sa.Select[Any], total: int, what: str) -> dict[str, np.ndarray]:
+def read_columns(session: Session, stmt: sa.Select[Any], total: int | None, what: str) -> dict[str, np.ndarray]:
     """``stmt``'s ``total`` rows of integer columns streamed in chunks into arrays as narrow as their values allow
-    (int32, widened to int64 only when a value needs it): no whole-result copy in the client."""
+    (int32, widened to int64 only when a value needs it): no whole-result copy in the client.  ``total=None``:
+    as many as come (the chunks are joined at the end)."""
+    if total is None:
+        parts = list(session.stream(stmt, [], CHUNK, what))
+        names = [c.name for c in stmt.selected_columns]
+        return {c: narrowed(np.concatenate([p[c] for p in parts]).astype(np.int64)) if parts
+                else np.zeros(0, dtype=np.int32) for c in names}
     out: dict[str, np.ndarray] = {}
     at = 0
     for chunk in session.stream(stmt, [], CHUNK, what):
@@ -234,11 +260,13 @@ def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int
 
 def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
               chunks: Iterable[Mapping[str, np.ndarray]], distinct: list[tuple[Any, ...]],
-              numeric: Mapping[str, bool], ordered: bool = True) -> Candidate:
+              numeric: Mapping[str, bool], ordered: bool = True, value_ids: np.ndarray | None = None,
+              totals: Mapping[str, Mapping[str, int]] | None = None) -> Candidate:
     """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``; ``ordered``: by the
     codes, else in any order and :func:`packs` holds) and ``distinct``, the published values per ``vid``
     (``cell_values``); ids from the ledger's dictionary.  Only numpy columns (narrow where they can be) and the
-    distinct published values outlive a chunk."""
+    distinct published values outlive a chunk.  A shard of the candidate (``veil.release.later``) passes the
+    whole version's ``value_ids`` and column ``totals``."""
     text = block_text(layout, hierarchies)
     if ordered:
         block_codes, cell_block, value_index, counts = _blocks_of(chunks, len(layout.chains))
@@ -246,13 +274,22 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
         block_codes, cell_block, value_index, counts = _cells_keyed(chunks, [len(t) for t in text], len(distinct))
     ids = block_ids(ledger, text, block_codes)  # a version's cells are many
     blocks = ids[cell_block] if len(counts) else np.zeros(0, dtype=np.int64)
-    value_ids = value_ids_of(ledger, layout, distinct)
+    value_ids = value_ids_of(ledger, layout, distinct) if value_ids is None else value_ids
     values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
-    per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) if len(counts) \
-        else np.zeros(len(distinct), dtype=np.int64)
-    totals = column_totals(layout, distinct, per_value)
+    if totals is None:
+        per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) \
+            if len(counts) else np.zeros(len(distinct), dtype=np.int64)
+        totals = column_totals(layout, distinct, per_value)
     return Candidate(Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index,
                      distinct, numeric)
+
+
+def rows_per_value(session: Session, qi_count: int, values: int) -> np.ndarray:
+    """The candidate's rows per ``vid`` (``veil_cells``, every block): the version's column totals."""
+    out = np.zeros(values, dtype=np.int64)
+    for vid, n in session.rows(q.ledger.rows_per_value(qi_count), "counting the candidate's cells"):
+        out[int(vid)] += int(n)
+    return out
 
 
 def block_text(layout: Layout, hierarchies: Sequence[Hierarchy]) -> list[list[str]]:
@@ -377,7 +414,33 @@ def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_r
 def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray) -> None:
     """The new version's content, summed per (block, value) once: only its changed blocks are written (every
     block when the latest version's shape differs), after the latest version's cells of those blocks close."""
-    t, name, v, old = ledger.tables, ledger.name, cand.version, ledger.latest
+    change = changes(ledger, cand, published)
+    if change is None:
+        return
+    changed, block, value, rows_of = change
+    temp = q.ledger.changed_table()
+    session.execute(sa.schema.CreateTable(temp), "listing the changed blocks")
+    session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
+    close_changed(session, ledger, cand.version.number)
+    session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
+    names = list(ledger.tables.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
+    session.load_columns(ledger.tables.series_cells,
+                         dict(zip(names, (ledger.name, block, value, rows_of, cand.version.number, catalog.OPEN))),
+                         "recording the version's content")
+
+
+def close_changed(session: Session, ledger: Ledger, number: int) -> None:
+    """End at ``number - 1`` the open content of the blocks listed in ``veil_changed_blocks``."""
+    session.execute(q.ledger.close_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN),
+                    "closing changed blocks")
+
+
+def changes(ledger: Ledger, cand: Candidate, published: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+    """What the new version changes in the ledger (``ledger.latest``: the latest version's cells of the same
+    blocks): the block ids whose content changed, and their new cells (block, value, rows), narrow — ``None``
+    when nothing changed."""
+    v, old = cand.version, ledger.latest
     shaped = old if old is not None and _same_shape(old.layout, v.layout) else None  # else every block changed
     width = int(max(v.values.max(initial=0), shaped.values.max(initial=0) if shaped is not None else 0)) + 1
     keep = published > 0
@@ -393,17 +456,9 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
     else:
         changed = np.unique(np.concatenate([keys // width, old.blocks if old is not None else np.zeros(0, np.int64)]))
     if len(changed) == 0:
-        return
-    temp = q.ledger.changed_table()
-    session.execute(sa.schema.CreateTable(temp), "listing the changed blocks")
-    session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
-    session.execute(q.ledger.close_cells(t.series_cells, name, v.number, catalog.OPEN), "closing changed blocks")
-    session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
+        return None
     value = np.empty(len(keys), dtype=np.int32 if width <= 2**31 else np.int64)
     np.remainder(keys, width, out=value, casting="unsafe")
     block = narrowed(np.floor_divide(keys, width, out=keys))
     del keys
-    rows_of = narrowed(rows_of)  # DuckDB keeps every inserted array until the transaction ends: narrow ones
-    names = list(t.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
-    session.load_columns(t.series_cells, dict(zip(names, (name, block, value, rows_of, v.number, catalog.OPEN))),
-                         "recording the version's content")
+    return changed, block, value, narrowed(rows_of)  # DuckDB keeps every inserted array until the transaction ends

@@ -155,6 +155,40 @@ SELECT coalesce(sum(veil.series_cells.count), $1) AS coalesce_1, count(*) AS cou
 FROM veil.series_cells 
 WHERE veil.series_cells.name = $2 AND veil.series_cells.first_version = $3;
 
+-- ledger_cell_shards_ddl
+CREATE TEMPORARY TABLE veil_cell_shards (
+	g0 BIGINT, 
+	g1 BIGINT, 
+	shard INTEGER
+);
+
+-- ledger_block_shards_ddl
+CREATE TEMPORARY TABLE veil_ledger_shards (
+	block_id BIGINT, 
+	shard INTEGER
+);
+
+-- ledger_new_cells_ddl
+CREATE TEMPORARY TABLE veil_new_cells (
+	block_id BIGINT, 
+	value_id BIGINT, 
+	count BIGINT
+);
+
+-- ledger_shard_of_candidate
+SELECT c.g0, c.g1, c.vid, c.n 
+FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 AND s.g1 = c.g1 
+WHERE s.shard = $1;
+
+-- ledger_shard_of_ledger
+SELECT veil.series_cells.block_id, veil.series_cells.value_id, veil.series_cells.count 
+FROM veil.series_cells JOIN veil_ledger_shards AS s ON s.block_id = veil.series_cells.block_id 
+WHERE veil.series_cells.name = $1 AND s.shard = $2;
+
+-- ledger_write_new_cells
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT $1 AS name, veil_new_cells.block_id, veil_new_cells.value_id, veil_new_cells.count, $2 AS first_version, $3 AS last_version 
+FROM veil_new_cells;
+
 -- dim_rows_ddl
 CREATE TABLE published."census_dim_Zip Code_rows" (
 	veil_dim TEXT NOT NULL, 

@@ -155,6 +155,40 @@ SELECT coalesce(sum(veil.series_cells.count), %(coalesce_2)s::INTEGER) AS coales
 FROM veil.series_cells 
 WHERE veil.series_cells.name = %(name_1)s::VARCHAR AND veil.series_cells.first_version = %(first_version_1)s::INTEGER;
 
+-- ledger_cell_shards_ddl
+CREATE TEMPORARY TABLE veil_cell_shards (
+	g0 BIGINT, 
+	g1 BIGINT, 
+	shard INTEGER
+);
+
+-- ledger_block_shards_ddl
+CREATE TEMPORARY TABLE veil_ledger_shards (
+	block_id BIGINT, 
+	shard INTEGER
+);
+
+-- ledger_new_cells_ddl
+CREATE TEMPORARY TABLE veil_new_cells (
+	block_id BIGINT, 
+	value_id BIGINT, 
+	count BIGINT
+);
+
+-- ledger_shard_of_candidate
+SELECT c.g0, c.g1, c.vid, c.n 
+FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 AND s.g1 = c.g1 
+WHERE s.shard = %(shard_1)s::INTEGER;
+
+-- ledger_shard_of_ledger
+SELECT veil.series_cells.block_id, veil.series_cells.value_id, veil.series_cells.count 
+FROM veil.series_cells JOIN veil_ledger_shards AS s ON s.block_id = veil.series_cells.block_id 
+WHERE veil.series_cells.name = %(name_1)s::VARCHAR AND s.shard = %(shard_1)s::INTEGER;
+
+-- ledger_write_new_cells
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, veil_new_cells.block_id, veil_new_cells.value_id, veil_new_cells.count, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
+FROM veil_new_cells;
+
 -- dim_rows_ddl
 CREATE TABLE published."census_dim_Zip Code_rows" (
 	veil_dim TEXT NOT NULL, 
