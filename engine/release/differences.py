@@ -18,6 +18,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -108,9 +109,21 @@ class Judge:
         self.sensitive = tuple(sensitive)
         self.numeric = {c: bool(numeric.get(c)) for c in self.sensitive}
         self.min_size = max((m.properties.min_block_size for m in self.models), default=1)
+        # kept per object (with it, so that its id stays its own): a version's shards share them (veil.release.later)
+        self._references: dict[int, tuple[Mapping[str, Mapping[str, int]], Reference]] = {}
+        self._codes: dict[tuple[Any, ...], tuple[Sequence[Mapping[str, str | None]], Reference, np.ndarray]] = {}
 
     def reference(self, totals: Mapping[str, Mapping[str, int]]) -> Reference:
-        """Domains of a table whose sensitive columns hold ``totals`` (column → value text → rows)."""
+        """Domains of a table whose sensitive columns hold ``totals`` (column → value text → rows); the same
+        object for the same ``totals`` object."""
+        hit = self._references.get(id(totals))
+        if hit is not None and hit[0] is totals:
+            return hit[1]
+        ref = self._reference(totals)
+        self._references[id(totals)] = (totals, ref)
+        return ref
+
+    def _reference(self, totals: Mapping[str, Mapping[str, int]]) -> Reference:
         domains, index = [], []
         for c in self.sensitive:
             counts = totals.get(c, {})
@@ -132,11 +145,17 @@ class Judge:
 
     def codes(self, columns: Sequence[str], values: Sequence[Mapping[str, str | None]], ref: Reference) -> np.ndarray:
         """Per projected value, its column in each of ``ref``'s domains (−1 where the projection lacks the column,
-        or the value is not in that table: a model that reads it then fails the difference)."""
+        or the value is not in that table: a model that reads it then fails the difference).  Computed once per
+        (columns, ``values`` object, ``ref`` object); callers never write into the array."""
+        key = (tuple(columns), id(values), id(ref))
+        hit = self._codes.get(key)
+        if hit is not None and hit[0] is values and hit[1] is ref:
+            return hit[2]
         out = np.full((len(values), len(self.sensitive)), -1, dtype=np.int64)
         for j, c in enumerate(self.sensitive):
             if c in columns:
                 out[:, j] = [ref.index[j].get(v[c], -1) for v in values]  # type: ignore[arg-type]
+        self._codes[key] = (values, ref, out)
         return out
 
     def applicable(self, columns: Sequence[str]) -> np.ndarray:

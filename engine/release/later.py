@@ -99,6 +99,7 @@ def run(task: Task, sharding: Sharding, counts: NodeCounts, suppressed: np.ndarr
     block_shard = sharding.of_blocks(ledger_mod.block_text(task.layout, wh.hierarchies), counts.keys)
     _stage_shards(task, sharding, counts, block_shard)
     acc = _Totals(task)
+    coded = Counted.code(wh, task.distinct, task.layout.columns)
     sup_keys, sup_shard = counts.keys[suppressed], block_shard[suppressed]
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, task.node)]
     ordered = not ledger_mod.packs(sizes, len(task.distinct))  # else numpy sorts a shard's cells
@@ -110,7 +111,7 @@ def run(task: Task, sharding: Sharding, counts: NodeCounts, suppressed: np.ndarr
         sub = _history(task, s, acc)
         if not len(cand.version.counts) and not any(len(v.counts) for v in sub.versions):
             continue
-        counted = Counted(wh, task.node, cand, task.layout.columns)
+        counted = Counted(wh, task.node, cand, task.layout.columns, coded)
         if not same(counted.counts(cand.version.counts), counts.restrict(block_shard == s)):
             raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's "
                                "counts")

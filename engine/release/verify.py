@@ -29,20 +29,29 @@ class Counted:
     occupation) fall into one checker cell, so what the checkers see is sized by blocks × counted values,
     not by the candidate's cells."""
 
-    def __init__(self, wh: Warehouse, node: Sequence[int], cand: Candidate, columns: Sequence[str]) -> None:
+    def __init__(self, wh: Warehouse, node: Sequence[int], cand: Candidate, columns: Sequence[str],
+                 coded: tuple[np.ndarray, np.ndarray] | None = None) -> None:
         self.wh, self.node, self.cand = wh, tuple(node), cand
-        of_distinct = np.zeros((len(cand.distinct), len(wh.domains)), dtype=np.int64)
+        combos, combo = coded if coded is not None else self.code(wh, cand.distinct, columns)
+        self.combos: np.ndarray = combos
+        self.combo: np.ndarray = combo
+        self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
+
+    @staticmethod
+    def code(wh: Warehouse, distinct: Sequence[tuple[Any, ...]], columns: Sequence[str]
+             ) -> tuple[np.ndarray, np.ndarray]:
+        """The distinct counted value tuples (``combos``) and each published value's among them (``combo``):
+        what the cells of one version share, computed once for all its shards."""
+        of_distinct = np.zeros((len(distinct), len(wh.domains)), dtype=np.int64)
         for j, dom in enumerate(wh.domains):
             index = {v: k for k, v in enumerate(wh.raw_values[dom.name])}
             pos = list(columns).index(dom.name)
-            of_distinct[:, j] = [index[v[pos]] for v in cand.distinct]
-        if len(wh.domains) and len(cand.distinct):
+            of_distinct[:, j] = [index[v[pos]] for v in distinct]
+        if len(wh.domains) and len(distinct):
             combos, combo = np.unique(of_distinct, axis=0, return_inverse=True)
         else:  # nothing counted (or no cells): every cell's counted values are the one empty tuple
-            combos, combo = np.zeros((1, len(wh.domains)), dtype=np.int64), np.zeros(len(cand.distinct), np.int64)
-        self.combos: np.ndarray = combos
-        self.combo: np.ndarray = combo.reshape(-1)
-        self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
+            combos, combo = np.zeros((1, len(wh.domains)), dtype=np.int64), np.zeros(len(distinct), np.int64)
+        return combos, combo.reshape(-1)
 
     def _cells(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray | slice]:
         """The (block, counted values) key of each cell with ``rows`` > 0, and those cells' positions (a slice of
