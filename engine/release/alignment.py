@@ -68,7 +68,7 @@ class Chain:
         return dict(zip(self.column(level), self.column(target)))
 
 
-class _UnionFind:
+class UnionFind:
     def __init__(self) -> None:
         self.parent: dict[object, object] = {}
 
@@ -96,7 +96,7 @@ def attribute_classes(a: Chain, la: int, b: Chain, lb: int) -> tuple[dict[str, i
     if a.digest == b.digest and ga == gb:
         names = {label: k for k, label in enumerate(dict.fromkeys(a.column(ga)))}
         return {x: names[y] for x, y in up_a.items()}, {x: names[y] for x, y in up_b.items()}
-    uf = _UnionFind()
+    uf = UnionFind()
     for label in set(up_a.values()):
         uf.find(("a", label))
     for label in set(up_b.values()):

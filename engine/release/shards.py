@@ -2,14 +2,17 @@
 a later version's cells and the ledger's are read, compared and recorded a shard at a time.  Pure: no SQL.
 
 Two versions are compared per class of their common generalization ``G`` (docs/series.md §2).  When every
-version of the ledger and the candidate publish the same quasi-identifiers with the same hierarchies, ``G``
-of every pair lies below ``top``, the componentwise maximum of all their nodes, so each class of every pair
-falls inside one block of ``top``: a shard is a set of ``top``'s blocks (a hash of their codes), and each shard's
-series step — differences, holding back, padding, the blocks' own models — is the one the whole version would
-run on those blocks.  That last part needs models that judge a block alone: a model that reads natural
-supersets ((n,t)-closeness) compares it with blocks of other shards, so then there is one shard.  Hierarchies
-that changed between versions line up by the union of their values (``alignment.attribute_classes``), which a
-hash of codes does not follow: one shard too.
+version of the ledger and the candidate publish the same quasi-identifiers, ``G`` of every pair lies below
+``top``, the componentwise maximum of all their nodes.  With one hierarchy each class of every pair then falls
+inside one block of ``top``.  Hierarchies that changed between versions (a source's new values, a cut moved)
+line up by union-find (``alignment.attribute_classes``: labels that share a value, or a label at one level):
+here the labels at ``top`` of every version's hierarchy are joined by the same two rules, so each class of
+every pair, at any level up to ``top``, falls inside one of those joined classes.  A shard is a set of them
+(a hash of their numbers), and each shard's series step — differences, holding back, padding, the blocks' own
+models — is the one the whole version would run on those blocks.  That last part needs models that judge a
+block alone: a model that reads natural supersets ((n,t)-closeness) compares it with blocks of other shards,
+so then the caller runs one pass.  So does a label that would belong to two classes (used at two levels with
+other contents), or a quasi-identifier one version lacks.
 
 Example: ages published at level 0 by version 1 and level 1 by the candidate share the shard of their level-1
 label, whichever level a block is labelled at:
@@ -31,15 +34,15 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from veil.release.alignment import Layout
+from veil.release.alignment import Chain, Layout, UnionFind
 
 MIX = np.uint64(0x9E3779B97F4A7C15)  # odd: multiplying by it permutes the 64-bit integers
 
 
 @dataclass(frozen=True)
 class Sharding:
-    """``count`` shards of the blocks of ``top``; ``codes[i]``: quasi-identifier ``i``'s label (at any level a
-    version uses) → its code at ``top[i]``."""
+    """``count`` shards of the classes at ``top``; ``codes[i]``: quasi-identifier ``i``'s label (at any level a
+    version uses) → the number of its class at ``top[i]``."""
 
     count: int
     top: tuple[int, ...]
@@ -50,19 +53,14 @@ class Sharding:
         """The sharding of versions ``layouts`` (the ledger's and the candidate's) holding ``cells`` cells in all,
         about ``per_shard`` a shard; ``None`` when the layouts do not allow one (module docstring)."""
         first = layouts[0]
-        if any(v.attributes != first.attributes or [c.digest for c in v.chains] != [c.digest for c in first.chains]
-               for v in layouts):
+        if any(v.attributes != first.attributes for v in layouts):
             return None
         top = tuple(max(v.node[i] for v in layouts) for i in range(len(first.chains)))
         codes = []
-        for i, chain in enumerate(first.chains):
-            target = min(top[i], chain.height)
-            names = {label: k for k, label in enumerate(dict.fromkeys(chain.column(target)))}
-            code: dict[str, int] = {}
-            for level in sorted({min(v.node[i], chain.height) for v in layouts}):
-                for label, up in chain.up(level, target).items():
-                    if code.setdefault(label, names[up]) != names[up]:
-                        return None  # one label at two levels, under two blocks of ``top``: not a partition
+        for i in range(len(first.chains)):
+            code = _top_classes([(v.chains[i], v.node[i]) for v in layouts], top[i])
+            if code is None:
+                return None
             codes.append(code)
         return cls(max(1, math.ceil(cells / max(per_shard, 1))), top, tuple(codes))
 
@@ -90,3 +88,28 @@ class Sharding:
         for i, code in enumerate(self.codes):
             top[:, i] = [code[b[i]] for b in blocks]
         return self.of_codes(top)
+
+
+def _top_classes(used: Sequence[tuple[Chain, int]], top: int) -> dict[str, int] | None:
+    """One quasi-identifier's labels, at the levels its versions use, → their class at ``top``: the labels at
+    ``top`` of every version's hierarchy, joined where two hierarchies put a common value under them or share
+    a label at some level (what ``alignment.attribute_classes`` joins for any pair, at any level up to ``top``).
+    ``None`` when one label would belong to two classes (a label used at two levels with other contents)."""
+    chains = list({c.digest: c for c, _ in used}.values())
+    uf = UnionFind()
+    for c in chains:
+        target = min(top, c.height)
+        for leaf, label in zip(c.leaves, c.column(target)):
+            uf.union(("leaf", leaf), (c.digest, label))
+        for level in range(1, target + 1):
+            for label, up in c.up(level, target).items():
+                uf.union(("label", level, label), (c.digest, up))
+    roots: dict[object, int] = {}
+    code: dict[str, int] = {}
+    for c, level in used:
+        target = min(top, c.height)
+        for label, up in c.up(min(level, c.height), target).items():
+            klass = roots.setdefault(uf.find((c.digest, up)), len(roots))
+            if code.setdefault(label, klass) != klass:
+                return None
+    return code
