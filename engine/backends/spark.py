@@ -142,12 +142,13 @@ class SparkSQLSession(Session):
     def _sql(self, stmt: Any, what: str, params: dict[str, Any] | None = None) -> Any:
         """Compile ``stmt`` for Spark SQL and run it (commands run at once, queries when fetched)."""
         compiled = compile_sql(stmt, self._dialect)
+        text = str(compiled)
         args = {**(compiled.params or {}), **(params or {})}
-        if f":{sq.RUN}" in str(compiled):  # a working view's plan of this run's own (``sq.run_marker``)
+        if f":{sq.RUN}" in text:  # a working view's plan of this run's own (``sq.run_marker``)
             args[sq.RUN] = self.marker
         self.statements += 1
         try:
-            return self.spark.sql(str(compiled), args=args or None)
+            return self.spark.sql(text, args=args or None)
         except Exception as exc:
             raise self.fail(exc, what) from None
 

@@ -265,16 +265,15 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     ledger_mod.read_dictionary(run.session, ledger)
     if len(ledger.versions):
         run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
-    task = later.Task(run.session, ledger, run.wh, run.spec,
-                      Judge(run.config.models, run.config.sensitive, _numeric(run, layout)), run.rel.series, version,
-                      tuple(node), layout, cells[1], _numeric(run, layout))
+    numeric = _numeric(run, layout)
+    task = later.Task(run.session, ledger, run.wh, run.spec, Judge(run.config.models, run.config.sensitive, numeric),
+                      run.rel.series, version, tuple(node), layout, cells[1], numeric)
     result = later.run(task, sharding, counts, suppressed)
     if result.exposures:
         _refuse(run, result.exposures)
     when = now()
     later.record(task, result, run.release_id, when)
-    for table in ((q.VALUES,) if cells[2] is not None else (q.CELLS, q.VALUES)):  # a scratch file goes with the session
-        run.session.execute(q.drop_table(table), "counting the candidate's cells")
+    _drop_counted(run, cells[2])
     content = _Content(version, tuple(node), tuple(layout.columns), result.rows_published, result.shown,
                        result.hidden, result.held, when, None)
     return content, result.info
@@ -289,8 +288,7 @@ def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     when = now()
     first.record(run.session, ledger, version, layout, run.wh.hierarchies, counts, suppressed, distinct,
                  _numeric(run, layout), run.wh.rows, run.release_id, run.rel.series, when)
-    for table in ((q.VALUES,) if into is not None else (q.CELLS, q.VALUES)):  # a scratch file goes with the session
-        run.session.execute(q.drop_table(table), "counting the candidate's cells")
+    _drop_counted(run, into)
     shown = counts.restrict(~suppressed)
     return _Content(version, tuple(node), tuple(layout.columns), int(shown.sizes.sum()), shown,
                     counts.restrict(suppressed), [], when, None)
@@ -433,6 +431,12 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False
     run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
                                       into, sizes, len(distinct), run.session.backend.tiny_integers), what)
     return layout, distinct, into
+
+
+def _drop_counted(run: _Run, into: str | None) -> None:
+    """The candidate's working tables once the ledger holds the version (a scratch file goes with the session)."""
+    for table in ((q.VALUES,) if into is not None else (q.CELLS, q.VALUES)):
+        run.session.execute(q.drop_table(table), "counting the candidate's cells")
 
 
 def _numeric(run: _Run, layout: Layout) -> dict[str, bool]:

@@ -131,7 +131,7 @@ def read_columns(session: Session, stmt: sa.Select[Any], total: int | None, what
     if total is None:
         parts = list(session.stream(stmt, [], CHUNK, what))
         names = [c.name for c in stmt.selected_columns]
-        return {c: narrowed(np.concatenate([p[c] for p in parts]).astype(np.int64)) if parts
+        return {c: narrowed(np.concatenate([p[c] for p in parts]).astype(np.int64, copy=False)) if parts
                 else np.zeros(0, dtype=np.int32) for c in names}
     out: dict[str, np.ndarray] = {}
     at = 0
