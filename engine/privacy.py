@@ -168,7 +168,8 @@ class Specification:
             if m.properties.needs is Needs.SIZES:
                 verdicts.append(m.check(pseudo))
                 continue
-            level = float(tests.levels[:, k].min()) if len(tests.sizes) else None
+            worst = np.max if m.properties.reduction.at_most else np.min  # type: ignore[union-attr]
+            level = float(worst(tests.levels[:, k])) if len(tests.sizes) else None
             verdicts.append(Verdict(tests.passed[:, k].copy(), level))
             k += 1
         return SizeHistogram(hist.node, hist.sizes, hist.blocks,

@@ -32,6 +32,7 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.config import QuasiIdentifier, SourceConfig
 from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
+from veil.distribution import Distribution
 from veil.errors import BackendError, SourceError
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, sort_key
@@ -113,6 +114,7 @@ class Warehouse:
     #                                       (``Session.scratch``; None: the backend's own, DuckDB's memory limit)
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
+    bound_buckets: int = q.distances.BOUND_BUCKETS  # value buckets of the ordered-EMD bound statement
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -126,6 +128,8 @@ class Warehouse:
     _cells: Rollups | None = None    # rollups of the cells (veil_base)
     _blocks: Rollups | None = None   # rollups of the blocks alone (the base without its sensitive columns)
     _up_tables: set[tuple[int, int]] = field(default_factory=set)
+    _references: dict[int, q.distances.Reference] = field(default_factory=dict)  # distance tests' lookup tables
+    _buckets: dict[int, q.distances.Buckets] = field(default_factory=dict)       # and their bound buckets
     _idents: int = 0
     _base_cells: int = 0
     _cached_bytes: int = 0
@@ -323,24 +327,55 @@ class Warehouse:
     def block_tests(self, node: Sequence[Level], attribute: str, tests: Sequence[tuple[str, float]]) -> BlockTests | None:
         """Threshold tests on ``attribute``'s per-block histograms at ``node`` computed in SQL (``node_statistics``:
         a few rows per node, no histogram); ``None`` when floating point leaves a block undecided (evaluate the
-        node from its histograms then)."""
+        node from its histograms then).  Ordered-EMD tests alone are tried first from bounds on the cells counted
+        per value bucket (``node_bounds``), and per cell only when those leave a block open."""
         node = self._checked(node)
         started = time.perf_counter()
         what = f"testing the blocks of node {_show(node)}"
-        with self._reading(self._cell_rollups, node, what) as (name, floor):
-            stmt = q.node_statistics(self.layout, node, list(self.sensitive).index(attribute), tests, floor,
-                                     source=name)
-            rows = self.session.rows(stmt, what)
-        self.stats.test_queries += 1
+        j = list(self.sensitive).index(attribute)
+        reference = self._reference(j) if any(k in q.distances.KINDS for k, _ in tests) else None
+        widths = [h.cardinality(lv) for h, lv in zip(self.hierarchies, node) if lv is not None]
+        statements = [lambda name, floor: q.node_statistics(self.layout, node, j, tests, floor, source=name,
+                                                            reference=reference, widths=widths)]
+        if reference is not None and all(k == "ordered" for k, _ in tests):  # bounds first: fewer rows per block
+            buckets = self._buckets[j]
+            statements.insert(0, lambda name, floor: q.node_bounds(self.layout, node, j, [t for _, t in tests],
+                                                                   reference, buckets, floor, source=name,
+                                                                   widths=widths))
+        rows: list[Any] = []
+        for statement in statements:
+            with self._reading(self._cell_rollups, node, what) as (name, floor):
+                rows = self.session.rows(statement(name, floor), what)
+            self.stats.test_queries += 1
+            if not self._undecided(rows, len(tests)):
+                break
         self.stats.node_seconds += time.perf_counter() - started
-        r = len(tests)
-        flags = np.asarray([row[1:1 + r] for row in rows], dtype=np.int64).reshape(len(rows), r)
-        if (flags == q.UNDECIDED).any():
+        if self._undecided(rows, len(tests)):
             self.stats.undecided += 1
             return None
+        r = len(tests)
+        flags = np.asarray([row[1:1 + r] for row in rows], dtype=np.int64).reshape(len(rows), r)
         return BlockTests(np.asarray([row[0] for row in rows], dtype=np.int64),
                           np.asarray([row[1 + r] for row in rows], dtype=np.int64), flags == 1,
                           np.asarray([row[2 + r:] for row in rows], dtype=np.float64).reshape(len(rows), r))
+
+    @staticmethod
+    def _undecided(rows: Sequence[Sequence[Any]], tests: int) -> bool:
+        return any(q.UNDECIDED in row[1:1 + tests] for row in rows)
+
+    def _reference(self, j: int) -> q.distances.Reference:
+        """Sensitive column ``j``'s distribution as the lookup tables of the distance tests, loaded once."""
+        if j not in self._references:
+            d = Distribution.of(self.domains[j].total)
+            width, buckets = d.bucket_table(self.bound_buckets)
+            name = self.sensitive[j]
+            for ddl, columns in zip((*q.distances.lookup_tables(j), q.distances.bucket_table(j)),
+                                    (d.positions, d.inverse, buckets)):
+                self.session.execute(sa.schema.CreateTable(ddl), f"creating the distribution table of {name!r}")
+                self.session.load_columns(ddl, columns, f"loading the distribution of {name!r}")
+            self._references[j] = q.distances.Reference(j, d.rows, d.width, d.buckets, d.integral)
+            self._buckets[j] = q.distances.Buckets(j, width, len(buckets["k"]) - 1)
+        return self._references[j]
 
     def stream(self, node: Sequence[Level]) -> Iterator[NodeCounts]:
         """``node``'s counts in chunks of complete blocks (block-key order), about ``chunk_cells`` cells each

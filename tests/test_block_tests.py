@@ -95,6 +95,7 @@ def test_block_tests_equal_the_whole_node_checkers_on_every_node(db: Db, models:
 
 
 def test_specification_reductions() -> None:
+    from veil.models.base import Reduction, Statistic
     from veil.models.closeness import TCloseness
     from veil.models.kanonymity import KAnonymity
     from veil.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
@@ -104,4 +105,7 @@ def test_specification_reductions() -> None:
     assert Specification((k, e, d)).reductions == ("s", (e.properties.reduction, d.properties.reduction))
     assert Specification((e, DistinctLDiversity(l=2, attribute="t"))).reductions is None   # two attributes
     assert Specification((e, RecursiveCLDiversity(c=2, l=2, attribute="s"))).reductions is None
-    assert Specification((k, TCloseness(t=0.2, distance="equal", attribute="s"))).reductions is None
+    close = TCloseness(t=0.2, distance="equal", attribute="s")
+    assert Specification((k, close)).reductions == ("s", (Reduction(Statistic.EQUAL, "s", 0.2, at_most=True),))
+    tree = TCloseness(t=0.2, distance="hierarchical", attribute="s", hierarchy="x.csv")
+    assert Specification((k, tree)).reductions is None                 # the hierarchical EMD is not computed in SQL

@@ -8,7 +8,7 @@ from pathlib import Path
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
 
-PURE = {"errors", "lattice", "counts", "hierarchy", "metrics", "privacy", "search", "schedule"}
+PURE = {"errors", "lattice", "counts", "distribution", "hierarchy", "metrics", "privacy", "search", "schedule"}
 FORBIDDEN_IN_PURE = {"sqlalchemy", "duckdb", "psycopg", "veil.queries", "veil.backends", "veil.warehouse",
                      "veil.release", "veil.run", "veil.cli", "veil.catalog", "veil.config"}
 UPPER = {"veil.release", "veil.cli", "veil.run", "veil.demo", "veil.api"}  # entry points: nothing imports them

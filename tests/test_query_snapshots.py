@@ -46,6 +46,17 @@ def statements() -> dict[str, object]:
         "node_block_tests": q.node_statistics(lay, (2, 1, 1), 1, [("distinct", 3.0), ("entropy", 2.5)]),
         "node_block_tests_from_materialized": q.node_statistics(lay, (3, None, 1), 0, [("entropy", 2.0)], (1, None, 1),
                                                                 source="veil_node_4"),
+        # t-closeness in the warehouse (queries.distances): the lookup tables, the exact statement (one row per
+        # cell, block keys packed into one integer), and the bounds from value buckets
+        "distance_positions_table": sa.schema.CreateTable(q.distances.lookup_tables(1)[0]),
+        "distance_inverse_table": sa.schema.CreateTable(q.distances.lookup_tables(1)[1]),
+        "distance_buckets_table": sa.schema.CreateTable(q.distances.bucket_table(1)),
+        "node_distance_tests": q.node_statistics(lay, (2, 1, 1), 1, [("ordered", 0.2), ("equal", 0.3)],
+                                                 reference=q.distances.Reference(1, 1000, 50, 65536, 123456),
+                                                 widths=[4, 9, 2]),
+        "node_distance_bounds": q.node_bounds(lay, (2, None, 1), 1, [0.2], q.distances.Reference(1, 1000, 50, 65536,
+                                                                                                 123456),
+                                              q.distances.Buckets(1, 2, 25), (1, None, 1), source="veil_node_4"),
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
         "up_table": q.up_table(lay, 0, 1),

@@ -55,18 +55,22 @@ class Statistic(enum.Enum):
 
     DISTINCT = "distinct"   # m, the number of distinct values in the block
     ENTROPY = "entropy"     # exp(-sum p ln p), exactly m when the block's counts are all equal
+    ORDERED = "ordered"     # EMD to the whole table, ordered ground distance (numeric values)
+    EQUAL = "equal"         # EMD to the whole table, equal ground distance
 
 
 @dataclass(frozen=True)
 class Reduction:
     """A model that passes a block iff ``statistic >= threshold`` (its level is the statistic, the table's the
-    minimum): the search may have the warehouse compute the verdicts instead of shipping histograms.  Where
+    minimum), or with ``at_most`` iff ``statistic <= threshold`` (the table's level the maximum): the search
+    may have the warehouse compute the verdicts instead of shipping histograms.  Where
     floating point cannot decide a block (near the threshold: within a thousand times the checker's own error
     bound), the node is evaluated from its histograms by ``check`` as usual, so the verdicts stay exact."""
 
     statistic: Statistic
     attribute: str
     threshold: float
+    at_most: bool = False
 
 
 @dataclass(frozen=True)

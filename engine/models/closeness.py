@@ -36,7 +36,7 @@ from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
 from veil.errors import ConfigError, HierarchyError
 from veil.hierarchy import CsvSpec, Hierarchy, HierarchySpec, ValueKind, build
 from veil.models import emd as emds
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reduction, Statistic, Verdict
 from veil.models import common
 from veil.models.common import achieved, domain_of, fail, fmt, number, require_numeric, whole
 from veil.models.emd import Taxonomy
@@ -151,10 +151,12 @@ class TCloseness:
 
     @property
     def properties(self) -> Properties:
+        reduction = (Reduction(Statistic(self.distance), self.attribute, float(self.t), at_most=True)
+                     if self.distance in ("ordered", "equal") else None)   # the warehouse computes these EMDs
         return Properties(True, False, Needs.VALUES if self.distance == "ordered" else Needs.HISTOGRAM,
                           "EMD(., P) is convex and a merged block's distribution is a convex combination; not "
                           "with suppression: t=0.5, a block equal to P merged with a far block moves away from P",
-                          achieved="max")
+                          achieved="max", reduction=reduction)
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         emd = _Distance.resolve(self, bc.domain)

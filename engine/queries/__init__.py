@@ -9,11 +9,11 @@ grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensi
 and ``ledger`` (the series ledger).
 """
 
-from veil.queries import dimensions, ledger, publication
+from veil.queries import dimensions, distances, ledger, publication
 from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, Grant,
                               SetSearchPath, copy_from_stdin, count_rows, create_table_as, current_setting, drop_table,
                               session_settings, working_table)
-from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, materialize, node_counts, node_keys,
+from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, materialize, node_bounds, node_counts, node_keys,
                                 node_sizes, node_statistics, packed, row_bytes, sensitive_domain_table, source_values,
                                 up_table)
 from veil.queries.publication import schema_exists
@@ -27,8 +27,8 @@ __all__ = [
     "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "Attach", "CreateSchema", "CreateTableAs",
     "Analyze", "CreateView", "DropObject", "Grant", "SetSearchPath", "current_setting",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
-    "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "drop_table",
-    "fingerprint", "ledger", "level0_labels", "materialize", "node_counts", "node_statistics", "node_keys", "node_sizes",
+    "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
+    "fingerprint", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication",
     "recount", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table", "working_table",

@@ -29,6 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import aggregate_order_by
 
+from veil.queries import distances
 from veil.queries.ddl import CreateTableAs, working_table
 
 BASE = "veil_base"
@@ -316,13 +317,16 @@ UNDECIDED = 2  # a statistics verdict floating point cannot give: the node is ev
 
 def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, tests: Sequence[tuple[str, float]],
                     floor: Sequence[int | None] | None = None, source: str = BASE,
-                    tolerance: float = 1e-12) -> sa.Select[Any]:
+                    tolerance: float = 1e-12, reference: distances.Reference | None = None,
+                    widths: Sequence[int] | None = None) -> sa.Select[Any]:
     """Per-block verdicts of threshold tests on sensitive attribute ``s<sensitive>``'s histograms, counted per
     block size: ``(size, ok0…, blocks, level0…)`` — ``ok<k>`` is 1 (pass), 0 (fail) or ``UNDECIDED`` for test
-    ``k``, ``level<k>`` the least statistic in the group.  A test is ``("distinct", l)`` (``m >= l``) or
-    ``("entropy", l)`` (``exp(-Σ p ln p) >= l``; ``m >= l`` when the block's counts are all equal, else undecided
-    where the entropy is within ``tolerance · (m + 8) · (1 + ln n)`` of ``ln l`` — a thousand times the error
-    bound the numpy checker allows itself).  A few rows per node, no histogram.
+    ``k``, ``level<k>`` the worst statistic in the group (least for ``m >= l``, greatest for ``EMD <= t``).  A
+    test is ``("distinct", l)`` (``m >= l``) or ``("entropy", l)`` (``exp(-Σ p ln p) >= l``; ``m >= l`` when the
+    block's counts are all equal, else undecided where the entropy is within ``tolerance · (m + 8) · (1 + ln n)``
+    of ``ln l`` — a thousand times the error bound the numpy checker allows itself), or ``("ordered", t)`` /
+    ``("equal", t)``: the block's EMD to the whole table at most ``t`` (``queries.distances``, which needs the
+    attribute's lookup tables, ``reference``).  A few rows per node, no histogram.
 
     >>> lay = Layout(heights=(1,), sensitive_count=1)
     >>> print(node_statistics(lay, (1,), 0, [("distinct", 2.0)]).compile(compile_kwargs={"literal_binds": True}))
@@ -332,25 +336,83 @@ def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, 
     FROM veil_base AS b GROUP BY b.q0_1, b.s0) AS c GROUP BY c.g0) AS e GROUP BY e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END
     """
     src = _source(layout, node, floor, source)
-    keys = _labelled(src)
+    keys = _packed(src, widths) if widths is not None else _labelled(src)
+    far = [k for k, _ in tests if k in distances.KINDS]
+    if far and reference is None:
+        raise ValueError(f"the tests {far} need the attribute's lookup tables (reference)")
+    value = [src.table.c[f"s{sensitive}"].label("s")] if far else []
     if src.exact and layout.sensitive_count == 1:  # every row is one (block, value) cell
-        cells = sa.select(*keys, src.table.c.n.label("c")).subquery("c")
+        cells = sa.select(*keys, *value, src.table.c.n.label("c")).subquery("c")
     else:
-        cells = (sa.select(*keys, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
+        cells = (sa.select(*keys, *value, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
                  .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"]).subquery("c"))
+    extra: list[Any] = []
+    if far:
+        assert reference is not None
+        cells = distances.cell_terms(cells, [k.name for k in keys], reference)
+        extra = distances.block_sums(cells)
     c = sa.cast(cells.c.c, sa.Double)
     blocks = (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
                         sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
-                        sa.func.sum(c * sa.func.ln(c)).label("clogc"))
+                        sa.func.sum(c * sa.func.ln(c)).label("clogc"), *extra)
               .group_by(*(cells.c[k.name] for k in keys)).subquery("e"))
     flags, levels = [], []
     for kind, threshold in tests:
-        flag, level = _statistic_test(blocks, kind, threshold, tolerance)
+        if kind in distances.KINDS:
+            assert reference is not None
+            flag, level = distances.distance_test(blocks, kind, threshold, reference, tolerance, UNDECIDED)
+            level = sa.func.max(level)
+        else:
+            flag, level = _statistic_test(blocks, kind, threshold, tolerance)
+            level = sa.func.min(level)
         flags.append(flag)
         levels.append(level)
     return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
-                      *(sa.func.min(v).label(f"level{k}") for k, v in enumerate(levels)))
+                      *(v.label(f"level{k}") for k, v in enumerate(levels)))
             .group_by(blocks.c.size, *flags))
+
+
+def node_bounds(layout: Layout, node: Sequence[int | None], sensitive: int, thresholds: Sequence[float],
+                reference: distances.Reference, buckets: distances.Buckets,
+                floor: Sequence[int | None] | None = None, source: str = BASE, tolerance: float = 1e-12,
+                widths: Sequence[int] | None = None) -> sa.Select[Any]:
+    """``node_statistics`` for ordered-EMD tests ``EMD <= t`` (one per threshold) from bounds: the cells counted
+    per value *bucket* (``queries.distances.bucket_bounds``), at most ``buckets.count`` rows per block instead of
+    one per value.  The bounds are exact where ``F - G`` keeps one sign over a bucket; a block they leave
+    undecided needs ``node_statistics`` (``UNDECIDED``).  Same columns; a level is the block's upper bound."""
+    src = _source(layout, node, floor, source)
+    keys = _packed(src, widths) if widths is not None else _labelled(src)
+    s = sa.cast(src.table.c[f"s{sensitive}"], sa.BigInteger)
+    bucket = sa.cast(sa.func.floor(sa.cast(s, sa.Double) / float(buckets.width)), sa.BigInteger)
+    end = sa.func.least((bucket + 1) * buckets.width, reference.width)
+    cells = (sa.select(*keys, bucket.label("k"), sa.func.sum(src.table.c.n).label("c"),
+                       sa.func.sum(src.table.c.n * (end - s)).label("mom"))
+             .select_from(src.from_).group_by(*(k.element for k in keys), bucket).subquery("c"))
+    terms = distances.bucket_bounds(cells, [k.name for k in keys], reference, buckets)
+    blocks = (sa.select(sa.func.sum(terms.c.c).label("size"), sa.func.count().label("rows"),
+                        (sa.func.sum(terms.c.hi) + sa.func.min(terms.c.lead)).label("hi"),
+                        (sa.func.sum(terms.c.lo) + sa.func.min(terms.c.lead)).label("lo"))
+              .group_by(*(terms.c[k.name] for k in keys)).subquery("e"))
+    flags, levels = [], []
+    for threshold in thresholds:
+        flag, level = distances.bound_test(blocks, threshold, reference, tolerance, UNDECIDED)
+        flags.append(flag)
+        levels.append(sa.func.max(level))
+    return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
+                      *(v.label(f"level{k}") for k, v in enumerate(levels)))
+            .group_by(blocks.c.size, *flags))
+
+
+def _packed(src: _Source, widths: Sequence[int]) -> list[Any]:
+    """The block key as one ``BIGINT`` (``g = (k0·w1 + k1)·w2 + …``, ``widths`` the cardinalities of the keys)
+    where it fits: one integer column hashes and sorts faster than several; else the keys themselves."""
+    keys = [k for k in src.keys if k is not None]
+    if not keys or math.prod(widths) >= 2**62:
+        return _labelled(src)
+    packed: Any = sa.cast(keys[0], sa.BigInteger)
+    for key, width in zip(keys[1:], widths[1:]):
+        packed = packed * width + key
+    return [packed.label("g")]
 
 
 def _statistic_test(blocks: Any, kind: str, threshold: float, tolerance: float) -> tuple[Any, Any]:

@@ -79,6 +79,51 @@ FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, 
 FROM (SELECT u0.u3 AS g0, b.q2_1 AS g2, sum(b.n) AS c 
 FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u3, b.q2_1, b.s0) AS c GROUP BY c.g0, c.g2) AS e GROUP BY e.size, CASE WHEN (e.top = e.low AND e.m >= $1) THEN $2 WHEN (e.top = e.low) THEN $3 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) > $4 + $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $8 WHEN (ln(CAST(e.size AS DOUBLE PRECISION)) - e.clogc / CAST(e.size AS DOUBLE PRECISION) < $9 - $5 * (CAST(e.m AS DOUBLE PRECISION) + $6) * ($7 + ln(CAST(e.size AS DOUBLE PRECISION)))) THEN $10 ELSE $11 END;
 
+-- distance_positions_table
+CREATE TEMPORARY TABLE veil_emd_1 (
+	pos BIGINT, 
+	r BIGINT, 
+	c BIGINT, 
+	i BIGINT
+);
+
+-- distance_inverse_table
+CREATE TEMPORARY TABLE veil_emdinv_1 (
+	beta BIGINT, 
+	lo BIGINT, 
+	ilo BIGINT, 
+	cnt BIGINT
+);
+
+-- distance_buckets_table
+CREATE TEMPORARY TABLE veil_emdbkt_1 (
+	k BIGINT, 
+	u BIGINT, 
+	i BIGINT, 
+	c BIGINT, 
+	p BIGINT, 
+	u1 BIGINT, 
+	i1 BIGINT, 
+	c1 BIGINT, 
+	p1 BIGINT
+);
+
+-- node_distance_tests
+SELECT e.size, CASE WHEN (e.ordered_num / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) <= $3 - ($4 * (CAST(e.m AS DOUBLE PRECISION) + $5) + ($6 * CAST(e.slack AS DOUBLE PRECISION)) / $7)) THEN $8 WHEN (e.ordered_num / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) > $9 + $4 * (CAST(e.m AS DOUBLE PRECISION) + $5) + ($6 * CAST(e.slack AS DOUBLE PRECISION)) / $7) THEN $10 ELSE $11 END AS ok0, CASE WHEN (e.equal_num / (CAST(e.size AS DOUBLE PRECISION) * $12) <= $13 - $14 * (CAST(e.m AS DOUBLE PRECISION) + $15)) THEN $16 WHEN (e.equal_num / (CAST(e.size AS DOUBLE PRECISION) * $12) > $17 + $14 * (CAST(e.m AS DOUBLE PRECISION) + $15)) THEN $18 ELSE $19 END AS ok1, count(*) AS blocks, max(e.ordered_num / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2)) AS level0, max(e.equal_num / (CAST(e.size AS DOUBLE PRECISION) * $12)) AS level1 
+FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, sum(CAST(c.c AS DOUBLE PRECISION) * ln(CAST(c.c AS DOUBLE PRECISION))) AS clogc, sum(c.run) + CAST(min(c.ia) AS DOUBLE PRECISION) * CAST(sum(c.c) AS DOUBLE PRECISION) AS ordered_num, sum(c.slack) AS slack, sum(c."over") AS equal_num 
+FROM (SELECT w.g AS g, w.c AS c, w.ia AS ia, ((CAST(w.cum AS DOUBLE PRECISION) * $20 * (CASE WHEN (v.lo < w.a) THEN w.a WHEN (v.lo > w.b) THEN w.b ELSE v.lo END - w.a) - CAST(w.size AS DOUBLE PRECISION) * CAST(CASE WHEN (v.lo < w.a) THEN w.ia WHEN (v.lo > w.b) THEN w.ib ELSE v.ilo END - w.ia AS DOUBLE PRECISION)) + CAST(w.size AS DOUBLE PRECISION) * CAST(w.ib - CASE WHEN (v.lo < w.a) THEN w.ia WHEN (v.lo > w.b) THEN w.ib ELSE v.ilo END AS DOUBLE PRECISION)) - CAST(w.cum AS DOUBLE PRECISION) * $20 * (w.b - CASE WHEN (v.lo < w.a) THEN w.a WHEN (v.lo > w.b) THEN w.b ELSE v.lo END) AS run, v.cnt AS slack, CASE WHEN (CAST(w.c AS DOUBLE PRECISION) * $21 - CAST(w.big_r AS DOUBLE PRECISION) * CAST(w.size AS DOUBLE PRECISION) > $22) THEN CAST(w.c AS DOUBLE PRECISION) * $21 - CAST(w.big_r AS DOUBLE PRECISION) * CAST(w.size AS DOUBLE PRECISION) ELSE $23 END AS "over" 
+FROM (SELECT c.g AS g, c.s AS a, c.c AS c, p.i AS ia, p.r AS big_r, sum(c.c) OVER (PARTITION BY c.g ORDER BY c.s ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum, sum(c.c) OVER (PARTITION BY c.g ORDER BY c.s ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS size, lead(c.s, $24, $25) OVER (PARTITION BY c.g ORDER BY c.s) AS b, lead(p.i, $26, $27) OVER (PARTITION BY c.g ORDER BY c.s) AS ib 
+FROM (SELECT (CAST(b.q0_2 AS BIGINT) * $28 + b.q1_1) * $29 + b.q2_1 AS g, b.s1 AS s, sum(b.n) AS c 
+FROM veil_base AS b GROUP BY (CAST(b.q0_2 AS BIGINT) * $28 + b.q1_1) * $29 + b.q2_1, b.s1) AS c JOIN veil_emd_1 AS p ON p.pos = c.s) AS w JOIN veil_emdinv_1 AS v ON v.beta = CAST(floor((CAST(w.cum AS DOUBLE PRECISION) * $30) / CAST(w.size AS DOUBLE PRECISION)) AS BIGINT)) AS c GROUP BY c.g) AS e GROUP BY e.size, CASE WHEN (e.ordered_num / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) <= $3 - ($4 * (CAST(e.m AS DOUBLE PRECISION) + $5) + ($6 * CAST(e.slack AS DOUBLE PRECISION)) / $7)) THEN $8 WHEN (e.ordered_num / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) > $9 + $4 * (CAST(e.m AS DOUBLE PRECISION) + $5) + ($6 * CAST(e.slack AS DOUBLE PRECISION)) / $7) THEN $10 ELSE $11 END, CASE WHEN (e.equal_num / (CAST(e.size AS DOUBLE PRECISION) * $12) <= $13 - $14 * (CAST(e.m AS DOUBLE PRECISION) + $15)) THEN $16 WHEN (e.equal_num / (CAST(e.size AS DOUBLE PRECISION) * $12) > $17 + $14 * (CAST(e.m AS DOUBLE PRECISION) + $15)) THEN $18 ELSE $19 END;
+
+-- node_distance_bounds
+SELECT e.size, CASE WHEN (e.hi / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) <= $3 - $4 * (CAST(e.rows AS DOUBLE PRECISION) + $5)) THEN $6 WHEN (e.lo / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) > $7 + $4 * (CAST(e.rows AS DOUBLE PRECISION) + $5)) THEN $8 ELSE $9 END AS ok0, count(*) AS blocks, max(e.hi / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2)) AS level0 
+FROM (SELECT sum(c.c) AS size, count(*) AS rows, sum(c.hi) + min(c.lead) AS hi, sum(c.lo) + min(c.lead) AS lo 
+FROM (SELECT w.g0 AS g0, w.g2 AS g2, w.c AS c, least(($10 * (CAST(t.u1 - t.u AS DOUBLE PRECISION) * CAST(w.cum - w.c AS DOUBLE PRECISION) + CAST(w.mom AS DOUBLE PRECISION)) - CAST(w.size AS DOUBLE PRECISION) * CAST(t.i1 - t.i AS DOUBLE PRECISION)) + $11 * CAST(t.u1 - t.u AS DOUBLE PRECISION) * CASE WHEN (CAST(w.size AS DOUBLE PRECISION) * CAST(t.p1 AS DOUBLE PRECISION) - CAST(w.cum - w.c AS DOUBLE PRECISION) * $12 > $13) THEN CAST(w.size AS DOUBLE PRECISION) * CAST(t.p1 AS DOUBLE PRECISION) - CAST(w.cum - w.c AS DOUBLE PRECISION) * $12 ELSE $14 END, -($10 * (CAST(t.u1 - t.u AS DOUBLE PRECISION) * CAST(w.cum - w.c AS DOUBLE PRECISION) + CAST(w.mom AS DOUBLE PRECISION)) - CAST(w.size AS DOUBLE PRECISION) * CAST(t.i1 - t.i AS DOUBLE PRECISION)) + $15 * CAST(t.u1 - t.u AS DOUBLE PRECISION) * CASE WHEN (CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(t.c AS DOUBLE PRECISION) > $17) THEN CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(t.c AS DOUBLE PRECISION) ELSE $18 END) + least((CAST(x.u - t.u1 AS DOUBLE PRECISION) * CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(x.i - t.i1 AS DOUBLE PRECISION)) + $19 * CAST(x.u - t.u1 AS DOUBLE PRECISION) * CASE WHEN (CAST(w.size AS DOUBLE PRECISION) * CAST(x.p AS DOUBLE PRECISION) - CAST(w.cum AS DOUBLE PRECISION) * $16 > $20) THEN CAST(w.size AS DOUBLE PRECISION) * CAST(x.p AS DOUBLE PRECISION) - CAST(w.cum AS DOUBLE PRECISION) * $16 ELSE $21 END, -(CAST(x.u - t.u1 AS DOUBLE PRECISION) * CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(x.i - t.i1 AS DOUBLE PRECISION)) + $22 * CAST(x.u - t.u1 AS DOUBLE PRECISION) * CASE WHEN (CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(t.c1 AS DOUBLE PRECISION) > $23) THEN CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(t.c1 AS DOUBLE PRECISION) ELSE $24 END) AS hi, abs($10 * (CAST(t.u1 - t.u AS DOUBLE PRECISION) * CAST(w.cum - w.c AS DOUBLE PRECISION) + CAST(w.mom AS DOUBLE PRECISION)) - CAST(w.size AS DOUBLE PRECISION) * CAST(t.i1 - t.i AS DOUBLE PRECISION)) + abs(CAST(x.u - t.u1 AS DOUBLE PRECISION) * CAST(w.cum AS DOUBLE PRECISION) * $16 - CAST(w.size AS DOUBLE PRECISION) * CAST(x.i - t.i1 AS DOUBLE PRECISION)) AS lo, CAST(w.size AS DOUBLE PRECISION) * CAST(t.i AS DOUBLE PRECISION) AS lead 
+FROM (SELECT c.g0 AS g0, c.g2 AS g2, c.k AS k, c.c AS c, c.mom AS mom, sum(c.c) OVER (PARTITION BY c.g0, c.g2 ORDER BY c.k ROWS BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW) AS cum, sum(c.c) OVER (PARTITION BY c.g0, c.g2 ORDER BY c.k ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING) AS size, lead(c.k, $25, $26) OVER (PARTITION BY c.g0, c.g2 ORDER BY c.k) AS nk 
+FROM (SELECT u0.u2 AS g0, b.q2_1 AS g2, CAST(floor(CAST(CAST(b.s1 AS BIGINT) AS DOUBLE PRECISION) / $27) AS BIGINT) AS k, sum(b.n) AS c, sum(b.n * (least((CAST(floor(CAST(CAST(b.s1 AS BIGINT) AS DOUBLE PRECISION) / $27) AS BIGINT) + $28) * $29, $30) - CAST(b.s1 AS BIGINT))) AS mom 
+FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 GROUP BY u0.u2, b.q2_1, CAST(floor(CAST(CAST(b.s1 AS BIGINT) AS DOUBLE PRECISION) / $27) AS BIGINT)) AS c) AS w JOIN veil_emdbkt_1 AS t ON t.k = w.k JOIN veil_emdbkt_1 AS x ON x.k = w.nk) AS c GROUP BY c.g0, c.g2) AS e GROUP BY e.size, CASE WHEN (e.hi / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) <= $3 - $4 * (CAST(e.rows AS DOUBLE PRECISION) + $5)) THEN $6 WHEN (e.lo / (CAST(e.size AS DOUBLE PRECISION) * $1 * $2) > $7 + $4 * (CAST(e.rows AS DOUBLE PRECISION) + $5)) THEN $8 ELSE $9 END;
+
 -- materialize_from_base
 CREATE TEMPORARY TABLE veil_node_4 AS SELECT b.q0_1 AS q0_1, b.q2_1 AS q2_1, b.s0, b.s1, CAST(sum(b.n) AS BIGINT) AS n 
 FROM veil_base AS b GROUP BY b.q0_1, b.q2_1, b.s0, b.s1;
