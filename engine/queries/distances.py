@@ -16,6 +16,14 @@ One window over the node's cells (partitioned by block, ordered by value) gives 
 two joins with tables of ``m + 1`` and ``B + 1`` rows give ``I`` and ``σ``.  Floating point adds at most a few
 ulps per cell: a block within ``slack + tolerance·(cells + 8)`` of ``t`` is undecided and the node is evaluated
 from its histograms, exactly, as for the entropy test.
+
+Bounds first (``bucket_bounds``, read by ``nodes.node_bounds``): the cells counted per value *bucket* (at most
+``BOUND_BUCKETS`` rows a block) give ``F`` at the bucket edges and, from the first moment ``sum c·(end - s)``,
+the exact ``sum (F - G)`` over each bucket.  With ``D = F - G``, ``sum |D| = sum D + 2·sum D- = -sum D +
+2·sum D+`` on any range; over a bucket ``D- <= (G_max - F_before)+`` and ``D+ <= (F_after - G_min)+``, over the
+empty buckets after it ``F`` is constant.  The smaller form is an upper bound, ``|sum D|`` a lower one, both
+exact where ``D`` keeps one sign.  E.g. a block all below the table (``F >= G`` everywhere, ``D- = 0``) gets
+its exact EMD ``sum D`` from the buckets alone.
 """
 
 from __future__ import annotations
