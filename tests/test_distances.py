@@ -54,6 +54,11 @@ def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
         assert got[2][5] == pytest.approx(1 / 6, rel=1e-12) and got[0][7] == pytest.approx(2 / 3, rel=1e-12)
         decided = wh.block_tests((0,), "salary", [("ordered", 0.2)])
         assert decided is not None and int(decided.blocks[~decided.passed[:, 0]].sum()) == 2
+        for node in ((1,), (None,)):  # one block, the whole table: at distance 0 (bounds, then exact statement)
+            whole = wh.block_tests(node, "salary", [("ordered", 0.01), ("equal", 0.01)])
+            assert whole is not None and whole.sizes.tolist() == [9] and whole.passed.tolist() == [[True, True]]
+            bounds = wh.session.rows(q.node_bounds(wh.layout, node, 0, [0.2], ref, wh._buckets[0]), "test")
+            assert [(int(r[0]), int(r[1]), int(r[2])) for r in bounds] == [(9, 1, 1)]
 
 
 def test_a_block_at_the_threshold_is_left_to_the_exact_checker(db: Db) -> None:
