@@ -332,16 +332,7 @@ class Warehouse:
         node = self._checked(node)
         started = time.perf_counter()
         what = f"testing the blocks of node {_show(node)}"
-        j = list(self.sensitive).index(attribute)
-        reference = self._reference(j) if any(k in q.distances.KINDS for k, _ in tests) else None
-        widths = [h.cardinality(lv) for h, lv in zip(self.hierarchies, node) if lv is not None]
-        statements = [lambda name, floor: q.node_statistics(self.layout, node, j, tests, floor, source=name,
-                                                            reference=reference, widths=widths)]
-        if reference is not None and all(k == "ordered" for k, _ in tests):  # bounds first: fewer rows per block
-            buckets = self._buckets[j]
-            statements.insert(0, lambda name, floor: q.node_bounds(self.layout, node, j, [t for _, t in tests],
-                                                                   reference, buckets, floor, source=name,
-                                                                   widths=widths))
+        statements = self._test_statements(node, list(self.sensitive).index(attribute), tests)
         rows: list[Any] = []
         for statement in statements:
             with self._reading(self._cell_rollups, node, what) as (name, floor):
@@ -358,6 +349,21 @@ class Warehouse:
         return BlockTests(np.asarray([row[0] for row in rows], dtype=np.int64),
                           np.asarray([row[1 + r] for row in rows], dtype=np.int64), flags == 1,
                           np.asarray([row[2 + r:] for row in rows], dtype=np.float64).reshape(len(rows), r))
+
+    def _test_statements(self, node: tuple[Level, ...], j: int,
+                         tests: Sequence[tuple[str, float]]) -> list[Callable[[str, Any], Any]]:
+        """The statements ``block_tests`` tries in order, each a function of the table it reads and its floor."""
+        widths = [h.cardinality(lv) for h, lv in zip(self.hierarchies, node) if lv is not None]
+        kinds = [k for k, _ in tests]
+        reference = self._reference(j) if any(k in q.distances.KINDS for k in kinds) else None
+        statements = [lambda name, floor: q.node_statistics(self.layout, node, j, tests, floor, source=name,
+                                                            reference=reference, widths=widths)]
+        if reference is not None and all(k == "ordered" for k in kinds):  # bounds first: fewer rows per block
+            buckets = self._buckets[j]
+            statements.insert(0, lambda name, floor: q.node_bounds(self.layout, node, j, [t for _, t in tests],
+                                                                   reference, buckets, floor, source=name,
+                                                                   widths=widths))
+        return statements
 
     @staticmethod
     def _undecided(rows: Sequence[Sequence[Any]], tests: int) -> bool:
