@@ -99,6 +99,9 @@ def release_statements() -> dict[str, object]:
 
 
 SETS = {"queries": statements, "release": release_statements}
+# t-closeness in the warehouse: issued only by backends with block tests (DuckDB, PostgreSQL; not Spark)
+DISTANCES = {"distance_positions_table", "distance_inverse_table", "distance_buckets_table", "node_distance_tests",
+             "node_distance_bounds"}
 # DuckDB's scratch database (veil.backends.scratch): issued on DuckDB only
 DUCKDB_ONLY = {"attach_scratch", "search_path_with_scratch", "base_coded_into_scratch", "materialize_into_scratch",
                "cells_into_scratch", "detach_scratch"}
