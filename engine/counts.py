@@ -551,7 +551,8 @@ class SizeHistogram:
 class BlockTests:
     """A node's blocks grouped by (size, verdicts of threshold tests) as the warehouse computed them
     (``Reduction`` models, docs/models.md): ``blocks[i]`` blocks of ``sizes[i]`` rows, ``passed[i, k]`` their
-    verdict on test ``k``, ``levels[i, k]`` the worst statistic among them (least, or greatest for an ``at_most`` test).
+    verdict on test ``k``, ``levels[i, k]`` the worst statistic among them (the least; the greatest for an
+    ``at_most`` test).
 
     >>> t = BlockTests(np.array([3, 5]), np.array([2, 1]), np.array([[False], [True]]), np.array([[1.0], [2.0]]))
     >>> t.histogram((1,)).rows
