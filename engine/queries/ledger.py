@@ -8,7 +8,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from veil.queries.ddl import count_rows
+from veil.queries.ddl import CreateTableAs, count_rows, working_table
 from veil.queries.release import CELLS
 
 CHANGED = "veil_changed_blocks"
@@ -124,23 +124,51 @@ def new_cells_table() -> sa.Table:
                     sa.Column("count", sa.BigInteger), prefixes=["TEMPORARY"])
 
 
-def shard_cells(qi_count: int, shard: int) -> sa.Select[Any]:
-    """The candidate's cells (``veil_cells``: codes ``g<i>``, ``vid``, ``n``) of the blocks of one shard.
+SHARDED_CELLS = "veil_sharded_cells"
+SHARDED_LEDGER = "veil_sharded_ledger"
 
-    >>> print(shard_cells(1, 3))  # doctest: +NORMALIZE_WHITESPACE
-    SELECT c.g0, c.vid, c.n FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 WHERE s.shard = :shard_1
+
+def sharded_cells(qi_count: int, into: str | None = None) -> CreateTableAs:
+    """The candidate's cells (``veil_cells``: codes ``g<i>``, ``vid``, ``n``) with their block's shard, stored in
+    shard order: one sort, after which each shard's cells lie together and ``shard_cells`` reads only them (a
+    filter on a clustered column: DuckDB skips the row groups whose shard range excludes it).
+
+    >>> print(sharded_cells(1).select)  # doctest: +NORMALIZE_WHITESPACE
+    SELECT c.g0, c.vid, c.n, s.shard FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 ORDER BY s.shard
     """
     c, s = _cells(qi_count).alias("c"), cell_shards_table(qi_count).alias("s")
     on = sa.and_(*(s.c[f"g{i}"] == c.c[f"g{i}"] for i in range(qi_count))) if qi_count else sa.true()
-    return sa.select(*c.c).select_from(c.join(s, on)).where(s.c.shard == shard)
+    stmt = sa.select(*c.c, s.c.shard).select_from(c.join(s, on)).order_by(s.c.shard)
+    return working_table(sa.table(SHARDED_CELLS), stmt, into)
 
 
-def ledger_shard_cells(series_cells: sa.Table, name: str, shard: int, columns: tuple[str, ...]) -> sa.Select[Any]:
-    """``columns`` of release ``name``'s ledger cells whose blocks lie in one shard."""
+def shard_cells(qi_count: int, shard: int) -> sa.Select[Any]:
+    """The candidate's cells of the blocks of one shard (from ``sharded_cells``).
+
+    >>> print(shard_cells(1, 3))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT veil_sharded_cells.g0, veil_sharded_cells.vid, veil_sharded_cells.n FROM veil_sharded_cells
+    WHERE veil_sharded_cells.shard = :shard_1
+    """
+    t = sa.table(SHARDED_CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"),
+                 sa.column("shard"))
+    return sa.select(*(t.c[c] for c in t.c.keys() if c != "shard")).where(t.c.shard == shard)
+
+
+def sharded_ledger(series_cells: sa.Table, name: str, columns: tuple[str, ...], into: str | None = None
+                   ) -> CreateTableAs:
+    """``columns`` of release ``name``'s ledger cells with their block's shard, stored in shard order (as
+    ``sharded_cells``): the ledger is read once, not once per shard."""
     s = block_shards_table().alias("s")
-    return (sa.select(*(series_cells.c[c] for c in columns))
+    stmt = (sa.select(*(series_cells.c[c] for c in columns), s.c.shard)
             .select_from(series_cells.join(s, s.c.block_id == series_cells.c.block_id))
-            .where(series_cells.c.name == name, s.c.shard == shard))
+            .where(series_cells.c.name == name).order_by(s.c.shard))
+    return working_table(sa.table(SHARDED_LEDGER), stmt, into)
+
+
+def ledger_shard_cells(shard: int, columns: tuple[str, ...]) -> sa.Select[Any]:
+    """``columns`` of the ledger's cells whose blocks lie in one shard (from ``sharded_ledger``)."""
+    t = sa.table(SHARDED_LEDGER, *(sa.column(c) for c in (*columns, "shard")))
+    return sa.select(*(t.c[c] for c in columns)).where(t.c.shard == shard)
 
 
 def write_new_cells(series_cells: sa.Table, name: str, version: int, open_version: int) -> sa.Insert:

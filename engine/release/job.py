@@ -267,7 +267,7 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
         run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
     numeric = _numeric(run, layout)
     task = later.Task(run.session, ledger, run.wh, run.spec, Judge(run.config.models, run.config.sensitive, numeric),
-                      run.rel.series, version, tuple(node), layout, cells[1], numeric)
+                      run.rel.series, version, tuple(node), layout, cells[1], numeric, cells[2])
     result = later.run(task, sharding, counts, suppressed)
     if result.exposures:
         _refuse(run, result.exposures)

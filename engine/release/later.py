@@ -62,6 +62,7 @@ class Task:
     layout: Layout
     distinct: list[tuple[Any, ...]]
     numeric: Mapping[str, bool]
+    into: str | None = None   # the scratch database holding ``veil_cells`` (None: temporary tables)
 
 
 @dataclass
@@ -134,7 +135,8 @@ def record(task: Task, result: Result, release_id: str, when: Any) -> None:
     ledger_mod.close_changed(session, ledger, task.number)
     session.execute(q.ledger.write_new_cells(ledger.tables.series_cells, ledger.name, task.number, catalog.OPEN),
                     "recording the version's content")
-    for name in (q.ledger.CHANGED, q.ledger.NEW_CELLS, q.ledger.CELL_SHARDS, q.ledger.BLOCK_SHARDS):
+    sharded = (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER) if task.into is None else ()  # a scratch file
+    for name in (q.ledger.CHANGED, q.ledger.NEW_CELLS, q.ledger.CELL_SHARDS, q.ledger.BLOCK_SHARDS, *sharded):
         session.execute(q.drop_table(name), "recording the version's content")
 
 
@@ -149,15 +151,21 @@ def _stage_shards(task: Task, sharding: Sharding, counts: NodeCounts, block_shar
     load_table(session, ids, {"block_id": np.arange(len(known), dtype=np.int64), "shard": sharding.of_labels(known)})
     for table in (blocks, ids, sa.table(q.CELLS)):
         session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the shards by nested loops
+    session.settle()  # DuckDB: the shards' tables committed before the scratch database is written
+    session.execute(q.ledger.sharded_cells(d, task.into), WHAT)  # one sort each: a shard then reads only its own
+    session.execute(q.ledger.sharded_ledger(task.ledger.tables.series_cells, task.ledger.name,
+                                            ledger_mod.CELL_COLUMNS, task.into), WHAT)
+    session.settle()
+    for name in (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER):
+        session.analyze(sa.table(name), WHAT)
     session.execute(sa.schema.CreateTable(q.ledger.changed_table()), WHAT)
     session.execute(sa.schema.CreateTable(q.ledger.new_cells_table()), WHAT)
 
 
 def _history(task: Task, shard: int, acc: _Totals) -> ledger_mod.Ledger:
     """The ledger with every version's cells of one shard (the dictionary shared)."""
-    t = task.ledger.tables
-    cells = ledger_mod.read_columns(task.session, q.ledger.ledger_shard_cells(
-        t.series_cells, task.ledger.name, shard, ledger_mod.CELL_COLUMNS), None, "reading the ledger's cells")
+    cells = ledger_mod.read_columns(task.session, q.ledger.ledger_shard_cells(shard, ledger_mod.CELL_COLUMNS), None,
+                                    "reading the ledger's cells")
     acc.ledger_cells += len(cells["count"])
     return replace(task.ledger, versions=ledger_mod.with_cells(task.ledger.versions, cells))
 

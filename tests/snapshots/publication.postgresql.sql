@@ -175,15 +175,24 @@ CREATE TEMPORARY TABLE veil_new_cells (
 	count BIGINT
 );
 
+-- ledger_sharded_candidate
+CREATE TEMPORARY TABLE veil_sharded_cells AS SELECT c.g0, c.g1, c.vid, c.n, s.shard 
+FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 AND s.g1 = c.g1 ORDER BY s.shard;
+
+-- ledger_sharded_ledger
+CREATE TEMPORARY TABLE veil_sharded_ledger AS SELECT veil.series_cells.block_id, veil.series_cells.value_id, veil.series_cells.count, s.shard 
+FROM veil.series_cells JOIN veil_ledger_shards AS s ON s.block_id = veil.series_cells.block_id 
+WHERE veil.series_cells.name = %(name_1)s::VARCHAR ORDER BY s.shard;
+
 -- ledger_shard_of_candidate
-SELECT c.g0, c.g1, c.vid, c.n 
-FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 AND s.g1 = c.g1 
-WHERE s.shard = %(shard_1)s::INTEGER;
+SELECT veil_sharded_cells.g0, veil_sharded_cells.g1, veil_sharded_cells.vid, veil_sharded_cells.n 
+FROM veil_sharded_cells 
+WHERE veil_sharded_cells.shard = %(shard_1)s::INTEGER;
 
 -- ledger_shard_of_ledger
-SELECT veil.series_cells.block_id, veil.series_cells.value_id, veil.series_cells.count 
-FROM veil.series_cells JOIN veil_ledger_shards AS s ON s.block_id = veil.series_cells.block_id 
-WHERE veil.series_cells.name = %(name_1)s::VARCHAR AND s.shard = %(shard_1)s::INTEGER;
+SELECT veil_sharded_ledger.block_id, veil_sharded_ledger.value_id, veil_sharded_ledger.count 
+FROM veil_sharded_ledger 
+WHERE veil_sharded_ledger.shard = %(shard_1)s::INTEGER;
 
 -- ledger_write_new_cells
 INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, veil_new_cells.block_id, veil_new_cells.value_id, veil_new_cells.count, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
