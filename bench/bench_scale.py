@@ -198,7 +198,7 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
         "size_queries": work.get("size_queries"), "streamed_nodes": work.get("streamed"),
         "search_seconds": search_seconds, "phases": phases,
         "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
-        **({} if proc.returncode in (0, 2) else {"stderr": proc.stderr[-400:]}),
+        **({} if proc.returncode in (0, 2) else {"error": _failure(proc.stdout, proc.stderr)}),
     }
 
 
@@ -220,7 +220,7 @@ def run_check(directory: Path, node: list[int], timeout: float) -> dict[str, Any
         return {"check_finished": False, "check_seconds": timeout}
     return {"check_finished": proc.returncode == 0, "check_seconds": round(time.perf_counter() - started, 3),
             "check_peak_rss_mb": peak_mb(proc.stderr),
-            **({} if proc.returncode == 0 else {"check_stderr": proc.stderr[-400:]})}
+            **({} if proc.returncode == 0 else {"check_error": _failure(proc.stdout, proc.stderr)})}
 
 
 def fresh_release(backend: str, rows: int) -> None:
@@ -273,7 +273,16 @@ def _timed_release(command: list[str], directory: Path, backend: str, timeout: f
             f"{key}_version": doc.get("version"), f"{key}_node": doc.get("node"),
             f"{key}_rows_published": doc.get("rows_published"),
             **({f"{key}_series": doc["series"]} if doc.get("series") else {}),
-            **({} if proc.returncode == 0 else {f"{key}_stderr": proc.stderr[-400:]})}
+            **({} if proc.returncode == 0 else {f"{key}_error": _failure(proc.stdout, proc.stderr)})}
+
+
+def _failure(stdout: str, stderr: str) -> str:
+    """Why a run failed: its JSON document's error, else the log lines before ``/usr/bin/time``'s report."""
+    try:
+        return str(json.loads(stdout).get("error"))
+    except (ValueError, AttributeError):
+        log = stderr.split("\tCommand being timed")[0]
+        return log[-1500:]
 
 
 def main() -> None:

@@ -364,5 +364,5 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(db: Db
         change(db, [(21, "a3", 20, "cold"), (22, "a3", 25, "flu"), (23, "a1", 30, "hiv")], [])
         used = len(counts)
         night()
-        assert counts[used] > 3
+        assert max(counts[used:]) > 3
         assert len(versions(db, out)) == 6 and exposed(versions(db, out)) == []

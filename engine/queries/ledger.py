@@ -130,15 +130,17 @@ SHARDED_LEDGER = "veil_sharded_ledger"
 
 def sharded_cells(qi_count: int, into: str | None = None) -> CreateTableAs:
     """The candidate's cells (``veil_cells``: codes ``g<i>``, ``vid``, ``n``) with their block's shard, stored in
-    shard order: one sort, after which each shard's cells lie together and ``shard_cells`` reads only them (a
-    filter on a clustered column: DuckDB skips the row groups whose shard range excludes it).
+    shard order with 64-bit keys: one sort, after which each shard's cells lie together and ``shard_cells``
+    reads only them (a filter on a clustered column: DuckDB skips the row groups whose shard range excludes it).
 
     >>> print(sharded_cells(1).select)  # doctest: +NORMALIZE_WHITESPACE
-    SELECT c.g0, c.vid, c.n, s.shard FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 ORDER BY s.shard
+    SELECT CAST(c.g0 AS BIGINT) AS g0, CAST(c.vid AS BIGINT) AS vid, c.n, s.shard
+    FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 ORDER BY s.shard
     """
     c, s = _cells(qi_count).alias("c"), cell_shards_table(qi_count).alias("s")
     on = sa.and_(*(s.c[f"g{i}"] == c.c[f"g{i}"] for i in range(qi_count))) if qi_count else sa.true()
-    stmt = sa.select(*c.c, s.c.shard).select_from(c.join(s, on)).order_by(s.c.shard)
+    keys = [sa.cast(c.c[k], sa.BigInteger).label(k) for k in (*(f"g{i}" for i in range(qi_count)), "vid")]
+    stmt = sa.select(*keys, c.c.n, s.c.shard).select_from(c.join(s, on)).order_by(s.c.shard)
     return working_table(sa.table(SHARDED_CELLS), stmt, into)
 
 

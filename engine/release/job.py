@@ -249,7 +249,10 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
            suppressed: np.ndarray) -> tuple[_Content, dict[str, Any]]:
     """A version after the first: compared with every earlier one shard by shard (``veil.release.later``) where a
     transaction holds the run and the versions and models allow shards, else with every cell in memory."""
-    cells = _count_cells(run, node)
+    # cells compared in shards are read from a copy sorted by shard (``later.run``): counted narrow, as the first
+    # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
+    shardable = run.session.backend.transactions and later.plan(ledger, _layout(run, node), run.spec, 0) is not None
+    cells = _count_cells(run, node, narrow=shardable)
     layout = cells[0]
     sharding = None
     if run.session.backend.transactions:
@@ -411,11 +414,11 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False
     database returned (``None``: temporary) — read, and dropped there, before the release writes.
 
     ``narrow``: the cells' keys as the narrowest integers (``queries.cells_table``) — for cells that stay in the
-    database.  Cells streamed into Veil keep 64-bit keys: with narrow ones a 10M census's second version peaked
-    at 1,151 MB against 1,032 MB (``/usr/bin/time``, same run; the cause is inside DuckDB, not found)."""
+    database or are copied (shards read a copy with 64-bit keys).  Cells streamed into Veil from ``veil_cells``
+    keep 64-bit keys: with narrow ones a 10M census's second version peaked at 1,151 MB against 1,032 MB
+    (``/usr/bin/time``, same run; the cause is inside DuckDB, not found)."""
     config, wh = run.config, run.wh
-    layout = Layout(node, tuple(ledger_mod.chain_of(h) for h in wh.hierarchies), tuple(config.sensitive),
-                    tuple(run.rel.keep_columns))
+    layout = _layout(run, node)
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     what = "counting the candidate's cells"
     width = len(layout.columns)
@@ -431,6 +434,12 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False
     run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
                                       into, sizes, len(distinct), run.session.backend.tiny_integers), what)
     return layout, distinct, into
+
+
+def _layout(run: _Run, node: tuple[int, ...]) -> Layout:
+    """The candidate's layout: its node, each QI's hierarchy chain, the published columns."""
+    return Layout(node, tuple(ledger_mod.chain_of(h) for h in run.wh.hierarchies), tuple(run.config.sensitive),
+                  tuple(run.rel.keep_columns))
 
 
 def _drop_counted(run: _Run, into: str | None) -> None:

@@ -176,7 +176,7 @@ CREATE TEMPORARY TABLE veil_new_cells (
 );
 
 -- ledger_sharded_candidate
-CREATE TEMPORARY TABLE veil_sharded_cells AS SELECT c.g0, c.g1, c.vid, c.n, s.shard 
+CREATE TEMPORARY TABLE veil_sharded_cells AS SELECT CAST(c.g0 AS BIGINT) AS g0, CAST(c.g1 AS BIGINT) AS g1, CAST(c.vid AS BIGINT) AS vid, c.n, s.shard 
 FROM veil_cells AS c JOIN veil_cell_shards AS s ON s.g0 = c.g0 AND s.g1 = c.g1 ORDER BY s.shard;
 
 -- ledger_sharded_ledger
