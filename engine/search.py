@@ -14,7 +14,8 @@ declares (``tags_up``, ``prune_down``; see ``veil.privacy``) instead of special-
   is probed; a pass tags every node above as passing (when monotone), a failure of the monotone part tags
   every node below as failing; every evaluated node gives each node above it a lower bound on the metric.
   With a ``probe`` (a node's block sizes, cheaper than its evaluation), a node is first bounded from its
-  sizes alone and its models checked only if it could still beat the best found.  The search ends when
+  sizes alone and its models checked only if it could still beat the best found — or if those sizes already
+  fail the monotone part: that verdict is free and tags every node below as failing.  The search ends when
   every node is evaluated, known to fail, or proven no better than the best found (ties: lower height, then
   the lexicographically smaller node).
 
@@ -37,7 +38,7 @@ from fractions import Fraction
 
 import numpy as np
 
-from veil.counts import Level, NodeCounts
+from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.lattice import Lattice, Node
 from veil.metrics import Loss, Metric
 from veil.privacy import Evaluation, Specification
@@ -91,6 +92,7 @@ class Evaluator:
         self.on_evaluate = on_evaluate
         self.probe = probe
         self.probed = 0  # nodes whose bound alone (from ``probe``) proved them no better than the best
+        self.fail_on_sizes: set[tuple[Level, ...]] = set()  # probed nodes whose sizes fail the monotone part
         self.results: dict[tuple[Level, ...], Evaluation] = {}
         self.scores: dict[tuple[Level, ...], float] = {}   # reported values
         self.losses: dict[tuple[Level, ...], Loss] = {}    # what the search minimizes, exact
@@ -121,7 +123,11 @@ class Evaluator:
         known = self.bounds.get(node)
         if known is not None or self.probe is None:
             return known
-        self.bounds[node] = self.metric.bound(self.probe(node), self.rows, self.spec.max_suppression > 0)
+        sizes = self.probe(node)
+        hist = sizes if isinstance(sizes, SizeHistogram) else SizeHistogram.of(node, sizes.sizes)
+        if not self.spec.sizes_pass(hist, self.rows):
+            self.fail_on_sizes.add(node)
+        self.bounds[node] = self.metric.bound(sizes, self.rows, self.spec.max_suppression > 0)
         return self.bounds[node]
 
     def passes_monotone_part(self, node: tuple[Level, ...]) -> bool:
@@ -341,9 +347,11 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
             bound = ev.bound(node)
             if bound is not None:  # its sizes alone may prove it no better: then its verdict is not needed
                 bounds.raise_to(lattice.above(node), i, bound)
-                if bounds.no_better(best_loss, best_idx)[i]:
+                if bounds.no_better(best_loss, best_idx)[i] and node not in ev.fail_on_sizes:
                     ev.probed += 1
                     return
+                # a node whose sizes already fail the monotone part is evaluated anyway: its verdict costs no
+                # query (the sizes decide it) and its failure tags every node below it
         e = ev(node)
         evaluated[i] = True
         up = lattice.above(node)

@@ -203,6 +203,46 @@ def test_a_node_its_sizes_prove_no_better_is_never_checked() -> None:
     assert probed.document()["nodes_bounded"] == probed.nodes_bounded
 
 
+def test_a_probed_node_whose_sizes_fail_is_known_to_fail() -> None:
+    """A node the probe bounds out is still decided when its sizes alone fail the monotone part: that verdict
+    costs the warehouse no query (the sizes it read decide it) and tags every node below as failing, so the
+    search probes fewer nodes (10M census, entropy l = 3: 284 size queries instead of 380; issue 11)."""
+    rng = np.random.default_rng(5)
+    hs = (_hierarchy("a", 16, (2, 4, 8)), _hierarchy("b", 16, (2, 4, 8)), _hierarchy("c", 6, (3,)))
+    # a skewed ``a``: nodes keeping it fine hold one huge block (a bad loss) and rare values' small blocks
+    rows = [(0 if rng.random() < 0.8 else int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)),
+             int(rng.integers(4))) for _ in range(400)]
+    table = Table(hs, rows)
+    distinct = registry.build({"type": "distinct-l-diversity", "l": 2}, where="test", sensitive=("s",),
+                              base_dir=__import__("pathlib").Path("."))
+    spec = Specification((KAnonymity(k=5), distinct))
+    bottom = table.bottom()
+    lattice = Lattice(tuple(h.height for h in table.hierarchies))
+    leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in table.hierarchies]
+    metric = make_metric("discernibility", lattice.heights, leaf, bottom.sizes)
+    probed: list = []
+    evaluated: list = []
+
+    def probe(node):
+        probed.append(node)
+        return bottom.rollup(node)
+
+    def counts_for(node):
+        evaluated.append(node)
+        return bottom.rollup(node)
+
+    result = run(["optimal"], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows),
+                 probe=probe)
+    brute, _ = _search(table, spec, "discernibility", "brute-force")
+    assert result.optimal == brute.optimal
+    small = {node for node in probed if bottom.rollup(node).sizes.min() < 5}
+    bounded = set(probed) - set(evaluated)
+    assert len(bounded) == result.nodes_bounded > 0
+    assert small and small <= set(evaluated)  # every probed node failing on sizes got its (free) verdict
+    assert all(bottom.rollup(node).sizes.min() >= 5 for node in bounded)
+    assert len(set(probed)) == len(probed)  # no node probed twice
+
+
 def test_no_passing_node_gives_empty_result() -> None:
     table = Table((_hierarchy("a", 4, (2,)), _hierarchy("b", 3, ())), [(0, 0, 0), (1, 1, 1)])
     for strategy in ("brute-force", "incognito", "optimal"):
