@@ -74,3 +74,27 @@ def test_every_class_of_every_pair_lies_in_one_shard(versions: list[tuple[int, i
     by_codes = plan.of_blocks(text, codes)
     by_labels = plan.of_labels([(text[0][i], text[1][j]) for i, j in codes.tolist()])
     assert by_codes.tolist() == by_labels.tolist() and (0 <= by_codes).all() and (by_codes < count).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(0, 2**32 - 1), st.integers(1, 5))
+def test_shards_counts_join_as_one_count_of_all_their_cells(seed: int, shards: int) -> None:
+    """``later._joined`` (blocks renumbered, no per-cell key copy) equals counting every shard's cells at once."""
+    from veil.counts import NodeCounts, SensitiveDomain
+    from veil.release.later import _joined
+    rng = np.random.default_rng(seed)
+    cards = (4, 3)
+    n = int(rng.integers(0, 40))
+    qi = np.column_stack([rng.integers(0, c, n) for c in cards])
+    values = rng.integers(0, 5, (n, 1))
+    count = rng.integers(1, 9, n)
+    shard = (qi[:, 0] * 7 + qi[:, 1]) % shards  # a block's cells all in one shard
+    dom = (SensitiveDomain("s", np.arange(5), np.ones(5, dtype=np.int64)),)
+    parts = [NodeCounts.from_cells(("a", "b"), (0, 0), qi[shard == s], values[shard == s], count[shard == s], cards,
+                                   dom) for s in range(shards)]
+    whole = NodeCounts.from_cells(("a", "b"), (0, 0), qi, values, count, cards, dom)
+    joined = _joined(parts, whole)
+    assert joined.keys.tolist() == whole.keys.tolist()
+    cells = sorted(zip(joined.cell_block.tolist(), joined.cell_values[:, 0].tolist(), joined.cell_count.tolist()))
+    expected = sorted(zip(whole.cell_block.tolist(), whole.cell_values[:, 0].tolist(), whole.cell_count.tolist()))
+    assert cells == expected

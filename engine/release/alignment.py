@@ -164,6 +164,7 @@ class Dictionary:
 
     blocks: list[tuple[str, ...]] = field(default_factory=list)
     values: list[dict[str, str | None]] = field(default_factory=list)
+    value_keys: list[str] = field(default_factory=list)  # each value's :meth:`value_key`, what the ledger stores
     _block_ids: dict[tuple[str, ...], int] = field(default_factory=dict)
     _value_ids: dict[str, int] = field(default_factory=dict)
     _projections: dict[tuple[tuple[str, ...], int], tuple[np.ndarray, tuple[dict[str, str | None], ...]]] = \
@@ -189,6 +190,7 @@ class Dictionary:
             found = len(self.values) if ident is None else ident
             self._value_ids[key] = found
             self._grow(self.values, found, dict(value))
+            self._grow(self.value_keys, found, key)
         return found
 
     @staticmethod

@@ -371,7 +371,7 @@ def record_version(session: Session, ledger: Ledger, v: Version, numeric_columns
     d = ledger.dictionary
     session.bulk_load(t.series_blocks, [(name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
                                         for i in range(ledger.first_block, len(d.blocks))], "recording the ledger's blocks")
-    session.bulk_load(t.series_values, [(name, i, Dictionary.value_key(d.values[i]))
+    session.bulk_load(t.series_values, [(name, i, d.value_keys[i])
                                         for i in range(ledger.first_value, len(d.values))], "recording the ledger's values")
     new_chains = {c.digest: c for c in v.layout.chains if c.digest not in ledger.stored_chains}
     session.bulk_load(t.series_hierarchies, [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
