@@ -14,7 +14,7 @@ Each shard's step is the one the whole version would run on its blocks: the diff
 padding, and the blocks' own models all stay within a class of the pair compared, which stays within a shard
 (``tests/test_series_db.py`` compares a series released in many shards with the same series in one).
 
-Example: with 1,000,000 cells and ``SHARD_CELLS`` at 2**20, one shard; with 10,000,000, ten.
+Example: with 1,000,000 cells and ``SHARD_CELLS`` at 2**20, one shard; with 10,000,000 (a candidate and a ledger of 5,000,000 each), ten.
 """
 
 from __future__ import annotations
