@@ -356,7 +356,9 @@ class NodeCounts:
                    sensitive: Sequence[SensitiveDomain] = (),
                    generalizers: Sequence[Generalizer] | None = None) -> NodeCounts:
         """Group cells by their QI codes into blocks (lexicographic by code)."""
-        qi_codes = np.asarray(qi_codes, dtype=np.int64).reshape(len(count), len(attributes))
+        qi_codes = np.asarray(qi_codes).reshape(len(count), len(attributes))  # any integer type: _combine widens
+        if qi_codes.dtype.kind not in "iu":
+            qi_codes = qi_codes.astype(np.int64)
         keys, block = _combine(qi_codes, cardinalities)
         return cls(
             attributes=tuple(attributes),
@@ -477,8 +479,11 @@ class NodeCounts:
         return [list(row) for row in zip(*columns)] if columns else [[] for _ in range(self.n_blocks)]
 
     def restrict(self, keep: np.ndarray) -> NodeCounts:
-        """Only the blocks where ``keep`` is true (e.g. after suppression), renumbered."""
+        """Only the blocks where ``keep`` is true (e.g. after suppression), renumbered (all kept: these counts
+        themselves, no copy)."""
         keep = np.asarray(keep, dtype=bool)
+        if keep.all():
+            return self
         new_index = np.cumsum(keep) - 1
         cells = keep[self.cell_block]
         return NodeCounts(

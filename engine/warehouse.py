@@ -502,6 +502,8 @@ class Warehouse:
         frequency set itself, and let the database free them before the release's own steps grow.  A node
         query after this (a release's report) codes the base again from the source: one more scan."""
         self.end_search()
+        self._cache.clear()  # the caller holds the counts it needs
+        self._cached_bytes = 0
         if self._cells is not None:
             self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
             self._cells = self._blocks = None
@@ -515,7 +517,7 @@ class Warehouse:
 
     def _node_counts(self, node: tuple[Level, ...], data: dict[str, np.ndarray]) -> NodeCounts:
         r = len(data["n"])
-        qi_codes = np.zeros((r, len(node)), dtype=np.int64)
+        qi_codes = np.zeros((r, len(node)), dtype=np.int32)  # codes fit; NodeCounts keeps only the blocks' keys
         for i, level in enumerate(node):
             if level is not None:
                 qi_codes[:, i] = data[f"g{i}"]

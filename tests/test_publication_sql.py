@@ -50,6 +50,7 @@ def statements() -> dict[str, object]:
         "analyze": q.Analyze(sa.table(q.CELLS)),
         "block_keys": pub.block_keys(rows, 7, HOSTILE, 3),
         "recount": q.recount(blocks, 7, qis, ["condition"]),
+        "recount_numbers": q.recount_numbers(blocks, 7, "Zip Code", 0),
         "view_current": q.CreateView(sa.table("census", schema="published"),
                                      pub.rows_view(rows, cols, pub.current(t.publications, "census"))),
         "view_blocks": q.CreateView(sa.table("census_blocks", schema="published"),

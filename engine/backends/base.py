@@ -204,11 +204,12 @@ class Session:
         return {n: _array(c) for n, c in zip(names, cols)}
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
         """The integer result of ``stmt`` ordered by ``order_by`` (empty: in any order), as numpy columns of at most ``chunk`` rows each.
 
         Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
-        override it so that only one chunk is ever in the client."""
+        override it so that only one chunk is ever in the client.  ``settle=False``: the transaction is left as it
+        is once the result is read (DuckDB otherwise settles it: never between a release's writes)."""
         sub = stmt.subquery("o")
         data = self.columns(sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)), what)
         total = len(next(iter(data.values()))) if data else 0

@@ -177,7 +177,7 @@ class DuckDBSession(Session):
         return {k: _column(v) for k, v in data.items()}
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
         """One query ordered by ``order_by`` (empty: in any order), its result fetched ``chunk`` rows at a time
         (DuckDB sorts out of core under its memory limit): one chunk in Python at a time, in that order."""
         sub = stmt.subquery("o")
@@ -204,7 +204,8 @@ class DuckDBSession(Session):
                 rows = len(next(iter(data.values()))) if data else 0
                 if not rows:
                     drained = True
-                    self.settle()  # end the transaction: DuckDB lets go of what the query spilled
+                    if settle:
+                        self.settle()  # end the transaction: DuckDB lets go of what the query spilled
                     return
                 for lo in range(0, rows, chunk):  # whole vectors arrive; hand out ``chunk`` rows at a time
                     yield {k: v[lo:lo + chunk] for k, v in data.items()}

@@ -52,7 +52,7 @@ class PostgresSession(Session):
         return {n: (np.concatenate(p).astype(np.int64) if p else np.zeros(0, dtype=np.int64)) for n, p in parts.items()}
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts") -> Iterator[dict[str, np.ndarray]]:
+               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
         """One packed query ordered by ``order_by`` (empty: in any order) through a server-side cursor: each
         fetched row is one chunk of ``chunk`` result rows (int8 blobs decoded by numpy), so the client holds one
         chunk at a time."""

@@ -18,7 +18,8 @@ from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, 
                                 up_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_bytes,
-                                  cell_values, cells_table, coded_cells, level0_labels, recount, release_select,
+                                  cell_values, cells_table, coded_cells, level0_labels, recount, recount_numbers,
+                                  release_select,
                                   role_exists, suppressed_table, try_advisory_lock,
                                   values_table, withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
@@ -30,6 +31,6 @@ __all__ = [
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "packed", "publication",
-    "recount", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
+    "recount", "recount_numbers", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table", "working_table",
 ]

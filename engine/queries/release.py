@@ -168,15 +168,39 @@ def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: S
     return sa.union_all(kept, rest)
 
 
+def _numbered(block_rows: sa.Table, version: int, column: str, j: int) -> Any:
+    """The distinct non-NULL values ``v`` of ``column`` in one version's blocks table, numbered from 1 (``code``)
+    in the database's order of them: a statement that reads them again gets the same numbers."""
+    t = block_rows
+    c = t.c[column]
+    values = (sa.select(c.label("v")).where(t.c.veil_version == version, c.is_not(None)).distinct()
+              .subquery(f"d{j}"))
+    return sa.select(values.c.v, sa.func.dense_rank().over(order_by=values.c.v).label("code")).subquery(f"k{j}")
+
+
+def recount_numbers(block_rows: sa.Table, version: int, column: str, j: int) -> sa.Select[Any]:
+    """Each distinct value of ``column`` in version ``version``'s blocks table with its number (``recount``'s
+    column ``c<j>``)."""
+    k = _numbered(block_rows, version, column, j)
+    return sa.select(k.c.v, k.c.code)
+
+
 def recount(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:
     """Blocks and joint histograms of the counted ``sensitive`` columns of one version, read from its blocks
     table (``<name>_block_rows``: what the database counted from the published rows themselves), summed over
     the published columns the models do not read — one pass over the blocks, not a second ``GROUP BY`` of
-    every published row."""
+    every published row.  Each column's value is replaced by its number (``recount_numbers``; ``c<j>``, 0 for
+    NULL) and the rows summed per numbers (``n``): integers only, so the recount travels columnar and in chunks
+    (``Session.stream``)."""
     t = block_rows
-    keys = [t.c[c] for c in (*qis, *sensitive)]
-    return (sa.select(*keys, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n"))
-            .where(t.c.veil_version == version).group_by(*keys))
+    columns = [*qis, *sensitive]
+    numbered = [_numbered(t, version, c, j) for j, c in enumerate(columns)]
+    joined: Any = t
+    for c, k in zip(columns, numbered):
+        joined = joined.outerjoin(k, t.c[c] == k.c.v)
+    codes = [sa.cast(sa.func.coalesce(k.c.code, 0), sa.BigInteger).label(f"c{j}") for j, k in enumerate(numbered)]
+    return (sa.select(*codes, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n")).select_from(joined)
+            .where(t.c.veil_version == version).group_by(*(k.c.code for k in numbered)))
 
 
 def level0_labels(layout: Layout, i: int) -> sa.Select[Any]:

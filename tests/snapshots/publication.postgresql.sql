@@ -85,9 +85,25 @@ FROM published.census_rows
 WHERE published.census_rows.veil_version = %(veil_version_1)s::INTEGER AND published.census_rows."x""; DROP TABLE t; --" IS NOT NULL) AS d;
 
 -- recount
-SELECT published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition, CAST(sum(published.census_block_rows.n) AS BIGINT) AS n 
+SELECT CAST(coalesce(k0.code, %(coalesce_1)s::INTEGER) AS BIGINT) AS c0, CAST(coalesce(k1.code, %(coalesce_2)s::INTEGER) AS BIGINT) AS c1, CAST(coalesce(k2.code, %(coalesce_3)s::INTEGER) AS BIGINT) AS c2, CAST(sum(published.census_block_rows.n) AS BIGINT) AS n 
+FROM published.census_block_rows LEFT OUTER JOIN (SELECT d0.v AS v, dense_rank() OVER (ORDER BY d0.v) AS code 
+FROM (SELECT DISTINCT published.census_block_rows."Zip Code" AS v 
 FROM published.census_block_rows 
-WHERE published.census_block_rows.veil_version = %(veil_version_1)s::INTEGER GROUP BY published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition;
+WHERE published.census_block_rows.veil_version = %(veil_version_1)s::INTEGER AND published.census_block_rows."Zip Code" IS NOT NULL) AS d0) AS k0 ON published.census_block_rows."Zip Code" = k0.v LEFT OUTER JOIN (SELECT d1.v AS v, dense_rank() OVER (ORDER BY d1.v) AS code 
+FROM (SELECT DISTINCT published.census_block_rows.age AS v 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = %(veil_version_2)s::INTEGER AND published.census_block_rows.age IS NOT NULL) AS d1) AS k1 ON published.census_block_rows.age = k1.v LEFT OUTER JOIN (SELECT d2.v AS v, dense_rank() OVER (ORDER BY d2.v) AS code 
+FROM (SELECT DISTINCT published.census_block_rows.condition AS v 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = %(veil_version_3)s::INTEGER AND published.census_block_rows.condition IS NOT NULL) AS d2) AS k2 ON published.census_block_rows.condition = k2.v 
+WHERE published.census_block_rows.veil_version = %(veil_version_4)s::INTEGER GROUP BY k0.code, k1.code, k2.code;
+
+-- recount_numbers
+SELECT k0.v, k0.code 
+FROM (SELECT d0.v AS v, dense_rank() OVER (ORDER BY d0.v) AS code 
+FROM (SELECT DISTINCT published.census_block_rows."Zip Code" AS v 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = %(veil_version_1)s::INTEGER AND published.census_block_rows."Zip Code" IS NOT NULL) AS d0) AS k0;
 
 -- view_current
 CREATE OR REPLACE VIEW published.census AS SELECT published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, published.census_rows."x""; DROP TABLE t; --" 
