@@ -100,10 +100,15 @@ KEYS = "veil_block_keys_{}"  # temporary: the distinct values of one column of a
 def block_keys(rows: sa.Table, version: int, column: str, j: int) -> Any:
     """The distinct non-NULL values ``v`` of ``column`` in version ``version``'s rows, numbered (``code``) into the
     temporary table ``veil_block_keys_<j>``: what ``insert_blocks`` groups by instead of the text."""
-    c = rows.c[column]
-    values = sa.select(c.label("v")).where(rows.c[VERSION] == version, c.is_not(None)).distinct().subquery("d")
-    code = sa.func.dense_rank().over(order_by=values.c.v)
-    return CreateTableAs(sa.table(KEYS.format(j)), sa.select(values.c.v, code.label("code")))
+    return CreateTableAs(sa.table(KEYS.format(j)), numbered_values(rows, version, column))
+
+
+def numbered_values(table: sa.Table, version: int, column: str, alias: str = "d") -> sa.Select[Any]:
+    """The distinct non-NULL values ``v`` of ``column`` in version ``version``'s rows of ``table``, numbered
+    from 1 (``code``) in the database's order of them: a statement that reads them again gets the same numbers."""
+    c = table.c[column]
+    values = sa.select(c.label("v")).where(table.c[VERSION] == version, c.is_not(None)).distinct().subquery(alias)
+    return sa.select(values.c.v, sa.func.dense_rank().over(order_by=values.c.v).label("code"))
 
 
 def _keys(j: int, alias: str) -> Any:

@@ -15,6 +15,7 @@ import sqlalchemy as sa
 
 from veil.queries.ddl import CreateTableAs, working_table
 from veil.queries.nodes import Layout, code_type
+from veil.queries.publication import numbered_values
 
 SUPPRESSED = "veil_suppressed"
 WITHHELD = "veil_withheld"
@@ -169,13 +170,8 @@ def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: S
 
 
 def _numbered(block_rows: sa.Table, version: int, column: str, j: int) -> Any:
-    """The distinct non-NULL values ``v`` of ``column`` in one version's blocks table, numbered from 1 (``code``)
-    in the database's order of them: a statement that reads them again gets the same numbers."""
-    t = block_rows
-    c = t.c[column]
-    values = (sa.select(c.label("v")).where(t.c.veil_version == version, c.is_not(None)).distinct()
-              .subquery(f"d{j}"))
-    return sa.select(values.c.v, sa.func.dense_rank().over(order_by=values.c.v).label("code")).subquery(f"k{j}")
+    """``publication.numbered_values`` of one column of the blocks table, as the subquery ``k<j>``."""
+    return numbered_values(block_rows, version, column, f"d{j}").subquery(f"k{j}")
 
 
 def recount_numbers(block_rows: sa.Table, version: int, column: str, j: int) -> sa.Select[Any]:

@@ -107,8 +107,7 @@ def verify(session: Session, wh: Warehouse, spec: Specification, block_rows: sa.
         if not v.passed[kept].all():
             raise ReleaseError(f"verification failed: {model.describe()} does not hold on "
                                f"{int((~v.passed[kept]).sum())} released block(s)")
-        alone = full is recounted and model.properties.needs is not Needs.SUPERSETS  # checked on the release itself
-        achieved[label(model)] = v.achieved if alone else released_level(model, full, kept, recounted)
+        achieved[label(model)] = released_level(model, full, kept, recounted, v)
     if suppressed_rows > spec.budget(wh.rows):
         raise ReleaseError("verification failed: more rows suppressed than the budget allows")
     return achieved
@@ -180,14 +179,15 @@ def _lookup(numbers: Sequence[tuple[Any, int]], mapping: dict[Any, int], fail: C
     return out
 
 
-def released_level(model: Any, full: NodeCounts, kept: np.ndarray, released: NodeCounts) -> float | None:
-    """A model's level over the released blocks.  A model that reads natural supersets ((n,t)-closeness) judges
-    each released block against the supersets of the ORIGINAL table (suppressed and held-back rows included,
-    docs/models.md): its per-block levels on ``full``, aggregated over ``kept``; every other model's level is
-    a function of the released blocks alone."""
+def released_level(model: Any, full: NodeCounts, kept: np.ndarray, released: NodeCounts, checked: Any) -> float | None:
+    """A model's level over the released blocks (``checked``: its verdict on ``full``).  A model that reads
+    natural supersets ((n,t)-closeness) judges each released block against the supersets of the ORIGINAL table
+    (suppressed and held-back rows included, docs/models.md): its per-block levels on ``full``, aggregated over
+    ``kept``; every other model's level is a function of the released blocks alone — ``checked``'s own when
+    nothing was left out (``full`` is ``released``)."""
     if model.properties.needs is Needs.SUPERSETS:
         return table_level(model.levels(full)[kept], model.properties.achieved)
-    return model.check(released).achieved
+    return checked.achieved if full is released else model.check(released).achieved
 
 
 def label(model: Any) -> str:
