@@ -32,7 +32,7 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import BackendError, BusyError, ConfigError, VeilError
 
-HEAD = "0004"
+HEAD = "0005"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
@@ -169,6 +169,7 @@ def _migrate(session: Session, schema: str, target: str) -> tuple[str | None, st
     cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes["connection"] = session.conn
     cfg.attributes["schema"] = schema
+    cfg.attributes["version_indexes"] = session.backend.version_indexes  # migrations/versions/0005
     try:
         command.upgrade(cfg, target)
     except CommandError as exc:

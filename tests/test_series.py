@@ -301,3 +301,14 @@ def test_sums_of_sorted_distinct_cells_take_their_shortcuts_exactly(left: set, g
 def test_union_of_sorted_keys_is_numpys(a: set[int], b: set[int]) -> None:
     left, right = np.array(sorted(a), dtype=np.int64), np.array(sorted(b), dtype=np.int64)
     assert series._union(left, right).tolist() == np.union1d(left, right).tolist() == sorted(a | b)
+
+
+@given(st.dictionaries(st.text(), st.none() | st.text()))
+def test_a_value_key_is_the_json_of_the_value_with_sorted_keys(value: dict[str, str | None]) -> None:
+    """The ledger stores a value tuple as ``json.dumps`` writes it (keys sorted, no spaces, non-ASCII kept): the
+    dictionary's own writer gives the same text for any strings — quotes, escapes, control characters."""
+    import json
+
+    assert Dictionary.value_key(value) == json.dumps(dict(sorted(value.items())), ensure_ascii=False,
+                                                     separators=(",", ":"))
+    assert json.loads(Dictionary.value_key(value)) == value

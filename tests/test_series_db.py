@@ -247,25 +247,36 @@ def test_defer_in_tiny_chunks_publishes_and_records_what_whole_chunks_do(db: Db,
     assert list(db.workdir.glob(".veil-work-*")) == []
 
 
-def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db, cleanup, monkeypatch) -> None:
+@pytest.mark.parametrize("ward", ["kept", "sensitive", "dropped"])
+def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db, cleanup, monkeypatch,
+                                                                           ward: str) -> None:
     """A release's first version never reads its cells into Python (``veil.release.first``: the database copies
-    them into the ledger).  With a suppressed block and a kept column holding NULLs, its ledger — dictionary,
-    cells, version row — equals the one the cells streamed through Python record (``ledger.record``), and a
-    second night, compared with it, publishes and records the same in both catalogs."""
+    them into the ledger — from the cells counted from the source when a kept column holds NULLs, from the
+    published blocks table when the second column is sensitive or when only the QIs are published).  With a suppressed block, its ledger —
+    dictionary, cells, version row — equals the one the cells streamed through Python record
+    (``ledger.record``), and a second night, compared with it, publishes and records the same in both catalogs."""
     from veil.release import first, job
 
-    wards = ["w1", None, "w2", None]
+    wards = ["w1", None, "w2", None] if ward == "kept" else ["w1", "w2", "w2", "w1"]
     people = [p for p in BASE + BASE if p[0] != "b2"] + [("b2", 30, "flu")]  # b2 alone: its block is suppressed
     rows = [(i + 1, *p, wards[i % 4]) for i, p in enumerate(people)]
     db.create_table("people", {**COLUMNS, "ward": sa.String}, rows)
     db.has_people = True  # type: ignore[attr-defined]
-    path, out, cat = people_db(db, "defer", 'keep_columns = ["ward"]\n[search]\nmax_suppression = 0.1')
+    extra = 'keep_columns = ["ward"]\n' if ward == "kept" else ""
+    path, out, cat = people_db(db, "defer", extra + "[search]\nmax_suppression = 0.1")
+    if ward == "sensitive":
+        text = path.read_text().replace('columns = ["disease"]', 'columns = ["disease", "ward"]')
+        path.write_text(text.replace("l = 2\n", 'l = 2\nattribute = "disease"\n'))
+    elif ward == "dropped":  # no column but the QIs: one value tuple, the empty one
+        text = path.read_text().replace('columns = ["disease"]', "columns = []")
+        text = text.replace('[[models]]\ntype = "distinct-l-diversity"\nl = 2\n', "")
+        path.write_text(text.replace('drop_columns = ["id"]', 'drop_columns = ["id", "disease", "ward"]'))
     streamed_path, streamed_out, streamed_cat = _copy_config(db, path, out, cat, "streamed")
-    direct: list[int] = []
+    direct: list[tuple[int, bool]] = []
     plain_record = first.record
 
     def spied(*args, **kwargs):
-        direct.append(args[2])
+        direct.append((args[2], (args[13:] or [None])[0] is not None))
         return plain_record(*args, **kwargs)
 
     def streamed(run, ledger, node, version, counts, suppressed):
@@ -290,14 +301,17 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db
         for table, columns in ledger.items():
             query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
             assert db.query(query.format(cat)) == db.query(query.format(streamed_cat)) != []
-        assert sorted(versions(db, out)[-1].rows, key=str) == sorted(versions(db, streamed_out)[-1].rows, key=str)
+        published = 'SELECT * FROM "{}".people'
+        assert sorted(db.query(published.format(out)), key=str) == \
+            sorted(db.query(published.format(streamed_out)), key=str) != []
 
     night()
-    assert direct == [1] and release_suppressed(db, out) > 0
-    db.execute(f"INSERT INTO \"{db.schema}\".people VALUES (18, 'a1', 20, 'cancer', NULL)",
+    assert direct == [(1, ward != "kept")] and release_suppressed(db, out) > 0
+    newcomer = "NULL" if ward == "kept" else "'w1'"
+    db.execute(f"INSERT INTO \"{db.schema}\".people VALUES (18, 'a1', 20, 'cancer', {newcomer})",
                f"DELETE FROM \"{db.schema}\".people WHERE id IN (2, 5)")
     night()
-    assert direct == [1]
+    assert direct == [(1, ward != "kept")]
 
 
 def release_suppressed(db: Db, out: str) -> int:

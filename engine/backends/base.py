@@ -47,7 +47,7 @@ class Backend:
     tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
-    version_indexes: ClassVar[bool] = True    # index the publication's tables on veil_version (docs/publication.md)
+    version_indexes: ClassVar[bool] = True    # index tables by version: publication's, ledger's (docs/publication.md)
     analyze: ClassVar[bool] = False           # working tables need ANALYZE before a join (the planner's statistics)
     text_groups_spill: ClassVar[bool] = True  # a GROUP BY over text with tens of millions of groups spills to disk
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)

@@ -4,12 +4,15 @@ version that changes few blocks adds few rows.  Tables are passed in (``veil.cat
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
 
 from veil.queries.ddl import CreateTableAs, count_rows, working_table
-from veil.queries.release import CELLS
+from veil.queries.nodes import Layout
+from veil.queries.publication import VERSION
+from veil.queries.release import CELLS, label_of, value_match, values_of
 
 CHANGED = "veil_changed_blocks"
 
@@ -84,6 +87,56 @@ def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: in
                      sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined)
     if merge:
         stmt = stmt.group_by(b.c.block_id, v.c.value_id)
+    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
+                                              "last_version"], stmt)
+
+
+def copy_published(series_cells: sa.Table, name: str, version: int, open_version: int, block_rows: sa.Table,
+                   layout: Layout, node: Sequence[int], qis: Sequence[str], columns: Sequence[str],
+                   nulls: Sequence[str], merge: bool) -> sa.Insert:
+    """Version ``version``'s blocks as published (``block_rows``: counted from its rows, every published column a
+    QI or one of ``columns``) written to the ledger as its content, valid from it on — the cells ``copy_cells``
+    writes, without counting them again from the source.  A block's id (``veil_cell_blocks``, by codes) meets its
+    published labels through the dimension tables (``label_of``: the text its rows show); a value's id
+    (``veil_cell_value_ids``, by ``vid``) its values in ``veil_cell_values`` (``value_match``, ``nulls``).
+    ``merge``: several ``vid`` share one value id, so their rows are summed per (block, value).
+
+    >>> blocks = sa.Table("t_block_rows", sa.MetaData(), *(sa.Column(c) for c in ("veil_version", "zip", "n")))
+    >>> ledger = sa.Table("series_cells", sa.MetaData(), *(sa.Column(c) for c in ("name", "block_id", "value_id",
+    ...                   "count", "first_version", "last_version")))
+    >>> print(copy_published(ledger, "census", 1, 9, blocks, Layout((2,), 0), [1], ["zip"], [], [],
+    ...                      False))  # doctest: +NORMALIZE_WHITESPACE
+    INSERT INTO series_cells (name, block_id, value_id, count, first_version, last_version)
+    SELECT :param_1 AS name, bl.block_id, v.value_id, c.n, :param_2 AS first_version, :param_3 AS last_version
+    FROM t_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0
+    FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_1 AS code, veil_dim_0.level_1 AS label
+    FROM veil_dim_0) AS m0 ON b.g0 = m0.code) AS bl ON c.zip = bl.a0 JOIN (SELECT r.vid AS vid, i.value_id AS value_id
+    FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON true
+    WHERE c.veil_version = :veil_version_1
+    """
+    c = block_rows.alias("c")
+    b = block_ids_table(len(qis)).alias("b")
+    ids: Any = b
+    labels = []
+    for i, level in enumerate(node):
+        d = layout.dim(i)
+        m = sa.select(d.c[f"code_{level}"].label("code"), label_of(d, level).label("label")).distinct().subquery(f"m{i}")
+        ids = ids.join(m, m.c.code == b.c[f"g{i}"])
+        labels.append(m.c.label.label(f"a{i}"))
+    bl = sa.select(b.c.block_id, *labels).select_from(ids).subquery("bl")
+    r, i_ = values_of(len(columns)).alias("r"), value_ids_table().alias("i")
+    v = sa.select(*(r.c[f"v{j}"] for j in range(len(columns))), r.c.vid, i_.c.value_id) \
+        .select_from(r.join(i_, i_.c.vid == r.c.vid)).subquery("v")
+    match = value_match([c.c[col] for col in columns], v, nulls)
+    joined = c.join(bl, sa.and_(*(bl.c[f"a{i}"] == c.c[qi] for i, qi in enumerate(qis))) if qis else sa.true())
+    joined = joined.join(v, sa.and_(*match) if match else sa.true())
+    rows: Any = sa.cast(sa.func.sum(c.c.n), sa.BigInteger) if merge else c.c.n
+    stmt = sa.select(sa.literal(name, sa.Text).label("name"), bl.c.block_id, v.c.value_id, rows,
+                     sa.literal(version, sa.Integer).label("first_version"),
+                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined) \
+        .where(c.c[VERSION] == version)
+    if merge:
+        stmt = stmt.group_by(bl.c.block_id, v.c.value_id)
     return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
                                               "last_version"], stmt)
 

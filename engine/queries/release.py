@@ -47,10 +47,14 @@ def _generalized(source: sa.Table, layout: Layout, node: Sequence[int], qis: Seq
     for i, (name, level) in enumerate(zip(qis, node)):
         d = layout.dim(i).alias(f"d{i}")
         joined = joined.join(d, src.c[name] == d.c.level_0)
-        label = sa.cast(d.c.level_0, sa.Text) if level == 0 else d.c[f"level_{level}"]
-        labels[name] = label.label(name)
+        labels[name] = label_of(d, level).label(name)
         codes.append(d.c[f"code_{level}"])
     return src, joined, labels, codes
+
+
+def label_of(dim: Any, level: int) -> Any:
+    """The published text of a dimension table's row at ``level``: what a version's rows show for the QI."""
+    return sa.cast(dim.c.level_0, sa.Text) if level == 0 else dim.c[f"level_{level}"]
 
 
 CELLS = "veil_cells"
@@ -60,28 +64,49 @@ VALUES = "veil_cell_values"
 def values_table(source: sa.Table, qis: Sequence[str], columns: Sequence[str],
                  not_null: Sequence[str]) -> CreateTableAs:
     """The distinct published non-QI ``columns`` (``v0…``) of the rows a release reads (no QI NULL, none in
-    ``not_null``) numbered 0, 1, … (``vid``) in the database's order of them, kept in the temporary table
-    ``veil_cell_values``: one narrow pass over the source, so that the candidate's cells are counted by integer
-    keys (one row, vid 0, when there are no such columns and there are rows)."""
+    ``not_null``) with their rows (``n``), numbered 0, 1, … (``vid``) in the database's order of them, kept in the
+    temporary table ``veil_cell_values``: one narrow pass over the source, so that the candidate's cells are
+    counted by integer keys (one row, vid 0, when there are no such columns and there are rows)."""
     src = source.alias("src")
     where = [src.c[c].is_not(None) for c in (*qis, *not_null)]
+    n = sa.func.count().label("n")
     if not columns:
-        return CreateTableAs(sa.table(VALUES), sa.select(sa.literal(0, sa.BigInteger).label("vid"))
-                             .select_from(src).where(*where).limit(1))
-    values = (sa.select(*(src.c[c].label(f"v{j}") for j, c in enumerate(columns))).where(*where).distinct()
+        return CreateTableAs(sa.table(VALUES), sa.select(n, sa.literal(0, sa.BigInteger).label("vid"))
+                             .select_from(src).where(*where).having(sa.func.count() > 0))
+    keys = [src.c[c] for c in columns]
+    values = (sa.select(*(k.label(f"v{j}") for j, k in enumerate(keys)), n).where(*where).group_by(*keys)
               .subquery("vals"))
     rank = sa.func.dense_rank().over(order_by=[values.c[f"v{j}"] for j in range(len(columns))]) - 1
     return CreateTableAs(sa.table(VALUES), sa.select(*values.c, rank.label("vid")))
 
 
-def _values(width: int) -> sa.TableClause:
+def values_of(width: int) -> sa.TableClause:
+    """``veil_cell_values`` (``values_table``): value columns ``v<j>``, ``vid``."""
     return sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("vid"))
 
 
 def cell_values(width: int) -> sa.Select[Any]:
-    """``veil_cell_values`` ordered by ``vid``: the published values of each ``vid`` of ``coded_cells``."""
-    values = _values(width)
+    """``veil_cell_values`` ordered by ``vid``: the published values of each ``vid`` of ``coded_cells``, its rows
+    (``n``) and the ``vid``."""
+    values = sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("n"), sa.column("vid"))
     return sa.select(*values.c).order_by(values.c.vid)
+
+
+def value_match(published: Sequence[Any], values: Any, nulls: Sequence[str]) -> list[Any]:
+    """Conditions matching ``published`` columns to the value columns ``v<j>`` of ``values`` (an alias of
+    ``veil_cell_values``) by a join every database can hash: ``nulls[j]`` says whether column ``j`` has
+    ``"none"``, ``"some"`` or ``"all"`` NULL values.  A column without NULLs is matched by ``=``; one with
+    some by its NULL flag and its value with NULL replaced by the column's least value; one that is NULL
+    everywhere is left out (every row has the same value there)."""
+    match: list[Any] = []
+    for j, (a, kind) in enumerate(zip(published, nulls)):
+        b = values.c[f"v{j}"]
+        if kind == "none":
+            match.append(a == b)
+        elif kind == "some":
+            least = sa.select(sa.func.min(values_of(len(nulls)).c[f"v{j}"])).scalar_subquery()
+            match += [sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None)]
+    return match
 
 
 def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
@@ -94,24 +119,14 @@ def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequ
     millions of groups fails at DuckDB's memory limit where integers spill.  ``into``: in that scratch database,
     read and dropped before the release writes (``veil.backends.scratch``).
 
-    The values are matched by a join every database can hash: ``nulls[j]`` says whether column ``j`` has
-    ``"none"``, ``"some"`` or ``"all"`` NULL values.  A column without NULLs is matched by ``=``; one with
-    some by its NULL flag and its value with NULL replaced by the column's least value; one that is NULL
-    everywhere is left out (every row has the same value there).
+    The values are matched by ``value_match``.
 
     With ``sizes`` (each QI's codes at ``node``) and ``values_count`` the keys are grouped as the narrowest
     integers that hold them (``nodes.code_type``): the aggregate's rows are a third as wide, what lets the
     100M census's 512 MB run count its cells."""
     src, joined, _, codes = _generalized(source, layout, node, qis)
-    values = _values(len(columns)).alias("r")
-    match: list[Any] = []
-    for j, (c, kind) in enumerate(zip(columns, nulls)):
-        a, b = src.c[c], values.c[f"v{j}"]
-        if kind == "none":
-            match.append(a == b)
-        elif kind == "some":
-            least = sa.select(sa.func.min(_values(len(columns)).c[f"v{j}"])).scalar_subquery()
-            match += [sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None)]
+    values = values_of(len(columns)).alias("r")
+    match = value_match([src.c[c] for c in columns], values, nulls)
     joined = joined.join(values, sa.and_(*match) if match else sa.true())
     vid: Any = values.c.vid
     if sizes is not None and values_count is not None:
@@ -142,11 +157,12 @@ def coded_cells(qi_count: int) -> sa.Select[Any]:
 
 def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
                    published: Sequence[str], suppress: bool, not_null: Sequence[str],
-                   withheld: Sequence[str] = (), version: int | None = None) -> sa.Select[Any] | sa.CompoundSelect:
+                   withheld: Sequence[str] | None = None, version: int | None = None
+                   ) -> sa.Select[Any] | sa.CompoundSelect:
     """The rows of a release: each QI replaced by its generalized value (text) at ``node``, other published
     columns as they are, rows of suppressed blocks dropped, columns in ``published`` order (preceded by the
-    ``version`` when given).  With ``withheld`` (the non-QI published columns, in ``veil_withheld``'s order),
-    ``held`` of each listed set of identical rows are left out."""
+    ``version`` when given).  With ``withheld`` (the non-QI published columns, in ``veil_withheld``'s order; empty
+    when only QIs are published), ``held`` of each listed set of identical rows are left out."""
     src, joined, labels, codes = _generalized(source, layout, node, qis)
     where: list[Any] = [src.c[c].is_not(None) for c in not_null]
     if suppress:
@@ -155,7 +171,7 @@ def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: S
         where.append(x.c.g0.is_(None))
     cols = [labels[c] if c in labels else src.c[c].label(c) for c in published]
     head = [sa.literal(version, sa.Integer).label("veil_version")] if version is not None else []
-    if not withheld:
+    if withheld is None:
         return sa.select(*head, *cols).select_from(joined).where(*where)
     w = sa.table(WITHHELD, sa.column("id"), sa.column("held"), *(sa.column(f"g{i}") for i in range(len(qis))),
                  *(sa.column(f"v{j}") for j in range(len(withheld)))).alias("w")

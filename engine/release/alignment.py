@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from json.encoder import encode_basestring
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -172,7 +173,17 @@ class Dictionary:
 
     @staticmethod
     def value_key(value: Mapping[str, str | None]) -> str:
-        return json.dumps(dict(sorted(value.items())), ensure_ascii=False, separators=(",", ":"))
+        """The ledger's text of a value tuple: its JSON object, keys sorted, no spaces — written here from the
+        JSON text of each string (``json.encoder.encode_basestring``), a third of ``json.dumps``'s time, which
+        a first version spends once per distinct value (51,039 in the 10M census).
+
+        >>> Dictionary.value_key({"s": "flü", "a": None})
+        '{"a":null,"s":"flü"}'
+        """
+        if not all(isinstance(x, str) or x is None for x in value.values()):
+            return json.dumps(dict(sorted(value.items())), ensure_ascii=False, separators=(",", ":"))
+        text = encode_basestring
+        return "{" + ",".join(f"{text(c)}:{'null' if x is None else text(x)}" for c, x in sorted(value.items())) + "}"
 
     def add_block(self, labels: tuple[str, ...], ident: int | None = None) -> int:
         found = self._block_ids.get(labels)

@@ -212,7 +212,8 @@ class _Content:
     """A version as publishing it needs it once the series step decided: the counts its rows must recount to
     (published, and held back as their blocks' context), the rows held back, and its ledger record — written
     already where the run's transaction holds it (nothing is seen before the commit), else ``record`` after
-    the checks.  The candidate's cells are gone by then."""
+    the checks, given the version's blocks table (a first version's cells are read from it).  The candidate's
+    cells are gone by then."""
 
     number: int
     node: tuple[int, ...]
@@ -222,7 +223,7 @@ class _Content:
     hidden: NodeCounts
     held: list[tuple[Any, ...]]
     when: Any
-    record: Callable[[], None] | None
+    record: Callable[[sa.Table], None] | None
 
 
 def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
@@ -233,7 +234,7 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     rows = [(k, *cand.codes(i), *cand.raw(i), int(held[i])) for k, i in enumerate(np.flatnonzero(held > 0).tolist())]
     when = now()
 
-    def record() -> None:
+    def record(_block_rows: sa.Table | None = None) -> None:
         ledger_mod.record(run.session, ledger, cand, published, run.release_id, run.rel.series, when)
 
     early = run.session.backend.transactions
@@ -284,17 +285,30 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
 
 def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
            suppressed: np.ndarray) -> _Content:
-    """The release's first version (``veil.release.first``): its ledger written by the database from the
-    candidate's cells, which never reach Python; what it publishes is the search's counts less suppressed blocks."""
-    layout, distinct, into = _count_cells(run, node, narrow=True)
-    run.session.settle()  # the cells' transaction (a scratch database's) ends before the ledger is written
+    """The release's first version (``veil.release.first``): its ledger written by the database, from the version's
+    blocks table once published (``first.FromBlocks``) or, with kept columns, from the candidate's cells counted
+    before; no cell reaches Python.  What it publishes is the search's counts less suppressed blocks."""
+    layout = _layout(run, node)
+    values = _count_values(run, layout)
     when = now()
-    first.record(run.session, ledger, version, layout, run.wh.hierarchies, counts, suppressed, distinct,
-                 _numeric(run, layout), run.wh.rows, run.release_id, run.rel.series, when)
-    _drop_counted(run, into)
+
+    def write(blocks: first.FromBlocks | None) -> None:
+        first.record(run.session, ledger, version, layout, run.wh.hierarchies, counts, suppressed, values,
+                     _numeric(run, layout), run.wh.rows, run.release_id, run.rel.series, when, blocks)
+
+    record: Callable[[sa.Table], None] | None = None
+    if layout.keep:  # the blocks table has no kept column: the cells are counted from the source
+        into = _count_cells(run, node, narrow=True, values=values)[2]
+        run.session.settle()  # the cells' transaction (a scratch database's) ends before the ledger is written
+        write(None)
+        _drop_counted(run, into)
+    else:
+        def record(block_rows: sa.Table) -> None:
+            write(first.FromBlocks(block_rows, run.wh.layout, run.wh.attributes))
+            run.session.execute(q.drop_table(q.VALUES), "recording the version's content")
     shown = counts.restrict(~suppressed)
     return _Content(version, tuple(node), tuple(layout.columns), int(shown.sizes.sum()), shown,
-                    counts.restrict(suppressed), [], when, None)
+                    counts.restrict(suppressed), [], when, record)
 
 
 def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
@@ -407,11 +421,27 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
 
 
-def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False
+def _count_values(run: _Run, layout: Layout) -> first.Values:
+    """The candidate's distinct published values ranked, with their rows (``veil_cell_values``, read in rank
+    order)."""
+    not_null = list(run.config.sensitive) if run.config.source.nulls == "drop" else []
+    what = "counting the candidate's values"
+    width = len(layout.columns)
+    run.session.execute(q.values_table(run.source, run.wh.attributes, layout.columns, not_null), what)
+    ranked = run.session.rows(q.cell_values(width), what)
+    if any(int(r[-1]) != k for k, r in enumerate(ranked)):
+        raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
+    distinct = [tuple(r[:-2]) for r in ranked]
+    nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
+             else "some" for j in range(width)]
+    return first.Values(distinct, np.asarray([int(r[-2]) for r in ranked], dtype=np.int64), nulls)
+
+
+def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False, values: first.Values | None = None
                  ) -> tuple[Layout, list[tuple[Any, ...]], str | None]:
-    """The candidate's working tables: its distinct published values ranked (``veil_cell_values``, returned in
-    rank order) and its cells (``veil_cells``: every row, suppressed blocks included), created in the scratch
-    database returned (``None``: temporary) — read, and dropped there, before the release writes.
+    """The candidate's working tables: its distinct published values ranked (``_count_values`` unless given,
+    returned in rank order) and its cells (``veil_cells``: every row, suppressed blocks included), created in the
+    scratch database returned (``None``: temporary) — read, and dropped there, before the release writes.
 
     ``narrow``: the cells' keys as the narrowest integers (``queries.cells_table``) — for cells that stay in the
     database or are copied (shards read a copy with 64-bit keys).  Cells streamed into Veil from ``veil_cells``
@@ -419,21 +449,14 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False
     (``/usr/bin/time``, same run; the cause is inside DuckDB, not found)."""
     config, wh = run.config, run.wh
     layout = _layout(run, node)
+    values = values if values is not None else _count_values(run, layout)
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-    what = "counting the candidate's cells"
-    width = len(layout.columns)
-    run.session.execute(q.values_table(run.source, wh.attributes, layout.columns, not_null), what)
-    ranked = run.session.rows(q.cell_values(width), what)
-    if any(int(r[-1]) != k for k, r in enumerate(ranked)):
-        raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
-    distinct = [tuple(r[:-1]) for r in ranked]
-    nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
-             else "some" for j in range(width)]
     into = run.session.scratch(wh.rows * q.cell_bytes(len(wh.attributes)))
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)] if narrow else None
-    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null, nulls,
-                                      into, sizes, len(distinct), run.session.backend.tiny_integers), what)
-    return layout, distinct, into
+    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null,
+                                      values.nulls, into, sizes, len(values.distinct),
+                                      run.session.backend.tiny_integers), "counting the candidate's cells")
+    return layout, values.distinct, into
 
 
 def _layout(run: _Run, node: tuple[int, ...]) -> Layout:
@@ -541,7 +564,7 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     rows_suppressed = int(counts.sizes[suppressed].sum())
     achieved = verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     if content.record is not None:
-        content.record()
+        content.record(pub.block_rows)
     when = content.when
     on_step("repointing the views")
     failpoint("views")
@@ -570,16 +593,17 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
                    rows_deferred=deferred, series=info)
 
 
-def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content) -> list[str]:
+def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content
+           ) -> list[str] | None:
     """Temporary tables the rows' INSERT reads: suppressed blocks' codes and the rows held back; returns the
-    held-back columns (empty when nothing is held back)."""
+    held-back rows' value columns (``None`` when nothing is held back; empty when only QIs are published)."""
     if suppressed.any():
         sup = q.suppressed_table(len(wh.attributes))
         session.execute(sa.schema.CreateTable(sup), "listing suppressed blocks")
         session.bulk_load(sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
                           "listing suppressed blocks")
     if not content.held:
-        return []
+        return None
     columns = list(content.columns)
     table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
     session.execute(sa.schema.CreateTable(table), "listing the rows held back")

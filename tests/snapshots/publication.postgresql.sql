@@ -1,17 +1,17 @@
 -- values_table
-CREATE TEMPORARY TABLE veil_cell_values AS SELECT vals.v0, vals.v1, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - %(param_1)s::INTEGER AS vid 
-FROM (SELECT DISTINCT src.condition AS v0, src."x""; DROP TABLE t; --" AS v1 
+CREATE TEMPORARY TABLE veil_cell_values AS SELECT vals.v0, vals.v1, vals.n, dense_rank() OVER (ORDER BY vals.v0, vals.v1) - %(param_1)s::INTEGER AS vid 
+FROM (SELECT src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
 FROM raw."Patients" AS src 
-WHERE src."Zip Code" IS NOT NULL AND src.age IS NOT NULL AND src.condition IS NOT NULL) AS vals;
+WHERE src."Zip Code" IS NOT NULL AND src.age IS NOT NULL AND src.condition IS NOT NULL GROUP BY src.condition, src."x""; DROP TABLE t; --") AS vals;
 
 -- values_table_without_columns
-CREATE TEMPORARY TABLE veil_cell_values AS SELECT %(param_1)s::BIGINT AS vid 
+CREATE TEMPORARY TABLE veil_cell_values AS SELECT count(*) AS n, %(param_1)s::BIGINT AS vid 
 FROM raw."Patients" AS src 
 WHERE src."Zip Code" IS NOT NULL AND src.age IS NOT NULL 
- LIMIT %(param_2)s::INTEGER;
+HAVING count(*) > %(count_1)s::INTEGER;
 
 -- cell_values
-SELECT veil_cell_values.v0, veil_cell_values.v1, veil_cell_values.vid 
+SELECT veil_cell_values.v0, veil_cell_values.v1, veil_cell_values.n, veil_cell_values.vid 
 FROM veil_cell_values ORDER BY veil_cell_values.vid;
 
 -- cells_table
@@ -39,8 +39,12 @@ FROM veil_cells;
 
 -- release_rows
 SELECT %(param_1)s::INTEGER AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_suppressed AS x ON x.g0 = d0.code_1 AND x.g1 = d1.code_0 
-WHERE src.condition IS NOT NULL AND x.g0 IS NULL;
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_suppressed AS x ON x.g0 = d0.code_1 AND x.g1 = d1.code_0 LEFT OUTER JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 
+WHERE src.condition IS NOT NULL AND x.g0 IS NULL AND w.id IS NULL UNION ALL SELECT %(param_1)s::INTEGER AS veil_version, numbered."Zip Code", numbered.age, numbered.condition, numbered."x""; DROP TABLE t; --" 
+FROM (SELECT d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.held AS veil_held, row_number() OVER (PARTITION BY w.id ORDER BY w.id) AS veil_rn 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_suppressed AS x ON x.g0 = d0.code_1 AND x.g1 = d1.code_0 JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 
+WHERE src.condition IS NOT NULL AND x.g0 IS NULL) AS numbered 
+WHERE numbered.veil_rn > numbered.veil_held;
 
 -- release_rows_with_held_back
 SELECT %(param_1)s::INTEGER AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 
@@ -49,6 +53,14 @@ WHERE x.g0 IS NULL AND w.id IS NULL UNION ALL SELECT %(param_1)s::INTEGER AS vei
 FROM (SELECT d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.held AS veil_held, row_number() OVER (PARTITION BY w.id ORDER BY w.id) AS veil_rn 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_suppressed AS x ON x.g0 = d0.code_1 AND x.g1 = d1.code_0 JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 AND src.condition IS NOT DISTINCT FROM w.v0 AND src."x""; DROP TABLE t; --" IS NOT DISTINCT FROM w.v1 
 WHERE x.g0 IS NULL) AS numbered 
+WHERE numbered.veil_rn > numbered.veil_held;
+
+-- release_rows_held_back_qis_only
+SELECT %(param_1)s::INTEGER AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 
+WHERE w.id IS NULL UNION ALL SELECT %(param_1)s::INTEGER AS veil_version, numbered."Zip Code", numbered.age 
+FROM (SELECT d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, w.held AS veil_held, row_number() OVER (PARTITION BY w.id ORDER BY w.id) AS veil_rn 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0) AS numbered 
 WHERE numbered.veil_rn > numbered.veil_held;
 
 -- rows_ddl
@@ -62,7 +74,11 @@ CREATE TABLE published.census_rows (
 
 -- insert_rows
 INSERT INTO published.census_rows (veil_version, "Zip Code", age, condition, "x""; DROP TABLE t; --") SELECT %(param_1)s::INTEGER AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0;
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 
+WHERE w.id IS NULL UNION ALL SELECT %(param_1)s::INTEGER AS veil_version, numbered."Zip Code", numbered.age, numbered.condition, numbered."x""; DROP TABLE t; --" 
+FROM (SELECT d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.held AS veil_held, row_number() OVER (PARTITION BY w.id ORDER BY w.id) AS veil_rn 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0) AS numbered 
+WHERE numbered.veil_rn > numbered.veil_held;
 
 -- insert_blocks
 INSERT INTO published.census_block_rows (veil_version, "Zip Code", age, condition, n) SELECT %(param_1)s::INTEGER AS anon_1, published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, count(*) AS count_1 
@@ -161,6 +177,26 @@ FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 J
 -- copy_ledger_cells_merged
 INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, b.block_id, v.value_id, CAST(sum(c.n) AS BIGINT) AS sum_1, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
 FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 JOIN veil_cell_value_ids AS v ON v.vid = c.vid GROUP BY b.block_id, v.value_id;
+
+-- copy_published_blocks
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, bl.block_id, v.value_id, c.n, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
+FROM published.census_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0, m1.label AS a1 
+FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_1 AS code, veil_dim_0.level_1 AS label 
+FROM veil_dim_0) AS m0 ON b.g0 = m0.code JOIN (SELECT DISTINCT veil_dim_1.code_0 AS code, CAST(veil_dim_1.level_0 AS TEXT) AS label 
+FROM veil_dim_1) AS m1 ON b.g1 = m1.code) AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN (SELECT r.v0 AS v0, r.vid AS vid, i.value_id AS value_id 
+FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON c.condition = v.v0 
+WHERE c.veil_version = %(veil_version_1)s::INTEGER;
+
+-- copy_published_blocks_merged
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT %(param_1)s::VARCHAR AS name, bl.block_id, v.value_id, CAST(sum(c.n) AS BIGINT) AS sum_1, %(param_2)s::INTEGER AS first_version, %(param_3)s::INTEGER AS last_version 
+FROM published.census_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0, m1.label AS a1 
+FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_0 AS code, CAST(veil_dim_0.level_0 AS TEXT) AS label 
+FROM veil_dim_0) AS m0 ON b.g0 = m0.code JOIN (SELECT DISTINCT veil_dim_1.code_2 AS code, veil_dim_1.level_2 AS label 
+FROM veil_dim_1) AS m1 ON b.g1 = m1.code) AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN (SELECT r.v0 AS v0, r.vid AS vid, i.value_id AS value_id 
+FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON coalesce(c.condition, (SELECT min(veil_cell_values.v0) AS min_1 
+FROM veil_cell_values)) = coalesce(v.v0, (SELECT min(veil_cell_values.v0) AS min_1 
+FROM veil_cell_values)) AND (c.condition IS NULL) = (v.v0 IS NULL) 
+WHERE c.veil_version = %(veil_version_1)s::INTEGER GROUP BY bl.block_id, v.value_id;
 
 -- ledger_rows_per_value
 SELECT veil_cells.vid, CAST(sum(veil_cells.n) AS BIGINT) AS n 
