@@ -3,7 +3,8 @@
 with one floor measured in the same run.  Ratios between sessions on a shared machine drift; an A/B does not.
 
 The earlier commit is checked out as a git worktree and imported first through ``PYTHONPATH`` (a folder whose
-``veil`` links to the worktree's ``engine/``); both sides use this checkout's ``.venv``.  Each side's optimum
+``veil`` links to the worktree's ``engine/``, where ``migrations`` and ``sql`` link to the worktree's own, as the
+installed package maps them); both sides use this checkout's ``.venv``.  Each side's optimum
 and exact value are recorded, so a speed-up that changed the answer shows.  Results:
 ``bench/results/scale-ab-<commit>-<rows>.json`` (``-postgresql`` added on PostgreSQL).
 
@@ -93,6 +94,8 @@ def main() -> None:
         try:
             package.mkdir()
             (package / "veil").symlink_to(tree / "engine")
+            for sub in ("migrations", "sql"):  # the installed mapping (pyproject.toml) points at this checkout's
+                (tree / "engine" / sub).symlink_to(tree / sub)
             if args.backend == "postgresql":
                 postgres_table(args.rows)
             floor = round(floor_seconds(args.backend, args.rows)[0], 3)

@@ -17,7 +17,7 @@ blocks / counts of a more general node, which (n,t)-closeness uses for natural s
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -318,8 +318,9 @@ def _combine(codes: np.ndarray, cardinalities: Sequence[int]) -> tuple[np.ndarra
         span *= max(int(c), 1)
     if span < 2**62:
         radix = np.zeros(r, dtype=np.int64)
-        for j in range(d):
-            radix = radix * max(int(cardinalities[j]), 1) + codes[:, j]
+        for j in range(d):  # in place: one int64 per row, whatever the codes' width
+            radix *= max(int(cardinalities[j]), 1)
+            radix += codes[:, j]
         uniq, inverse = _distinct(radix)
         keys = np.empty((len(uniq), d), dtype=np.int64)
         rest = uniq.copy()
@@ -477,6 +478,17 @@ class NodeCounts:
                 dom = self.generalizers[j].domain(level)
                 columns.append([str(dom[c]) for c in self.keys[:, j].tolist()])
         return [list(row) for row in zip(*columns)] if columns else [[] for _ in range(self.n_blocks)]
+
+    def uncached(self) -> NodeCounts:
+        """These counts without what the checkers derived from them and kept (per-domain block tables, rebuilt
+        when asked for again): the arrays are shared, the derived tables go with the old object.
+
+        >>> c = NodeCounts.from_cells(["a"], [0], [[0], [1]], [[0], [1]], [2, 3], [2],
+        ...                           [SensitiveDomain("s", np.array(["x", "y"]), np.array([2, 3]))])
+        >>> _ = c.blocks("s"); len(c._cache), len(c.uncached()._cache), c.uncached().cell_count is c.cell_count
+        (1, 0, True)
+        """
+        return replace(self, _cache={})
 
     def restrict(self, keep: np.ndarray) -> NodeCounts:
         """Only the blocks where ``keep`` is true (e.g. after suppression), renumbered (all kept: these counts

@@ -423,7 +423,7 @@ class Warehouse:
         started = time.perf_counter()
         what = f"counting node {_show(node)}"
         with self._reading(self._cell_rollups, node, what) as (name, floor):
-            data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what)
+            data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what, narrow=True)
         self._cell_rollups.know(node, len(data["n"]), exact=True)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started

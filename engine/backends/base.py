@@ -193,8 +193,9 @@ class Session:
         return bool(self.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"))
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-        """Run a query and return its columns as numpy arrays (integer columns as int64)."""
+                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+        """Run a query and return its columns as numpy arrays (integer columns as int64; ``narrow``: signed
+        integer columns as wide as the database typed them, where the driver keeps the types)."""
         result = self.execute(stmt, what, params=params)
         names = list(result.keys())
         data = result.fetchall()

@@ -163,7 +163,7 @@ class DuckDBSession(Session):
         scratch.remove()
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
+                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
         compiled = stmt.compile(dialect=self.dialect)
         sql = str(compiled)
         values = {**compiled.params, **(params or {})}
@@ -175,7 +175,7 @@ class DuckDBSession(Session):
         except Exception as exc:  # duckdb.Error and SQLAlchemy errors alike
             self._recover()
             raise self.fail(exc, what) from None
-        return {k: _column(v) for k, v in data.items()}
+        return {k: _column(v, narrow) for k, v in data.items()}
 
     def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
                what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
@@ -299,7 +299,11 @@ def _command_line(pid: str) -> str:
     return line if len(line) <= 80 else line[:77] + "..."
 
 
-def _column(v: np.ndarray) -> np.ndarray:
+def _column(v: np.ndarray, narrow: bool = False) -> np.ndarray:
+    """A fetched column: integers as int64 (``narrow``: signed ones as fetched — a node's TINYINT codes stay
+    1 byte; a 10M census's t-closeness optimum, 4.8M cells, came to 307 MB wide), the rest unmasked."""
+    if v.dtype.kind == "i" and narrow:
+        return v
     return v.astype(np.int64) if v.dtype.kind in "iu" else _unmask(v)
 
 

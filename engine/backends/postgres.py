@@ -41,8 +41,9 @@ class PostgresBackend(Backend):
 
 class PostgresSession(Session):
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-        """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy."""
+                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+        """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy (int64 even
+        when ``narrow``: the blobs are 8 bytes a value)."""
         result = self.execute(packed(stmt), what, params=params)
         names = list(result.keys())
         parts: dict[str, list[np.ndarray]] = {n: [] for n in names}

@@ -250,8 +250,8 @@ class SparkSQLSession(Session):
         return self.execute(stmt, what).scalar()
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None) -> dict[str, np.ndarray]:
-        """Columns as numpy arrays: integers as int64, columns holding NULLs as object arrays."""
+                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+        """Columns as numpy arrays: integers as int64 (``narrow`` too), columns holding NULLs as object arrays."""
         table = self.arrow(stmt, what, params)
         return {name: _numpy(col) for name, col in zip(table.column_names, table.columns)}
 

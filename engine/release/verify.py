@@ -168,7 +168,13 @@ def _error(j: int, column: str, node: Sequence[int], qi_count: int, value: Any) 
 
 def _lookup(numbers: Sequence[tuple[Any, int]], mapping: dict[Any, int], fail: Callable[[Any], str]) -> np.ndarray:
     """Number → code: ``numbers`` are (value, number) pairs, number 0 stands for NULL (-1 where NULL has no
-    code); a value without a code is an error."""
+    code); a value without a code is an error.  The codes come as the narrowest signed integers that hold
+    them: a node's QI codes are mostly one or two bytes, and the recount holds one per cell (4.8M at the 10M
+    census's t-closeness optimum).
+
+    >>> _lookup([("a", 1), ("b", 2)], {"a": 5, "b": 300}, str).tolist(), _lookup([("a", 1)], {"a": 5}, str).dtype
+    ([-1, 5, 300], dtype('int8'))
+    """
     out = np.full(max((int(k) for _, k in numbers), default=0) + 1, -1, dtype=np.int32)
     out[0] = mapping.get(None, -1)
     for value, number in numbers:
@@ -176,7 +182,7 @@ def _lookup(numbers: Sequence[tuple[Any, int]], mapping: dict[Any, int], fail: C
         if code is None:
             raise ReleaseError(fail(value))
         out[int(number)] = code
-    return out
+    return out.astype(np.min_scalar_type(-int(out.max(initial=1)) - 1))
 
 
 def released_level(model: Any, full: NodeCounts, kept: np.ndarray, released: NodeCounts, checked: Any) -> float | None:
