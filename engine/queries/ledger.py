@@ -91,31 +91,15 @@ def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: in
                                               "last_version"], stmt)
 
 
-def copy_published(series_cells: sa.Table, name: str, version: int, open_version: int, block_rows: sa.Table,
-                   layout: Layout, node: Sequence[int], qis: Sequence[str], columns: Sequence[str],
-                   nulls: Sequence[str], merge: bool) -> sa.Insert:
-    """Version ``version``'s blocks as published (``block_rows``: counted from its rows, every published column a
-    QI or one of ``columns``) written to the ledger as its content, valid from it on — the cells ``copy_cells``
-    writes, without counting them again from the source.  A block's id (``veil_cell_blocks``, by codes) meets its
-    published labels through the dimension tables (``label_of``: the text its rows show); a value's id
-    (``veil_cell_value_ids``, by ``vid``) its values in ``veil_cell_values`` (``value_match``, ``nulls``).
-    ``merge``: several ``vid`` share one value id, so their rows are summed per (block, value).
+BLOCK_LABELS = "veil_cell_block_labels"
+VALUE_LABELS = "veil_cell_value_labels"
 
-    >>> blocks = sa.Table("t_block_rows", sa.MetaData(), *(sa.Column(c) for c in ("veil_version", "zip", "n")))
-    >>> ledger = sa.Table("series_cells", sa.MetaData(), *(sa.Column(c) for c in ("name", "block_id", "value_id",
-    ...                   "count", "first_version", "last_version")))
-    >>> print(copy_published(ledger, "census", 1, 9, blocks, Layout((2,), 0), [1], ["zip"], [], [],
-    ...                      False))  # doctest: +NORMALIZE_WHITESPACE
-    INSERT INTO series_cells (name, block_id, value_id, count, first_version, last_version)
-    SELECT :param_1 AS name, bl.block_id, v.value_id, c.n, :param_2 AS first_version, :param_3 AS last_version
-    FROM t_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0
-    FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_1 AS code, veil_dim_0.level_1 AS label
-    FROM veil_dim_0) AS m0 ON b.g0 = m0.code) AS bl ON c.zip = bl.a0 JOIN (SELECT r.vid AS vid, i.value_id AS value_id
-    FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON true
-    WHERE c.veil_version = :veil_version_1
-    """
-    c = block_rows.alias("c")
-    b = block_ids_table(len(qis)).alias("b")
+
+def block_labels_table(layout: Layout, node: Sequence[int]) -> CreateTableAs:
+    """Temporary table: each published block's ledger id (``veil_cell_blocks``, by codes) beside its labels as
+    the version's rows show them (``a<i>``, ``label_of`` through the dimension tables) — what
+    ``copy_published`` meets the blocks table on."""
+    b = block_ids_table(len(node)).alias("b")
     ids: Any = b
     labels = []
     for i, level in enumerate(node):
@@ -123,12 +107,42 @@ def copy_published(series_cells: sa.Table, name: str, version: int, open_version
         m = sa.select(d.c[f"code_{level}"].label("code"), label_of(d, level).label("label")).distinct().subquery(f"m{i}")
         ids = ids.join(m, m.c.code == b.c[f"g{i}"])
         labels.append(m.c.label.label(f"a{i}"))
-    bl = sa.select(b.c.block_id, *labels).select_from(ids).subquery("bl")
-    r, i_ = values_of(len(columns)).alias("r"), value_ids_table().alias("i")
-    v = sa.select(*(r.c[f"v{j}"] for j in range(len(columns))), r.c.vid, i_.c.value_id) \
-        .select_from(r.join(i_, i_.c.vid == r.c.vid)).subquery("v")
+    return CreateTableAs(sa.table(BLOCK_LABELS), sa.select(b.c.block_id, *labels).select_from(ids))
+
+
+def value_labels_table(width: int) -> CreateTableAs:
+    """Temporary table: each distinct published value tuple (``veil_cell_values``: ``v<j>``, ``vid``) beside its
+    ledger id (``veil_cell_value_ids``)."""
+    r, i = values_of(width).alias("r"), value_ids_table().alias("i")
+    select = sa.select(*(r.c[f"v{j}"] for j in range(width)), r.c.vid, i.c.value_id).select_from(
+        r.join(i, i.c.vid == r.c.vid))
+    return CreateTableAs(sa.table(VALUE_LABELS), select)
+
+
+def copy_published(series_cells: sa.Table, name: str, version: int, open_version: int, block_rows: sa.Table,
+                   qis: Sequence[str], columns: Sequence[str], nulls: Sequence[str], merge: bool) -> sa.Insert:
+    """Version ``version``'s blocks as published (``block_rows``: counted from its rows, every published column a
+    QI or one of ``columns``) written to the ledger as its content, valid from it on — the cells ``copy_cells``
+    writes, without counting them again from the source.  A block meets its id by its labels
+    (``block_labels_table``), a value tuple by its values (``value_labels_table``; ``value_match``, ``nulls``):
+    two small tables that PostgreSQL analyzes, so it hashes them instead of looping over the blocks.
+    ``merge``: several ``vid`` share one value id, so their rows are summed per (block, value).
+
+    >>> blocks = sa.Table("t_block_rows", sa.MetaData(), *(sa.Column(c) for c in ("veil_version", "zip", "n")))
+    >>> ledger = sa.Table("series_cells", sa.MetaData(), *(sa.Column(c) for c in ("name", "block_id", "value_id",
+    ...                   "count", "first_version", "last_version")))
+    >>> print(copy_published(ledger, "census", 1, 9, blocks, ["zip"], [], [], False))  # doctest: +NORMALIZE_WHITESPACE
+    INSERT INTO series_cells (name, block_id, value_id, count, first_version, last_version)
+    SELECT :param_1 AS name, bl.block_id, v.value_id, c.n, :param_2 AS first_version, :param_3 AS last_version
+    FROM t_block_rows AS c JOIN veil_cell_block_labels AS bl ON c.zip = bl.a0 JOIN veil_cell_value_labels AS v
+    ON true WHERE c.veil_version = :veil_version_1
+    """
+    c = block_rows.alias("c")
+    bl = sa.table(BLOCK_LABELS, sa.column("block_id"), *(sa.column(f"a{i}") for i in range(len(qis)))).alias("bl")
+    v = sa.table(VALUE_LABELS, *(sa.column(f"v{j}") for j in range(len(columns))), sa.column("vid"),
+                 sa.column("value_id")).alias("v")
     match = value_match([c.c[col] for col in columns], v, nulls)
-    joined = c.join(bl, sa.and_(*(bl.c[f"a{i}"] == c.c[qi] for i, qi in enumerate(qis))) if qis else sa.true())
+    joined = c.join(bl, sa.and_(*(c.c[qi] == bl.c[f"a{i}"] for i, qi in enumerate(qis))) if qis else sa.true())
     joined = joined.join(v, sa.and_(*match) if match else sa.true())
     rows: Any = sa.cast(sa.func.sum(c.c.n), sa.BigInteger) if merge else c.c.n
     stmt = sa.select(sa.literal(name, sa.Text).label("name"), bl.c.block_id, v.c.value_id, rows,

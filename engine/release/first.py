@@ -95,11 +95,15 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
             session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
         session.execute(q.ledger.copy_cells(t, ledger.name, number, catalog.OPEN, d, merge), WHAT)
     else:
-        for table in (block_ids, value_table, sa.table(q.VALUES), blocks.block_rows):
-            session.analyze(table, WHAT)
-        session.execute(q.ledger.copy_published(t, ledger.name, number, catalog.OPEN, blocks.block_rows,
-                                                blocks.tables, layout.node, blocks.qis, layout.columns,
-                                                values.nulls, merge), WHAT)
+        labels = (q.ledger.block_labels_table(blocks.tables, layout.node),
+                  q.ledger.value_labels_table(len(layout.columns)))
+        for statement in labels:
+            session.execute(statement, WHAT)
+            session.analyze(statement.table, WHAT)  # else PostgreSQL loops over the blocks (1M census: minutes)
+        session.execute(q.ledger.copy_published(t, ledger.name, number, catalog.OPEN, blocks.block_rows, blocks.qis,
+                                                layout.columns, values.nulls, merge), WHAT)
+        for statement in labels:
+            session.execute(q.drop_table(statement.table.name), WHAT)
     written, _cells = session.rows(q.ledger.version_rows(t, ledger.name, number), WHAT)[0]
     published = int(counts.sizes[kept].sum())
     if int(written) != published:

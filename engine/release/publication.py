@@ -103,6 +103,9 @@ class Publication:
             self.session.execute(pub.block_keys(self.rows, version, c, j), what)
         self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive,
                                                numbered), what)
+        # statistics that know this version: else PostgreSQL expects no row of it and joins the recount's
+        # numbered values by nested loops (1M census, second version: minutes instead of seconds)
+        self.session.analyze(self.block_rows, what)
         for j in range(len(columns)):
             self.session.execute(q.drop_table(pub.KEYS.format(j)), what)
         names = pub.names(self.name, version)

@@ -178,22 +178,24 @@ FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 J
 INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT $1 AS name, b.block_id, v.value_id, CAST(sum(c.n) AS BIGINT) AS sum_1, $2 AS first_version, $3 AS last_version 
 FROM veil_cells AS c JOIN veil_cell_blocks AS b ON b.g0 = c.g0 AND b.g1 = c.g1 JOIN veil_cell_value_ids AS v ON v.vid = c.vid GROUP BY b.block_id, v.value_id;
 
--- copy_published_blocks
-INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT $1 AS name, bl.block_id, v.value_id, c.n, $2 AS first_version, $3 AS last_version 
-FROM published.census_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0, m1.label AS a1 
+-- ledger_block_labels
+CREATE TEMPORARY TABLE veil_cell_block_labels AS SELECT b.block_id, m0.label AS a0, m1.label AS a1 
 FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_1 AS code, veil_dim_0.level_1 AS label 
 FROM veil_dim_0) AS m0 ON b.g0 = m0.code JOIN (SELECT DISTINCT veil_dim_1.code_0 AS code, CAST(veil_dim_1.level_0 AS TEXT) AS label 
-FROM veil_dim_1) AS m1 ON b.g1 = m1.code) AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN (SELECT r.v0 AS v0, r.vid AS vid, i.value_id AS value_id 
-FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON c.condition = v.v0 
+FROM veil_dim_1) AS m1 ON b.g1 = m1.code;
+
+-- ledger_value_labels
+CREATE TEMPORARY TABLE veil_cell_value_labels AS SELECT r.v0, r.v1, r.vid, i.value_id 
+FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid;
+
+-- copy_published_blocks
+INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT $1 AS name, bl.block_id, v.value_id, c.n, $2 AS first_version, $3 AS last_version 
+FROM published.census_block_rows AS c JOIN veil_cell_block_labels AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN veil_cell_value_labels AS v ON c.condition = v.v0 
 WHERE c.veil_version = $4;
 
 -- copy_published_blocks_merged
 INSERT INTO veil.series_cells (name, block_id, value_id, count, first_version, last_version) SELECT $1 AS name, bl.block_id, v.value_id, CAST(sum(c.n) AS BIGINT) AS sum_1, $2 AS first_version, $3 AS last_version 
-FROM published.census_block_rows AS c JOIN (SELECT b.block_id AS block_id, m0.label AS a0, m1.label AS a1 
-FROM veil_cell_blocks AS b JOIN (SELECT DISTINCT veil_dim_0.code_0 AS code, CAST(veil_dim_0.level_0 AS TEXT) AS label 
-FROM veil_dim_0) AS m0 ON b.g0 = m0.code JOIN (SELECT DISTINCT veil_dim_1.code_2 AS code, veil_dim_1.level_2 AS label 
-FROM veil_dim_1) AS m1 ON b.g1 = m1.code) AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN (SELECT r.v0 AS v0, r.vid AS vid, i.value_id AS value_id 
-FROM veil_cell_values AS r JOIN veil_cell_value_ids AS i ON i.vid = r.vid) AS v ON coalesce(c.condition, (SELECT min(veil_cell_values.v0) AS min_1 
+FROM published.census_block_rows AS c JOIN veil_cell_block_labels AS bl ON c."Zip Code" = bl.a0 AND c.age = bl.a1 JOIN veil_cell_value_labels AS v ON coalesce(c.condition, (SELECT min(veil_cell_values.v0) AS min_1 
 FROM veil_cell_values)) = coalesce(v.v0, (SELECT min(veil_cell_values.v0) AS min_1 
 FROM veil_cell_values)) AND (c.condition IS NULL) = (v.v0 IS NULL) 
 WHERE c.veil_version = $4 GROUP BY bl.block_id, v.value_id;
