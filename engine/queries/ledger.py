@@ -81,12 +81,19 @@ def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: in
     b, v = block_ids_table(qi_count).alias("b"), value_ids_table().alias("v")
     joined = c.join(b, sa.and_(*(b.c[f"g{i}"] == c.c[f"g{i}"] for i in range(qi_count))) if qi_count else sa.true())
     joined = joined.join(v, v.c.vid == c.c.vid)
-    rows: Any = sa.cast(sa.func.sum(c.c.n), sa.BigInteger) if merge else c.c.n
-    stmt = sa.select(sa.literal(name, sa.Text).label("name"), b.c.block_id, v.c.value_id, rows,
+    return _insert_content(series_cells, name, version, open_version, joined, b.c.block_id, v.c.value_id, c.c.n, merge)
+
+
+def _insert_content(series_cells: sa.Table, name: str, version: int, open_version: int, joined: Any, block_id: Any,
+                    value_id: Any, n: Any, merge: bool, *where: Any) -> sa.Insert:
+    """``series_cells`` rows (block, value, rows) from ``joined``, valid from ``version`` on (``merge``: rows
+    summed per block and value)."""
+    rows: Any = sa.cast(sa.func.sum(n), sa.BigInteger) if merge else n
+    stmt = sa.select(sa.literal(name, sa.Text).label("name"), block_id, value_id, rows,
                      sa.literal(version, sa.Integer).label("first_version"),
-                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined)
+                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined).where(*where)
     if merge:
-        stmt = stmt.group_by(b.c.block_id, v.c.value_id)
+        stmt = stmt.group_by(block_id, value_id)
     return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
                                               "last_version"], stmt)
 
@@ -144,15 +151,8 @@ def copy_published(series_cells: sa.Table, name: str, version: int, open_version
     match = value_match([c.c[col] for col in columns], v, nulls)
     joined = c.join(bl, sa.and_(*(c.c[qi] == bl.c[f"a{i}"] for i, qi in enumerate(qis))) if qis else sa.true())
     joined = joined.join(v, sa.and_(*match) if match else sa.true())
-    rows: Any = sa.cast(sa.func.sum(c.c.n), sa.BigInteger) if merge else c.c.n
-    stmt = sa.select(sa.literal(name, sa.Text).label("name"), bl.c.block_id, v.c.value_id, rows,
-                     sa.literal(version, sa.Integer).label("first_version"),
-                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined) \
-        .where(c.c[VERSION] == version)
-    if merge:
-        stmt = stmt.group_by(bl.c.block_id, v.c.value_id)
-    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
-                                              "last_version"], stmt)
+    return _insert_content(series_cells, name, version, open_version, joined, bl.c.block_id, v.c.value_id, c.c.n,
+                           merge, c.c[VERSION] == version)
 
 
 def rows_per_value(qi_count: int) -> sa.Select[Any]:

@@ -81,14 +81,14 @@ def values_table(source: sa.Table, qis: Sequence[str], columns: Sequence[str],
 
 
 def values_of(width: int) -> sa.TableClause:
-    """``veil_cell_values`` (``values_table``): value columns ``v<j>``, ``vid``."""
-    return sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("vid"))
+    """``veil_cell_values`` (``values_table``): value columns ``v<j>``, their rows ``n``, ``vid``."""
+    return sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("n"), sa.column("vid"))
 
 
 def cell_values(width: int) -> sa.Select[Any]:
     """``veil_cell_values`` ordered by ``vid``: the published values of each ``vid`` of ``coded_cells``, its rows
     (``n``) and the ``vid``."""
-    values = sa.table(VALUES, *(sa.column(f"v{j}") for j in range(width)), sa.column("n"), sa.column("vid"))
+    values = values_of(width)
     return sa.select(*values.c).order_by(values.c.vid)
 
 

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-from json.encoder import encode_basestring
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
+from json.encoder import encode_basestring
 
 import numpy as np
 
@@ -182,8 +182,8 @@ class Dictionary:
         """
         if not all(isinstance(x, str) or x is None for x in value.values()):
             return json.dumps(dict(sorted(value.items())), ensure_ascii=False, separators=(",", ":"))
-        text = encode_basestring
-        return "{" + ",".join(f"{text(c)}:{'null' if x is None else text(x)}" for c, x in sorted(value.items())) + "}"
+        return "{" + ",".join(f"{encode_basestring(c)}:{'null' if x is None else encode_basestring(x)}"
+                              for c, x in sorted(value.items())) + "}"
 
     def add_block(self, labels: tuple[str, ...], ident: int | None = None) -> int:
         found = self._block_ids.get(labels)

@@ -146,7 +146,7 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
         n_parts.append(chunk["n"].astype(np.int64, copy=False))
     n = np.concatenate(n_parts) if n_parts else np.zeros(0, dtype=np.int64)
     del n_parts
-    coded = [np.concatenate(p) if p else np.zeros(0, dtype=np.int32) for p in parts]  # narrow: 4 bytes a code
+    coded = [np.concatenate(p) if p else np.zeros(0, dtype=np.int32) for p in parts]  # narrow (``_lookup``)
     del parts
     qi_codes = np.column_stack(coded[:len(qis)]) if qis else np.zeros((len(n), 0), dtype=np.int32)
     s_codes = np.column_stack(coded[len(qis):]) if sens else np.zeros((len(n), 0), dtype=np.int32)
