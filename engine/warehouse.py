@@ -458,7 +458,7 @@ class Warehouse:
         return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=self.rollup,
                        ratio=self.rollup_ratio, min_cells=self.rollup_min_cells, budget=self.rollup_budget,
                        bounded=bounded, upper=self._cells_bound, cardinalities=cards, spread=spread,
-                       hub_ratio=self.hub_ratio, into=self._into)
+                       hub_ratio=self.hub_ratio, into=self._into if self.session.backend.scratch_nodes else None)
 
     @property
     def _cell_rollups(self) -> Rollups:

@@ -364,3 +364,32 @@ def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db
     doc = json.loads(res.stdout)
     assert doc["node"] == [0] and doc["rows_suppressed"] == 1 and doc["rows_published"] == 5
     assert doc["achieved"]["nt-closeness:s"] == pytest.approx(1 / 6, abs=1e-12)
+
+
+def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_ones_do(inpatient: Db, pg_cleanup,
+                                                                                       monkeypatch) -> None:
+    """Working tables in DuckDB's scratch database or PostgreSQL's unlogged work schema (forced here, chosen for
+    big bases) inside the release's snapshot transaction: the same node and rows as with temporary tables, and
+    nothing left behind."""
+    from veil.backends.duckdb import DuckDBSession
+    from veil.backends.postgres import PostgresSession
+    from veil.release import init, release
+
+    path, out, cat = setup(inpatient)
+    init(cfg.load(path))
+    plain = release(cfg.load(path))
+    used: list[str | None] = []
+    for kind in (DuckDBSession, PostgresSession):
+        def forced(self, needed, threshold=None, scratch=kind.scratch):
+            used.append(scratch(self, needed, 0))
+            return used[-1]
+        monkeypatch.setattr(kind, "scratch", forced)
+    scratched = release(cfg.load(path), force=True)
+    assert used and all(u and u.startswith("veil_work_") for u in used), used
+    assert (scratched.version, scratched.node, scratched.rows_published, scratched.rows_suppressed) \
+        == (2, plain.node, plain.rows_published, plain.rows_suppressed)
+    assert sorted(inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v2')) \
+        == sorted(inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v1'))
+    assert list(inpatient.workdir.glob(".veil-work-*")) == []
+    if inpatient.kind == "postgres":
+        assert not inpatient.query(f"SELECT nspname FROM pg_namespace WHERE nspname = '{used[0]}'")

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import numpy as np
@@ -266,8 +268,9 @@ def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
 def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient: Db) -> None:
     """When the base's bytes exceed ``scratch_threshold`` (DuckDB's memory limit by default), DuckDB creates the
     base frequency set and the materialized nodes in a scratch database file attached next to the warehouse and
-    finds them by name (``veil.backends.scratch``): sizes, threshold tests and counts equal those of temporary
-    tables, and the file is detached and deleted with the session.  PostgreSQL keeps its temporary tables."""
+    finds them by name (``veil.backends.scratch``); PostgreSQL (above 16 MiB by default) creates them UNLOGGED
+    in the run's own work schema (``veil.backends.postgres``: the base only).  Sizes, threshold tests and counts equal those of
+    temporary tables, and the file or schema is gone with the session."""
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (3, 2, 1), (1, None, 0)]
     with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
@@ -277,7 +280,7 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
     with open_warehouse(conf, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0,
                         scratch_threshold=0) as wh:
         got = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
-        assert wh.stats.scratch == (inpatient.kind == "duckdb") and wh.stats.materialized > 0
+        assert wh.stats.scratch and wh.stats.materialized > 0
         if inpatient.kind == "duckdb":
             files = list(folder.glob(".veil-work-*.duckdb"))
             assert len(files) == 1
@@ -286,5 +289,52 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
             scratch = {t for d, t in placed if d.startswith("veil_work_")}
             assert "veil_base" in scratch and any(t.startswith("veil_node_") for t in scratch), placed
             assert not {t for d, t in placed if d == "temp"} & scratch  # not temporary tables as well
+        else:
+            placed = wh.session.rows(sa.text("SELECT n.nspname, c.relname, c.relpersistence FROM pg_class c "
+                                             "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                                             "WHERE c.relname LIKE 'veil\\_%' AND c.relkind = 'r'"), "listing tables")
+            work = {t: p for s, t, p in placed if s.startswith("veil_work_")}
+            assert work == {"veil_base": "u"}, placed  # the nodes, read again and again, stay temporary
+            temporary = {t for s, t, p in placed if s.startswith("pg_temp") and p == "t"}
+            assert "veil_base" not in temporary and any(t.startswith("veil_node_") for t in temporary), placed
+            schema = next(s for s, _, _ in placed if s.startswith("veil_work_"))
     assert got == expected
     assert list(folder.glob(".veil-work-*")) == []
+    if inpatient.kind == "postgres":
+        with inpatient.engine.connect() as c:
+            assert not c.execute(sa.text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": schema}).all()
+
+
+def test_a_killed_runs_working_tables_are_dropped_by_the_next_run(inpatient: Db) -> None:
+    """A run killed before its session ended leaves its working tables: DuckDB's scratch file, PostgreSQL's work
+    schema (``veil_work_<pid>_<start>``).  The next run that needs working tables drops those of sessions that
+    are gone, and keeps those of a session still running."""
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True)
+    dead = int(gone.stdout)
+    conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
+    if inpatient.kind == "duckdb":
+        left = inpatient.workdir / f".veil-work-{dead}-0badc0de.duckdb"
+        left.write_bytes(b"")
+        with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+            assert wh.stats.scratch
+        assert not left.exists()
+    else:
+        postgres_sweep(inpatient, conf, dead)
+
+
+def postgres_sweep(inpatient: Db, conf: cfg.Config, dead: int) -> None:
+    with inpatient.engine.connect() as other:
+        pid, started = other.execute(q.backend_sessions(own=True)).one()
+        live, killed = f"veil_work_{pid}_{started}", f"veil_work_{dead}_{started}"
+        for schema in (live, killed):
+            inpatient.execute(f'CREATE SCHEMA "{schema}"')
+            inpatient.execute(f'CREATE UNLOGGED TABLE "{schema}".veil_base (n bigint)')
+        try:
+            with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+                assert wh.stats.scratch
+            names = {r[0] for r in other.execute(q.owned_schemas("veil_work_")).all()}
+            assert live in names and killed not in names
+        finally:
+            inpatient.execute(f'DROP SCHEMA IF EXISTS "{live}" CASCADE')
+            inpatient.execute(f'DROP SCHEMA IF EXISTS "{killed}" CASCADE')

@@ -50,6 +50,8 @@ class Backend:
     version_indexes: ClassVar[bool] = True    # index tables by version: publication's, ledger's (docs/publication.md)
     analyze: ClassVar[bool] = False           # working tables need ANALYZE before a join (the planner's statistics)
     text_groups_spill: ClassVar[bool] = True  # a GROUP BY over text with tens of millions of groups spills to disk
+    scratch_nodes: ClassVar[bool] = True      # materialized nodes go where the base goes (``Session.scratch``);
+    #                                           else they stay temporary tables
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:

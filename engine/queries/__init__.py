@@ -10,9 +10,9 @@ and ``ledger`` (the series ledger).
 """
 
 from veil.queries import dimensions, distances, ledger, publication
-from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, Grant,
-                              SetSearchPath, copy_from_stdin, count_rows, create_table_as, current_setting, drop_table,
-                              session_settings, working_table)
+from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, DropSchema, Grant,
+                              SetSearchPath, backend_sessions, copy_from_stdin, count_rows, create_table_as,
+                              current_setting, drop_table, owned_schemas, session_settings, working_table)
 from veil.queries.nodes import (BASE, UNDECIDED, Layout, base_coded, dim_table, materialize, node_bounds, node_counts, node_keys,
                                 node_sizes, node_statistics, packed, row_bytes, sensitive_domain_table, source_values,
                                 up_table)
@@ -26,7 +26,8 @@ from veil.queries.source import column_type, columns_of, fingerprint, source_tab
 
 __all__ = [
     "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "Attach", "CreateSchema", "CreateTableAs",
-    "Analyze", "CreateView", "DropObject", "Grant", "SetSearchPath", "current_setting",
+    "Analyze", "CreateView", "DropObject", "DropSchema", "Grant", "SetSearchPath", "backend_sessions", "current_setting",
+    "owned_schemas",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
     "fingerprint", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",

@@ -12,12 +12,20 @@ from sqlalchemy.sql.expression import ClauseElement, Executable
 
 
 class CreateTableAs(Executable, ClauseElement):
-    """``CREATE [TEMPORARY] TABLE <table> AS <select>``."""
+    """``CREATE [TEMPORARY] TABLE <table> AS <select>``; a ``working`` table outside the temporary schema is
+    ``UNLOGGED`` on PostgreSQL (no WAL: a run's scratch, dropped when it ends).
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> stmt = CreateTableAs(sa.table("t", schema="w"), sa.select(sa.literal_column("1")), False, working=True)
+    >>> print(stmt.compile(dialect=postgresql.dialect()), "|", stmt.compile())
+    CREATE UNLOGGED TABLE w.t AS SELECT 1 | CREATE TABLE w.t AS SELECT 1
+    """
 
     inherit_cache = False
 
-    def __init__(self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True) -> None:
-        self.table, self.select, self.temporary = table, select, temporary
+    def __init__(self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True,
+                 working: bool = False) -> None:
+        self.table, self.select, self.temporary, self.working = table, select, temporary, working
 
 
 @compiles(CreateTableAs)
@@ -25,6 +33,13 @@ def _create_table_as(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
     temp = "TEMPORARY " if element.temporary else ""
     body = compiler.process(element.select, **kw)
     return f"CREATE {temp}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+
+
+@compiles(CreateTableAs, "postgresql")
+def _create_table_as_postgresql(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
+    kind = "TEMPORARY " if element.temporary else "UNLOGGED " if element.working else ""
+    body = compiler.process(element.select, **kw)
+    return f"CREATE {kind}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
 
 
 class CreateView(Executable, ClauseElement):
@@ -85,6 +100,41 @@ def _create_schema(element: CreateSchema, compiler: Any, **kw: Any) -> str:
     return f"CREATE SCHEMA IF NOT EXISTS {compiler.preparer.format_schema(element.schema)}"
 
 
+class DropSchema(Executable, ClauseElement):
+    """``DROP SCHEMA IF EXISTS <schema> CASCADE`` (PostgreSQL: a run's work schema with its tables).
+
+    >>> print(DropSchema("veil_work_1_2").compile())
+    DROP SCHEMA IF EXISTS veil_work_1_2 CASCADE
+    """
+
+    inherit_cache = False
+
+    def __init__(self, schema: str) -> None:
+        self.schema = schema
+
+
+@compiles(DropSchema)
+def _drop_schema(element: DropSchema, compiler: Any, **kw: Any) -> str:
+    return f"DROP SCHEMA IF EXISTS {compiler.preparer.format_schema(element.schema)} CASCADE"
+
+
+def owned_schemas(prefix: str) -> sa.Select[Any]:
+    """PostgreSQL: the schemas whose name starts with ``prefix`` (bound, ``LIKE`` wildcards escaped) that the
+    current user owns."""
+    ns = sa.table("pg_namespace", sa.column("nspname"), sa.column("nspowner"), schema="pg_catalog")
+    return sa.select(ns.c.nspname).where(ns.c.nspname.startswith(prefix, autoescape=True),
+                                         sa.func.pg_get_userbyid(ns.c.nspowner) == sa.func.current_user())
+
+
+def backend_sessions(own: bool = False) -> sa.Select[Any]:
+    """PostgreSQL: ``(pid, started)`` of the server's sessions (``own``: this one's), ``started`` its start in
+    whole seconds since the epoch: a session is known by both (a pid is reused)."""
+    act = sa.table("pg_stat_activity", sa.column("pid"), sa.column("backend_start"), schema="pg_catalog")
+    started = sa.cast(sa.func.floor(sa.extract("epoch", act.c.backend_start)), sa.BigInteger)
+    stmt = sa.select(act.c.pid, started.label("started")).where(act.c.backend_start.is_not(None))
+    return stmt.where(act.c.pid == sa.func.pg_backend_pid()) if own else stmt
+
+
 class Attach(Executable, ClauseElement):
     """DuckDB: ``ATTACH '<path>' AS <alias>`` (a database file of working tables, ``veil.backends.scratch``), or
     with no ``path`` ``DETACH <alias>``; the path is a literal rendered by the dialect.
@@ -109,8 +159,9 @@ def _attach(element: Attach, compiler: Any, **kw: Any) -> str:
 
 
 class SetSearchPath(Executable, ClauseElement):
-    """DuckDB: ``SET search_path = '<schemas>'`` (where unqualified table names are looked up after the
-    temporary ones), the value a literal rendered by the dialect."""
+    """``SET search_path = '<schemas>'`` (where unqualified table names are looked up after the temporary
+    ones), the value a literal rendered by the dialect (DuckDB: a scratch database's; PostgreSQL: the value of
+    ``current_setting``, the run's work schema appended)."""
 
     inherit_cache = False
 
@@ -162,11 +213,12 @@ def drop_table(name: str, schema: str | None = None) -> DropObject:
 
 
 def working_table(table: sa.TableClause, select: sa.Select[Any], into: str | None = None) -> CreateTableAs:
-    """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``: found
-    by name through the session's search path)."""
+    """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``) or the
+    run's work schema ``into`` (PostgreSQL, unlogged: ``veil.backends.postgres``), found by name through the
+    session's search path."""
     if into is None:
         return CreateTableAs(table, select)
-    return CreateTableAs(sa.table(table.name, schema=into), select, temporary=False)
+    return CreateTableAs(sa.table(table.name, schema=into), select, temporary=False, working=True)
 
 
 def create_table_as(schema: str, name: str, select: sa.Select[Any]) -> CreateTableAs:

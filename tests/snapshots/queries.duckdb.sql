@@ -33,12 +33,13 @@ CREATE TEMPORARY TABLE veil_dim_0 (
 	level_3 TEXT, 
 	level_4 TEXT, 
 	level_5 TEXT, 
-	code_0 INTEGER, 
+	code_0 INTEGER NOT NULL, 
 	code_1 INTEGER, 
 	code_2 INTEGER, 
 	code_3 INTEGER, 
 	code_4 INTEGER, 
-	code_5 INTEGER
+	code_5 INTEGER, 
+	PRIMARY KEY (code_0)
 );
 
 -- node_bottom
