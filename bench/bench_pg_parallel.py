@@ -1,81 +1,104 @@
-"""Would PostgreSQL's working tables be faster as UNLOGGED tables that parallel workers can scan (issue 11)?
+"""PostgreSQL's work schema (issue 11): the base frequency set as a temporary table against an UNLOGGED table in
+the run's work schema, which parallel workers can scan (``veil/backends/postgres.py``).
 
-PostgreSQL never scans a temporary table in parallel (its pages live in the session's local buffers).  This
-bench builds one base frequency set of the 10M census (``bench.census_10000000``, made by ``bench_scale.py``)
-twice, as Veil's sessions would (``work_mem = 256MB``, ``temp_buffers = 1GB``, ``jit = off``): a temporary table
-and an UNLOGGED table in a schema of its own, then times the same five node size queries (``GROUP BY`` a
-node's levels, then the histogram of block sizes) on each, alternately, twice: on the unlogged table with the
-planner's own choice and with parallel plans forced (``parallel_setup_cost = parallel_tuple_cost = 0``,
-``min_parallel_table_scan_size = 0``).  Results: ``bench/results/pg_parallel.json``.
+Two warehouses of the same census config (``bench_scale.py``'s ``k`` set; ``--rows``, default 10M) are
+prepared by Veil itself on two connections at once: one with its base kept a temporary table
+(``scratch_threshold`` out of reach), one as Veil chooses (above ``WORK_THRESHOLD``: the work schema, with
+parallel plans priced free).  Then, alternately on the one and the other, the statements a search runs
+against the base: materializing nodes the 10M ``k`` search materializes from the base (``q.materialize``,
+each dropped again) and block-size histograms read straight from the base (``q.node_sizes``).  Each round
+times every statement on both; the answers are compared (same cells, same histograms).  The time to code
+the base is reported for each.  ``--duckdb``: the same statements on DuckDB's base of the same census too
+(its warehouse from ``bench_scale.py``, the default memory limit), in the same rounds: the ratio of the two
+engines on identical work, which bounds how near PostgreSQL's node queries can come to DuckDB's.  Results:
+``bench/results/pg_parallel.json``.
 
-    nice .venv/bin/python bench/bench_pg_parallel.py
+    nice .venv/bin/python bench/bench_pg_parallel.py --rows 10000000 --rounds 2 --duckdb
 """
 
 from __future__ import annotations
 
+import argparse
+import contextlib
 import json
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-import psycopg
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.bench_scale import postgres_table  # noqa: E402
-from bench.common import PG_URL, RESULTS  # noqa: E402
+from bench.bench_scale import SETS, config_dir, duckdb_warehouse, postgres_table  # noqa: E402
+from bench.common import RESULTS  # noqa: E402
 
-SESSION = {"work_mem": "256MB", "temp_buffers": "1GB", "jit": "off"}
-FORCED = {"parallel_setup_cost": "0", "parallel_tuple_cost": "0", "min_parallel_table_scan_size": "0"}
-NODES = ["a1, sex, race, zip", "a2, marital_status, education, z2", "age, sex, race, marital_status, education, z2",
-         "a1, sex, zip, occupation", "a2, z2, occupation"]
-SCHEMA = "veil_bench_parallel"
+from veil import config as cfg  # noqa: E402
+from veil import queries as q  # noqa: E402
+from veil.run import open_warehouse  # noqa: E402
+from veil.warehouse import Warehouse  # noqa: E402
+
+# Nodes the 10M ``k`` search materialized from the base (its statement log), and two it would count there.
+MATERIALIZED = [(1, 0, 0, 0, 1, 3), (0, 0, 1, 1, 1, 3), (0, 1, 2, 1, 1, 2), (0, 1, 2, 2, 0, 2), (0, 0, 1, 2, 3, 1),
+                (0, 0, 1, 0, 2, 3)]
+SIZES = [(0, 0, 0, 0, 3, 5), (1, 1, 1, 1, 2, 2)]
 
 
-def base_select(source: str) -> str:
-    return (f"SELECT age, age / 5 AS a1, age / 10 AS a2, sex, race, marital_status, education, zip, "
-            f"left(zip, 3) AS z2, occupation, count(*)::bigint AS n FROM {source} GROUP BY 1, 2, 3, 4, 5, 6, 7, 8, 9, 10")
-
-
-def nodes_seconds(cur: Any, table: str) -> float:
-    started = time.perf_counter()
-    for keys in NODES:
-        cur.execute(f"SELECT size, count(*) FROM (SELECT sum(n) AS size FROM {table} GROUP BY {keys}) e GROUP BY size")
-        cur.fetchall()
-    return round(time.perf_counter() - started, 3)
+def timed(wh: Warehouse, label: str, rounds: int, out: list[dict[str, Any]], answers: dict[Any, Any]) -> None:
+    """One pass of every statement on ``wh``, each timed; the answers are kept by statement."""
+    s, layout = wh.session, wh.layout
+    for k, node in enumerate(MATERIALIZED):
+        started = time.perf_counter()
+        s.execute(q.materialize(layout, 9000 + k, node), "materializing")
+        seconds = time.perf_counter() - started
+        table = layout.node_table(9000 + k, node)
+        cells = int(s.scalar(q.count_rows(table), "counting"))
+        s.execute(q.drop_table(table.name), "dropping")
+        s.settle()
+        answers.setdefault(("materialize", node), set()).add(cells)
+        out.append({"where": label, "round": rounds, "statement": "materialize", "node": list(node),
+                    "cells": cells, "seconds": round(seconds, 3)})
+    for node in SIZES:
+        started = time.perf_counter()
+        data = s.columns(q.node_sizes(layout, node), "sizes")
+        seconds = time.perf_counter() - started
+        answers.setdefault(("sizes", node), set()).add(tuple(sorted(zip(data["size"].tolist(),
+                                                                        data["blocks"].tolist()))))
+        out.append({"where": label, "round": rounds, "statement": "sizes", "node": list(node),
+                    "seconds": round(seconds, 3)})
 
 
 def main() -> None:
-    source = f'bench."{postgres_table(10_000_000)}"'
-    url = sa.make_url(PG_URL)
-    out: dict[str, Any] = {"rows": 10_000_000, "node_queries": NODES, "runs": []}
-    with psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database,
-                         autocommit=True) as con, con.cursor() as cur:
-        for name, value in SESSION.items():
-            cur.execute(f"SET {name} = '{value}'")
-        started = time.perf_counter()
-        cur.execute(f"CREATE TEMP TABLE bench_temp_base AS {base_select(source)}")
-        out["temp_base_seconds"] = round(time.perf_counter() - started, 3)
-        cur.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
-        cur.execute(f"CREATE SCHEMA {SCHEMA}")
-        started = time.perf_counter()
-        cur.execute(f"CREATE UNLOGGED TABLE {SCHEMA}.base AS {base_select(source)}")
-        out["unlogged_base_seconds"] = round(time.perf_counter() - started, 3)
-        cur.execute("ANALYZE bench_temp_base")
-        cur.execute(f"ANALYZE {SCHEMA}.base")
-        try:
-            for _ in range(2):
-                out["runs"].append({"table": "temporary", "seconds": nodes_seconds(cur, "bench_temp_base")})
-                out["runs"].append({"table": "unlogged", "seconds": nodes_seconds(cur, f"{SCHEMA}.base")})
-                for name, value in FORCED.items():
-                    cur.execute(f"SET {name} = '{value}'")
-                out["runs"].append({"table": "unlogged, parallel forced", "seconds": nodes_seconds(cur, f"{SCHEMA}.base")})
-                for name in FORCED:
-                    cur.execute(f"RESET {name}")
-                print(json.dumps(out["runs"][-3:]), flush=True)
-        finally:
-            cur.execute(f"DROP SCHEMA IF EXISTS {SCHEMA} CASCADE")
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--duckdb", action="store_true", help="the same statements on DuckDB's base as well")
+    args = parser.parse_args()
+    postgres_table(args.rows)
+    conf = cfg.load(config_dir("postgresql", args.rows, SETS["k"]) / "veil.toml")
+    out: dict[str, Any] = {"rows": args.rows, "materialized": MATERIALIZED, "sizes": SIZES, "runs": []}
+    places = {}
+    with contextlib.ExitStack() as stack:
+        for label, c, options in (("temporary", conf, {"scratch_threshold": 1 << 62}), ("work schema", conf, {}),
+                                  *((("duckdb", cfg.load(config_dir("duckdb", args.rows, SETS["k"]) / "veil.toml"),
+                                      {}),) if args.duckdb else ())):
+            if label == "duckdb":
+                duckdb_warehouse(args.rows)
+            started = time.perf_counter()
+            places[label] = stack.enter_context(open_warehouse(c, **options))
+            out[f"{label}_prepare_seconds"] = round(time.perf_counter() - started, 3)
+        assert places["work schema"].stats.scratch and not places["temporary"].stats.scratch
+        out["base_cells"] = places["work schema"].stats.base_cells
+        answers: dict[Any, Any] = {}
+        for r in range(args.rounds):
+            for label, wh in places.items():
+                timed(wh, label, r, out["runs"], answers)
+                total = sum(x["seconds"] for x in out["runs"] if x["where"] == label and x["round"] == r)
+                print(json.dumps({"round": r, "where": label, "seconds": round(total, 3)}), flush=True)
+        assert all(len(v) == 1 for v in answers.values()), "the placements disagree"
+    out["totals"] = {f"{label}, {what}": round(sum(x["seconds"] for x in out["runs"]
+                                                   if x["where"] == label and x["statement"] == what), 3)
+                     for label in places for what in ("materialize", "sizes")}
+    print(json.dumps(out["totals"]))
     (RESULTS / "pg_parallel.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
 
 

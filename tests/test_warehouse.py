@@ -338,3 +338,32 @@ def postgres_sweep(inpatient: Db, conf: cfg.Config, dead: int) -> None:
         finally:
             inpatient.execute(f'DROP SCHEMA IF EXISTS "{live}" CASCADE')
             inpatient.execute(f'DROP SCHEMA IF EXISTS "{killed}" CASCADE')
+
+
+@pytest.mark.parametrize("db", ["postgres"], indirect=True)  # roles: PostgreSQL only
+def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monkeypatch) -> None:
+    """Without CREATE on the database there is no work schema: the base stays a temporary table (TEMPORARY is
+    all Veil needs), and the counts are the same."""
+    import uuid
+
+    from veil.demo import inpatient_rows
+    from tests.conftest import INPATIENT_COLUMNS, PG_ENV, PG_URL
+
+    db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
+    conf = cfg.load(db.write_config("patients", inpatient_body()))
+    nodes = [(0, 0, 0), (1, 1, 0), (3, 2, 1)]
+    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+        expected = [counts_document(wh, wh.counts(n)) for n in nodes]
+    role = f"veil_nocreate_{uuid.uuid4().hex[:8]}"
+    database = sa.make_url(PG_URL).database
+    db.execute(f'CREATE ROLE "{role}" LOGIN',
+               f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"', f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+               f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"')
+    try:
+        monkeypatch.setenv(PG_ENV, sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False))
+        with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+            got = [counts_document(wh, wh.counts(n)) for n in nodes]
+            assert not wh.stats.scratch
+        assert got == expected
+    finally:
+        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"')
