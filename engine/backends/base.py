@@ -82,6 +82,7 @@ class Backend:
         try:
             yield session
         finally:
+            session.drop_scratch()
             try:
                 conn.rollback()
             except sa.exc.SQLAlchemyError:
@@ -139,6 +140,9 @@ class Session:
         """Where working tables of about ``needed`` bytes go: ``None``, the session's temporary tables (DuckDB
         may answer with an attached scratch database, ``veil.backends.scratch``)."""
         return None
+
+    def drop_scratch(self) -> None:
+        """The session is ending: drop where ``scratch`` put working tables (nothing here)."""
 
     def begin_snapshot(self) -> None:
         """Start a transaction in which every read sees one snapshot of the database."""

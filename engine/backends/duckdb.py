@@ -104,11 +104,7 @@ class DuckDBBackend(Backend):
                                    "path is relative to the config file's folder), or create it with `veil seed` "
                                    "or `veil demo`")
         with super().session() as session:
-            assert isinstance(session, DuckDBSession)
-            try:
-                yield session
-            finally:
-                session.drop_scratch()
+            yield session
 
 
 class DuckDBSession(Session):

@@ -19,7 +19,6 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -73,15 +72,6 @@ class PostgresBackend(Backend):
         session.commit()
         return session
 
-    @contextmanager
-    def session(self) -> Iterator[Session]:
-        with super().session() as session:
-            assert isinstance(session, PostgresSession)
-            try:
-                yield session
-            finally:
-                session.drop_work()
-
 
 class PostgresSession(Session):
     _work: str | None = None
@@ -126,7 +116,7 @@ class PostgresSession(Session):
                 continue
             log.info("dropped schema %s, left by a run that ended without dropping it", schema)
 
-    def drop_work(self) -> None:
+    def drop_scratch(self) -> None:
         """The session is ending: its work schema dropped (what is still open rolled back first)."""
         work, self._work = self._work, None
         if work is None:
