@@ -29,15 +29,16 @@ from veil.backends.base import Backend, Session, first_line
 from veil.queries import (CreateSchema, DropSchema, backend_sessions, copy_from_stdin, current_setting, owned_schemas,
                           packed, session_settings)
 
+log = logging.getLogger("veil.backends.postgres")
 # Per session, for node queries over millions of cells: hash aggregates and the temporary working tables stay in
 # memory (PostgreSQL's defaults, 4MB and 8MB, spill a node's GROUP BY to disk), no JIT compilation (it costs more
 # than it saves on Veil's short aggregates).
-log = logging.getLogger("veil.backends.postgres")
 SETTINGS = {"work_mem": "256MB", "temp_buffers": "1GB", "jit": "off"}
 WORK_PREFIX = "veil_work_"
 WORK_THRESHOLD = 16 * 2**20  # base bytes above which the base goes to the run's work schema
 # With a work schema: parallel plans priced as free to start and to gather, so the base's scans go parallel
-# (10M census, 2 cores: materializing nodes from the base 88 s -> 60 s in all, bench/bench_pg_parallel.py).
+# (10M census, 2 cores: the statements reading the base 14-26% faster, bench/results/pg_parallel.json; priced
+# as PostgreSQL does, they stayed serial and no faster than on a temporary table).
 PARALLEL = {"parallel_setup_cost": "0", "parallel_tuple_cost": "0"}
 
 
@@ -127,6 +128,7 @@ class PostgresSession(Session):
             self.conn.commit()
         except sa.exc.SQLAlchemyError:
             self._recover()  # the next run's sweep drops it
+
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
         """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy (int64 even

@@ -159,9 +159,8 @@ def _attach(element: Attach, compiler: Any, **kw: Any) -> str:
 
 
 class SetSearchPath(Executable, ClauseElement):
-    """``SET search_path = '<schemas>'`` (where unqualified table names are looked up after the temporary
-    ones), the value a literal rendered by the dialect (DuckDB: a scratch database's; PostgreSQL: the value of
-    ``current_setting``, the run's work schema appended)."""
+    """DuckDB: ``SET search_path = '<schemas>'`` (where unqualified table names are looked up after the
+    temporary ones), the value a literal rendered by the dialect."""
 
     inherit_cache = False
 
