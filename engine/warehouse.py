@@ -65,7 +65,7 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
-    scratch: bool = False       # the base and materialized nodes live in a scratch database (DuckDB, at scale)
+    scratch: bool = False       # working tables outside the temporary ones: DuckDB's scratch database, PostgreSQL's work schema
     rollups: Counters = field(default_factory=Counters)
 
     @property
@@ -134,7 +134,7 @@ class Warehouse:
     _base_cells: int = 0
     _cached_bytes: int = 0
     _not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after end_counting)
-    _into: str | None = None         # the scratch database holding the working tables (None: temporary tables)
+    _into: str | None = None         # the scratch database or work schema of the base (None: temporary tables)
     _ended: bool = False
 
     @property
