@@ -65,7 +65,7 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
-    scratch: bool = False       # working tables outside the temporary ones: DuckDB's scratch database, PostgreSQL's work schema
+    scratch: bool = False       # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
     rollups: Counters = field(default_factory=Counters)
 
     @property

@@ -357,7 +357,8 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
     role = f"veil_nocreate_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database
     db.execute(f'CREATE ROLE "{role}" LOGIN',
-               f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"', f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+               f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"',
+               f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
                f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"')
     try:
         monkeypatch.setenv(PG_ENV, sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False))
@@ -366,4 +367,5 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
             assert not wh.stats.scratch
         assert got == expected
     finally:
-        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"')
+        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"',
+                   f'DROP ROLE "{role}"')
