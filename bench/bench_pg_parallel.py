@@ -8,10 +8,11 @@ parallel plans priced free).  Then, alternately on the one and the other, the st
 against the base: materializing nodes the 10M ``k`` search materializes from the base (``q.materialize``,
 each dropped again) and block-size histograms read straight from the base (``q.node_sizes``).  Each round
 times every statement on both; the answers are compared (same cells, same histograms).  The time to code
-the base is reported for each.  ``--duckdb``: the same statements on DuckDB's base of the same census too
-(its warehouse from ``bench_scale.py``, the default memory limit), in the same rounds: the ratio of the two
-engines on identical work, which bounds how near PostgreSQL's node queries can come to DuckDB's.  Results:
-``bench/results/pg_parallel.json``.
+the base is reported for each, and the peak memory of the whole run: this process's (with ``--duckdb``
+DuckDB's too) and PostgreSQL's server processes' private memory above their baseline.  ``--duckdb``: the
+same statements on DuckDB's base of the same census too (its warehouse from ``bench_scale.py``, the default
+memory limit), in the same rounds: the ratio of the two engines on identical work, which bounds how near
+PostgreSQL's node queries can come to DuckDB's.  Results: ``bench/results/pg_parallel.json``.
 
     nice .venv/bin/python bench/bench_pg_parallel.py --rows 10000000 --rounds 2 --duckdb
 """
@@ -21,6 +22,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import resource
 import sys
 import time
 from pathlib import Path
@@ -29,7 +31,7 @@ from typing import Any
 import sqlalchemy as sa
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from bench.bench_scale import SETS, config_dir, duckdb_warehouse, postgres_table  # noqa: E402
+from bench.bench_scale import SETS, ServerMemory, config_dir, duckdb_warehouse, postgres_table  # noqa: E402
 from bench.common import RESULTS  # noqa: E402
 
 from veil import config as cfg  # noqa: E402
@@ -77,6 +79,7 @@ def main() -> None:
     conf = cfg.load(config_dir("postgresql", args.rows, SETS["k"]) / "veil.toml")
     out: dict[str, Any] = {"rows": args.rows, "materialized": MATERIALIZED, "sizes": SIZES, "runs": []}
     places = {}
+    server = ServerMemory()
     with contextlib.ExitStack() as stack:
         for label, c, options in (("temporary", conf, {"scratch_threshold": 1 << 62}), ("work schema", conf, {}),
                                   *((("duckdb", cfg.load(config_dir("duckdb", args.rows, SETS["k"]) / "veil.toml"),
@@ -95,6 +98,8 @@ def main() -> None:
                 total = sum(x["seconds"] for x in out["runs"] if x["where"] == label and x["round"] == r)
                 print(json.dumps({"round": r, "where": label, "seconds": round(total, 3)}), flush=True)
         assert all(len(v) == 1 for v in answers.values()), "the placements disagree"
+    out["server_peak_private_mb"] = server.stop()  # PostgreSQL's processes, above their baseline
+    out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # this process
     out["totals"] = {f"{label}, {what}": round(sum(x["seconds"] for x in out["runs"]
                                                    if x["where"] == label and x["statement"] == what), 3)
                      for label in places for what in ("materialize", "sizes")}
