@@ -37,7 +37,7 @@ SETTINGS = {"work_mem": "256MB", "temp_buffers": "1GB", "jit": "off"}
 WORK_PREFIX = "veil_work_"
 WORK_THRESHOLD = 16 * 2**20  # base bytes above which the base goes to the run's work schema
 # With a work schema: parallel plans priced as free to start and to gather, so the base's scans go parallel
-# (10M census, 2 cores: the statements reading the base 14-26% faster, bench/results/pg_parallel.json; priced
+# (10M census, 2 cores: the statements reading the base 6-26% faster a round, bench/results/pg_parallel.json; priced
 # as PostgreSQL does, size queries on an unlogged base were no faster than on a temporary one: that file as
 # commit 158ffd6 left it).
 PARALLEL = {"parallel_setup_cost": "0", "parallel_tuple_cost": "0"}
