@@ -84,7 +84,7 @@ def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
     """DDL of dimension table ``i``: ``level_0`` typed like the source column, ``level_1..h`` text, and an
     integer ``code_j`` per level (Veil groups by codes; labels are joined back only for output).  ``code_0`` is
     the primary key: the codes above it depend on it, so PostgreSQL groups the base by the leaves' codes alone
-    (``base_coded``; coding the 1M census 12% faster)."""
+    (``base_coded``; coding the 1M census 9-12% faster)."""
     md = sa.MetaData()
     cols = [sa.Column("level_0", level0_type)]
     cols += [sa.Column(f"level_{j}", sa.Text) for j in range(1, height + 1)]
