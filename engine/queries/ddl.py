@@ -28,18 +28,20 @@ class CreateTableAs(Executable, ClauseElement):
         self.table, self.select, self.temporary, self.working = table, select, temporary, working
 
 
+def _create_as(element: CreateTableAs, compiler: Any, kind: str, **kw: Any) -> str:
+    body = compiler.process(element.select, **kw)
+    return f"CREATE {kind}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+
+
 @compiles(CreateTableAs)
 def _create_table_as(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
-    temp = "TEMPORARY " if element.temporary else ""
-    body = compiler.process(element.select, **kw)
-    return f"CREATE {temp}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+    return _create_as(element, compiler, "TEMPORARY " if element.temporary else "", **kw)
 
 
 @compiles(CreateTableAs, "postgresql")
 def _create_table_as_postgresql(element: CreateTableAs, compiler: Any, **kw: Any) -> str:
     kind = "TEMPORARY " if element.temporary else "UNLOGGED " if element.working else ""
-    body = compiler.process(element.select, **kw)
-    return f"CREATE {kind}TABLE {compiler.preparer.format_table(element.table)} AS {body}"
+    return _create_as(element, compiler, kind, **kw)
 
 
 class CreateView(Executable, ClauseElement):

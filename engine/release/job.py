@@ -467,7 +467,7 @@ def _layout(run: _Run, node: tuple[int, ...]) -> Layout:
 
 
 def _drop_counted(run: _Run, into: str | None) -> None:
-    """The candidate's working tables once the ledger holds the version (a scratch file goes with the session)."""
+    """The candidate's working tables once the ledger holds the version (a scratch file or work schema goes with the session)."""
     for table in ((q.VALUES,) if into is not None else (q.CELLS, q.VALUES)):
         run.session.execute(q.drop_table(table), "counting the candidate's cells")
 

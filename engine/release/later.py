@@ -135,7 +135,8 @@ def record(task: Task, result: Result, release_id: str, when: Any) -> None:
     ledger_mod.close_changed(session, ledger, task.number)
     session.execute(q.ledger.write_new_cells(ledger.tables.series_cells, ledger.name, task.number, catalog.OPEN),
                     "recording the version's content")
-    sharded = (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER) if task.into is None else ()  # a scratch file
+    # in a scratch file or work schema they go with the session
+    sharded = (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER) if task.into is None else ()
     for name in (q.ledger.CHANGED, q.ledger.NEW_CELLS, q.ledger.CELL_SHARDS, q.ledger.BLOCK_SHARDS, *sharded):
         session.execute(q.drop_table(name), "recording the version's content")
 
