@@ -11,6 +11,7 @@ and exact value are recorded, so a speed-up that changed the answer shows.  Resu
     nice .venv/bin/python bench/bench_ab.py --before 1559279 --rows 10000000 --sets entropy closeness
     nice .venv/bin/python bench/bench_ab.py --before 7bfc786 --rows 10000000 --sets entropy --release
     nice .venv/bin/python bench/bench_ab.py --before 54c2fa4 --rows 1000000 --sets k entropy --backend postgresql
+    nice .venv/bin/python bench/bench_ab.py --before 2d91bb6 --rows 10000000 --sets k --repeat 3
 
 ``--release``: after each side's search of a set, ``veil init`` + ``veil release --json`` of the same config from
 scratch (version 1, the release objects dropped first), timed and measured alike.
@@ -85,6 +86,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=["entropy", "closeness"], choices=list(SETS))
     parser.add_argument("--release", action="store_true", help="also time `veil release` of each set's config")
     parser.add_argument("--backend", default="duckdb", choices=["duckdb", "postgresql"])
+    parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds of each set (before, after, ...)")
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
                             text=True).stdout.strip()
@@ -104,7 +106,8 @@ def main() -> None:
             for name in args.sets:
                 config = Path(tmp) / name / "veil.toml"
                 shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)
-                for code, env in ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})):
+                sides = ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})) * args.repeat
+                for code, env in sides:
                     run = {"models": name, "code": code, **search(config, env)}
                     run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
                     if args.release:

@@ -109,7 +109,7 @@ class Warehouse:
     rollup_ratio: float = 0.25
     rollup_min_cells: int = 200_000
     rollup_budget: float = 2.0  # materialized rollup cells kept at once, as a multiple of the base's cells
-    hub_ratio: float = 0.1      # a hub holds at most this share of the base's cells (``veil.rollup``)
+    hub_ratio: float | None = None  # a hub's share of the base's cells (``veil.rollup``; None: the backend's)
     scratch_threshold: int | None = None  # base bytes beyond which working tables go to a scratch database
     #                                       (``Session.scratch``; None: the backend's own, DuckDB's memory limit)
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
@@ -458,7 +458,8 @@ class Warehouse:
         return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=self.rollup,
                        ratio=self.rollup_ratio, min_cells=self.rollup_min_cells, budget=self.rollup_budget,
                        bounded=bounded, upper=self._cells_bound, cardinalities=cards, spread=spread,
-                       hub_ratio=self.hub_ratio, into=self._into if self.session.backend.scratch_nodes else None)
+                       hub_ratio=self.session.backend.hub_ratio if self.hub_ratio is None else self.hub_ratio,
+                       into=self._into if self.session.backend.scratch_nodes else None)
 
     @property
     def _cell_rollups(self) -> Rollups:

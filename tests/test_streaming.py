@@ -306,6 +306,18 @@ def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
         assert wh.stats.rolled_up == 3 * len(nodes)  # every query read a hub
 
 
+def test_hubs_are_sized_by_the_backend_unless_the_run_says(db: Db) -> None:
+    """A hub's share of the base's cells is the backend's (``Backend.hub_ratio``: a tenth on DuckDB, 1% on
+    PostgreSQL, which pays for every row a node query reads) unless the run sets one; both layouts use it."""
+    table = people(db, n=400)
+    conf = config(db, table, K + ENTROPY, 0.0)
+    with open_run(conf) as (_, wh):
+        ratios = {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())}
+        assert ratios == {{"duckdb": 0.1, "postgres": 0.01}[db.kind]}
+    with open_run(conf, hub_ratio=0.5) as (_, wh):
+        assert {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())} == {0.5}
+
+
 def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """DuckDB runs under Veil's memory limit unless the URL sets one (it then spills instead of growing), its
     allocator purging in background threads unless the URL says otherwise; PostgreSQL sessions aggregate in

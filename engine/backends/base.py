@@ -52,6 +52,7 @@ class Backend:
     text_groups_spill: ClassVar[bool] = True  # a GROUP BY over text with tens of millions of groups spills to disk
     scratch_nodes: ClassVar[bool] = True      # materialized nodes go where the base goes (``Session.scratch``);
     #                                           else they stay temporary tables
+    hub_ratio: ClassVar[float] = 0.1          # a hub holds at most this share of the base's cells (``veil.rollup``)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
