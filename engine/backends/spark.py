@@ -33,10 +33,10 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from functools import cache
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import pyarrow as pa
 import sqlalchemy as sa
 
 from veil.backends.base import Backend, Session
@@ -44,6 +44,9 @@ from veil.errors import BackendError
 from veil.queries.ddl import CreateTableAs, DropObject
 from veil.queries import spark as sq
 from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
+
+if TYPE_CHECKING:  # the spark extra's; imported where used, so this module loads without it (``_connect_module``)
+    import pyarrow as pa
 
 SCHEME = "sc://"
 EXTRA = "pip install 'veil[spark]'"
@@ -53,9 +56,10 @@ CONNECT_TIMEOUT = 10.0
 def _connect_module() -> Any:
     """``pyspark.sql.connect.session`` or one clear line naming the extra."""
     try:
+        import pyarrow  # noqa: F401
         from pyspark.sql.connect import session as connect
         from pyspark.logger import PySparkLogger
-    except ImportError as exc:  # pyspark absent, or its connect client's dependencies (grpc, ...)
+    except ImportError as exc:  # pyspark absent, or its connect client's dependencies (pyarrow, grpc, ...)
         raise BackendError(f"the Spark backend needs the spark extra ({EXTRA}): {exc}") from None
     for name in ("SQLQueryContextLogger", "DataFrameQueryContextLogger"):
         PySparkLogger.getLogger(name).disabled = True  # pyspark would print every failed query's JVM trace
@@ -195,7 +199,7 @@ class SparkSQLSession(Session):
         except Exception as exc:
             raise self.fail(exc, what) from None
         self.execute(CacheTable(name), what)
-        return _ArrowResult(pa.table({}))
+        return _ArrowResult(_pa().table({}))
 
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return _ArrowResult(self.arrow(stmt, what)).all()
@@ -278,6 +282,7 @@ class SparkSQLSession(Session):
         if log is not None:  # an append-only catalog table: the rows go to its log, in one append
             seq = self._next_seq()
             table, rows, names = log, [(*r, seq) for r in rows], [*names, sq.SEQ]
+        pa = _pa()
         try:
             frame = self.spark.createDataFrame(pa.table(
                 {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}))
@@ -394,19 +399,29 @@ def _terminate_as_exit() -> Iterator[None]:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
-_ARROW_TYPES: list[tuple[type, Any]] = [
-    (sa.SmallInteger, pa.int16()), (sa.BigInteger, pa.int64()), (sa.Integer, pa.int32()),
-    (sa.Double, pa.float64()), (sa.REAL, pa.float32()), (sa.Float, pa.float64()), (sa.Boolean, pa.bool_()),
-    (sa.Date, pa.date32()), (sa.DateTime, pa.timestamp("us", tz="UTC")), (sa.String, pa.string()),
-    (sa.LargeBinary, pa.binary()),
-]
+def _pa() -> Any:
+    """pyarrow (the spark extra's: present once ``_connect_module`` let a session open)."""
+    import pyarrow
+
+    return pyarrow
+
+
+@cache
+def _arrow_types() -> list[tuple[type, Any]]:
+    pa = _pa()
+    return [
+        (sa.SmallInteger, pa.int16()), (sa.BigInteger, pa.int64()), (sa.Integer, pa.int32()),
+        (sa.Double, pa.float64()), (sa.REAL, pa.float32()), (sa.Float, pa.float64()), (sa.Boolean, pa.bool_()),
+        (sa.Date, pa.date32()), (sa.DateTime, pa.timestamp("us", tz="UTC")), (sa.String, pa.string()),
+        (sa.LargeBinary, pa.binary()),
+    ]
 
 
 def _arrow_type(sa_type: Any) -> Any:
     """The Arrow type a bulk-loaded column travels as (Spark maps it to the dialect's SQL type)."""
     if isinstance(sa_type, sa.Numeric) and not isinstance(sa_type, sa.Float):
-        return pa.decimal128(sa_type.precision or 38, sa_type.scale or 0)
-    for kind, arrow in _ARROW_TYPES:
+        return _pa().decimal128(sa_type.precision or 38, sa_type.scale or 0)
+    for kind, arrow in _arrow_types():
         if isinstance(sa_type, kind):
             return arrow
     return None  # let Arrow infer (untyped columns)
@@ -414,6 +429,7 @@ def _arrow_type(sa_type: Any) -> Any:
 
 def _naive_timestamps(table: pa.Table) -> pa.Table:
     """Spark's TIMESTAMP arrives zoned (session zone UTC); Veil works with naive UTC values, like DuckDB."""
+    pa = _pa()
     for i, field in enumerate(table.schema):
         if pa.types.is_timestamp(field.type) and field.type.tz is not None:
             table = table.set_column(i, field.name, table.column(i).cast(pa.timestamp(field.type.unit)))
@@ -421,6 +437,7 @@ def _naive_timestamps(table: pa.Table) -> pa.Table:
 
 
 def _numpy(col: pa.ChunkedArray) -> np.ndarray:
+    pa = _pa()
     if col.null_count == 0 and pa.types.is_integer(col.type):
         return col.to_numpy().astype(np.int64)
     if col.null_count == 0 and (pa.types.is_floating(col.type) or pa.types.is_boolean(col.type)):

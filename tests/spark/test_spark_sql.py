@@ -104,6 +104,18 @@ def test_missing_extra_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
         open_backend("sc://127.0.0.1:15002")
 
 
+def test_without_pyarrow_the_module_loads_and_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The README's test command installs no spark extra: the backend module still imports (its URL checks run)
+    and a session asks for the extra in one line, whether pyarrow is installed here or not."""
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # ``import pyarrow`` raises ImportError
+    monkeypatch.delitem(sys.modules, "veil.backends.spark", raising=False)
+    from veil.backends.spark import _address
+
+    assert _address("sc://127.0.0.1") == ("127.0.0.1", 15002)
+    with pytest.raises(BackendError, match=r"the Spark backend needs the spark extra \(pip install 'veil\[spark\]'\)"):
+        open_backend("sc://127.0.0.1:15002")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
