@@ -325,6 +325,43 @@ def main() -> None:
                 results.append(entry)
                 print(json.dumps(entry), flush=True)
                 args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+    print(summary([r for r in results if r["rows"] in args.rows and not r.get("duckdb_memory_limit")]))
+
+
+def summary(results: list[dict[str, Any]]) -> str:
+    """The issue's table from ``results``: per rows, model set and backend the floor, the search (ratio to the floor,
+    peak RSS), its node queries' time (PostgreSQL: and its ratio to DuckDB's), ``veil check`` and ``veil release``.
+
+    >>> print(summary([{"rows": 10, "models": "k", "backend": "duckdb", "floor_seconds": 1.0, "seconds": 5.0,
+    ...                 "finished": True, "ratio_to_floor": 5.0, "peak_rss_mb": 500.0, "phases": {"node_queries": 2.0}},
+    ...                {"rows": 10, "models": "k", "backend": "postgresql", "floor_seconds": 9.0, "seconds": 45.0,
+    ...                 "finished": True, "ratio_to_floor": 5.0, "peak_rss_mb": 90.0, "phases": {"node_queries": 30.0}}]))
+    | rows | models | backend | floor | search (÷ floor) / peak | node queries (÷ DuckDB) | check / peak | release (÷ search) / peak |
+    |---|---|---|---|---|---|---|---|
+    | 10 | k | duckdb | 1.0 s | 5.0 s (5.0×) / 500 MiB | 2.0 s | — | — |
+    | 10 | k | postgresql | 9.0 s | 45.0 s (5.0×) / 90 MiB | 30.0 s (15.0×) | — | — |
+    """
+    lines = ["| rows | models | backend | floor | search (÷ floor) / peak | node queries (÷ DuckDB) | check / peak "
+             "| release (÷ search) / peak |", "|---|---|---|---|---|---|---|---|"]
+    duck = {(r["rows"], r["models"]): r for r in results if r["backend"] == "duckdb"}
+    for r in sorted(results, key=lambda r: (r["rows"], list(SETS).index(r["models"]), r["backend"])):
+        if not r.get("finished"):
+            lines.append(f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | did not finish "
+                         f"in {r['seconds']:.0f} s | | | |")
+            continue
+        queries = (r.get("phases") or {}).get("node_queries")
+        other = duck.get((r["rows"], r["models"]))
+        versus = ""
+        if r["backend"] != "duckdb" and other and queries and (other.get("phases") or {}).get("node_queries"):
+            versus = f" ({queries / other['phases']['node_queries']:.1f}×)"
+        check = (f"{r['check_seconds']:.1f} s / {r['check_peak_rss_mb']:,.0f} MiB" if r.get("check_finished")
+                 else "—")
+        release = (f"{r['release_seconds']:.1f} s ({r['release_to_search']}×) / {r['release_peak_rss_mb']:,.0f} MiB"
+                   if r.get("release_finished") else "—")
+        lines.append(f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | {r['seconds']:.1f} s "
+                     f"({r['ratio_to_floor']}×) / {r['peak_rss_mb']:,.0f} MiB | "
+                     f"{'—' if queries is None else f'{queries:.1f} s'}{versus} | {check} | {release} |")
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
