@@ -20,6 +20,7 @@ scratch (version 1, the release objects dropped first), timed and measured alike
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import re
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,23 @@ from bench.common import RESULTS  # noqa: E402
 
 PY = str(Path(sys.executable))
 RUN_CLI = "import sys; from veil.cli import main; main()"
+
+
+@contextlib.contextmanager
+def earlier_code(commit: str) -> Iterator[dict[str, str]]:
+    """The environment that makes ``veil`` the earlier ``commit``'s: a git worktree of it whose ``engine/`` is
+    imported first as ``veil`` (``PYTHONPATH``; run ``PY -c RUN_CLI``), removed on exit."""
+    with tempfile.TemporaryDirectory() as tmp:
+        tree, package = Path(tmp) / "tree", Path(tmp) / "package"
+        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(tree), commit], cwd=ROOT, check=True)
+        try:
+            package.mkdir()
+            (package / "veil").symlink_to(tree / "engine")
+            for sub in ("migrations", "sql"):  # the installed mapping (pyproject.toml) points at this checkout's
+                (tree / "engine" / sub).symlink_to(tree / sub)
+            yield {"PYTHONPATH": str(package)}
+        finally:
+            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
 
 
 def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
@@ -90,33 +109,24 @@ def main() -> None:
     args = parser.parse_args()
     commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
                             text=True).stdout.strip()
-    with tempfile.TemporaryDirectory() as tmp:
-        tree, package = Path(tmp) / "tree", Path(tmp) / "package"
-        subprocess.run(["git", "worktree", "add", "-q", "--detach", str(tree), commit], cwd=ROOT, check=True)
-        try:
-            package.mkdir()
-            (package / "veil").symlink_to(tree / "engine")
-            for sub in ("migrations", "sql"):  # the installed mapping (pyproject.toml) points at this checkout's
-                (tree / "engine" / sub).symlink_to(tree / sub)
-            if args.backend == "postgresql":
-                postgres_table(args.rows)
-            floor = round(floor_seconds(args.backend, args.rows)[0], 3)
-            out: dict[str, Any] = {"rows": args.rows, "backend": args.backend, "before": commit,
-                                   "floor_seconds": floor, "runs": []}
-            for name in args.sets:
-                config = Path(tmp) / name / "veil.toml"
-                shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)
-                sides = ((f"before ({commit})", {"PYTHONPATH": str(package)}), ("after", {})) * args.repeat
-                for code, env in sides:
-                    run = {"models": name, "code": code, **search(config, env)}
-                    run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
-                    if args.release:
-                        run.update(release(config, env, args.rows, args.backend))
-                        run["release_to_search"] = round(run["release_seconds"] / run["seconds"], 2)
-                    out["runs"].append(run)
-                    print(json.dumps(run), flush=True)
-        finally:
-            subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
+    with tempfile.TemporaryDirectory() as tmp, earlier_code(commit) as before_env:
+        if args.backend == "postgresql":
+            postgres_table(args.rows)
+        floor = round(floor_seconds(args.backend, args.rows)[0], 3)
+        out: dict[str, Any] = {"rows": args.rows, "backend": args.backend, "before": commit,
+                               "floor_seconds": floor, "runs": []}
+        for name in args.sets:
+            config = Path(tmp) / name / "veil.toml"
+            shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)
+            sides = ((f"before ({commit})", before_env), ("after", {})) * args.repeat
+            for code, env in sides:
+                run = {"models": name, "code": code, **search(config, env)}
+                run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
+                if args.release:
+                    run.update(release(config, env, args.rows, args.backend))
+                    run["release_to_search"] = round(run["release_seconds"] / run["seconds"], 2)
+                out["runs"].append(run)
+                print(json.dumps(run), flush=True)
     suffix = ("-release" if args.release else "") + ("-postgresql" if args.backend == "postgresql" else "")
     path = RESULTS / f"scale-ab-{commit}-{args.rows}{suffix}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")

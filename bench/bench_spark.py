@@ -11,13 +11,19 @@ maximum resident set), and for Spark the peak RSS of the Spark Connect server (t
 machine; sampled every 0.2 s) and of the executors (the workers' children).  Results: bench/results/spark_<rows>.json.
 
     .venv/bin/python bench/bench_spark.py [--rows 10000000] [--spark sc://127.0.0.1:15002]
+    .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --before 6b82788   # same-run A/B on Spark
+
+``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
+(``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -141,6 +147,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000_000)
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
     ap.add_argument("--models", choices=["k", "all"], default="all", help="k: k=10 only; all: every model set")
+    ap.add_argument("--before", help="an earlier commit: each Spark search also runs with its code, interleaved")
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -152,22 +159,43 @@ def main() -> None:
     results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "generated_s": made,
                                "floor_duckdb_s": round(floor_duckdb(duck, table), 3), "runs": []}
     sets = dict(list(MODEL_SETS.items())[:1]) if args.models == "k" else MODEL_SETS
-    for label, models in sets.items():
-        for backend in ("duckdb", "spark"):
-            config = census_config("duckdb", duck, table, ["occupation"], models)
-            if backend == "spark":
-                text = config.read_text().replace(f'url = "duckdb:///{duck}"', 'url_env = "VEIL_BENCH_SPARK_URL"')
-                config = config.with_name(config.stem + "_spark.toml")
-                config.write_text(text)
-            with Sampler() as sampler:
-                run = timed_search(config)
-            if backend == "spark":
-                run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
-                           spark_executors_peak_rss_mib=round(sampler.executors, 1))
-            run.update(backend=backend, models=label)
-            print(json.dumps(run), flush=True)
-            results["runs"].append(run)
-    print(f"wrote {save(f'spark_{args.rows}', results)}")
+    with contextlib.ExitStack() as stack:
+        sides: list[tuple[str, dict[str, str] | None]] = [("current", None)]
+        if args.before:
+            from bench_ab import earlier_code
+
+            commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True,
+                                    capture_output=True, text=True).stdout.strip()
+            sides = [(f"before ({commit})", stack.enter_context(earlier_code(commit))), ("after", {})]
+            results["before"] = commit
+        for label, models in sets.items():
+            for backend in ("duckdb", "spark"):
+                config = census_config("duckdb", duck, table, ["occupation"], models)
+                if backend == "spark":
+                    text = config.read_text().replace(f'url = "duckdb:///{duck}"', 'url_env = "VEIL_BENCH_SPARK_URL"')
+                    config = config.with_name(config.stem + "_spark.toml")
+                    config.write_text(text)
+                for code, env in (sides if backend == "spark" else sides[-1:]):
+                    with Sampler() as sampler:
+                        run = timed_search(config) if env is None else ab_search(config, env)
+                    if backend == "spark":
+                        run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
+                                   spark_executors_peak_rss_mib=round(sampler.executors, 1))
+                    run.update(backend=backend, models=label, code=code)
+                    print(json.dumps(run), flush=True)
+                    results["runs"].append(run)
+    print(f"wrote {save(f'spark_{args.rows}' + ('-ab' if args.before else ''), results)}")
+
+
+def ab_search(config: Path, env: dict[str, str]) -> dict[str, Any]:
+    """``bench_ab.search`` (a fresh interpreter with ``env``: the earlier code, or this checkout's): its figures
+    under the names ``timed_search`` gives."""
+    from bench_ab import search
+
+    run = search(config, env)
+    return {"seconds": run["seconds"], "peak_rss_mib": run["peak_rss_mb"], "optimal": run["optimal"],
+            "value": run["value"], "nodes_evaluated": run["nodes_evaluated"], "node_queries": run["node_queries"],
+            "size_queries": run["size_queries"], "node_query_seconds": run["node_query_seconds"]}
 
 
 if __name__ == "__main__":

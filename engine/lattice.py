@@ -32,6 +32,16 @@ def finer(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
     return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
 
 
+def meet(nodes: Sequence[Sequence[int | None]]) -> tuple[int | None, ...]:
+    """The coarsest node at or below every one of ``nodes`` (``finer`` of each): per QI the lowest level any of
+    them keeps, ``None`` where all of them project it out.
+
+    >>> meet([(2, 0, None), (1, None, None), (3, 1, None)])
+    (1, 0, None)
+    """
+    return tuple(min((lv for lv in levels if lv is not None), default=None) for levels in zip(*nodes))
+
+
 def parse_node(text: str, heights: Sequence[int]) -> Node:
     """Parse ``"1,0,2"`` into a node of a lattice with ``heights``; errors name the bad part."""
     parts = [p.strip() for p in text.split(",")] if text.strip() else []

@@ -28,7 +28,7 @@ from dataclasses import dataclass, field
 from veil import queries as q
 from veil.backends.base import Session
 from veil.counts import Level
-from veil.lattice import finer
+from veil.lattice import finer, meet
 
 Node = tuple[Level, ...]
 
@@ -80,15 +80,7 @@ class Rollups:
         kept node below ``node``, or ``node``'s own table materialized now (``ident()`` numbers it), or the
         base.  An own table too large to keep is dropped when the query is done."""
         self._reads += 1
-        name, floor, cells = self._finest(node)
-        hub = self.hub(node) if floor is None else None
-        if hub is not None:
-            number = ident()
-            made = self._materialize(number, hub, None, self.base, what)
-            self._keep(hub, number, made, what)
-            self.counters.hubs += 1
-            name, floor, cells = self.layout.node_table(number, hub).name, hub, made
-        self.counters.rolled_up += floor is not None
+        name, floor, cells = self._source(node, ident, what)
         if not self._worth(node, cells):
             yield name, floor
             return
@@ -106,6 +98,31 @@ class Rollups:
                 self.session.execute(q.drop_table(table), what)
             raise
         self.session.execute(q.drop_table(table), what)
+
+    @contextlib.contextmanager
+    def reading_many(self, nodes: Sequence[Node], ident: Callable[[], int],
+                     what: str) -> Iterator[tuple[str, Node | None]]:
+        """The table one statement over several ``nodes`` reads (``queries.grouped_sizes``): what ``reading`` would
+        read for their meet (each QI's lowest level among them; ``veil.lattice.meet``) — the finest kept node
+        below it, or its hub materialized now, or the base — without materializing the meet or any of the nodes.
+        A chain a search binary-searches lies above its lowest node: every node of it reads that node's source."""
+        self._reads += 1
+        name, floor, _cells = self._source(meet(nodes), ident, what)
+        yield name, floor
+
+    def _source(self, node: Node, ident: Callable[[], int], what: str) -> tuple[str, Node | None, int]:
+        """The smallest kept table ``node`` can be rolled up from; when that is the base, ``node``'s hub
+        materialized first (then kept, and read instead of the base)."""
+        name, floor, cells = self._finest(node)
+        hub = self.hub(node) if floor is None else None
+        if hub is not None:
+            number = ident()
+            made = self._materialize(number, hub, None, self.base, what)
+            self._keep(hub, number, made, what)
+            self.counters.hubs += 1
+            name, floor, cells = self.layout.node_table(number, hub).name, hub, made
+        self.counters.rolled_up += floor is not None
+        return name, floor, cells
 
     def hub(self, node: Node) -> Node | None:
         """The hub to materialize before ``node`` reads the base: from ``node``, levels lowered one at a time — each

@@ -153,6 +153,7 @@ class SearchCounts(NamedTuple):
     counts_for: Callable[[tuple[Level, ...]], NodeCounts | SizeHistogram]
     metric: Metric
     probe: Callable[[tuple[Level, ...]], SizeHistogram] | None = None
+    prefetch: Callable[[Sequence[tuple[Level, ...]]], None] | None = None  # sizes of the next nodes together
 
 
 def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchCounts:
@@ -165,7 +166,8 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
     holds a node's histogram.  The probe is then the size query alone (when the models read more than sizes),
     so a node that cannot be the optimum costs no test and no stream — or no query at all when the metric's
     bound is a function of the node's levels (height, precision).  Otherwise (models reading supersets,
-    KL-divergence) whole-node counts and no probe."""
+    KL-divergence) whole-node counts and no probe.  Nodes read through their sizes may be counted several at a
+    time (``prefetch``, ``Warehouse.prefetch_sizes``)."""
     if not (spec.streamable and OnSizes.supports(metric)):
         return SearchCounts(wh.counts, metric)
 
@@ -194,8 +196,9 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
 
     on_sizes = OnSizes(metric)
     if not on_sizes.bound_reads_sizes:  # the bound is the node's levels': no query at all
-        return SearchCounts(counts_for, on_sizes, lambda node: SizeHistogram(tuple(node), _NONE, _NONE))
-    return SearchCounts(counts_for, on_sizes, None if spec.sizes_only else wh.sizes)
+        return SearchCounts(counts_for, on_sizes, lambda node: SizeHistogram(tuple(node), _NONE, _NONE),
+                            wh.prefetch_sizes)
+    return SearchCounts(counts_for, on_sizes, None if spec.sizes_only else wh.sizes, wh.prefetch_sizes)
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
@@ -203,10 +206,10 @@ def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -
     a progress bar on a terminal."""
     lattice = Lattice(wh.heights)
     spec = Specification(config.models, config.search.max_suppression)
-    counts_for, metric, probe = search_counts(wh, spec, metric_for(wh, config.search.metric))
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric))
     with log.progress("searching", lattice.size) as update:
         return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update,
-                          probe=probe)
+                          probe=probe, prefetch=prefetch)
 
 
 def run_search(config: Config, strategies: Sequence[str],

@@ -44,6 +44,8 @@ from veil.metrics import Loss, Metric
 from veil.privacy import Evaluation, Specification
 
 CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
+PrefetchFn = Callable[[Sequence[tuple[Level, ...]]], None]
+AHEAD = 32  # nodes announced to ``prefetch`` at once: a frontier of one height, the next nodes by bound
 STRATEGIES = ("optimal", "incognito", "brute-force")
 
 
@@ -87,10 +89,12 @@ class Evaluator:
     """Evaluates nodes once each (counts, verdicts, metric) and remembers the results."""
 
     def __init__(self, counts_for: CountsFn, spec: Specification, metric: Metric, rows: int,
-                 on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None) -> None:
+                 on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None,
+                 prefetch: PrefetchFn | None = None) -> None:
         self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
         self.on_evaluate = on_evaluate
         self.probe = probe
+        self._prefetch = prefetch
         self.probed = 0  # nodes whose bound alone (from ``probe``) proved them no better than the best
         self.fail_on_sizes: set[tuple[Level, ...]] = set()  # probed nodes whose sizes fail the monotone part
         self.results: dict[tuple[Level, ...], Evaluation] = {}
@@ -116,6 +120,14 @@ class Evaluator:
         if self.on_evaluate is not None:
             self.on_evaluate(len(self.results))
         return ev
+
+    def prefetch(self, nodes: Sequence[tuple[Level, ...]]) -> None:
+        """Announce the nodes the search will likely evaluate next, so the caller may count them together (the
+        batch interface, ``run``'s ``prefetch``); a hint: every node is still evaluated one at a time."""
+        if self._prefetch is not None:
+            todo = [n for n in nodes if n not in self.results]
+            if len(todo) > 1:
+                self._prefetch(todo)
 
     def bound(self, node: Node) -> Loss | None:
         """The metric's lower bound at ``node`` and above, from ``probe``'s counts (a node's block sizes, which
@@ -154,7 +166,11 @@ def _minimal(nodes: Sequence[Node]) -> list[Node]:
 
 
 def brute_force(lattice: Lattice, ev: Evaluator) -> tuple[list[Node], Optimum | None]:
-    passing = [n for n in lattice.ordered if ev(n).passed]
+    passing: list[Node] = []
+    for lo in range(0, lattice.size, AHEAD):
+        ahead = lattice.ordered[lo:lo + AHEAD]
+        ev.prefetch(ahead)
+        passing += [n for n in ahead if ev(n).passed]
     return _minimal(passing), _best(passing, ev, lattice)
 
 
@@ -200,7 +216,10 @@ def incognito(lattice: Lattice, ev: Evaluator) -> list[Node]:
     candidates = [n for n in lattice.ordered if _projections_pass(n, subset, passing)]
     found: list[Node] = []
     marked: set[Node] = set()
-    for node in candidates:
+    for k, node in enumerate(candidates):
+        if k == 0 or sum(node) != sum(candidates[k - 1]):  # a new height: its unmarked nodes are all evaluated
+            ev.prefetch([n for n in itertools.takewhile(lambda n: sum(n) == sum(node), candidates[k:])
+                         if n not in marked][:AHEAD])
         if node in marked:
             found.append(node)
             continue
@@ -235,16 +254,20 @@ def _subset_bfs(lattice: Lattice, ev: Evaluator, subset: tuple[int, ...],
     heights = [lattice.heights[i] for i in subset]
     sub = Lattice(tuple(heights))
     result: set[tuple[int, ...]] = set()
-    for levels in sub.ordered:
-        if levels in result:
-            continue  # marked by a passing node below
-        if not _projections_pass(levels, subset, passing):
-            continue
+
+    def full(levels: tuple[int, ...]) -> tuple[Level, ...]:
         node: list[Level] = [None] * len(lattice.heights)
         for i, lv in zip(subset, levels):
             node[i] = lv
-        if ev.passes_monotone_part(tuple(node)):
-            result.update(_generalizations(sub, levels))
+        return tuple(node)
+
+    for _, same in itertools.groupby(sub.ordered, key=sum):  # a height at a time: a pass marks only nodes above
+        frontier = [levels for levels in same if levels not in result  # marked by a passing node below
+                    and _projections_pass(levels, subset, passing)]
+        ev.prefetch([full(levels) for levels in frontier][:AHEAD])
+        for levels in frontier:
+            if ev.passes_monotone_part(full(levels)):
+                result.update(_generalizations(sub, levels))
     return result
 
 
@@ -403,6 +426,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
                 if not options:
                     break
                 path.append(min(options)[3])
+            ev.prefetch([nodes[j] for j in path][:AHEAD])
             while True:
                 live = (status == 0) & ~evaluated & ~pruned()
                 remaining = [j for j in path if live[j]]
@@ -412,6 +436,7 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
         else:
             candidates = np.flatnonzero(open_)
             order = np.lexsort((candidates, bounds.level[candidates]))
+            ev.prefetch([nodes[int(j)] for j in candidates[order[:AHEAD]]])
             evaluate(int(candidates[order[0]]))
     if best_idx >= size:
         return None
@@ -421,13 +446,17 @@ def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
 
 def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], counts_for: CountsFn,
         spec: Specification, metric: Metric, rows: int,
-        on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None) -> SearchResult:
+        on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None,
+        prefetch: PrefetchFn | None = None) -> SearchResult:
     """Run one or more strategies on one evaluator (counts and verdicts shared between them).  ``probe``: a
     cheaper counts function (a node's block sizes) that the metric's bound reads; ``optimal`` asks it
     before evaluating a node and skips the models' check where the bound proves the node no better than the
-    best found (issue 11: a histogram is shipped only for nodes that could still be the optimum)."""
+    best found (issue 11: a histogram is shipped only for nodes that could still be the optimum).
+    ``prefetch``: the batch interface — told the nodes a strategy will likely evaluate next (``brute-force``: the
+    next nodes in order; ``incognito``: each height's frontier; ``optimal``: the chain it binary-searches, else
+    the next nodes by bound), so that their counts can be read together."""
     started = time.perf_counter()
-    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe)
+    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe, prefetch)
     result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
     for strategy in strategies:
         if strategy == "brute-force":

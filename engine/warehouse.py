@@ -40,6 +40,7 @@ from veil.rollup import Counters, Rollups
 from veil.sourcecheck import check_scan
 
 MAX_LISTED = 20
+PREFETCH = 32  # nodes whose sizes one statement counts together (``prefetch_sizes``)
 
 
 @dataclass(frozen=True)
@@ -55,6 +56,7 @@ class Stats:
 
     node_queries: int = 0
     size_queries: int = 0       # node queries answered by the size histogram alone
+    batched: int = 0            # nodes whose size histograms one of those queries counted with others' (prefetch)
     test_queries: int = 0       # node queries answered by threshold tests computed in SQL (no histogram)
     undecided: int = 0          # of those, nodes floating point could not decide (then streamed)
     streamed: int = 0           # node queries whose cells arrived in chunks
@@ -83,8 +85,8 @@ class Stats:
         base frequency set, the time spent in node queries (fetches included, checkers excluded), the queries."""
         return {"prepare_seconds": round(self.base_seconds, 3), "node_query_seconds": round(self.node_seconds, 3),
                 "node_queries": self.node_queries, "size_queries": self.size_queries,
-                "test_queries": self.test_queries, "undecided": self.undecided, "streamed": self.streamed,
-                "chunks": self.chunks, "rolled_up": self.rolled_up,
+                "batched": self.batched, "test_queries": self.test_queries, "undecided": self.undecided,
+                "streamed": self.streamed, "chunks": self.chunks, "rolled_up": self.rolled_up,
                 "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
                 "base_cells": self.base_cells, "scratch": self.scratch}
 
@@ -110,6 +112,7 @@ class Warehouse:
     rollup_min_cells: int = 200_000
     rollup_budget: float = 2.0  # materialized rollup cells kept at once, as a multiple of the base's cells
     hub_ratio: float | None = None  # a hub's share of the base's cells (``veil.rollup``; None: the backend's)
+    batch: bool | None = None  # prefetched sizes counted together (``prefetch_sizes``; None: the backend's)
     scratch_threshold: int | None = None  # base bytes beyond which working tables go to a scratch database
     #                                       (``Session.scratch``; None: the backend's own, DuckDB's memory limit)
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
@@ -319,6 +322,42 @@ class Warehouse:
         self._sizes[node] = hist
         self.stats.node_seconds += time.perf_counter() - started
         return hist
+
+    def prefetch_sizes(self, nodes: Sequence[Sequence[Level]]) -> None:
+        """The block-size histograms of nodes a search will likely ask next (a chain it binary-searches, a
+        frontier of one height), counted together — one ``GROUP BY GROUPING SETS`` over their meet's source
+        (``queries.grouped_sizes``, ``Rollups.reading_many``), at most ``PREFETCH`` nodes a statement — where the
+        backend says a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``: Spark);
+        ``sizes`` then answers from them.  Elsewhere nothing: each node is counted when asked, and no node the
+        search never reads is counted (on DuckDB and PostgreSQL one statement per node was the faster,
+        ``bench/bench_grouping_sets.py``)."""
+        if not (self.session.backend.batch_sizes if self.batch is None else self.batch):
+            return
+        todo = list(dict.fromkeys(n for n in map(self._checked, nodes) if n not in self._sizes))
+        for lo in range(0, len(todo), PREFETCH):
+            if len(todo[lo:lo + PREFETCH]) > 1:
+                self._sizes_together(todo[lo:lo + PREFETCH])
+
+    def _sizes_together(self, nodes: list[tuple[Level, ...]]) -> None:
+        started = time.perf_counter()
+        what = f"counting the block sizes of {len(nodes)} nodes together"
+        blocks = self._block_rollups()
+        self.stats.node_queries += 1
+        self.stats.size_queries += 1
+        self.stats.batched += len(nodes)
+        with blocks.reading_many(nodes, self._next_ident, what) as (name, floor):
+            grouped = q.grouped_sizes(blocks.layout, nodes, floor, source=name)
+            data = self.session.columns(grouped.statement, what)
+        gid, size, count = (data[c].astype(np.int64) for c in ("gid", "size", "blocks"))
+        for node, ident in zip(nodes, grouped.ids):
+            mine = gid == ident
+            order = np.argsort(size[mine], kind="stable")
+            hist = SizeHistogram(node, size[mine][order], count[mine][order])
+            blocks.know(node, hist.n_blocks, exact=True)
+            if blocks is not self._cell_rollups:
+                self._cell_rollups.know(node, hist.n_blocks)
+            self._sizes[node] = hist
+        self.stats.node_seconds += time.perf_counter() - started
 
     def counted_sizes(self, node: Sequence[Level]) -> SizeHistogram | None:
         """``node``'s block-size histogram when ``sizes`` already counted it (no query), else ``None``."""

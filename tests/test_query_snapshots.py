@@ -65,6 +65,11 @@ def statements() -> dict[str, object]:
         # block sizes read from veil_base without its sensitive columns (summed away), and a hub materialized there
         "node_sizes_from_the_cells": q.node_sizes(sizes, (2, 1, 1)),
         "hub_of_the_blocks": q.materialize(sizes, 6, (1, 0, 1)),
+        # the batch interface (Spark's path): several nodes' sizes in one GROUPING SETS statement, from the base and
+        # from a kept rollup joined to veil_up_* tables (a projected-out QI leaves NULL keys in the other sets)
+        "grouped_sizes_from_the_base": q.grouped_sizes(sizes, [(1, 0, 1), (2, 1, 1), (1, None, 0)]).statement,
+        "grouped_sizes_from_materialized": q.grouped_sizes(sizes, [(2, 1, 1), (3, None, 1), (1, 0, 1)], (1, 0, 1),
+                                                           source="veil_node_4").statement,
         # DuckDB at scale: the base and materialized nodes in the session's scratch database (veil.backends.scratch)
         "attach_scratch": q.Attach("veil_work_12_1", "/data/.veil-work-12-ab01.duckdb"),
         "search_path_with_scratch": q.SetSearchPath(["main", "veil_work_12_1.main"]),

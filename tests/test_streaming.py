@@ -147,21 +147,22 @@ def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget
 
 @pytest.mark.parametrize("models", list(SETS))
 @pytest.mark.parametrize("metric", ["discernibility", "avg-block-size", "precision", "kl-divergence"])
-@pytest.mark.parametrize("block_tests", [True, False])
+@pytest.mark.parametrize(("block_tests", "batch"), [(True, False), (False, False), (True, True)],
+                         ids=["tests", "streamed", "tests-batched"])
 def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: str, metric: str,
-                                                               block_tests: bool) -> None:
+                                                               block_tests: bool, batch: bool) -> None:
     """With threshold tests in SQL (distinct and entropy l-diversity, ordered t-closeness) or forced through the
-    streamed chunks."""
+    streamed chunks; and with the nodes a strategy announces counted together (``batch``: Spark's path)."""
     table = people(db, seed=11, n=120)
     budget = 0.05
     conf = config(db, table, SETS[models], budget, metric)
-    with open_run(conf, chunk_cells=2) as (conf, wh):
+    with open_run(conf, chunk_cells=2, batch=batch) as (conf, wh):
         wh.block_tests_enabled = block_tests
         spec = Specification(conf.models, budget)
         plain = metric_for(wh, metric)
         lattice = Lattice(wh.heights)
         brute = search.run(["brute-force"], lattice, wh.attributes, wh.counts, spec, plain, wh.rows)
-        counts_for, sized, probe = search_counts(wh, spec, plain)
+        counts_for, sized, probe, prefetch = search_counts(wh, spec, plain)
         assert (counts_for == wh.counts) == (metric == "kl-divergence")
         # sizes only: nothing cheaper to ask first, unless the metric's bound needs no sizes at all
         assert (probe is None) == (metric == "kl-divergence" or (models == "k" and metric not in ("precision",)))
@@ -169,8 +170,11 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
             queries = wh.stats.node_queries
             assert probe(tuple(lattice.heights)).n_blocks == 0 and wh.stats.node_queries == queries
         fast = search.run(["incognito", "optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows,
-                          probe=probe)
-        alone = search.run(["optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe)
+                          probe=probe, prefetch=prefetch)
+        alone = search.run(["optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe,
+                           prefetch=prefetch)
+        assert (prefetch is None) == (metric == "kl-divergence")
+        assert (wh.stats.batched > 0) == (batch and metric != "kl-divergence")  # fewer statements than nodes
         if metric != "kl-divergence":
             assert wh.stats.size_queries > 0
             if block_tests and models in ("k+entropy", "distinct"):  # reducible: no histogram shipped
@@ -304,6 +308,38 @@ def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
         assert wh.stats.rollups.hubs == 2  # one per layout, every node above it
         assert (1, 0, 0) in blocks.kept and (1, 0, 0) in cells.kept
         assert wh.stats.rolled_up == 3 * len(nodes)  # every query read a hub
+
+
+def test_sizes_counted_together_equal_each_nodes_own(db: Db) -> None:
+    """The batch interface (``Warehouse.prefetch_sizes``, Cube Incognito's ``GROUPING SETS``): the histograms of
+    nodes counted together — from the base, from their meet's hub, from a kept rollup joined to ``veil_up_*``
+    tables, with QIs projected out (NULL keys in the other sets) — equal each node's own statement's, on both
+    layouts; ``sizes`` then asks the database nothing, and no node is materialized for the batch."""
+    table = people(db, n=400)
+    nodes = all_nodes((3, 1, 2))
+    rnd = random.Random(5)
+    batches = [rnd.sample(nodes, 7) for _ in range(6)] + [[(1, 0, 1), (2, 1, 1), (3, 1, 2), (1, 1, 2)],
+                                                          [(0, None, None), (None, 0, None), (None, None, 0)]]
+    for models in (K, K + ENTROPY):  # the blocks' own rollups when sensitive values are counted
+        conf = config(db, table, models, 0.0)
+        with open_run(conf, rollup=False) as (conf, plain):
+            expected = {node: plain.sizes(node) for node in nodes}
+        with open_run(conf, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0, hub_ratio=0.5,
+                      batch=True) as (conf, wh):
+            wh.sizes((1, 0, 1))  # kept: later batches above it roll up from it through veil_up_* tables
+            for batch in batches:
+                fresh = {node for node in batch if wh.counted_sizes(node) is None}
+                materialized, queries = wh.stats.materialized, wh.stats.node_queries
+                wh.prefetch_sizes(batch)
+                assert wh.stats.node_queries - queries == (len(fresh) > 1)  # one statement, or none for one node
+                assert wh.stats.materialized - materialized <= 1  # at most the meet's hub
+                queries = wh.stats.node_queries
+                for node in batch:
+                    got = wh.sizes(node)
+                    assert (got.sizes.tolist(), got.blocks.tolist()) == (
+                        expected[node].sizes.tolist(), expected[node].blocks.tolist()), (models, node)
+                assert wh.stats.node_queries - queries == (len(fresh) == 1)  # the rest answered from the batch
+            assert wh.stats.batched > 0 and wh.stats.rolled_up > 0 and wh.stats.rollups.hubs > 0
 
 
 def test_hubs_are_sized_by_the_backend_unless_the_run_says(db: Db) -> None:

@@ -53,6 +53,8 @@ class Backend:
     scratch_nodes: ClassVar[bool] = True      # materialized nodes go where the base goes (``Session.scratch``);
     #                                           else they stay temporary tables
     hub_ratio: ClassVar[float] = 0.1          # a hub holds at most this share of the base's cells (``veil.rollup``)
+    batch_sizes: ClassVar[bool] = False       # a statement's fixed cost outweighs a pass over the data: a search's
+    #                                           likely next nodes are counted together (``Warehouse.prefetch_sizes``)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:

@@ -314,6 +314,75 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
             .group_by(blocks.c.size).order_by(blocks.c.size))
 
 
+@dataclass(frozen=True)
+class Grouped:
+    """Several nodes' block-size histograms in one statement (``grouped_sizes``): ``statement`` returns ``(gid,
+    size, blocks)`` and ``ids[k]`` is the ``gid`` of the ``k``-th node's rows."""
+
+    statement: sa.Select[Any]
+    ids: tuple[int, ...]
+
+
+def grouped_sizes(layout: Layout, nodes: Sequence[Sequence[int | None]], floor: Sequence[int | None] | None = None,
+                  source: str = BASE) -> Grouped:
+    """The block-size histograms of several ``nodes`` from one pass over ``source`` (Cube Incognito, LeFevre et
+    al. SIGMOD 2005 §3.3: ``GROUP BY GROUPING SETS``, one set per node): ``(gid, size, blocks)``.  ``gid`` tells
+    the nodes apart whatever their sets leave NULL: ``Σ 2^k · grouping(key_k)`` over every key column any node
+    groups by (``grouping`` of one column: Spark's takes no more), the same for every row of one node, distinct
+    between nodes (distinct nodes group by distinct key sets).  The key columns themselves never leave the
+    database, so no NULL key is fetched.  Every node must be at or above ``floor``; a coarser level joins its
+    ``veil_up_*`` table once for all of them.
+
+    Nodes (1, 0) and (0, None) group by ``q0_1, q1_0`` and ``q0_0``; the keys in order q0_0, q0_1, q1_0 are bits
+    1, 2, 4, so (1, 0) leaves out q0_0 (gid 1) and (0, None) leaves out q0_1 and q1_0 (gid 6):
+
+    >>> g = grouped_sizes(Layout(heights=(1, 1), sensitive_count=0), [(1, 0), (0, None)])
+    >>> g.ids
+    (1, 6)
+    >>> print(g.statement.compile(compile_kwargs={"literal_binds": True}))
+    SELECT e.gid, e.size, count(*) AS blocks 
+    FROM (SELECT grouping(b.q0_0) * 1 + grouping(b.q0_1) * 2 + grouping(b.q1_0) * 4 AS gid, sum(b.n) AS size 
+    FROM veil_base AS b GROUP BY GROUPING SETS((b.q0_1, b.q1_0), (b.q0_0))) AS e GROUP BY e.gid, e.size
+    """
+    table, from_, key = _grouped_source(layout, source, None if floor is None else tuple(floor),
+                                        tuple(tuple(n) for n in nodes))
+    used = sorted({(i, lv) for n in nodes for i, lv in enumerate(n) if lv is not None})
+    bit = {k: 1 << b for b, k in enumerate(used)}
+    ids = tuple(sum(bit[k] for k in used if k[1] != n[k[0]]) for n in nodes)
+    gid = sum((sa.func.grouping(key[k]) * sa.literal(bit[k], sa.Integer) for k in used[1:]),
+              sa.func.grouping(key[used[0]]) * sa.literal(bit[used[0]], sa.Integer)) if used else sa.literal(0)
+    sets = [sa.tuple_(*(key[(i, lv)] for i, lv in enumerate(n) if lv is not None)) for n in nodes]
+    blocks = (sa.select(gid.label("gid"), sa.func.sum(table.c.n).label("size")).select_from(from_)
+              .group_by(sa.func.grouping_sets(*sets)).subquery("e"))
+    return Grouped(sa.select(blocks.c.gid, blocks.c.size, sa.func.count().label("blocks"))
+                   .group_by(blocks.c.gid, blocks.c.size), ids)
+
+
+def _grouped_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
+                    nodes: tuple[tuple[int | None, ...], ...]) -> tuple[Any, Any, dict[tuple[int, int], Any]]:
+    """The table ``grouped_sizes`` reads (as ``b``), its ``FROM`` and each ``(QI, level)``'s key column in it: the
+    wide base's own columns, or a narrow table at ``floor`` joined once to ``veil_up_{i}_{floor[i]}`` for every QI
+    some node coarsens."""
+    if floor is None:
+        base = _wide_base(layout, source)
+        return base, base, {(i, lv): base.c[f"q{i}_{lv}"] for n in nodes for i, lv in enumerate(n) if lv is not None}
+    table = layout.narrow(source, floor).alias("b")
+    joined: Any = table
+    key: dict[tuple[int, int], Any] = {}
+    for i, low in enumerate(floor):
+        levels = {n[i] for n in nodes if n[i] is not None}
+        if levels and (low is None or min(levels) < low):  # type: ignore[type-var]
+            raise ValueError(f"nodes {list(nodes)} cannot be rolled up from {floor}")
+        if not levels:
+            continue
+        key[(i, low)] = table.c[f"q{i}_{low}"]  # type: ignore[index]
+        if max(levels) > low:  # type: ignore[operator]
+            up = layout.up(i, low).alias(f"u{i}")  # type: ignore[arg-type]
+            joined = joined.join(up, up.c.c == table.c[f"q{i}_{low}"])
+            key.update({(i, lv): up.c[f"u{lv}"] for lv in levels if lv != low})
+    return table, joined, key
+
+
 UNDECIDED = 2  # a statistics verdict floating point cannot give: the node is evaluated from its histograms
 
 

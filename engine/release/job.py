@@ -391,10 +391,10 @@ def _choose_node(run: _Run, ledger: ledger_mod.Ledger
             reason = "the quasi-identifiers or their hierarchies' heights changed"
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
-    counts_for, metric, probe = search_counts(wh, spec, metric_for(wh, run.config.search.metric))
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric))
     with log.progress("searching", lattice.size) as update:
         result = run_search(["optimal"], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
-                            on_evaluate=update, probe=probe)
+                            on_evaluate=update, probe=probe, prefetch=prefetch)
     if result.optimal is None:
         raise no_solution(wh, spec)
     changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"

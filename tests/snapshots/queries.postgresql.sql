@@ -154,3 +154,13 @@ FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1) AS e GROUP BY e.size ORDER 
 -- hub_of_the_blocks
 CREATE TEMPORARY TABLE veil_node_6 AS SELECT b.q0_1 AS q0_1, b.q1_0 AS q1_0, b.q2_1 AS q2_1, CAST(sum(b.n) AS BIGINT) AS n 
 FROM veil_base AS b GROUP BY b.q0_1, b.q1_0, b.q2_1;
+
+-- grouped_sizes_from_the_base
+SELECT e.gid, e.size, count(*) AS blocks 
+FROM (SELECT grouping(b.q0_1) * %(param_1)s::INTEGER + grouping(b.q0_2) * %(param_2)s::INTEGER + grouping(b.q1_0) * %(param_3)s::INTEGER + grouping(b.q1_1) * %(param_4)s::INTEGER + grouping(b.q2_0) * %(param_5)s::INTEGER + grouping(b.q2_1) * %(param_6)s::INTEGER AS gid, sum(b.n) AS size 
+FROM veil_base AS b GROUP BY GROUPING SETS((b.q0_1, b.q1_0, b.q2_1), (b.q0_2, b.q1_1, b.q2_1), (b.q0_1, b.q2_0))) AS e GROUP BY e.gid, e.size;
+
+-- grouped_sizes_from_materialized
+SELECT e.gid, e.size, count(*) AS blocks 
+FROM (SELECT grouping(b.q0_1) * %(param_1)s::INTEGER + grouping(u0.u2) * %(param_2)s::INTEGER + grouping(u0.u3) * %(param_3)s::INTEGER + grouping(b.q1_0) * %(param_4)s::INTEGER + grouping(u1.u1) * %(param_5)s::INTEGER + grouping(b.q2_1) * %(param_6)s::INTEGER AS gid, sum(b.n) AS size 
+FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 JOIN veil_up_1_0 AS u1 ON u1.c = b.q1_0 GROUP BY GROUPING SETS((u0.u2, u1.u1, b.q2_1), (u0.u3, b.q2_1), (b.q0_1, b.q1_0, b.q2_1))) AS e GROUP BY e.gid, e.size;
