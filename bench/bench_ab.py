@@ -59,10 +59,11 @@ def earlier_code(commit: str) -> Iterator[dict[str, str]]:
             subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=ROOT, check=False)
 
 
-def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
+def search(config: Path, env: dict[str, str], strategy: str = "optimal") -> dict[str, Any]:
     """One ``veil search --json`` in a fresh interpreter: wall time, peak RSS, the answer and the work."""
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--config", str(config)],
+    proc = subprocess.run(["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--strategy", strategy,
+                           "--config", str(config)],
                           capture_output=True, text=True, cwd=config.parent, env={**os.environ, **env})
     seconds = time.perf_counter() - started
     if proc.returncode not in (0, 2):
@@ -74,8 +75,10 @@ def search(config: Path, env: dict[str, str]) -> dict[str, Any]:
     return {"seconds": round(seconds, 2), "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
             "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
             "value": doc["optimal"]["value"] if doc.get("optimal") else None,
+            "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
             "nodes_evaluated": doc["nodes_evaluated"], "nodes_bounded": doc.get("nodes_bounded"),
-            **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")}}
+            **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")},
+            **({"batched": work["batched"]} if "batched" in work else {})}
 
 
 def release(config: Path, env: dict[str, str], rows: int, backend: str) -> dict[str, Any]:

@@ -11,7 +11,8 @@ maximum resident set), and for Spark the peak RSS of the Spark Connect server (t
 machine; sampled every 0.2 s) and of the executors (the workers' children).  Results: bench/results/spark_<rows>.json.
 
     .venv/bin/python bench/bench_spark.py [--rows 10000000] [--spark sc://127.0.0.1:15002]
-    .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --before 6b82788   # same-run A/B on Spark
+    .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --before c666707   # same-run A/B on Spark
+    .venv/bin/python bench/bench_spark.py --rows 100000 --models k --strategy incognito --before c666707
 
 ``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
 (``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
@@ -97,11 +98,13 @@ class Sampler:
         self._thread.join()
 
 
-def timed_search(config: Path) -> dict[str, Any]:
+def timed_search(config: Path, strategy: str = "optimal") -> dict[str, Any]:
     """One ``veil search`` process: wall seconds, its peak RSS (MiB), the JSON's result."""
-    wall, doc, _code, rss = run_cli("search", "--config", str(config), "--strategy", "optimal")
+    wall, doc, _code, rss = run_cli("search", "--config", str(config), "--strategy", strategy)
     return {"seconds": round(wall, 2), "peak_rss_mib": rss, "optimal": doc.get("optimal"),
-            "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds")}
+            "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
+            "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds"),
+            "node_queries": doc.get("work", {}).get("node_queries"), "batched": doc.get("work", {}).get("batched")}
 
 
 def export_parquet(duck: Path, table: str) -> Path:
@@ -148,6 +151,7 @@ def main() -> None:
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
     ap.add_argument("--models", choices=["k", "all"], default="all", help="k: k=10 only; all: every model set")
     ap.add_argument("--before", help="an earlier commit: each Spark search also runs with its code, interleaved")
+    ap.add_argument("--strategy", default="optimal", choices=["optimal", "incognito"])
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -177,25 +181,28 @@ def main() -> None:
                     config.write_text(text)
                 for code, env in (sides if backend == "spark" else sides[-1:]):
                     with Sampler() as sampler:
-                        run = timed_search(config) if env is None else ab_search(config, env)
+                        run = timed_search(config, args.strategy) if env is None else ab_search(config, env,
+                                                                                                 args.strategy)
                     if backend == "spark":
                         run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
                                    spark_executors_peak_rss_mib=round(sampler.executors, 1))
-                    run.update(backend=backend, models=label, code=code)
+                    run.update(backend=backend, models=label, code=code, strategy=args.strategy)
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
-    print(f"wrote {save(f'spark_{args.rows}' + ('-ab' if args.before else ''), results)}")
+    suffix = ("" if args.strategy == "optimal" else f"-{args.strategy}") + ("-ab" if args.before else "")
+    print(f"wrote {save(f'spark_{args.rows}{suffix}', results)}")
 
 
-def ab_search(config: Path, env: dict[str, str]) -> dict[str, Any]:
+def ab_search(config: Path, env: dict[str, str], strategy: str) -> dict[str, Any]:
     """``bench_ab.search`` (a fresh interpreter with ``env``: the earlier code, or this checkout's): its figures
     under the names ``timed_search`` gives."""
     from bench_ab import search
 
-    run = search(config, env)
+    run = search(config, env, strategy)
     return {"seconds": run["seconds"], "peak_rss_mib": run["peak_rss_mb"], "optimal": run["optimal"],
-            "value": run["value"], "nodes_evaluated": run["nodes_evaluated"], "node_queries": run["node_queries"],
-            "size_queries": run["size_queries"], "node_query_seconds": run["node_query_seconds"]}
+            "minimal": run["minimal"], "value": run["value"], "nodes_evaluated": run["nodes_evaluated"],
+            "node_queries": run["node_queries"], "size_queries": run["size_queries"],
+            "node_query_seconds": run["node_query_seconds"], "batched": run.get("batched")}
 
 
 if __name__ == "__main__":

@@ -105,7 +105,7 @@ class Rollups:
         """The table one statement over several ``nodes`` reads (``queries.grouped_sizes``): what ``reading`` would
         read for their meet (each QI's lowest level among them; ``veil.lattice.meet``) — the finest kept node
         below it, or its hub materialized now, or the base — without materializing the meet or any of the nodes.
-        A chain a search binary-searches lies above its lowest node: every node of it reads that node's source."""
+        Nodes of one height with the same QIs projected out (Incognito's frontier) often share a coarse meet."""
         self._reads += 1
         name, floor, _cells = self._source(meet(nodes), ident, what)
         yield name, floor

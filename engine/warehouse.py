@@ -324,8 +324,8 @@ class Warehouse:
         return hist
 
     def prefetch_sizes(self, nodes: Sequence[Sequence[Level]]) -> None:
-        """The block-size histograms of nodes a search will likely ask next (a chain it binary-searches, a
-        frontier of one height), counted together — one ``GROUP BY GROUPING SETS`` over their meet's source
+        """The block-size histograms of nodes a search will ask next (``incognito``'s frontier of one height,
+        ``brute-force``'s next nodes: ``search.run``'s ``prefetch``), counted together — one ``GROUP BY GROUPING SETS`` over their meet's source
         (``queries.grouped_sizes``, ``Rollups.reading_many``), at most ``PREFETCH`` nodes a statement — where the
         backend says a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``: Spark);
         ``sizes`` then answers from them.  Elsewhere nothing: each node is counted when asked, and no node the
