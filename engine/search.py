@@ -216,17 +216,17 @@ def incognito(lattice: Lattice, ev: Evaluator) -> list[Node]:
     candidates = [n for n in lattice.ordered if _projections_pass(n, subset, passing)]
     found: list[Node] = []
     marked: set[Node] = set()
-    for k, node in enumerate(candidates):
-        if k == 0 or sum(node) != sum(candidates[k - 1]):  # a new height: its unmarked nodes are all evaluated
-            ev.prefetch([n for n in itertools.takewhile(lambda n: sum(n) == sum(node), candidates[k:])
-                         if n not in marked])
-        if node in marked:
-            found.append(node)
-            continue
-        if ev(node).passed:
-            found.append(node)
-            if full_monotone:
-                marked.update(_generalizations(lattice, node))
+    for _, same in itertools.groupby(candidates, key=sum):  # a height at a time: its unmarked nodes are evaluated
+        height = list(same)
+        ev.prefetch([n for n in height if n not in marked])
+        for node in height:
+            if node in marked:
+                found.append(node)
+                continue
+            if ev(node).passed:
+                found.append(node)
+                if full_monotone:
+                    marked.update(_generalizations(lattice, node))
     if full_monotone:
         found_set = set(found)
         return sorted((n for n in found if not any(p in found_set for p in lattice.predecessors(n))),

@@ -316,12 +316,16 @@ class Warehouse:
             data = self.session.columns(q.node_sizes(blocks.layout, node, floor, source=name), what)
         self.stats.size_queries += 1
         hist = SizeHistogram(node, data["size"].astype(np.int64), data["blocks"].astype(np.int64))
-        blocks.know(node, hist.n_blocks, exact=True)
-        if blocks is not self._cell_rollups:
-            self._cell_rollups.know(node, hist.n_blocks)  # a node has at least as many cells as blocks
-        self._sizes[node] = hist
+        self._know_sizes(blocks, hist)
         self.stats.node_seconds += time.perf_counter() - started
         return hist
+
+    def _know_sizes(self, blocks: Rollups, hist: SizeHistogram) -> None:
+        """Remember a node's block-size histogram, and what its blocks tell the rollups about its cells."""
+        blocks.know(hist.node, hist.n_blocks, exact=True)
+        if blocks is not self._cell_rollups:
+            self._cell_rollups.know(hist.node, hist.n_blocks)  # a node has at least as many cells as blocks
+        self._sizes[hist.node] = hist
 
     def prefetch_sizes(self, nodes: Sequence[Sequence[Level]]) -> None:
         """The block-size histograms of nodes a search will ask next (``incognito``'s frontier of one height,
@@ -334,9 +338,9 @@ class Warehouse:
         if not (self.session.backend.batch_sizes if self.batch is None else self.batch):
             return
         todo = list(dict.fromkeys(n for n in map(self._checked, nodes) if n not in self._sizes))
-        for lo in range(0, len(todo), PREFETCH):
-            if len(todo[lo:lo + PREFETCH]) > 1:
-                self._sizes_together(todo[lo:lo + PREFETCH])
+        for part in (todo[lo:lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
+            if len(part) > 1:
+                self._sizes_together(part)
 
     def _sizes_together(self, nodes: list[tuple[Level, ...]]) -> None:
         started = time.perf_counter()
@@ -352,11 +356,7 @@ class Warehouse:
         for node, ident in zip(nodes, grouped.ids):
             mine = gid == ident
             order = np.argsort(size[mine], kind="stable")
-            hist = SizeHistogram(node, size[mine][order], count[mine][order])
-            blocks.know(node, hist.n_blocks, exact=True)
-            if blocks is not self._cell_rollups:
-                self._cell_rollups.know(node, hist.n_blocks)
-            self._sizes[node] = hist
+            self._know_sizes(blocks, SizeHistogram(node, size[mine][order], count[mine][order]))
         self.stats.node_seconds += time.perf_counter() - started
 
     def counted_sizes(self, node: Sequence[Level]) -> SizeHistogram | None:

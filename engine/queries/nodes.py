@@ -20,7 +20,9 @@ FROM veil_node_7 AS b JOIN veil_up_1_1 AS u1 ON u1.c = b.q1_1 GROUP BY b.q0_1, u
 
 from __future__ import annotations
 
+import functools
 import math
+import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -237,25 +239,9 @@ def _node_source(layout: Layout, source: str, floor: tuple[int | None, ...] | No
     """Built once per (source, node): a search issues one statement per node against the same few sources, and
     the wide base's column collection costs more than the rest of the statement.  ``floor`` ``None``: the wide
     base (every level a column); else a narrow table at ``floor``, coarser levels joined from ``veil_up_*``."""
-    if floor is None:
-        base = _wide_base(layout, source)
-        return _Source(base, tuple(None if lv is None else base.c[f"q{i}_{lv}"] for i, lv in enumerate(node)),
-                       base, False)
-    table = layout.narrow(source, floor).alias("b")
-    joined: Any = table
-    keys: list[Any] = []
-    for i, (low, lv) in enumerate(zip(floor, node)):
-        if lv is None:
-            keys.append(None)
-        elif low is None or lv < low:
-            raise ValueError(f"node {node} cannot be rolled up from {floor}")
-        elif lv == low:
-            keys.append(table.c[f"q{i}_{low}"])
-        else:
-            up = layout.up(i, low).alias(f"u{i}")
-            joined = joined.join(up, up.c.c == table.c[f"q{i}_{low}"])
-            keys.append(up.c[f"u{lv}"])
-    return _Source(joined, tuple(keys), table, tuple(floor) == tuple(node))
+    table, joined, key = _shared_source(layout, source, floor, (node,))
+    keys = tuple(None if lv is None else key[(i, lv)] for i, lv in enumerate(node))
+    return _Source(joined, keys, table, floor is not None and tuple(floor) == tuple(node))
 
 
 @lru_cache(maxsize=16)
@@ -344,13 +330,13 @@ def grouped_sizes(layout: Layout, nodes: Sequence[Sequence[int | None]], floor: 
     FROM (SELECT grouping(b.q0_0) * 1 + grouping(b.q0_1) * 2 + grouping(b.q1_0) * 4 AS gid, sum(b.n) AS size 
     FROM veil_base AS b GROUP BY GROUPING SETS((b.q0_1, b.q1_0), (b.q0_0))) AS e GROUP BY e.gid, e.size
     """
-    table, from_, key = _grouped_source(layout, source, None if floor is None else tuple(floor),
-                                        tuple(tuple(n) for n in nodes))
+    table, from_, key = _shared_source(layout, source, None if floor is None else tuple(floor),
+                                       tuple(tuple(n) for n in nodes))
     used = sorted({(i, lv) for n in nodes for i, lv in enumerate(n) if lv is not None})
     bit = {k: 1 << b for b, k in enumerate(used)}
     ids = tuple(sum(bit[k] for k in used if k[1] != n[k[0]]) for n in nodes)
-    gid = sum((sa.func.grouping(key[k]) * sa.literal(bit[k], sa.Integer) for k in used[1:]),
-              sa.func.grouping(key[used[0]]) * sa.literal(bit[used[0]], sa.Integer)) if used else sa.literal(0)
+    terms = [sa.func.grouping(key[k]) * sa.literal(bit[k], sa.Integer) for k in used]
+    gid = functools.reduce(operator.add, terms) if terms else sa.literal(0)
     sets = [sa.tuple_(*(key[(i, lv)] for i, lv in enumerate(n) if lv is not None)) for n in nodes]
     blocks = (sa.select(gid.label("gid"), sa.func.sum(table.c.n).label("size")).select_from(from_)
               .group_by(sa.func.grouping_sets(*sets)).subquery("e"))
@@ -358,11 +344,12 @@ def grouped_sizes(layout: Layout, nodes: Sequence[Sequence[int | None]], floor: 
                    .group_by(blocks.c.gid, blocks.c.size), ids)
 
 
-def _grouped_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
-                    nodes: tuple[tuple[int | None, ...], ...]) -> tuple[Any, Any, dict[tuple[int, int], Any]]:
-    """The table ``grouped_sizes`` reads (as ``b``), its ``FROM`` and each ``(QI, level)``'s key column in it: the
-    wide base's own columns, or a narrow table at ``floor`` joined once to ``veil_up_{i}_{floor[i]}`` for every QI
-    some node coarsens."""
+def _shared_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
+                   nodes: tuple[tuple[int | None, ...], ...]) -> tuple[Any, Any, dict[tuple[int, int], Any]]:
+    """The table the statements of ``nodes`` read (as ``b``), its ``FROM`` and each ``(QI, level)`` key column any
+    of them groups by: the wide base's own columns, or a narrow table at ``floor`` joined once to
+    ``veil_up_{i}_{floor[i]}`` for every QI some node coarsens (one node: ``_node_source``; several:
+    ``grouped_sizes``)."""
     if floor is None:
         base = _wide_base(layout, source)
         return base, base, {(i, lv): base.c[f"q{i}_{lv}"] for n in nodes for i, lv in enumerate(n) if lv is not None}
@@ -372,7 +359,8 @@ def _grouped_source(layout: Layout, source: str, floor: tuple[int | None, ...] |
     for i, low in enumerate(floor):
         levels = {n[i] for n in nodes if n[i] is not None}
         if levels and (low is None or min(levels) < low):  # type: ignore[type-var]
-            raise ValueError(f"nodes {list(nodes)} cannot be rolled up from {floor}")
+            named = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {list(nodes)}"
+            raise ValueError(f"{named} cannot be rolled up from {floor}")
         if not levels:
             continue
         key[(i, low)] = table.c[f"q{i}_{low}"]  # type: ignore[index]
