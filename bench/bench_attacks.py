@@ -42,7 +42,7 @@ def load() -> Any:
     con.execute("CREATE OR REPLACE TABLE bench.adult_clean AS SELECT * FROM read_csv(?, header=true, "
                 "types={'age': 'INTEGER'})", [str(SHARED / "adult_from_pypi" / "adult_clean.csv")])
     con.close()
-    text = f'[source]\nurl = "duckdb:///{duck}"\ntable = "bench.adult_clean"\n'
+    text = f'[source]\nurl = "duckdb:///{duck}"\ntable = "bench.adult_clean"\n\n[files]\nallow = ["{SHARED / "adult"}"]\n'
     for q in QIS:
         text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {{ csv = "{SHARED / "adult" / f"adult_hierarchy_{q}.csv"}" }}\n'
     text += '\n[sensitive]\ncolumns = ["occupation", "income"]\n\n[[models]]\ntype = "k-anonymity"\nk = 2\n'

@@ -64,7 +64,7 @@ def load_genetic(duck, name: str, backend: str) -> None:
 def genetic_config(backend: str, duck, name: str, qis: list[str]):
     from common import WORK, source
 
-    text = source(backend, duck, name)
+    text = source(backend, duck, name) + f'\n[files]\nallow = ["{GENETIC / "hierarchies"}"]\n'
     for q in qis:
         text += (f'\n[[quasi_identifiers]]\ncolumn = "{q}"\n'
                  f'hierarchy = {{ csv = "{GENETIC / "hierarchies" / f"{name}_hierarchy_{q}.csv"}" }}\n')

@@ -71,7 +71,7 @@ def source(backend: str, duck: Path, table: str) -> str:
 
 def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str], models: str,
                  extra: str = "") -> Path:
-    text = source(backend, duck, "adult") + extra
+    text = source(backend, duck, "adult") + f'\n[files]\nallow = ["{SHARED / "adult"}"]\n' + extra
     for q in qis:
         text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {{ csv = "{SHARED / "adult" / f"adult_hierarchy_{q}.csv"}" }}\n'
     if sensitive:

@@ -8,7 +8,8 @@ and ``hierarchies`` (the hierarchies each release loaded, as ARX-format text).  
 docs/publication.md) and the series ledger ``series_*`` (what every version published, per block, so that
 a new version can be compared with every earlier one even after its rows expired: docs/series.md).  Revision
 0004 adds ``publication_dimensions``: per version, the hierarchy of each column it published as a dimension
-table (content hash, height, rows table: docs/publication.md §1).
+table (content hash, height, rows table: docs/publication.md §1); revision 0006 the level each version shows
+(contents recorded without one are redacted by the next release: ``veil.release.legacy_dimensions``).
 
 ``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
 SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
@@ -32,7 +33,7 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import BackendError, BusyError, ConfigError, VeilError
 
-HEAD = "0005"
+HEAD = "0006"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
@@ -104,7 +105,7 @@ def tables(schema: str) -> CatalogTables:
         "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
         sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
         sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
-        sa.Column("dim_table", sa.Text),
+        sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
     )
     return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
                          s_cells, dims)

@@ -216,14 +216,14 @@ def search(config: ConfigOpt,
 
 @app.command()
 def init(config: ConfigOpt, as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
-         wait: WaitOpt = 0.0) -> None:
+         wait: WaitOpt = 60.0) -> None:  # two at once serialize: a second waits for a DuckDB file (job.INIT_WAIT)
     """Create or upgrade Veil's catalog (Alembic migrations) in the target database."""
 
     def body() -> Result:
         from veil.release import init as do_init
 
         conf = _load(config)
-        before, after = do_init(conf)
+        before, after = do_init(conf, wait)
         where = f"schema {conf.catalog_schema!r}"
         text = (f"catalog in {where} is up to date (revision {after})" if before == after
                 else f"catalog in {where}: {before or 'none'} → {after}")
@@ -534,8 +534,10 @@ def _end_process(code: int) -> NoReturn:
 def _usage_error(exc: click.ClickException, args: Sequence[str]) -> int:
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "veil"
+    from veil.errors import redact
+
     message = " ".join(exc.format_message().split()).rstrip(".")
-    line = f"usage: {message} (see `{where} --help`)"
+    line = redact(f"usage: {message} (see `{where} --help`)")
     log.setup()
     log.log.error(line)
     if "--json" in args:

@@ -7,9 +7,9 @@
   model's best level) or ``failed`` (with ``error``).  Without ``--json`` the command's human output goes
   to stdout.
 - Errors are one line on stderr (through :mod:`veil.log`), never a traceback (``VEIL_DEBUG=1`` shows
-  Veil's own traceback for an internal error).
+  Veil's own traceback for an internal error), credentials masked (:func:`veil.errors.redact`).
 - Ctrl-C or SIGTERM: one line ``interrupted``, exit 1; the run's transaction is rolled back, so nothing
-  is half-written.
+  is half-written (once a release committed, its version stays published: exit 0 and a warning line).
 - ``--wait S``: retried while the database is busy (:mod:`veil.busy`).
 
 >>> import io, contextlib
@@ -34,7 +34,7 @@ from typing import Any
 
 import veil
 from veil import busy, log
-from veil.errors import VeilError
+from veil.errors import VeilError, redact
 
 OK, FAILED, NO_SOLUTION = 0, 1, 2
 
@@ -95,8 +95,16 @@ def execute(command: str, options: Options, body: Callable[[], Result]) -> int:
 
 def fail(options: Options, message: str, code: int, status: str = "failed",
          details: dict[str, Any] | None = None) -> int:
-    """One error line on stderr and, with ``--json``, the failure document on stdout."""
-    line = " ".join(message.split())
+    """One error line on stderr and, with ``--json``, the failure document on stdout (a password in it masked).
+
+    >>> import io, contextlib
+    >>> out = io.StringIO()
+    >>> with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+    ...     _ = fail(Options(json=True), "cannot connect to postgresql://veil:hunter2@db/wh", FAILED)
+    >>> out.getvalue()
+    '{"status": "failed", "error": "cannot connect to postgresql://veil:***@db/wh"}\\n'
+    """
+    line = redact(" ".join(message.split()))
     log.log.error(line)
     if options.json:
         emit({"status": status, "error": line, **(details or {})})

@@ -30,12 +30,14 @@ import json
 import math
 import os
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from veil import files as fs
 from veil import hierarchy as h
+from veil import tomlscan
 from veil.risk.settings import parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
@@ -44,8 +46,13 @@ from veil.models import build as build_model
 # Config keys whose string value names a file (relative to the config's folder), wherever they occur:
 # quasi-identifier hierarchies and model hierarchies (``hierarchy = { csv = "..." }``).  A new key that names
 # a file belongs here, so that its contents are part of the release's config hash
-# (tests/test_change_detection.py checks that every path a model resolves is listed).
+# (tests/test_change_detection.py checks that every path a model resolves is listed) and so that the file is
+# held to the rules of ``veil.files`` (inside the config's folder or ``[files] allow``, a regular file).
 FILE_KEYS = frozenset({"csv"})
+
+# Schemas a release may not write into: the databases' own (PostgreSQL reserves every name starting with pg_;
+# DuckDB's system and temp catalogs would shadow a schema of that name).  Compared case-insensitively.
+RESERVED_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "system", "temp"})
 
 NULL_POLICIES = ("error", "drop")
 STRATEGIES = ("optimal", "incognito", "brute-force")
@@ -140,8 +147,8 @@ class Config:
         sha.update(json.dumps(self.data, sort_keys=True, default=str, ensure_ascii=False).encode())
         for path in self.files:
             try:
-                content = path.read_bytes()
-            except OSError:
+                content = fs.read_bounded(path, fs.MAX_HIERARCHY_BYTES)
+            except (OSError, fs.Refused):
                 content = b"\0missing"
             sha.update(f"\n{path.name} {len(content)}\n".encode())
             sha.update(content)
@@ -252,8 +259,15 @@ def _csv(t: _Table, base: Path) -> h.HierarchySpec:
     if not str(rel):
         raise t.error("csv", "must not be empty")
     delimiter = t.get("delimiter", str, ";")
-    path = Path(rel) if Path(rel).is_absolute() else base / rel
-    return h.CsvSpec(path=path, delimiter=delimiter)
+    if len(delimiter) != 1:
+        raise t.error("delimiter", f"must be one character, got {delimiter!r}")
+    return h.CsvSpec(path=_resolve(rel, base), delimiter=delimiter)
+
+
+def _resolve(value: str | os.PathLike[str], base: Path) -> Path:
+    """A path the config names: absolute as written, else relative to the config's folder ``base``."""
+    path = Path(value)
+    return path if path.is_absolute() else base / path
 
 
 def _table(t: _Table, base: Path) -> h.HierarchySpec:
@@ -331,34 +345,105 @@ def referenced_files(data: Any, base: Path) -> tuple[Path, ...]:
     (PosixPath('/cfg/age.csv'), PosixPath('/h/disease.csv'))
     """
     found: list[Path] = []
-
-    def walk(node: Any) -> None:
-        if isinstance(node, Mapping):
-            for key, value in node.items():
-                if key in FILE_KEYS and isinstance(value, str):
-                    path = Path(value) if Path(value).is_absolute() else base / value
-                    if path not in found:
-                        found.append(path)
-                else:
-                    walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(data)
+    for _trail, value in _file_values(data):
+        path = _resolve(value, base)
+        if path not in found:
+            found.append(path)
     return tuple(found)
+
+
+def _file_values(node: Any, trail: tuple[str | int, ...] = ()) -> Iterator[tuple[tuple[str | int, ...], str]]:
+    """``(trail, value)`` of every string under a key of ``FILE_KEYS``, ``trail`` the keys and list positions
+    that lead to it.
+
+    >>> list(_file_values({"models": [{"type": "t-closeness", "hierarchy": {"csv": "d.csv"}}]}))
+    [(('models', 0, 'hierarchy', 'csv'), 'd.csv')]
+    """
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if key in FILE_KEYS and isinstance(value, str):
+                yield (*trail, key), value
+            else:
+                yield from _file_values(value, (*trail, key))
+    elif isinstance(node, list):
+        for i, item in enumerate(node):
+            yield from _file_values(item, (*trail, i))
+
+
+def _key_name(trail: Sequence[str | int]) -> str:
+    """How an error names the key at ``trail``, TOML's way.
+
+    >>> _key_name(("quasi_identifiers", 0, "hierarchy", "csv")), _key_name(("audit", "attributes", "d", "csv"))
+    ("[[quasi_identifiers]] #1 hierarchy key 'csv'", "[audit.attributes.d] key 'csv'")
+    """
+    *where, last = trail
+    first = next((i for i, part in enumerate(where) if isinstance(part, int)), None)
+    if first is None:
+        return f"[{'.'.join(map(str, where))}] key {last!r}" if where else f"key {last!r}"
+    rest = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in where[first + 1:])
+    return f"[[{'.'.join(map(str, where[:first]))}]] #{where[first] + 1}{' ' + rest if rest else ''} key {last!r}"
+
+
+def allowed_folders(data: Any, file: Path | str, base: Path) -> tuple[Path, ...]:
+    """``[files] allow``: folders outside the config's folder whose files the config may name (hierarchies;
+    the report folder), resolved; each must be a folder, none under ``/proc``, ``/sys`` or ``/dev``."""
+    if "files" not in data:
+        return ()
+    t = _Table(data["files"], "[files]", file)
+    entries = t.names("allow", ())
+    t.finish()
+    folders = []
+    for entry in entries:
+        path = _resolve(entry, base)
+        why = fs.refusal(path) or (None if path.is_dir() else "is not a folder")
+        if why:
+            raise t.error("allow", f"entry {entry!r} {why}")
+        folders.append(fs.real(path))
+    return tuple(folders)
+
+
+def check_files(data: Any, file: Path | str, base: Path, allowed: Sequence[Path]) -> None:
+    """Every file the config names (``FILE_KEYS``) must resolve, symlinks too, inside the config's folder,
+    a folder of ``allowed`` or Veil's bundled hierarchies, and be a regular file of at most
+    ``MAX_HIERARCHY_BYTES`` (a missing file is left to its reader, which says so)."""
+    roots = (fs.real(base), *allowed, fs.bundled())
+    for trail, value in _file_values(data):
+        if not value:
+            raise ConfigError(f"{file}: {_key_name(trail)} must not be empty")
+        where = f"{file}: {_key_name(trail)} = {value!r}"
+        path = _resolve(value, base)
+        why = fs.refusal(path)
+        if why:
+            raise ConfigError(f"{where} {why}")
+        if fs.outside(path, roots):
+            raise ConfigError(f"{where} {_outside(path, base)}")
+        try:
+            fs.check_regular(path, fs.MAX_HIERARCHY_BYTES)
+        except fs.Refused as exc:
+            raise ConfigError(f"{where} {exc}") from None
+        except OSError:
+            pass
+
+
+def _outside(path: Path, base: Path) -> str:
+    """Why ``path`` may not be used: outside the config's folder (and where its symlinks lead)."""
+    real = fs.real(path)
+    leads = f" (it resolves to {real})" if real != Path(os.path.abspath(path)) else ""
+    return (f"is outside the config's folder {fs.real(base)}{leads}; Veil reads and writes only there, unless "
+            "[files] allow lists the folder")
 
 
 def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     """Parse config ``text`` read from ``file`` (relative paths resolve against ``file``'s folder).
     ``check_hierarchies=False`` defers the hierarchies' own validation (``veil hierarchy --check`` reports
-    every problem of every hierarchy at once)."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    every problem of every hierarchy at once); where the files it names are, and what they are, is checked
+    either way (``check_files``)."""
+    data = _toml(text, file)
     top = _Table(data, "the top level", file)
     base = file.parent
+    top.read.add("files")
+    allowed = allowed_folders(data, file, base)
+    check_files(data, file, base, allowed)
 
     src = _Table(top.get("source", dict), "[source]", file)
     url = src.get("url", str, None)
@@ -418,6 +503,7 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
             report=r.get("report", str, None),
         )
         r.finish()
+        _release_places(r, release, base, allowed)
         if release.series not in SERIES_POLICIES:
             raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
         if release.keep_versions < 1:
@@ -443,6 +529,44 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
 
 
 MAX_IDENTIFIER = 63  # bytes: PostgreSQL truncates longer names, so two of Veil's objects could collide
+
+
+def _toml(text: str, file: Path) -> dict[str, Any]:
+    """``text`` parsed, once :func:`veil.tomlscan.scan` found it within its limits (depth, dotted keys), so no
+    config makes the parser run out of time, memory or stack; a last-resort guard turns those into one line."""
+    try:
+        tomlscan.scan(text)
+    except tomlscan.Exceeded as exc:
+        raise ConfigError(f"{file}: {exc}; the config is not parsed") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{file}: not valid TOML: {exc}") from None
+    except (RecursionError, MemoryError) as exc:
+        raise ConfigError(f"{file}: too deeply nested or too large to parse ({type(exc).__name__})") from None
+    except ValueError as exc:  # a number beyond Python's digit limit for int()
+        raise ConfigError(f"{file}: not valid TOML: {' '.join(str(exc).split())}") from None
+
+
+def _release_places(r: _Table, release: ReleaseConfig, base: Path, allowed: Sequence[Path]) -> None:
+    """Where a release writes: no schema a database reserves for itself, a report folder inside the
+    config's folder (or a folder of ``[files] allow``)."""
+    for key, schema in (("schema", release.schema), ("catalog_schema", release.catalog_schema)):
+        if schema.lower() in RESERVED_SCHEMAS or schema.lower().startswith("pg_"):
+            raise r.error(key, f"names {schema!r}, a schema the database reserves for itself (PostgreSQL: "
+                               "information_schema and pg_*; DuckDB: information_schema, pg_catalog, system, temp)")
+    if release.report is None:
+        return
+    if not release.report:
+        raise r.error("report", "must not be empty (the folder for reports)")
+    folder = _resolve(release.report, base)
+    why = fs.refusal(folder)
+    if why is None and fs.outside(folder, (base, *allowed)):
+        why = _outside(folder, base)
+    if why is None and folder.exists() and not folder.is_dir():
+        why = "is not a folder"
+    if why:
+        raise r.error("report", f"= {release.report!r} {why}")
 
 
 def release_names(release: ReleaseConfig, source: SourceConfig, file: Path | str) -> None:
@@ -512,23 +636,30 @@ def search_settings(data: Any, file: Path | str, where: str = "[search]",
     if metric not in METRICS:
         raise s.error("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
     budget = s.get("max_suppression", (int, float), 0.0)
-    if not 0 <= budget <= 1:
-        raise s.error("max_suppression", f"must be a fraction in [0, 1], got {budget!r}")
+    if not 0 <= budget < 1:
+        full = "; 1.0 would allow a release with every row suppressed" if budget >= 1 else ""
+        raise s.error("max_suppression", f"must be a fraction in [0, 1), got {budget!r}{full}")
     s.finish()
     return SearchConfig(strategy=strategy, metric=metric, max_suppression=float(budget))
 
 
 def load(path: str | Path, *, check_hierarchies: bool = True) -> Config:
-    """Read and parse the config file at ``path``."""
-    file = Path(path).resolve()
+    """Read and parse the config file at ``path``: a regular file of at most ``files.MAX_CONFIG_BYTES`` (never
+    a device, a FIFO or anything under ``/proc``), UTF-8."""
+    file = fs.real(Path(path))
     try:
-        text = file.read_text(encoding="utf-8")
+        raw = fs.read_bounded(Path(os.path.abspath(path)), fs.MAX_CONFIG_BYTES)
+    except fs.Refused as exc:
+        raise ConfigError(f"config file {path} {exc}") from None
     except OSError as exc:
         raise ConfigError(f"cannot read config file {path}: {exc.strerror or exc}") from None
+    try:
+        text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = file.read_bytes()[:exc.start].count(b"\n") + 1
+        line = raw[:exc.start].count(b"\n") + 1
         raise ConfigError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
                           "save the config file as UTF-8") from None
+    text = text.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gives it
     return parse(text, file, check_hierarchies=check_hierarchies)
 
 

@@ -30,7 +30,8 @@ from typing import Any
 
 import numpy as np
 
-from veil.errors import HierarchyError
+from veil import files
+from veil.errors import HierarchyError, excerpt
 
 TOP = "*"
 MAX_LISTED = 20
@@ -41,6 +42,7 @@ class ValueKind(enum.Enum):
 
     INTEGER = "integer"
     FLOAT = "float"
+    REAL = "real"   # float4: each value as the shortest decimal that round-trips in 32 bits (``real_value``)
     DECIMAL = "decimal"
     DATE = "date"
     TIMESTAMP = "timestamp"
@@ -49,7 +51,7 @@ class ValueKind(enum.Enum):
 
     @property
     def numeric(self) -> bool:
-        return self in (ValueKind.INTEGER, ValueKind.FLOAT, ValueKind.DECIMAL)
+        return self in (ValueKind.INTEGER, ValueKind.FLOAT, ValueKind.REAL, ValueKind.DECIMAL)
 
     def parse(self, text: str) -> Any:
         """Parse a value written in a CSV or the config into this kind (raises ValueError)."""
@@ -65,6 +67,8 @@ class ValueKind(enum.Enum):
             return int(f)
         if self is ValueKind.FLOAT:
             return float(t)
+        if self is ValueKind.REAL:
+            return real_value(float(t))
         if self is ValueKind.DECIMAL:
             return decimal.Decimal(t)
         if self is ValueKind.DATE:
@@ -96,6 +100,8 @@ class ValueKind(enum.Enum):
         if self.numeric and isinstance(value, (int, float, decimal.Decimal)) and not isinstance(value, bool):
             if self is ValueKind.FLOAT:
                 return float(value)
+            if self is ValueKind.REAL:
+                return real_value(value)
             if self is ValueKind.DECIMAL:
                 return decimal.Decimal(str(value))
             if isinstance(value, int) or value == int(value):
@@ -335,7 +341,7 @@ def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: S
         seen: set[Any] = set()
         dupes = [v for v in leaves if v in seen or seen.add(v)]
         raise HierarchyError(f"{where} lists value(s) more than once with different generalizations: "
-                             + ", ".join(repr(v) for v in dupes[:MAX_LISTED]))
+                             + ", ".join(excerpt(v) for v in dupes[:MAX_LISTED]))
     for column in labels:
         if len(column) != len(leaves):
             raise HierarchyError(f"{where}: a level has {len(column)} labels for {len(leaves)} values")
@@ -346,8 +352,8 @@ def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: S
             if known != up:
                 named = f" (column {columns[j + 1]!r})" if len(columns) > j + 2 else ""
                 raise HierarchyError(
-                    f"{where} is not a function chain: level {j + 1} value {child!r}{named} maps to two level-{j + 2} "
-                    f"values {known!r} and {up!r}"
+                    f"{where} is not a function chain: level {j + 1} value {excerpt(child)}{named} maps to two "
+                    f"level-{j + 2} values {excerpt(known)} and {excerpt(up)}"
                 )
 
 
@@ -415,8 +421,8 @@ def _from_rows(spec: HierarchySpec, attribute: str, rows: Sequence[tuple[int, An
         chain = _chain(where, unit, line, raw, labels, columns)
         if value in chains and chains[value][1] != chain:
             raise HierarchyError(
-                f"{where} is not a function chain: value {raw!r} ({unit}s {chains[value][0]} and {line}) has two "
-                f"generalizations {list(chains[value][1])} and {list(chain)}"
+                f"{where} is not a function chain: value {excerpt(raw)} ({unit}s {chains[value][0]} and {line}) has "
+                f"two generalizations {_labels(chains[value][1])} and {_labels(chain)}"
             )
         chains.setdefault(value, (line, chain))
     leaves = list(chains)
@@ -432,8 +438,8 @@ def _typed(where: str, unit: str, line: int, raw: Any, kind: ValueKind, columns:
         raise HierarchyError(f"{where} {unit} {line} has no value (NULL{column})")
     try:
         return kind.coerce(raw)
-    except (ValueError, decimal.InvalidOperation) as exc:
-        raise HierarchyError(f"{where} {unit} {line}: value {raw!r}{column} is not a valid {kind.value}: {exc}") \
+    except (ValueError, decimal.InvalidOperation):  # not the parser's reason: it repeats the whole value
+        raise HierarchyError(f"{where} {unit} {line}: value {excerpt(raw)}{column} is not a valid {kind.value}") \
             from None
 
 
@@ -442,22 +448,39 @@ def _chain(where: str, unit: str, line: int, raw: Any, labels: Sequence[Any],
     for j, label in enumerate(labels):
         if label is None:
             column = f" in column {columns[j + 1]!r}" if len(columns) > j + 1 else ""
-            raise HierarchyError(f"{where} {unit} {line}: value {raw!r} has no level-{j + 1} label (NULL{column}); "
-                                 "a hierarchy has one height: every value needs a label at every level")
+            raise HierarchyError(f"{where} {unit} {line}: value {excerpt(raw)} has no level-{j + 1} label "
+                                 f"(NULL{column}); a hierarchy has one height: every value needs a label at every level")
     return tuple(label_text(label) for label in labels)
 
 
 def read_csv_rows(path: Path, delimiter: str = ";") -> list[tuple[int, str, list[str]]]:
-    """Read an ARX hierarchy file into (line number, value, labels) rows; blank lines skipped."""
+    """Read an ARX hierarchy file into (line number, value, labels) rows; blank lines skipped.  The file
+    must be a regular file of at most ``files.MAX_HIERARCHY_BYTES`` outside ``/proc``, ``/sys`` and ``/dev``
+    (``veil.files``); errors quote none of its text (a CSV error names the line only)."""
     try:
-        with path.open(newline="", encoding="utf-8-sig") as fh:
-            reader = csv.reader(fh, delimiter=delimiter)
-            rows = [(i, row[0], row[1:]) for i, row in enumerate(reader, start=1) if row and any(c for c in row)]
+        text = files.read_bounded(path, files.MAX_HIERARCHY_BYTES).decode("utf-8-sig")
+    except files.Refused as exc:
+        raise HierarchyError(f"cannot read hierarchy file {path}: it {exc}") from None
     except OSError as exc:
         raise HierarchyError(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
-    except (UnicodeDecodeError, csv.Error) as exc:
-        raise HierarchyError(f"hierarchy file {path} is not a readable CSV: {exc}") from None
-    return rows
+    except UnicodeDecodeError as exc:
+        raise HierarchyError(f"hierarchy file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
+                             f"offset {exc.start})") from None
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
+    try:
+        return [(i, row[0], row[1:]) for i, row in enumerate(reader, start=1) if row and any(c for c in row)]
+    except csv.Error as exc:  # the csv module's messages quote no data
+        raise HierarchyError(f"hierarchy file {path} is not a readable CSV (line {reader.line_num}): {exc}") \
+            from None
+
+
+def _labels(labels: Sequence[Any]) -> str:
+    """A row's labels as an error shows them, each an :func:`~veil.errors.excerpt`.
+
+    >>> _labels(("<30", "*"))
+    "['<30', '*']"
+    """
+    return "[" + ", ".join(excerpt(label) for label in labels) + "]"
 
 
 def _csv(spec: CsvSpec, attribute: str, values: list[Any], kind: ValueKind) -> Built:
@@ -472,6 +495,23 @@ def _taxonomy(spec: TaxonomySpec, attribute: str, values: list[Any], kind: Value
 def _rows(spec: RowsSpec, attribute: str, values: list[Any], kind: ValueKind) -> Built:
     rows = [(i, value, labels) for i, (value, labels) in enumerate(spec.rows, start=1)]
     return _from_rows(spec, attribute, rows, kind, unit=spec.unit, columns=spec.columns)
+
+
+def real_value(x: Any) -> float:
+    """A value of a REAL (float4) column as every backend gives it: the 32-bit float nearest ``x``, written as
+    the shortest decimal that round-trips in 32 bits (what PostgreSQL prints), as a Python float.  DuckDB's
+    driver widens the stored bits instead (``0.1`` comes as ``0.10000000149011612``); a hierarchy file may
+    write either, or more digits than 32 bits hold.  Raises ``ValueError`` beyond float4's range.
+
+    >>> real_value(0.10000000149011612), real_value(0.1), real_value("0.7"), real_value(16777217)
+    (0.1, 0.1, 0.7, 16777216.0)
+    """
+    wide = float(x)
+    with np.errstate(over="ignore"):
+        narrow = np.float32(wide)
+    if math.isfinite(wide) and not math.isfinite(narrow):
+        raise ValueError(f"{x!r} is out of range for a real (float4: magnitude at most {np.finfo(np.float32).max!s})")
+    return float(str(narrow))
 
 
 def exact_number(x: Any) -> Fraction:

@@ -96,7 +96,7 @@ def identifier_warning(column: str, kind: ValueKind | None, values: Values, rows
     if rows >= MIN_ROWS and distinct >= rows and all(int(n) == 1 for v, n in values if v is not None):
         return (f"quasi-identifier {column!r} is unique per row ({distinct} distinct values in {rows} rows): it looks "
                 "like a direct identifier; drop it from the release rather than generalize it")
-    if kind is ValueKind.FLOAT and rows >= MIN_ROWS and 2 * distinct >= rows:
+    if kind in (ValueKind.FLOAT, ValueKind.REAL) and rows >= MIN_ROWS and 2 * distinct >= rows:
         return (f"quasi-identifier {column!r} is a floating-point column ({distinct} distinct values in {rows} rows): "
                 "measurements make near-unique keys and look like a direct identifier; round or bucket it in a "
                 "view, or drop it if it identifies people")

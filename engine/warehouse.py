@@ -33,9 +33,9 @@ from veil.backends.base import Session
 from veil.config import QuasiIdentifier, SourceConfig
 from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.distribution import Distribution
-from veil.errors import BackendError, SourceError
+from veil.errors import BackendError, HierarchyError, SourceError
 from veil.hierarchies import build_all
-from veil.hierarchy import Hierarchy, ValueKind, sort_key
+from veil.hierarchy import Hierarchy, ValueKind, label_text, sort_key
 from veil.rollup import Counters, Rollups
 from veil.sourcecheck import check_scan
 
@@ -92,7 +92,7 @@ class Stats:
 
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
-    if kind in (ValueKind.INTEGER, ValueKind.FLOAT, ValueKind.DECIMAL):
+    if kind.numeric:
         return np.asarray([float(v) if isinstance(v, decimal.Decimal) else v for v in values])
     return np.asarray(values, dtype=object)
 
@@ -284,7 +284,13 @@ class Warehouse:
         self._cells = self._rollups(q.BASE, self.layout, self._base_cells, bounded=bool(self.sensitive))
 
     def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
-        """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``."""
+        """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``.  Every value
+        must fit ``level_0``'s type (the source column's): PostgreSQL and DuckDB would refuse one beyond its
+        range, each in its own words, and round one with more decimals than its scale, maybe onto another."""
+        misfit = next((leaf for leaf in h.leaves if not q.fits(level0_type, leaf)), None)
+        if misfit is not None:
+            raise HierarchyError(f"hierarchy for column {h.attribute!r} ({h.source}) lists value {label_text(misfit)}, "
+                                 f"which column {h.attribute!r} ({level0_type}) cannot hold")
         ddl = q.dim_table(i, h.height, level0_type)
         self.session.execute(sa.schema.CreateTable(ddl), f"creating the dimension table of {h.attribute!r}")
         codes = [h.codes(j).tolist() for j in range(h.height + 1)]

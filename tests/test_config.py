@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import os
+import re
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -243,3 +246,215 @@ def test_config_not_utf8(tmp_path: Path) -> None:
 def test_non_finite_intervals(tmp_path: Path, spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"\('age'\) hierarchy " + message):
         cfg.load(write(tmp_path, BASE.replace("{ intervals = [10, 20] }", spec)))
+
+
+# --- issue 33: the pre-parse scanner, config limits, the files a config names ----------------------------
+
+
+@pytest.mark.parametrize("text", [
+    'a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" # not a key.a.a.a\n',                 # brackets in a string
+    "a = 1 # " + "[" * 40 + "." * 40 + "\n",                                          # and in a comment
+    'a = """\nx.x.x [[[[ \\""" still inside """\nb = 2\n',                              # escaped quote in """
+    "a = '''\n" + "[" * 40 + " '' still inside\n''''\nb = 2\n",                       # literal ''' with '' and a '
+    "[[t]]\n[[t.u]]\nx = [[1, 2], [3, 4]]\ny = { p = { q = { r = 1 } } }\n",           # headers are not nesting
+    "x = " + "[" * 32 + "]" * 32 + "\n",                                              # 32 deep: the limit
+    ".".join(["k"] * 32) + " = 1\n[" + ".".join(["h"] * 32) + "]\n",                  # 32 parts: the limit
+    "t = 1979-05-27T07:32:00.999999-07:00\nf = 3.14159\ng = -1.5e+10\n",             # numbers, not keys
+    "k" * 10_000 + " = 1\n" + '"' + "q" * 9_998 + '" = 2\n',                         # 10,000 characters
+    'v = "' + "x" * 50_000 + '"\nw = ["' + "y" * 50_000 + '"]\n',                     # long values are fine
+    'a = "unterminated\nb = 1\n',                                                     # left for tomllib
+])
+def test_the_scanner_passes_what_is_within_its_limits(text: str) -> None:
+    from veil import tomlscan
+
+    tomlscan.scan(text)
+
+
+@pytest.mark.parametrize("text, line, limit", [
+    (".".join(["k"] * 33) + " = 1\n", 1, "a dotted key of more than 32 parts"),
+    ("a = 1\n[" + ".".join(["h"] * 33) + "]\n", 2, "a dotted key of more than 32 parts"),
+    ("x = { " + " . ".join(['"q"'] * 33) + " = 1 }\n", 1, "a dotted key of more than 32 parts"),  # spaced, quoted
+    ('s = """\n\n\n"""\n' + "a." * 40 + "a = 1\n", 5, "a dotted key of more than 32 parts"),   # lines counted
+    ("x = " + "[" * 33 + "]" * 33 + "\n", 1, "arrays and inline tables nested more than 32 deep"),
+    ("x = [\n" + "{ a = [\n" * 20 + "]}\n" * 20 + "]\n", 17, "arrays and inline tables nested more than 32 deep"),
+    ("k" * 10_001 + " = 1\n", 1, "a key longer than 10000 characters"),
+    ('"' + "q" * 9_999 + '" = 1\n', 1, "a key longer than 10000 characters"),
+    ("[" + "h" * 10_001 + "]\n", 1, "a key longer than 10000 characters"),
+    ('a = "x"\nb = "unterminated\n' + "c." * 40 + "c = 1\n", 3, "a dotted key of more than 32 parts"),
+])
+def test_the_scanner_refuses_beyond_its_limits(text: str, line: int, limit: str) -> None:
+    from veil import tomlscan
+
+    with pytest.raises(tomlscan.Exceeded, match=rf"^line {line}: {limit} \(the limit\)$"):
+        tomlscan.scan(text)
+
+
+def test_every_toml_in_the_repository_passes_the_scanner() -> None:
+    from veil import tomlscan
+
+    root = Path(__file__).resolve().parent.parent
+    found = [p for p in root.rglob("*.toml") if ".venv" not in p.parts and ".git" not in p.parts]
+    assert found
+    for path in found:
+        tomlscan.scan(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize("bomb", [
+    "a" + ".a" * 99_999 + " = 1\n", "[" + "a." * 20_000 + "a]\n",
+    "x = " + "[" * 100_000 + "]" * 100_000 + "\n", "x = " + "{a=" * 50_000 + "1" + "}" * 50_000 + "\n",
+])
+def test_bombs_end_in_one_line_naming_the_file_and_the_limit(tmp_path: Path, bomb: str) -> None:
+    with pytest.raises(ConfigError, match=r"veil\.toml: line \d+: .* \(the limit\); the config is not parsed$"):
+        cfg.load(write(tmp_path, BASE + bomb))
+
+
+def test_the_parser_is_guarded_beyond_the_scanner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Last resort, should a bomb pass the scanner: RecursionError and Python's digit limit are one line."""
+    from veil import tomlscan
+
+    monkeypatch.setattr(tomlscan, "MAX_DEPTH", 10**9)
+    with pytest.raises(ConfigError, match=r"veil\.toml: too deeply nested or too large to parse \(RecursionError\)"):
+        cfg.load(write(tmp_path, BASE + "x = " + "[" * 5000 + "]" * 5000 + "\n"))
+    with pytest.raises(ConfigError, match=r"veil\.toml: not valid TOML: Exceeds the limit"):
+        cfg.load(write(tmp_path, BASE.replace("k = 4", "k = " + "4" * 5000)))
+
+
+def test_config_files_are_bounded_and_regular(tmp_path: Path) -> None:
+    big = write(tmp_path, BASE + "# " + "x" * (1 << 20) + "\n")
+    with pytest.raises(ConfigError, match=rf"^config file {big} is larger than 1 MiB \(\d+ bytes\)$"):
+        cfg.load(big)
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    with pytest.raises(ConfigError, match=rf"^config file {fifo} is a named pipe \(FIFO\), not a regular file$"):
+        cfg.load(fifo)
+    with pytest.raises(ConfigError, match=r"^config file /dev/zero is under /dev, where Veil never reads or writes$"):
+        cfg.load("/dev/zero")
+    with pytest.raises(ConfigError, match=rf"^config file {tmp_path} is a folder, not a regular file$"):
+        cfg.load(tmp_path)
+    crlf = tmp_path / "crlf.toml"
+    write(tmp_path, BASE)
+    crlf.write_bytes(BASE.replace("\n", "\r\n").encode())
+    assert cfg.load(crlf).text == BASE  # as a text-mode read gives it
+
+
+@pytest.mark.parametrize("path, message", [
+    ("/etc/passwd", r"is outside the config's folder .*; Veil reads and writes only there, unless \[files\] allow"),
+    ("../outside.csv", r"is outside the config's folder"),
+    ("/proc/self/environ", r"is under /proc, where Veil never reads or writes"),
+    ("/sys/kernel/notes", r"is under /sys"),
+    ("/dev/stdin", r"is under /dev"),
+    ("hierarchies", r"is a folder, not a regular file"),
+])
+def test_hierarchy_files_must_be_regular_files_inside_the_folder(tmp_path: Path, path: str, message: str) -> None:
+    text = BASE.replace('"hierarchies/zip.csv"', f'"{path}"')
+    with pytest.raises(ConfigError, match=r"veil\.toml: \[\[quasi_identifiers\]\] #1 hierarchy key 'csv' = "
+                                          rf"'{re.escape(path)}' " + message):
+        cfg.load(write(tmp_path, text), check_hierarchies=False)  # checked even when the contents wait
+
+
+def test_files_allow_and_the_bundled_hierarchies(tmp_path: Path, tmp_path_factory: pytest.TempPathFactory) -> None:
+    from veil.demo import HIERARCHIES
+
+    shared = tmp_path_factory.mktemp("shared")
+    (shared / "zip.csv").write_text("13053;1305*;*\n13068;1306*;*\n")
+    outside = BASE.replace('"hierarchies/zip.csv"', f'"{shared / "zip.csv"}"')
+    with pytest.raises(ConfigError, match="is outside the config's folder"):
+        cfg.load(write(tmp_path, outside))
+    for allow in (str(shared), os.path.relpath(shared, tmp_path)):  # absolute, or relative to the config
+        c = cfg.load(write(tmp_path, f'[files]\nallow = ["{allow}"]\n' + outside))
+        assert c.quasi_identifiers[0].hierarchy == CsvSpec(shared / "zip.csv") and c.files == (shared / "zip.csv",)
+    bundled = BASE.replace('"hierarchies/zip.csv"', f'"{HIERARCHIES / "inpatient_age.csv"}"')
+    assert cfg.load(write(tmp_path, bundled)).files == (HIERARCHIES / "inpatient_age.csv",)
+    with pytest.raises(ConfigError, match=r"veil\.toml: \[files\] key 'allow' must be a list of strings"):
+        cfg.load(write(tmp_path, '[files]\nallow = "/srv"\n' + BASE))
+    with pytest.raises(ConfigError, match=r"veil\.toml: \[files\] has unknown key\(s\) 'deny'"):
+        cfg.load(write(tmp_path, '[files]\ndeny = []\n' + BASE))
+
+
+@pytest.mark.parametrize("report, message", [
+    ("reports", None), ("a/b/c", None), ("../reports", "is outside the config's folder"),
+    ("/tmp", "is outside the config's folder"), ("/dev/shm", "is under /dev"), ("", "must not be empty"),
+    ("veil.toml", "is not a folder"),
+])
+def test_the_report_folder_stays_inside(tmp_path: Path, report: str, message: str | None) -> None:
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\nreport = "{report}"\n'
+    if message is None:
+        assert cfg.load(write(tmp_path, text)).release.report == report
+    else:
+        with pytest.raises(ConfigError, match=r"veil\.toml: \[release\] key 'report' .*" + message):
+            cfg.load(write(tmp_path, text))
+
+
+@pytest.mark.parametrize("schema", ["information_schema", "pg_catalog", "pg_toast", "pg_temp_3", "PG_Mine", "system",
+                                    "temp", "TEMP"])
+@pytest.mark.parametrize("key", ["schema", "catalog_schema"])
+def test_reserved_schemas(tmp_path: Path, key: str, schema: str) -> None:
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\n{key} = "{schema}"\n'
+    with pytest.raises(ConfigError, match=rf"\[release\] key '{key}' names '{schema}', a schema the database reserves"):
+        cfg.load(write(tmp_path, text))
+    fine = text.replace(f'"{schema}"', '"main"' if key == "schema" else '"veil_catalog"')
+    assert cfg.load(write(tmp_path, fine)).release is not None
+
+
+@pytest.mark.parametrize("budget, fine", [(0, True), (0.999, True), (1, False), (1.0, False), (-0.1, False),
+                                          ("nan", False)])
+def test_the_suppression_budget_is_below_one(tmp_path: Path, budget: object, fine: bool) -> None:
+    text = BASE.replace("[[models]]", f"[search]\nmax_suppression = {budget}\n[[models]]")
+    if fine:
+        assert cfg.load(write(tmp_path, text)).search.max_suppression == float(budget)  # type: ignore[arg-type]
+        return
+    with pytest.raises(ConfigError, match=r"\[search\] key 'max_suppression' must be a fraction in \[0, 1\)"):
+        cfg.load(write(tmp_path, text))
+    with pytest.raises(ConfigError, match=r"argument 'max_suppression' must be a fraction in \[0, 1\)"):
+        cfg.search_settings({"max_suppression": float(budget)}, "veil.anonymize()", "arguments",  # type: ignore[arg-type]
+                            key=lambda k: f"argument {k!r}")
+
+
+def test_hierarchy_files_are_read_bounded_and_never_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Again when read (the Python API, a model's hierarchy read by the run): a FIFO is refused before it is
+    opened, ``/proc`` always, and the read itself stops past the limit (``/proc`` files say they hold 0 bytes)."""
+    import threading
+
+    from veil import files
+    from veil.errors import HierarchyError
+    from veil.hierarchy import read_csv_rows
+
+    fifo = tmp_path / "fifo.csv"
+    os.mkfifo(fifo)
+    outcome: list[str] = []
+    reader = threading.Thread(target=lambda: outcome.append(_error_of(read_csv_rows, fifo)), daemon=True)
+    reader.start()
+    reader.join(timeout=30)
+    assert outcome == [f"cannot read hierarchy file {fifo}: it is a named pipe (FIFO), not a regular file"]
+    with pytest.raises(HierarchyError, match=r"^cannot read hierarchy file /proc/self/environ: it is under /proc"):
+        read_csv_rows(Path("/proc/self/environ"), "\0")
+    data = tmp_path / "d.csv"
+    data.write_text("1;a;*\n" * 100)
+    with pytest.raises(files.Refused, match=r"^is larger than 10 bytes \(600 bytes\)$"):
+        files.read_bounded(data, 10)
+    monkeypatch.setattr(files, "check_regular", lambda path, limit: os.stat(path))  # as if it said 0 bytes
+    with pytest.raises(files.Refused, match=r"^holds more than 10 bytes$"):
+        files.read_bounded(data, 10)
+    assert len(files.read_bounded(data, 600)) == 600
+
+
+def _error_of(function: Any, *args: Any) -> str:
+    try:
+        function(*args)
+    except Exception as exc:  # noqa: BLE001 - the message is the result
+        return str(exc)
+    return "no error"
+
+
+def test_the_python_api_refuses_proc_and_fifos_too(tmp_path: Path) -> None:
+    """A notebook's own paths are not confined to a folder (the caller runs Python anyway), but what a file
+    is still counts."""
+    import pandas as pd
+
+    import veil
+    from veil.errors import HierarchyError
+
+    df = pd.DataFrame({"age": [21, 21, 35, 35], "condition": ["a", "b", "a", "b"]})
+    for path, why in (("/proc/self/environ", "is under /proc"), ("/dev/zero", "is under /dev")):
+        with pytest.raises((ConfigError, HierarchyError), match=rf"cannot read hierarchy file {path}: it {why}"):
+            veil.anonymize(df, {"age": {"csv": path, "delimiter": "\0"}}, "condition", [{"type": "k-anonymity", "k": 2}])

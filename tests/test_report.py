@@ -36,7 +36,7 @@ def self_contained(html: str) -> None:
     assert set(re.findall(r"https?://[^\s\"'<>]+", html)) <= {"http://www.w3.org/2000/svg"}
 
 
-def test_write_report_for_a_release_node(inpatient: Db, tmp_path: Path) -> None:
+def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
     path = inpatient.write_config("patients", inpatient_body() + ENTROPY)
     conf = cfg.load(path)
     with open_backend(conf.source.resolved_url()).session() as session:
@@ -46,8 +46,8 @@ def test_write_report_for_a_release_node(inpatient: Db, tmp_path: Path) -> None:
         result = search.run(("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec,
                             metrics["discernibility"], wh.rows)
         assert result.optimal is not None and result.optimal.node == (1, 2, 1)
-        out = write_report(Path("reports"), conf, wh, result, result.optimal.node, name="inpatient", version=3)
-    assert out == path.parent / "reports" / "inpatient_v3.html" and out.exists()
+        out = write_report(Path("reports"), conf, wh, result, result.optimal.node, name="inpatient")
+    assert out == path.parent / "reports" / "inpatient.html" and out.exists()
     html = out.read_text(encoding="utf-8")
     self_contained(html)
     assert "<canvas" in html and html.count("<svg") >= 2
@@ -114,6 +114,16 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
         assert forced["version"] == 2 and forced["report"].endswith("inpatient_v2.html")
         kept = embedded((report.parent / "inpatient_v2.html").read_text(encoding="utf-8"))
         assert kept["lattice"]["chosen"] == [1, 2, 1]   # the previous node was kept: one evaluation shown
+        assert kept["subject"].startswith("release 'inpatient' version 2")   # what was published, recounted
+        # an outlier suppressed in version 3: the report, like the release, says nothing of its labels or value
+        inpatient.execute(f"INSERT INTO \"{inpatient.schema}\".patients VALUES "
+                          "(13, '99999', 28, 'Martian', 'Scurvy')")
+        path.write_text(path.read_text().replace("[release]", "[search]\nmax_suppression = 0.1\n\n[release]"))
+        third = json.loads(run_veil("release", "--config", str(path), "--json").stdout)
+        assert third["version"] == 3 and third["rows_suppressed"] == 1, third
+        html = (report.parent / "inpatient_v3.html").read_text(encoding="utf-8")
+        assert "Scurvy" not in html and "9999" not in html and "Martian" not in html
+        assert embedded(html)["subject"].startswith("release 'inpatient' version 3")
     finally:
         if inpatient.kind == "postgres":
             for schema in (out, cat):

@@ -15,7 +15,7 @@ import numpy as np
 import sqlalchemy as sa
 
 from veil import queries as q
-from veil.errors import BackendError, BusyError
+from veil.errors import BackendError, BusyError, Interruption
 
 LOAD_CHUNK = 100_000  # rows per insert when loading columns
 
@@ -103,6 +103,11 @@ class Backend:
         """A one-line reason when ``exc`` means another process holds the database, else ``None``."""
         return None
 
+    def interruption(self, exc: BaseException) -> Interruption | None:
+        """An ``Interruption`` when the driver's error ``exc`` says a signal stopped the statement (the driver
+        swallowed what the signal's handler raised), else ``None``."""
+        return None
+
 
 class Session:
     """Executes built statements on one connection; counts the queries it ran."""
@@ -117,7 +122,12 @@ class Session:
     def dialect(self) -> sa.Dialect:
         return self.conn.dialect
 
-    def fail(self, exc: BaseException, what: str) -> BackendError:
+    def fail(self, exc: BaseException, what: str) -> BackendError | Interruption:
+        """What to raise for the driver's error ``exc`` while ``what``: one line naming both, or an
+        ``Interruption`` when a signal stopped the statement (``Backend.interruption``)."""
+        stopped = self.backend.interruption(exc)
+        if stopped is not None:
+            return stopped
         return BackendError(f"{self.backend.name} failed while {what}: {first_line(exc)}")
 
     def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> sa.CursorResult[Any]:
@@ -127,6 +137,12 @@ class Session:
         except sa.exc.SQLAlchemyError as exc:
             self._recover()
             raise self.fail(exc, what) from None
+        except Exception as exc:  # a driver's own error SQLAlchemy does not wrap (DuckDB's "Query interrupted")
+            stopped = self.backend.interruption(exc)
+            if stopped is None:
+                raise
+            self._recover()
+            raise stopped from None
 
     def _recover(self) -> None:
         try:
@@ -200,6 +216,12 @@ class Session:
 
     def has_schema(self, schema: str) -> bool:
         return bool(self.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"))
+
+    def create_schema(self, schema: str) -> None:
+        """``schema``, created unless it exists, in the transaction under way: a run that fails or is rolled
+        back leaves no schema behind (DuckDB and PostgreSQL undo DDL with the transaction)."""
+        if not self.has_schema(schema):
+            self.execute(q.CreateSchema(schema), f"creating schema {schema!r}")
 
     def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
                 params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:

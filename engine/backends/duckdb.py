@@ -20,7 +20,8 @@ from veil import queries as q
 from veil.backends import base
 from veil.backends.base import Backend, Session
 from veil.backends.scratch import Scratch, folder, parse_bytes
-from veil.errors import BackendError
+from veil.errors import BackendError, Interruption
+from veil.hierarchy import real_value
 from veil.queries import CreateTableAs
 
 _frames = itertools.count()
@@ -48,6 +49,20 @@ class DuckDBBackend(Backend):
     block_tests: ClassVar[bool] = True
     exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
     text_groups_spill: ClassVar[bool] = False  # out of memory at 512 MB (queries.publication.insert_blocks)
+
+    def __init__(self, url: sa.URL) -> None:
+        super().__init__(url)
+        exact_numbers(self.engine.dialect)
+
+    def interruption(self, exc: BaseException) -> Interruption | None:
+        """DuckDB runs a signal's handler while it executes a statement, swallows what the handler raised and
+        raises ``RuntimeError("Query interrupted")`` (an ``InterruptException`` in some versions) instead."""
+        orig = getattr(exc, "orig", None) or exc
+        text = str(orig)
+        if type(orig).__name__ == "InterruptException" or text == "Query interrupted" or \
+                text.startswith("INTERRUPT Error"):
+            return Interruption()
+        return None
 
     def busy(self, exc: BaseException) -> str | None:
         """A DuckDB file is open either in one process that may write or in processes that only read, never
@@ -88,6 +103,7 @@ class DuckDBBackend(Backend):
                 raise
         self.engine.dispose()
         self.engine = sa.create_engine(self.url, **super().engine_options())
+        exact_numbers(self.engine.dialect)
         return self.engine.connect()
 
     def make_session(self, conn: sa.Connection) -> Session:
@@ -114,10 +130,10 @@ class DuckDBSession(Session):
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
 
-    def fail(self, exc: BaseException, what: str) -> BackendError:
+    def fail(self, exc: BaseException, what: str) -> BackendError | Interruption:
         """The driver's error in one line; one at DuckDB's memory limit says which limit and how to raise it."""
         error = super().fail(exc, what)
-        if "Out of Memory Error" not in str(error):
+        if not isinstance(error, BackendError) or "Out of Memory Error" not in str(error):
             return error
         limit = self.backend.url.query.get("memory_limit") or MEMORY_LIMIT
         return BackendError(f"{error} — DuckDB works within memory_limit = {limit} (Veil's default {MEMORY_LIMIT}); "
@@ -217,6 +233,9 @@ class DuckDBSession(Session):
     def _next_vectors(self, vectors: int) -> dict[str, np.ndarray]:
         """The next ``vectors`` vectors of the open (integer) result as numpy columns; empty columns at its end."""
         if _HAS_PANDAS:
+            # imported here, by Python, before DuckDB would: DuckDB reports any failed import of pandas — a Ctrl-C
+            # landing during it included — as "'pandas' is required for this operation but it was not installed"
+            importlib.import_module("pandas")  # optional (not a runtime dependency): only where it is installed
             frame = self.raw.fetch_df_chunk(vectors)
             return {k: _column(frame[k].to_numpy()) for k in frame.columns}
         names = [d[0] for d in self.raw.description]
@@ -283,6 +302,27 @@ class DuckDBSession(Session):
                 self.raw.unregister(name)
             except Exception:
                 pass
+
+
+class _Real(sa.REAL):  # type: ignore[type-arg]
+    """REAL (float4) read as PostgreSQL's driver reads it (``real_value``), not widened to 64 bits."""
+
+    def result_processor(self, dialect: sa.Dialect, coltype: Any) -> Any:
+        return None if self.asdecimal else _real
+
+
+def _real(value: Any) -> Any:
+    return None if value is None else real_value(value)
+
+
+def exact_numbers(dialect: sa.Dialect) -> None:
+    """Numbers cross the driver as PostgreSQL's give them.  duckdb_engine leaves SQLAlchemy's
+    ``supports_native_decimal`` off, so every ``Decimal`` bound to a NUMERIC went as a float and every DECIMAL
+    read came back through one (DECIMAL(38,0) 10^38 - 1 as 99999999999999997748809823456034029568,
+    DECIMAL(18,3) 999999999999999.999 as 1000000000000000.000), although DuckDB binds and returns ``Decimal``
+    exactly; and a REAL comes back widened (``0.1`` as ``0.10000000149011612``), where PostgreSQL gives ``0.1``."""
+    dialect.supports_native_decimal = True
+    dialect.colspecs = {**dialect.colspecs, sa.REAL: _Real}  # type: ignore[misc]
 
 
 def _command_line(pid: str) -> str:

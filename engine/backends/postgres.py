@@ -26,6 +26,7 @@ import sqlalchemy as sa
 import numpy as np
 
 from veil.backends.base import Backend, Session, first_line
+from veil.errors import Interruption
 from veil.queries import (CreateSchema, DropSchema, backend_sessions, copy_from_stdin, current_setting, owned_schemas,
                           packed, session_settings)
 
@@ -35,6 +36,8 @@ log = logging.getLogger("veil.backends.postgres")
 # than it saves on Veil's short aggregates).
 SETTINGS = {"work_mem": "256MB", "temp_buffers": "1GB", "jit": "off"}
 WORK_PREFIX = "veil_work_"
+QUERY_CANCELED = "57014"
+CREATED_MEANWHILE = ("23505", "42P06")  # unique_violation (pg_namespace's index), duplicate_schema
 WORK_THRESHOLD = 16 * 2**20  # base bytes above which the base goes to the run's work schema
 # With a work schema: parallel plans priced as free to start and to gather, so the base's scans go parallel
 # (10M census, 2 cores: the statements reading the base 6-26% faster a round, bench/results/pg_parallel.json; priced
@@ -73,6 +76,15 @@ class PostgresBackend(Backend):
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}
 
+    def interruption(self, exc: BaseException) -> Interruption | None:
+        """A statement cancelled on request (``57014 canceling statement due to user request``): the cancel
+        psycopg sends when Ctrl-C lands while it waits, or ``pg_cancel_backend``; a statement timeout is an
+        error like any other."""
+        orig = getattr(exc, "orig", None) or exc
+        if getattr(orig, "sqlstate", None) == QUERY_CANCELED and "user request" in str(orig):
+            return Interruption(Interruption.last or f"PostgreSQL cancelled the statement ({first_line(exc)})")
+        return None
+
     def make_session(self, conn: sa.Connection) -> Session:
         session = PostgresSession(self, conn)
         session.execute(session_settings(SETTINGS), "setting up the session")
@@ -82,6 +94,23 @@ class PostgresBackend(Backend):
 
 class PostgresSession(Session):
     _work: str | None = None
+
+    def create_schema(self, schema: str) -> None:
+        """As ``Session.create_schema``; a run that creates the schema at the same moment (two first releases
+        of different names) makes this one's CREATE fail once the other commits: a savepoint keeps the
+        transaction, and the schema is there (PostgreSQL resolves names in the newest catalog, not in the
+        transaction's snapshot)."""
+        if self.has_schema(schema):
+            return
+        self.ensure_transaction()
+        self.statements += 1
+        try:
+            with self.conn.begin_nested():
+                self.conn.execute(CreateSchema(schema))
+        except sa.exc.SQLAlchemyError as exc:
+            if getattr(getattr(exc, "orig", None), "sqlstate", None) not in CREATED_MEANWHILE:
+                self._recover()
+                raise self.fail(exc, f"creating schema {schema!r}") from None
 
     def scratch(self, needed: int, threshold: int | None = None) -> str | None:
         """The run's work schema (module docstring), created on first need, when ``needed`` bytes exceed

@@ -5,13 +5,13 @@ snapshot-tested.  Working tables (``veil_*``) are temporary: they live in the se
 vanish with the connection (on DuckDB the big ones may live in the session's scratch database instead,
 ``veil.backends.scratch``).  One module per concern: ``ddl`` (constructs Core lacks), ``source`` (the source
 table), ``nodes`` (the per-node counting statements), ``release`` (candidate cells, materialization, recount,
-grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensions`` (the published hierarchies)
-and ``ledger`` (the series ledger).
+grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensions`` (the published hierarchies),
+``ledger`` (the series ledger) and ``runs`` (a run's catalog row, read back when it stops).
 """
 
-from veil.queries import dimensions, distances, ledger, publication
+from veil.queries import dimensions, distances, ledger, publication, runs
 from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, DropSchema, Grant,
-                              SetSearchPath, backend_sessions, copy_from_stdin, count_rows, create_table_as,
+                              SetSearchPath, Stall, backend_sessions, copy_from_stdin, count_rows, create_table_as,
                               current_setting, drop_table, owned_schemas, session_settings, working_table)
 from veil.queries.nodes import (BASE, UNDECIDED, Grouped, Layout, base_coded, dim_table, grouped_sizes, materialize,
                                 node_bounds, node_counts, node_keys, node_sizes, node_statistics, packed, row_bytes,
@@ -22,16 +22,16 @@ from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_
                                   release_select,
                                   role_exists, suppressed_table, try_advisory_lock,
                                   values_table, withheld_table)
-from veil.queries.source import column_type, columns_of, fingerprint, source_table, tables_in
+from veil.queries.source import column_type, columns_of, fingerprint, fits, source_table, tables_in
 
 __all__ = [
     "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "Attach", "CreateSchema", "CreateTableAs",
-    "Analyze", "CreateView", "DropObject", "DropSchema", "Grant", "SetSearchPath", "backend_sessions", "current_setting",
+    "Analyze", "CreateView", "DropObject", "DropSchema", "Grant", "SetSearchPath", "Stall", "backend_sessions", "current_setting",
     "owned_schemas",
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
-    "fingerprint", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
-    "grouped_sizes", "Grouped", "packed", "publication",
+    "fingerprint", "fits", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
+    "grouped_sizes", "Grouped", "packed", "publication", "runs",
     "recount", "recount_numbers", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table", "working_table",
 ]

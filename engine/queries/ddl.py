@@ -102,6 +102,35 @@ def _create_schema(element: CreateSchema, compiler: Any, **kw: Any) -> str:
     return f"CREATE SCHEMA IF NOT EXISTS {compiler.preparer.format_schema(element.schema)}"
 
 
+STALL_ROWS_PER_SECOND = 200_000_000  # DuckDB hashes about this many integers a second (one core, 2025)
+
+
+class Stall(Executable, ClauseElement):
+    """A statement that keeps the database busy for about ``seconds`` (the test failpoint ``stall:<step>``:
+    a signal must land while the driver, not Python, is running): ``pg_sleep`` on PostgreSQL, a sum of hashes
+    elsewhere (DuckDB has no sleep).
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> print(Stall(2).compile(dialect=postgresql.dialect()), "|", Stall(2).compile())
+    SELECT pg_sleep(2.0) | SELECT sum(hash(range)) FROM range(400000000)
+    """
+
+    inherit_cache = False
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = float(seconds)
+
+
+@compiles(Stall)
+def _stall(element: Stall, compiler: Any, **kw: Any) -> str:
+    return f"SELECT sum(hash(range)) FROM range({int(element.seconds * STALL_ROWS_PER_SECOND)})"
+
+
+@compiles(Stall, "postgresql")
+def _stall_postgresql(element: Stall, compiler: Any, **kw: Any) -> str:
+    return f"SELECT pg_sleep({element.seconds!r})"
+
+
 class DropSchema(Executable, ClauseElement):
     """``DROP SCHEMA IF EXISTS <schema> CASCADE`` (PostgreSQL: a run's work schema with its tables).
 

@@ -25,7 +25,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
-from veil.queries.publication import MAX_IDENTIFIER, current
+from veil.queries.publication import MAX_IDENTIFIER, VERSION, current
+from veil.queries.release import label_of
 
 DIGEST = "veil_dim"
 
@@ -85,13 +86,75 @@ def has_digest(table: sa.Table, digest: str) -> sa.Select[Any]:
     return sa.select(sa.func.count()).select_from(table).where(table.c[DIGEST] == sa.literal(digest))
 
 
-def insert_from_dimension(table: sa.Table, dimension: sa.TableClause, height: int, digest: str) -> sa.Insert:
-    """Copy a run's temporary dimension table (``veil_dim_<i>``) into the rows table, ``level_0`` rendered as
-    text by the database exactly as the release's generalized columns render it (``CAST(level_0 AS TEXT)``)."""
+def published_labels(block_rows: sa.Table, column: str, versions: Sequence[int]) -> sa.Select[Any]:
+    """The distinct values ``column`` shows in the published rows of ``versions`` (read from the blocks table,
+    which the database counted from those rows): the only labels a dimension may describe."""
+    c = block_rows.c[column]
+    return sa.select(c).where(block_rows.c[VERSION].in_(list(versions)), c.is_not(None)).distinct()
+
+
+def insert_released(table: sa.Table, dimension: sa.TableClause, height: int, level: int, digest: str,
+                    labels: sa.Select[Any]) -> sa.Insert:
+    """Copy from a run's temporary dimension table (``veil_dim_<i>``) what a version at ``level`` may show: the
+    levels ``level .. height`` of the labels in ``labels`` (the version's published values of the column), each
+    chain once; the levels below stay NULL.  The label is rendered as the release renders it (``label_of``).
+
+    >>> t = rows_table("p", "r_dim_zip_rows", 2, sa.Text())
+    >>> d = sa.table("veil_dim_0", *(sa.column(c) for c in ("level_0", "level_1", "level_2")))
+    >>> b = sa.table("r_block_rows", sa.column("veil_version"), sa.column("zip"))
+    >>> s = str(insert_released(t, d, 2, 1, "ab", published_labels(b, "zip", [3])))
+    >>> "veil_dim_0.level_0" in s, "DISTINCT" in s
+    (False, True)
+    """
     d = dimension
-    select = sa.select(sa.literal(digest, sa.Text), sa.cast(d.c.level_0, sa.Text),
-                       *(d.c[f"level_{j}"] for j in range(1, height + 1)))
+    shown = label_of(d, level)
+    below = [sa.cast(sa.null(), table.c[f"level_{j}"].type) for j in range(level)]
+    above = [d.c[f"level_{j}"] for j in range(level + 1, height + 1)]
+    select = (sa.select(sa.literal(digest, sa.Text), *below, shown, *above).distinct()
+              .where(shown.in_(labels)))
     return table.insert().from_select([DIGEST, *(f"level_{j}" for j in range(height + 1))], select)
+
+
+def legacy(dims: sa.Table, releases: sa.Table, name: str) -> sa.Select[Any]:
+    """The dimensions of ``name``'s kept versions recorded before Veil recorded their level (catalog revision
+    0006): contents that may list every source value under each label, redacted by the next release."""
+    d, r = dims, releases
+    return (sa.select(d.c.attribute, d.c.digest, d.c.role, d.c.version, r.c.node, d.c.dim_table, r.c.config)
+            .select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
+            .where(d.c.name == name, d.c.level.is_(None), r.c.status == "published")
+            .order_by(d.c.attribute, d.c.digest, d.c.version))
+
+
+def redacted_copy(table: sa.Table, digest: str, level: int, height: int, shown: Sequence[tuple[int, Any]],
+                  into: str) -> sa.Insert:
+    """A legacy content ``digest`` as it may be shown at ``level``: the chains whose label at some version's own
+    level (``shown``: (level, that version's published labels)) was published, levels below ``level`` NULL,
+    each chain once, tagged ``into``."""
+    below = [sa.cast(sa.null(), table.c[f"level_{j}"].type) for j in range(level)]
+    above = [table.c[f"level_{j}"] for j in range(level, height + 1)]
+    seen = sa.or_(*(table.c[f"level_{lv}"].in_(labels) for lv, labels in shown))
+    select = sa.select(sa.literal(into, sa.Text), *below, *above).distinct().where(table.c[DIGEST] == digest, seen)
+    return table.insert().from_select([DIGEST, *(f"level_{j}" for j in range(height + 1))], select)
+
+
+def labels_at(table: sa.Table, digest: str, level: int, labels: Sequence[Any]) -> sa.Select[Any]:
+    """Which of ``labels`` content ``digest`` holds at ``level``."""
+    column = table.c[f"level_{level}"]
+    return sa.select(column).where(table.c[DIGEST] == digest, column.in_(list(labels))).distinct()
+
+
+def delete_content(table: sa.Table, digest: str) -> sa.Delete:
+    return sa.delete(table).where(table.c[DIGEST] == digest)
+
+
+def retag(table: sa.Table, old: str, new: str) -> sa.Update:
+    return sa.update(table).where(table.c[DIGEST] == old).values({DIGEST: new})
+
+
+def mark_level(dims: sa.Table, name: str, attribute: str, versions: Sequence[int], level: int) -> sa.Update:
+    d = dims
+    return (sa.update(d).where(d.c.name == name, d.c.attribute == attribute, d.c.version.in_(list(versions)))
+            .values(level=level))
 
 
 def delete_unused(table: sa.Table, dims: sa.Table, releases: sa.Table, name: str, column: str) -> sa.Delete:

@@ -3,13 +3,15 @@ as a Core object, and the order-independent fingerprint of its published columns
 
 from __future__ import annotations
 
+import decimal
 import re
 from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
 
-from veil.hierarchy import ValueKind
+from veil.hierarchy import ValueKind, exact_number
 
 class PaddedText(sa.types.TypeDecorator[str]):
     """``CHAR(n)`` (PostgreSQL's ``bpchar``): blank-padded text whose trailing spaces do not count.  Veil reads
@@ -31,11 +33,35 @@ class PaddedText(sa.types.TypeDecorator[str]):
         return sa.cast(colexpr, sa.Text())
 
 
+class WideInteger(sa.types.Integer):
+    """DuckDB's unsigned and 128-bit integers (``UTINYINT`` .. ``UBIGINT``, ``HUGEINT``, ``UHUGEINT``), named as
+    the source names them: a dimension table's ``level_0`` must hold every value of the source column, and a
+    signed type of the same width does not (``HUGEINT`` 2^127 - 1 in a ``BIGINT``: out of range).
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> print(sa.cast(sa.column("x"), WideInteger("HUGEINT")).compile(dialect=postgresql.dialect()))
+    CAST(x AS HUGEINT)
+    """
+
+    RANGES = {"utinyint": (0, 2**8), "usmallint": (0, 2**16), "uinteger": (0, 2**32), "ubigint": (0, 2**64),
+              "hugeint": (-2**127, 2**127), "uhugeint": (0, 2**128)}  # [low, high)
+    cache_ok = True
+
+    def __init__(self, name: str) -> None:
+        self.name = name.lower()
+
+
+@compiles(WideInteger)
+def _wide_integer(type_: WideInteger, compiler: Any, **kw: Any) -> str:
+    return type_.name.upper()
+
+
 _TYPES: list[tuple[str, Any, ValueKind]] = [
-    (r"^(tinyint|smallint|int2|utinyint|usmallint)$", sa.SmallInteger, ValueKind.INTEGER),
-    (r"^(integer|int|int4|uinteger|signed)$", sa.Integer, ValueKind.INTEGER),
-    (r"^(bigint|int8|ubigint|hugeint|uhugeint|long)$", sa.BigInteger, ValueKind.INTEGER),
-    (r"^(real|float4|float)$", sa.REAL, ValueKind.FLOAT),
+    (r"^(utinyint|usmallint|uinteger|ubigint|hugeint|uhugeint)$", WideInteger, ValueKind.INTEGER),
+    (r"^(tinyint|smallint|int2)$", sa.SmallInteger, ValueKind.INTEGER),
+    (r"^(integer|int|int4|signed)$", sa.Integer, ValueKind.INTEGER),
+    (r"^(bigint|int8|long)$", sa.BigInteger, ValueKind.INTEGER),
+    (r"^(real|float4|float)$", sa.REAL, ValueKind.REAL),
     (r"^(double|double precision|float8)$", sa.Double, ValueKind.FLOAT),
     (r"^(decimal|numeric)(\((\d+),\s*(\d+)\))?$", sa.Numeric, ValueKind.DECIMAL),
     (r"^(varchar|character varying|text|string|name)(\(\d+\))?$", sa.Text, ValueKind.TEXT),
@@ -56,8 +82,47 @@ def column_type(data_type: str, precision: int | None = None, scale: int | None 
                 p = int(m.group(3)) if m.group(3) else precision
                 s = int(m.group(4)) if m.group(4) else scale
                 return (sa.Numeric(p, s) if p is not None else sa.Numeric()), kind
-            return sa_type(), kind
+            return (WideInteger(text) if sa_type is WideInteger else sa_type()), kind
     raise KeyError(data_type)
+
+
+def _fits_decimal(value: int | float | decimal.Decimal, precision: int, scale: int) -> bool:
+    """At most ``precision - scale`` digits before the point and ``scale`` after it, exactly."""
+    if isinstance(value, decimal.Decimal) and value.is_finite() and int(value.as_tuple().exponent) >= -scale:
+        return not value or value.adjusted() < precision - scale  # as the column gives it: no digit too many after
+    try:
+        exact = exact_number(value)
+    except ValueError:  # NaN, infinities
+        return False
+    return (exact * 10**scale).denominator == 1 and abs(exact) < 10 ** (precision - scale)
+
+
+_INTEGER_RANGES: list[tuple[type, tuple[int, int]]] = [
+    (sa.SmallInteger, (-2**15, 2**15)), (sa.BigInteger, (-2**63, 2**63)), (sa.Integer, (-2**31, 2**31))]
+
+
+def fits(sa_type: Any, value: Any) -> bool:
+    """Whether a column of ``sa_type`` (as ``column_type`` gives it) holds ``value`` exactly: an integer type's
+    range, a ``NUMERIC(p, s)``'s digits (at most ``p - s`` before the point and ``s`` after it).  A value that
+    does not fit would be refused by one backend's cast and rounded by another's, so that two values of a
+    hierarchy meet in one; other types hold whatever their kind parses.
+
+    >>> fits(sa.Numeric(38, 0), 10**38 - 1), fits(sa.Numeric(38, 0), 10**38), fits(sa.Numeric(18, 3), 0.0005)
+    (True, False, False)
+    >>> fits(sa.SmallInteger(), 2**15), fits(WideInteger("hugeint"), 2**127 - 1), fits(sa.Text(), "x")
+    (False, True, True)
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float, decimal.Decimal)):
+        return True
+    if isinstance(sa_type, sa.Numeric) and not isinstance(sa_type, sa.Float) and sa_type.precision is not None:
+        return _fits_decimal(value, sa_type.precision, sa_type.scale or 0)
+    if isinstance(sa_type, WideInteger):
+        low, high = WideInteger.RANGES[sa_type.name]
+        return low <= value < high
+    for integer, (low, high) in _INTEGER_RANGES:
+        if isinstance(sa_type, integer):
+            return low <= value < high
+    return True
 
 
 def source_table(schema: str | None, name: str, columns: dict[str, Any]) -> sa.Table:

@@ -1,19 +1,29 @@
-"""Every hierarchy a release used, published as a dimension table (docs/publication.md §1).
+"""Every hierarchy a release used, published as a dimension table (docs/publication.md §1) — as far as the
+version may show it.
 
 A release publishes each quasi-identifier's hierarchy, and each sensitive hierarchy a model read for the
 hierarchical EMD, with its levels as columns ``level_0 .. level_h``: a quasi-identifier's values exactly as the
 release's generalized columns print them (text, ``level_0`` rendered by the database), a sensitive column's
-``level_0`` typed like the published column.  So a reader joins ``<name>.age = <name>_dim_age.level_<k>`` at the
-version's level ``k`` (or ``level_0`` of a sensitive column) and gets every level above it.
+``level_0`` typed like the published column.  A version at level ``k`` of a quasi-identifier shows only the
+levels ``k .. h`` of the labels its published rows hold — the levels below are NULL, and a label of a
+suppressed block, of rows held back or of values absent from the source is not there — so no published
+object narrows a row below its released label, nor tells which source values occur (a hierarchy built from
+the data, ``mask`` / ``intervals`` / ``dates``, lists exactly the source's values under each label).  A
+sensitive hierarchy lists the values the version published.  A reader joins ``<name>.age =
+<name>_dim_age.level_<k>`` and gets every level above it.
 
-Content-addressed: the content hash covers the column's role, its type and every leaf with its labels.  A
-content already in ``<name>_dim_<c>_rows`` is not copied again; the catalog's ``publication_dimensions`` row
-records which content each version used, the views read it through the pointer (they switch with the release,
-in its transaction, and with ``veil rollback``), and expiry deletes a content only once no kept version uses it.
+Content-addressed: the content hash covers the column's role, its type, the whole hierarchy, the level shown
+and the labels shown.  A content already in ``<name>_dim_<c>_rows`` is not copied again; the catalog's
+``publication_dimensions`` row records which content (and level) each version used, the views read it through
+the pointer (they switch with the release, in its transaction, and with ``veil rollback``), and expiry deletes
+a content only once no kept version uses it.  Contents published before the level was recorded are redacted by
+the next release (``veil.release.legacy_dimensions``).
 
-Worked example: version 1 with ``age.csv`` (hash ``a1``) and ``zip.csv`` (``z1``) copies both; version 2 with
-the same files copies nothing and records ``a1``, ``z1`` again; version 3 with a new ``age.csv`` copies ``a2``.
-With ``keep_versions = 1``, version 3's expiry deletes ``a1`` (no kept version uses it) and keeps ``z1``.
+Worked example: the inpatient release at node [1, 2, 1] publishes zip at level 1 with labels ``1305*``,
+``1306*``, ``1485*``: ``inpatient_dim_zip`` holds three rows ``(NULL, '1305*', '130**', …, '*')`` … — never
+``13053``.  Version 2 with the same labels at the same node copies nothing and records the same content;
+version 3 at level 2 copies a new one (``130**``, ``148**``).  With ``keep_versions = 1``, version 3's expiry
+deletes the first content (no kept version uses it).
 """
 
 from __future__ import annotations
@@ -35,6 +45,7 @@ from veil.config import Config
 from veil.counts import SensitiveDomain
 from veil.errors import ReleaseError
 from veil.hierarchy import CsvSpec, Hierarchy, ValueKind, build
+from veil.release import legacy_dimensions
 from veil.release.publication import drop_quietly
 from veil.warehouse import Warehouse
 
@@ -45,7 +56,9 @@ QUASI, SENSITIVE = "quasi-identifier", "sensitive"
 @dataclass(frozen=True)
 class Dimension:
     """One hierarchy to publish.  ``source``: the run's temporary dimension table (a quasi-identifier's, whose
-    ``level_0`` the database renders as the release does), or ``None``: loaded from ``hierarchy``."""
+    ``level_0`` the database renders as the release does), or ``None``: loaded from ``hierarchy``, whose values
+    are of ``kind``.  ``digest``: the whole hierarchy's (``digest``); ``level``: the level the version publishes
+    (a sensitive column: 0)."""
 
     attribute: str
     role: str
@@ -53,6 +66,8 @@ class Dimension:
     level0_type: Any
     source: sa.TableClause | None
     digest: str
+    level: int = 0
+    kind: ValueKind = ValueKind.TEXT
 
     @property
     def height(self) -> int:
@@ -74,13 +89,26 @@ def digest(role: str, level0_type: Any, h: Hierarchy) -> str:
     return sha.hexdigest()[:16]
 
 
-def of_run(wh: Warehouse, config: Config) -> list[Dimension]:
-    """The hierarchies the run used: every quasi-identifier's, then the sensitive ones of hierarchical EMD
-    models (one per column: the first model's)."""
+def shown_digest(d: Dimension, labels: Sequence[Any]) -> str:
+    """The hash of what a version shows of ``d``: the whole hierarchy's ``digest``, the level and the labels.
+
+    >>> a = Dimension("age", QUASI, Hierarchy("age", (20, 25), (("20-29", "20-29"), ("*", "*"))), sa.Text(), None,
+    ...               "d1", level=1)
+    >>> shown_digest(a, ["20-29"]) == shown_digest(a, ["20-29"]), shown_digest(a, ["20-29"]) == shown_digest(a, [])
+    (True, False)
+    """
+    shown = sorted(str(x) for x in labels)
+    return hashlib.sha256(json.dumps([d.digest, d.level, shown], separators=(",", ":")).encode()).hexdigest()[:16]
+
+
+def of_run(wh: Warehouse, config: Config, node: Sequence[int]) -> list[Dimension]:
+    """The hierarchies the run used, each at the level the version at ``node`` publishes: every
+    quasi-identifier's, then the sensitive ones of hierarchical EMD models (one per column: the first
+    model's)."""
     out = []
     for i, (qi, h) in enumerate(zip(wh.quasi_identifiers, wh.hierarchies)):
         out.append(Dimension(qi.column, QUASI, h, sa.Text(), wh.layout.dim(i),
-                             digest(QUASI, wh.columns[qi.column].sa_type, h)))
+                             digest(QUASI, wh.columns[qi.column].sa_type, h), int(node[i])))
     domains = {d.name: d for d in wh.domains}
     for model in config.models:
         spec, attribute = getattr(model, "hierarchy", None), getattr(model, "attribute", None)
@@ -91,9 +119,10 @@ def of_run(wh: Warehouse, config: Config) -> list[Dimension]:
         if isinstance(spec, (str, os.PathLike)):
             spec = CsvSpec(Path(spec), getattr(model, "delimiter", ";"))
         dom = domains[attribute]
-        h = build(spec, attribute, dom.values.tolist(), _kind(dom))
+        kind = _kind(dom)
+        h = build(spec, attribute, dom.values.tolist(), kind)
         sa_type = wh.columns[attribute].sa_type
-        out.append(Dimension(attribute, SENSITIVE, h, sa_type, None, digest(SENSITIVE, sa_type, h)))
+        out.append(Dimension(attribute, SENSITIVE, h, sa_type, None, digest(SENSITIVE, sa_type, h), 0, kind))
     return out
 
 
@@ -106,24 +135,30 @@ def _kind(domain: SensitiveDomain) -> ValueKind:
 
 
 def publish(session: Session, tables: catalog.CatalogTables, schema: str, name: str, version: int,
-            found: list[Dimension]) -> list[str]:
-    """In the release's transaction: create what is missing, copy contents not yet published, create version
-    ``version``'s views and record the version's dimensions; returns the views (to grant)."""
+            found: list[Dimension], block_rows: sa.Table) -> list[str]:
+    """In the release's transaction, once version ``version``'s blocks are in ``block_rows``: redact contents
+    published before levels were recorded, create what is missing, copy what the version shows of each
+    hierarchy unless that content is there, create the version's views and record its dimensions; returns the
+    views (to grant)."""
     objects = {n: t for n, t in session.rows(q.publication.objects_in(schema), f"listing schema {schema!r}")}
+    legacy_dimensions.redact(session, tables, schema, name, block_rows, objects)
     _unique(name, found, version)
     views, records = [], []
     for d in found:
         names = dims.names(name, d.attribute, version)
         table = _prepare(session, tables, schema, name, d, names, objects)
+        labels = [v for (v,) in session.rows(dims.published_labels(block_rows, d.attribute, [version]),
+                                             f"listing the published values of {d.attribute!r}")]
+        shown = shown_digest(d, labels)
         # rows(), not scalar(): DuckDB refuses a bulk load while a result is not fetched to its end
-        if not session.rows(dims.has_digest(table, d.digest), f"looking up the hierarchy of {d.attribute!r}")[0][0]:
-            _copy(session, table, d)
+        if not session.rows(dims.has_digest(table, shown), f"looking up the hierarchy of {d.attribute!r}")[0][0]:
+            _copy(session, table, d, shown, labels, dims.published_labels(block_rows, d.attribute, [version]))
         session.execute(q.CreateView(sa.table(names["version_view"], schema=schema),
-                                     dims.version_view(table, d.height, d.digest)),
+                                     dims.version_view(table, d.height, shown)),
                         f"creating view {schema}.{names['version_view']}")
         views += [names["view"], names["version_view"]]
         records.append({"name": name, "version": version, "attribute": d.attribute, "role": d.role,
-                        "digest": d.digest, "height": d.height, "dim_table": names["rows"]})
+                        "digest": shown, "height": d.height, "dim_table": names["rows"], "level": d.level})
     if records:
         session.execute(dims.record(tables.publication_dimensions, records), "recording the dimension tables")
     return views
@@ -164,15 +199,28 @@ def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name:
     return table
 
 
-def _copy(session: Session, table: sa.Table, d: Dimension) -> None:
+def _copy(session: Session, table: sa.Table, d: Dimension, shown: str, labels: Sequence[Any],
+          published: sa.Select[Any]) -> None:
+    """Copy what the version shows of ``d`` under the content hash ``shown``: a quasi-identifier's chains above
+    its published labels (``published``), by the database from the run's dimension table; a sensitive
+    hierarchy's leaves among the published values (``labels``), loaded."""
     what = f"publishing the hierarchy of {d.attribute!r} into {table.schema}.{table.name}"
     if d.source is not None:
-        session.execute(dims.insert_from_dimension(table, d.source, d.height, d.digest), what)
+        session.execute(dims.insert_released(table, d.source, d.height, d.level, shown, published), what)
         return
     h = d.hierarchy
+    seen = {_normal(d.kind, v) for v in labels}
     load = dims.rows_table(str(table.schema), table.name, h.height, d.level0_type)  # levels above h stay NULL
-    session.bulk_load(load, [(d.digest, leaf, *(col[k] for col in h.labels)) for k, leaf in enumerate(h.leaves)],
-                      what)
+    session.bulk_load(load, [(shown, leaf, *(col[k] for col in h.labels)) for k, leaf in enumerate(h.leaves)
+                             if _normal(d.kind, leaf) in seen], what)
+
+
+def _normal(kind: ValueKind, value: Any) -> Any:
+    """A sensitive value as the hierarchy's kind types it, so that a driver's value meets the file's."""
+    try:
+        return kind.coerce(value)
+    except ValueError:
+        return value
 
 
 def expire(session: Session, tables: catalog.CatalogTables, schema: str, name: str) -> None:

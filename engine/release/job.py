@@ -16,9 +16,14 @@ holds the lock).  Where statements commit on their own (Spark,
 ``transactions = False``), the publication runs in the order of docs/spark.md instead: version table, recount,
 ledger, views last, catalog row last; the next run repairs what a killed run left (``spark_publication.recover``).
 
+Once the commit happened, the version is published whatever happens next: a step after it (the clean-up of
+expired versions' views, the report) that fails or is interrupted leaves the row ``published``, and the run
+ends with a warning and exit 0; the next run, a skipped one too, finishes the clean-up (``_stopped``).
+
 Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, materialize, verify, views,
-catalog); ``VEIL_FAILPOINT=corrupt`` deletes rows of the new version before verification (which must then
-fail); ``VEIL_FAILPOINT=pause:<step>`` sleeps there so a test can kill or interrupt the process.
+catalog; after the commit: committed, cleanup-views, cleaned, report); ``VEIL_FAILPOINT=corrupt`` deletes rows
+of the new version before verification (which must then fail); ``VEIL_FAILPOINT=pause:<step>`` sleeps there
+so a test can kill or interrupt the process; ``stall:<step>`` runs a long statement there instead.
 """
 
 from __future__ import annotations
@@ -37,11 +42,10 @@ import sqlalchemy as sa
 
 from veil import catalog, log
 from veil import queries as q
-from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
-from veil.errors import NoSolutionError, ReleaseError, SourceError, VeilError
+from veil.errors import CTRL_C, NoSolutionError, ReleaseError, SourceError, VeilError, redact
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -61,6 +65,7 @@ from veil.warehouse import Warehouse
 
 VERSION_VIEW = "{name}_v{version}"
 CELL_CHUNK = 1 << 18  # candidate cells per fetched chunk
+INIT_WAIT = 60.0  # seconds ``veil init`` waits by default for a DuckDB file another process holds
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,7 @@ class Outcome:
     rows_deferred: int | None = None
     series: dict[str, Any] | None = None
     report: str | None = None
+    warning: str | None = None  # the version is published (or the run skipped), but a step after the commit failed
 
     @property
     def exit_code(self) -> int:
@@ -91,14 +97,20 @@ class Outcome:
                 "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
                 "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
                 "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
-                "report": self.report, "message": self.message, "seconds": round(self.seconds, 3)}
+                "report": self.report, "message": self.message, "seconds": round(self.seconds, 3),
+                **({"warning": self.warning} if self.warning else {})}
 
 
-def init(config: Config) -> tuple[str | None, str | None]:
-    """``veil init``: apply the catalog migrations (create or upgrade)."""
-    backend = open_backend(config.source.resolved_url())
-    with backend.session() as session:
+def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | None]:
+    """``veil init``: apply the catalog migrations (create or upgrade).  Two at once serialize (docs/publication.md
+    §5): on PostgreSQL on an advisory lock; on DuckDB, where the first holds the file, the second waits for it up
+    to ``wait`` seconds (``veil.busy``) and then finds the catalog up to date."""
+    _backend, session, ctx = connect(config, wait)
+    try:
+        failpoint("init")
         return catalog.upgrade(session, config.catalog_schema)
+    finally:
+        ctx.__exit__(None, None, None)
 
 
 def release(config: Config, *, force: bool = False, wait: float = 0.0,
@@ -109,7 +121,8 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
     backend, session, ctx = connect(config, wait)
     try:
         tables = catalog.require(session, rel.catalog_schema)
-        catalog.ensure_schema(session, rel.schema)
+        if not session.backend.transactions:  # elsewhere the release's transaction creates it (Publication.prepare)
+            catalog.ensure_schema(session, rel.schema)
         with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
             _close_interrupted(session, tables, rel.name)
             if session.backend.transactions:
@@ -123,29 +136,56 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
             session.commit()
             try:
                 outcome = _run(config, session, tables, release_id, force, on_step)
-            except VeilError as exc:
-                _fail(session, tables, release_id, str(exc))
-                raise
-            except KeyboardInterrupt as exc:  # Ctrl-C or SIGTERM: the row says so now, not at the next run
-                _fail(session, tables, release_id, f"interrupted: {exc or 'Ctrl-C (SIGINT)'}; nothing was published")
-                raise
-            except Exception as exc:  # a bug: still leave the catalog consistent
-                _fail(session, tables, release_id, f"internal error: {type(exc).__name__}: {exc}")
-                raise
+            except (KeyboardInterrupt, Exception) as exc:  # an error, Ctrl-C or SIGTERM, a bug: the row says so now
+                outcome = _stopped(session, tables, rel, release_id, exc)
     finally:
         ctx.__exit__(None, None, None)
     return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
 
 
-def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, error: str) -> None:
+def _stopped(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str,
+             exc: BaseException) -> Outcome:
+    """A run that raised ``exc``: what the database committed decides.  A row still ``running`` (nothing was
+    committed) is marked failed and the error raised again; a row ``published`` or ``skipped`` was committed
+    before a step after the commit failed or was interrupted (the clean-up of expired views, the report; a
+    connection lost during COMMIT itself): the run's outcome stands, with a warning (exit 0)."""
+    # a driver's interrupt that reached here unwrapped (DuckDB's "Query interrupted" on a fetch)
+    stopped = session.backend.interruption(exc) if isinstance(exc, Exception) and not isinstance(exc, VeilError) \
+        else None
+    reason = _reason(stopped or exc)
+    status = _fail(session, tables, release_id,
+                   f"{reason}; nothing was published" if isinstance(stopped or exc, KeyboardInterrupt) else reason)
+    if status not in ("published", "skipped"):
+        if stopped is not None:
+            raise stopped from None
+        raise exc
+    return _committed(session, tables, rel, release_id, reason)
+
+
+def _reason(exc: BaseException) -> str:
+    """Why a run stopped, in one line: its error, ``interrupted: <what>`` (never empty: a bare Ctrl-C's
+    ``KeyboardInterrupt`` has no message), or a bug's ``internal error``."""
+    if isinstance(exc, KeyboardInterrupt):
+        return f"interrupted: {str(exc) or CTRL_C}"
+    if isinstance(exc, VeilError):
+        return str(exc)
+    return f"internal error: {type(exc).__name__}: {exc}"
+
+
+def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, error: str) -> str | None:
+    """Mark the run failed, unless its row is no longer ``running``: a version whose commit happened stays
+    published whatever failed after it (even a commit whose answer was lost, on a new connection).  Returns
+    the row's status as the database has it, ``None`` when the database cannot be reached (the next run marks
+    a row left running failed)."""
     r = tables.releases
     try:
         session.rollback()
-        session.execute(sa.update(r).where(r.c.id == release_id).values(status="failed", finished_at=now(),
-                                                                       error=error[:4000]), "recording the failure")
+        session.execute(sa.update(r).where(r.c.id == release_id, r.c.status == "running").values(
+            status="failed", finished_at=now(), error=redact(error)[:4000]), "recording the failure")
         session.commit()
+        return str(session.scalar(q.runs.status(r, release_id), "reading the run's status"))
     except VeilError:
-        pass  # the connection is gone: the next run marks the row failed
+        return None  # the connection is gone: the next run marks the row failed
 
 
 def _close_interrupted(session: Session, tables: catalog.CatalogTables, name: str) -> None:
@@ -181,6 +221,7 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     run = _Run(config, require_release(config), session, tables, release_id, on_step)
     skipped = _inspect(run, force)
     if skipped is not None:
+        _expire_views(run, {})  # what an earlier run's clean-up left
         return skipped
     wh = run.wh
     wh.prepare()
@@ -317,6 +358,7 @@ def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: No
     """``[release] report``: the published version's report next to the others (README "Audit and report").
     Written after the commit — the version is published either way; a report that cannot be written is said
     in the outcome's message and the log, and the job still exits 0."""
+    failpoint("report")
     folder = run.rel.report
     if folder is None or outcome.version is None or outcome.node is None:
         return outcome
@@ -542,7 +584,7 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     version, node = content.number, content.node
     on_step = run.on_step
     on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
-    failpoint("materialize")
+    failpoint("materialize", session)
     if not session.backend.grants:  # refused before anything is written (Spark publishes statement by statement)
         grant(session, rel.schema, [], rel.grant_select_to)
     types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
@@ -561,7 +603,8 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     failpoint("verify")
     views = pub.insert_blocks(version)
     if session.backend.transactions:  # dimension tables: not yet where statements commit alone (docs/spark.md)
-        views += dimensions.publish(session, run.tables, rel.schema, rel.name, version, dimensions.of_run(wh, config))
+        views += dimensions.publish(session, run.tables, rel.schema, rel.name, version,
+                                    dimensions.of_run(wh, config, node), pub.block_rows)
     rows_suppressed = int(counts.sizes[suppressed].sum())
     achieved = verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     if content.record is not None:
@@ -577,17 +620,10 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     if session.backend.transactions:
         dimensions.expire(session, run.tables, rel.schema, rel.name)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
-    session.commit()
-    left = [] if not session.backend.transactions else (  # Spark: recover() at the next run (docs/spark.md)
-        dimensions.cleanup(session, run.tables, rel.schema, rel.name) + cleanup(session, rel.schema, rel.name, run.tables))
-    if left:
-        _note_left(run, info, left)
+    session.commit()  # from here on the version is published, whatever happens (``_stopped``)
+    _expire_views(run, info)
     deferred = info.get("rows_deferred", 0)
-    message = (f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
-               f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
-               f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
-               f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
-               + (f"; expired version(s) {expired}" if expired else ""))
+    message = _published(rel, version, node, rows_published, rows_suppressed, deferred, expired)
     return Outcome("published", rel.name, run.release_id, message, version=version, node=node,
                    output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
                    rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
@@ -637,6 +673,68 @@ def _record(run: _Run, result: SearchResult | None, counts: NodeCounts, suppress
         series=json.dumps(info), output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
         rows_dropped_null=wh.stats.rows_dropped_null), "recording the release")
     _record_details(run.session, run.tables, run.release_id, wh, evaluations)
+
+
+def _published(rel: ReleaseConfig, version: int, node: Any, rows_published: Any, rows_suppressed: Any, deferred: Any,
+               expired: list[int]) -> str:
+    """The outcome's message for a published version."""
+    return (f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
+            f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
+            f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
+            f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
+            + (f"; expired version(s) {expired}" if expired else ""))
+
+
+def _expire_views(run: _Run, info: dict[str, Any]) -> None:
+    """After a run's commit (a version published, or a run skipped): drop the views of expired versions — their
+    dimension views first — each in a short transaction that gives up rather than wait (docs/publication.md §3).
+    What stays is noted in the run's catalog row; every later run, a skipped one too, tries again.  Spark:
+    ``recover`` at the next run (docs/spark.md).  Test failpoints at each step boundary after the commit:
+    ``committed``, ``cleanup-views`` (the dimension views dropped), ``cleaned`` (and ``report``)."""
+    session, rel = run.session, run.rel
+    failpoint("committed")
+    if not session.backend.transactions:
+        return
+    left = dimensions.cleanup(session, run.tables, rel.schema, rel.name)
+    failpoint("cleanup-views")
+    left += cleanup(session, rel.schema, rel.name, run.tables)
+    failpoint("cleaned")
+    if left:
+        _note_left(run, info, left)
+
+
+def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str,
+               reason: str) -> Outcome:
+    """The outcome of a run whose commit happened (its row ``published`` or ``skipped``) but a step after it
+    failed: what the catalog row recorded, and a warning — logged, and kept in the row's ``series`` document
+    (``cleanup``) where the database can still be written."""
+    row = dict(zip(q.runs.SUMMARY, session.rows(q.runs.summary(tables.releases, release_id), "reading the run")[0]))
+    info = json.loads(row["series"]) if row["series"] else {}
+    version = row["version"]
+    if row["status"] == "published":
+        warning = (f"release {rel.name!r} version {version} is published, but the steps after its commit did not "
+                   f"finish ({reason}): the next `veil release` drops the views of expired versions"
+                   + (f"; write its report with `veil report --release {version} --out FILE`" if rel.report else ""))
+    else:
+        warning = (f"release {rel.name!r} is unchanged, but the clean-up after its skip did not finish ({reason}): "
+                   "the next `veil release` drops the views of expired versions")
+    info["cleanup"] = warning
+    try:
+        session.rollback()
+        session.execute(q.runs.set_series(tables.releases, release_id, json.dumps(info)), "recording the warning")
+        session.commit()
+    except VeilError:
+        pass  # the warning is still logged and printed
+    log.log.warning(redact(warning))
+    if row["status"] != "published":
+        return Outcome("skipped", rel.name, release_id, f"{row['error']}; warning: {warning}", version=version,
+                       warning=warning)
+    node = tuple(json.loads(row["node"]))
+    message = _published(rel, version, node, row["rows_published"], row["rows_suppressed"], row["rows_deferred"], [])
+    return Outcome("published", rel.name, release_id, f"{message}; warning: {warning}", version=version, node=node,
+                   output_table=row["output_table"], rows_published=row["rows_published"],
+                   rows_suppressed=row["rows_suppressed"], achieved=json.loads(row["achieved"] or "null"),
+                   rows_deferred=row["rows_deferred"], series=info, warning=warning)
 
 
 def _note_left(run: _Run, info: dict[str, Any], left: list[str]) -> None:

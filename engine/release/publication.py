@@ -55,7 +55,9 @@ class Publication:
         return {n: t for n, t in self.session.rows(pub.objects_in(self.schema), f"listing schema {self.schema!r}")}
 
     def prepare(self) -> None:
-        """Create the rows tables and the three views when missing (inside the release's transaction)."""
+        """Create the schema, the rows tables and the three views when missing (inside the release's
+        transaction: a first release that fails leaves no schema behind)."""
+        self.session.create_schema(self.schema)
         found = self.objects()
         names = pub.names(self.name)
         if names["rows"] in found:

@@ -16,10 +16,11 @@ from veil import busy, catalog
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config
-from veil.errors import ReleaseError
+from veil.errors import Interruption, ReleaseError
+from veil.queries import Stall
 
 
-class Interrupted(KeyboardInterrupt):
+class Interrupted(Interruption):
     """SIGTERM (a scheduler stopping the job) ends a run like Ctrl-C."""
 
 
@@ -27,15 +28,21 @@ def now() -> dt.datetime:
     return dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
 
 
-def failpoint(step: str) -> None:
-    """Test hook: ``VEIL_FAILPOINT=<step>`` fails here, ``pause:<step>`` sleeps here (to be killed; the file
-    ``VEIL_FAILPOINT_FILE`` names, if any, is created when the pause begins)."""
+def failpoint(step: str, session: Session | None = None) -> None:
+    """Test hook: ``VEIL_FAILPOINT=<step>`` fails here, ``pause:<step>`` sleeps here (to be killed or
+    interrupted), ``stall:<step>`` runs one statement of about ``VEIL_FAILPOINT_SECONDS`` in the database
+    (``queries.Stall``; where ``session`` is given) so that a signal lands while the driver works.  The file
+    ``VEIL_FAILPOINT_FILE`` names, if any, is created when the pause or the statement begins."""
     point = os.environ.get("VEIL_FAILPOINT", "")
-    if point == f"pause:{step}":
+    seconds = float(os.environ.get("VEIL_FAILPOINT_SECONDS", "60"))
+    if point in (f"pause:{step}", f"stall:{step}"):
         if os.environ.get("VEIL_FAILPOINT_FILE"):
             with open(os.environ["VEIL_FAILPOINT_FILE"], "w", encoding="utf-8") as mark:
                 mark.write(step)
-        time.sleep(float(os.environ.get("VEIL_FAILPOINT_SECONDS", "60")))
+        if point.startswith("stall:") and session is not None:
+            session.execute(Stall(seconds), f"test failpoint {point}")
+        else:
+            time.sleep(seconds)
     if point == step:
         raise ReleaseError(f"injected failure at step {step!r} (VEIL_FAILPOINT)")
 
@@ -72,7 +79,7 @@ def interruptible() -> Iterator[None]:
         return
 
     def stop(signum: int, frame: Any) -> None:
-        raise Interrupted("terminated (SIGTERM)")
+        raise Interrupted.noted("terminated (SIGTERM)")
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:

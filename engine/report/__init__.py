@@ -59,12 +59,15 @@ def write_html(path: Path, data: content.ReportData) -> Path:
 
 def write_report(directory: Path, config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], *,
                  name: str, version: int | None = None) -> Path:
-    """For the release job: ``<directory>/<name>_v<version>.html`` (``<name>.html`` without a version) for the
-    published ``node``, from the run's own warehouse and search result.  ``directory`` relative to the config."""
+    """For the release job: ``<directory>/<name>_v<version>.html`` — the published version as ``veil report
+    --release N`` shows it (its rows recounted; nothing a suppressed block or a held-back row holds, whose labels
+    and values it did not publish) — or, without a version, ``<name>.html`` for ``node`` of the run's own
+    warehouse and search result.  ``directory`` relative to the config."""
     folder = directory if directory.is_absolute() else config.path.parent / directory
-    stem = f"{name}_v{version}" if version is not None else name
-    title = f"Veil report — {name}" + (f" version {version}" if version is not None else "")
-    return write_html(folder / f"{stem}.html", node_report(config, wh, result, node, title))
+    if version is not None:
+        return build_report(config, folder / f"{name}_v{version}.html", release=version)
+    title = f"Veil report — {name}"
+    return write_html(folder / f"{name}.html", node_report(config, wh, result, node, title))
 
 
 def build_report(config: Config, out: Path, *, node: str | None = None, release: int | None = None,

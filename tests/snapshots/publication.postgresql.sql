@@ -264,8 +264,39 @@ CREATE TABLE published."census_dim_Zip Code_rows" (
 );
 
 -- dim_copy
-INSERT INTO published."census_dim_Zip Code_rows" (veil_dim, level_0, level_1, level_2, level_3, level_4, level_5) SELECT %(param_1)s::VARCHAR AS anon_1, CAST(veil_dim_0.level_0 AS TEXT) AS level_0, veil_dim_0.level_1, veil_dim_0.level_2, veil_dim_0.level_3, veil_dim_0.level_4, veil_dim_0.level_5 
-FROM veil_dim_0;
+INSERT INTO published."census_dim_Zip Code_rows" (veil_dim, level_0, level_1, level_2, level_3, level_4, level_5) SELECT DISTINCT %(param_1)s::VARCHAR AS anon_1, CAST(NULL AS TEXT) AS anon_2, CAST(NULL AS TEXT) AS anon__1, veil_dim_0.level_2, veil_dim_0.level_3, veil_dim_0.level_4, veil_dim_0.level_5 
+FROM veil_dim_0 
+WHERE veil_dim_0.level_2 IN (SELECT DISTINCT published.census_block_rows."Zip Code" 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version IN (__[POSTCOMPILE_veil_version_1]) AND published.census_block_rows."Zip Code" IS NOT NULL);
+
+-- dim_copy_leaves
+INSERT INTO published."census_dim_Zip Code_rows" (veil_dim, level_0, level_1, level_2, level_3, level_4, level_5) SELECT DISTINCT %(param_1)s::VARCHAR AS anon_1, CAST(veil_dim_0.level_0 AS TEXT) AS level_0, veil_dim_0.level_1, veil_dim_0.level_2, veil_dim_0.level_3, veil_dim_0.level_4, veil_dim_0.level_5 
+FROM veil_dim_0 
+WHERE CAST(veil_dim_0.level_0 AS TEXT) IN (SELECT DISTINCT published.census_block_rows."Zip Code" 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version IN (__[POSTCOMPILE_veil_version_1]) AND published.census_block_rows."Zip Code" IS NOT NULL);
+
+-- dim_legacy
+SELECT veil.publication_dimensions.attribute, veil.publication_dimensions.digest, veil.publication_dimensions.role, veil.publication_dimensions.version, veil.releases.node, veil.publication_dimensions.dim_table, veil.releases.config 
+FROM veil.publication_dimensions JOIN veil.releases ON veil.releases.name = veil.publication_dimensions.name AND veil.releases.version = veil.publication_dimensions.version 
+WHERE veil.publication_dimensions.name = %(name_1)s::VARCHAR AND veil.publication_dimensions.level IS NULL AND veil.releases.status = %(status_1)s::VARCHAR ORDER BY veil.publication_dimensions.attribute, veil.publication_dimensions.digest, veil.publication_dimensions.version;
+
+-- dim_redact
+INSERT INTO published."census_dim_Zip Code_rows" (veil_dim, level_0, level_1, level_2, level_3, level_4, level_5) SELECT DISTINCT %(param_1)s::VARCHAR AS anon_1, CAST(NULL AS TEXT) AS anon_2, CAST(NULL AS TEXT) AS anon__1, published."census_dim_Zip Code_rows".level_2, published."census_dim_Zip Code_rows".level_3, published."census_dim_Zip Code_rows".level_4, published."census_dim_Zip Code_rows".level_5 
+FROM published."census_dim_Zip Code_rows" 
+WHERE published."census_dim_Zip Code_rows".veil_dim = %(veil_dim_1)s::VARCHAR AND (published."census_dim_Zip Code_rows".level_1 IN (__[POSTCOMPILE_level_1_1]) OR published."census_dim_Zip Code_rows".level_2 IN (__[POSTCOMPILE_level_2_1]));
+
+-- dim_labels_at
+SELECT DISTINCT published."census_dim_Zip Code_rows".level_1 
+FROM published."census_dim_Zip Code_rows" 
+WHERE published."census_dim_Zip Code_rows".veil_dim = %(veil_dim_1)s::VARCHAR AND published."census_dim_Zip Code_rows".level_1 IN (__[POSTCOMPILE_level_1_1]);
+
+-- dim_retag
+UPDATE published."census_dim_Zip Code_rows" SET veil_dim=%(veil_dim)s::VARCHAR WHERE published."census_dim_Zip Code_rows".veil_dim = %(veil_dim_1)s::VARCHAR;
+
+-- dim_mark_level
+UPDATE veil.publication_dimensions SET level=%(level)s::INTEGER WHERE veil.publication_dimensions.name = %(name_1)s::VARCHAR AND veil.publication_dimensions.attribute = %(attribute_1)s::VARCHAR AND veil.publication_dimensions.version IN (__[POSTCOMPILE_version_1]);
 
 -- dim_lookup
 SELECT count(*) AS count_1 
@@ -287,7 +318,7 @@ FROM published."census_dim_Zip Code_rows"
 WHERE published."census_dim_Zip Code_rows".veil_dim = '3f2a';
 
 -- record_dims
-INSERT INTO veil.publication_dimensions (name, version, attribute, role, digest, height, dim_table) VALUES (%(name_m0)s::VARCHAR, %(version_m0)s::INTEGER, %(attribute_m0)s::VARCHAR, %(role_m0)s::VARCHAR, %(digest_m0)s::VARCHAR, %(height_m0)s::INTEGER, %(dim_table_m0)s::VARCHAR);
+INSERT INTO veil.publication_dimensions (name, version, attribute, role, digest, height, dim_table, level) VALUES (%(name_m0)s::VARCHAR, %(version_m0)s::INTEGER, %(attribute_m0)s::VARCHAR, %(role_m0)s::VARCHAR, %(digest_m0)s::VARCHAR, %(height_m0)s::INTEGER, %(dim_table_m0)s::VARCHAR, %(level_m0)s::INTEGER);
 
 -- dim_expire
 DELETE FROM published."census_dim_Zip Code_rows" WHERE (published."census_dim_Zip Code_rows".veil_dim NOT IN (SELECT veil.publication_dimensions.digest 

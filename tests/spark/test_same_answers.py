@@ -50,6 +50,8 @@ distance = "ordered"
 """
 
 ADULT = f"""
+[files]
+allow = ["{DATA}"]
 [search]
 max_suppression = 0.02
 metric = "kl-divergence"
