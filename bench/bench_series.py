@@ -1,31 +1,27 @@
-"""A series of nightly releases of the synthetic census (docs/series.md §8): 0.1% of rows change per night
-(half leave, half join) over 10 nights, on DuckDB; per night and per series policy, rows published and
-deferred (and why), and the release's wall time; at the end the exposure of the whole history
-(``veil.release.exposure``): version pairs whose differences fail the models, and rows exposed.
+"""A year of nightly releases of the synthetic census with the cohort series (docs/series.md §8): each night
+``--change`` of the rows change (half leave, half join), a release runs as a fresh ``veil`` process.  Per night:
+rows withheld (waiting) and standing in (published for people who left) as a share of the table, the release's
+wall time and peak RSS (``/usr/bin/time``), the members table's rows (the state kept between nights); per
+joiner, the nights from joining to being published (median, p95, max; people still waiting counted as waiting
+so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table every ``--every`` nights.
 
-    .venv/bin/python bench/bench_series.py [--rows 200000] [--nights 10] [--change 0.001]
-        [--runs defer:occupation+income,off:occupation+income,defer:occupation]
-
-Published columns matter: with income published next to occupation almost every row is unique, so a leaver
-never cancels against a joiner; with occupation alone many do.
+    .venv/bin/python bench/bench_series.py [--rows 100000] [--nights 365] [--change 0.001] [--every 30]
+        [--sensitive occupation+income] [--backend duckdb]
 """
 
 from __future__ import annotations
 
 import argparse
 import shutil
-import subprocess
-import sys
-import time
+import statistics
+from typing import Any
 
 import duckdb
 
 from common import CENSUS_RELEASE, WORK, census_config, census_duckdb, duckdb_file, machine_facts, run_cli, save
 
-MODELS = CENSUS_RELEASE + 'series = "{policy}"\n'
 
-
-def night(path: str, rows: int, change: float, n: int) -> tuple[int, int]:
+def night(path: str, rows: int, change: float, n: int) -> None:
     """Night ``n``: the people with the smallest hash(person_id, n) leave; as many new people join."""
     from veil.demo import census_sql
 
@@ -39,63 +35,82 @@ def night(path: str, rows: int, change: float, n: int) -> tuple[int, int]:
                     f"FROM ({census_sql()})", {"rows": half, "seed": 1000 + n, "top": top})
     finally:
         con.close()
-    return half, half
 
 
-def series_run(policy: str, sensitive: list[str], rows: int, nights: int, change: float, source: str) -> dict:
-    path = duckdb_file(f"series_{policy}_{len(sensitive)}")
+def delays(path: str, version: int) -> tuple[list[int], list[int], int]:
+    """Nights from joining to entering the release for people who entered tonight; how long each waiting
+    joiner has waited so far; the members table's rows."""
+    con = duckdb.connect(path, read_only=True)
+    try:
+        entered = [int(d) for (d,) in con.execute(
+            "SELECT veil_since - veil_joined FROM bench_veil.census_members WHERE veil_since = ? AND veil_joined > 1",
+            [version]).fetchall()]
+        waiting = [int(d) for (d,) in con.execute(
+            "SELECT ? - veil_joined FROM bench_veil.census_members WHERE veil_state = 0 AND veil_joined > 1",
+            [version]).fetchall()]
+        size = int(con.execute("SELECT count(*) FROM bench_veil.census_members").fetchone()[0])
+    finally:
+        con.close()
+    return entered, waiting, size
+
+
+def summary(values: list[int]) -> dict[str, float | None]:
+    if not values:
+        return {"median": None, "p95": None, "max": None}
+    ordered = sorted(values)
+    return {"median": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+            "max": ordered[-1]}
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    source = duckdb_file("series_source")
+    census_duckdb(source, f"census_{args.rows}", args.rows)
+    path = duckdb_file(f"series_{args.rows}")
     shutil.copyfile(source, path)
     con = duckdb.connect(str(path))
-    con.execute(f"CREATE OR REPLACE TABLE bench.series_census AS SELECT * FROM bench.census_{rows}")
+    con.execute(f"CREATE OR REPLACE TABLE bench.series_census AS SELECT * FROM bench.census_{args.rows}")
     con.execute("DROP SCHEMA IF EXISTS bench_published CASCADE")
     con.execute("DROP SCHEMA IF EXISTS bench_veil CASCADE")
     con.close()
-    config = census_config("duckdb", path, "series_census", sensitive, MODELS.format(policy=policy))
-    subprocess.run([sys.executable, "-m", "veil.cli", "init", "--config", str(config)], check=True,
-                   capture_output=True)
-    out = []
-    for n in range(nights + 1):
-        left = joined = 0
+    config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), CENSUS_RELEASE)
+    run_cli("init", "--config", str(config))
+    nights, entered_all = [], []
+    for n in range(args.nights + 1):
         if n:
-            left, joined = night(str(path), rows, change, n)
+            night(str(path), args.rows, args.change, n)
         wall, doc, code, rss = run_cli("release", "--config", str(config), "--force")
-        entry = {"night": n, "left": left, "joined": joined, "wall_s": round(wall, 2), "peak_rss_mib": rss, "exit": code,
-                 "version": doc.get("version"), "node": doc.get("node"), "rows_published": doc.get("rows_published"),
-                 "rows_suppressed": doc.get("rows_suppressed"), "rows_deferred": doc.get("rows_deferred"),
-                 "held": (doc.get("series") or {}).get("held"), "node_choice": (doc.get("series") or {}).get("node"),
-                 "release_s": doc.get("seconds")}
-        print(f"{policy} {'+'.join(sensitive)} night {n}: {entry}", flush=True)
-        out.append(entry)
-    from veil import config as cfg
-    from veil.release import exposure
-
-    t = time.perf_counter()
-    report = exposure(cfg.load(config))
-    return {"policy": policy, "sensitive": sensitive, "nights": out, "exposure": {k: report[k] for k in ("pairs_checked", "exposed_pairs",
-                                                                                  "rows_exposed")},
-            "exposure_s": round(time.perf_counter() - t, 2)}
+        version = doc.get("version")
+        entered, waiting, size = delays(str(path), version)
+        entered_all += entered
+        series = doc.get("series") or {}
+        table = (doc.get("rows_published") or 0) - series.get("standing_in", 0) + (doc.get("rows_deferred") or 0)
+        entry = {"night": n, "exit": code, "version": version, "node": doc.get("node"), "wall_s": round(wall, 2),
+                 "peak_rss_mib": rss, "rows_published": doc.get("rows_published"),
+                 "withheld": doc.get("rows_deferred"), "standing_in": series.get("standing_in"),
+                 "withheld_pct": round(100 * (doc.get("rows_deferred") or 0) / max(table, 1), 3),
+                 "stale_pct": round(100 * series.get("standing_in", 0) / max(doc.get("rows_published") or 1, 1), 3),
+                 "cohorts_formed": series.get("cohorts_formed"), "cohorts_left": series.get("cohorts_left"),
+                 "members_rows": size, "delay_entered": summary(entered), "waiting_so_far": summary(waiting)}
+        nights.append(entry)
+        if n % args.every == 0 or n == args.nights:
+            print(f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
+                  f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}", flush=True)
+            save(f"series_{args.rows}_{args.nights}", {"machine": machine_facts(), "args": vars(args),
+                                                       "nights": nights, "delay": summary(entered_all)})
+    return {"machine": machine_facts(), "args": vars(args), "nights": nights, "delay": summary(entered_all),
+            "still_waiting_at_end": nights[-1]["waiting_so_far"]}
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", type=int, default=200_000)
-    ap.add_argument("--nights", type=int, default=10)
+    ap.add_argument("--rows", type=int, default=100_000)
+    ap.add_argument("--nights", type=int, default=365)
     ap.add_argument("--change", type=float, default=0.001)
-    ap.add_argument("--runs", default="defer:occupation+income,off:occupation+income,defer:occupation",
-                    help="policy:sensitive columns (joined by +), comma-separated")
+    ap.add_argument("--every", type=int, default=30)
+    ap.add_argument("--sensitive", default="occupation+income")
     args = ap.parse_args()
-    source = duckdb_file("series_source")
-    census_duckdb(source, f"census_{args.rows}", args.rows)
-    results = {"machine": machine_facts(), "rows": args.rows, "nights": args.nights, "change_per_night": args.change,
-               "note": "loaded 2-core machine shared with other jobs; times are indicative only", "runs": []}
-    for spec in args.runs.split(","):
-        policy, columns = spec.split(":")
-        results["runs"].append(series_run(policy, columns.split("+"), args.rows, args.nights, args.change,
-                                          str(source)))
-        save("series", results)
-    print("wrote", save("series", results))
-    for run in results["runs"]:
-        print(run["policy"], run["sensitive"], "exposure:", run["exposure"])
+    results = run(args)
+    print("wrote", save(f"series_{args.rows}_{args.nights}", results))
     shutil.rmtree(WORK / "series", ignore_errors=True)
 
 

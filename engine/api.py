@@ -12,12 +12,20 @@ Bad input raises Veil's errors (``ConfigError``, ``SourceError``, ``HierarchyErr
 when no node satisfies the models) with the CLI's one-line messages, naming the argument and the dict key
 (``veil.anonymize(): quasi_identifiers['age'] key 'csv' ...``) where the CLI names a TOML line.
 
-pandas and DuckDB are imported when a function runs, never by ``import veil``.
+``veil.anonymize`` searches with one strategy (``strategy=``, default ``"optimal"``, as ``veil release`` does;
+``"incognito"`` and ``"brute-force"`` also list every minimal node, at the cost of many more nodes).  Long work
+shows its progress (each step, then the lattice nodes evaluated) with rich, as the CLI does on a terminal: on
+by default when stderr is a terminal or the call runs in a Jupyter notebook (with ipywidgets, which rich
+needs there), off elsewhere (a script's log, a CI job) and with ``progress=False``.
+
+pandas and DuckDB are imported when a function runs, never by ``import veil``; without pandas a function
+raises one line naming the ``notebook`` extra.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,11 +37,13 @@ from veil import config as cfg
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.counts import NodeCounts
-from veil.errors import ConfigError, SourceError
+from veil.errors import ConfigError, SourceError, VeilError
 from veil.hierarchy import RowsSpec
-from veil.lattice import parse_node
+from veil.lattice import Lattice, parse_node
 from veil.privacy import Specification
-from veil.run import check_document, generalized_select, no_solution, prepare_run, search_warehouse
+from veil.run import check_document, generalized_select, metric_for, no_solution, prepare_run, search_counts
+from veil.search import SearchResult
+from veil.search import run as run_search
 from veil.warehouse import Warehouse
 
 if TYPE_CHECKING:
@@ -42,6 +52,10 @@ if TYPE_CHECKING:
 TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
 ROW = "__veil_row__"         # its row positions, to give the result the DataFrame's order and index
 MEMORY = "duckdb:///:memory:"
+# what each strategy runs: the release needs the optimum, which incognito alone does not give (it then runs on
+# the same evaluator's counts and verdicts, as ``veil search --strategy incognito,optimal`` does)
+SEARCHES = {"optimal": ("optimal",), "incognito": ("incognito", "optimal"), "brute-force": ("brute-force",)}
+EXTRA = "pip install 'veil[notebook]'"
 
 Node = tuple[int, ...]
 
@@ -51,18 +65,22 @@ class Anonymized:
     """What ``veil.anonymize`` found and published: ``data`` is the generalized DataFrame (suppressed rows
     removed, the input's index kept), ``node`` the optimal lattice node, ``achieved`` each model's level on
     the released rows (keyed like ``veil release``'s catalog: ``type`` or ``type:attribute``), ``minimal``
-    every minimal passing node, ``metric`` the optimal node's value of ``metric_name``."""
+    every minimal passing node (``None`` when ``strategy`` is ``"optimal"``, which does not list them),
+    ``metric`` the optimal node's value of ``metric_name``, ``nodes_evaluated`` the nodes the search
+    evaluated of the lattice's ``lattice_size``."""
 
     data: Any = field(repr=False)
     node: Node
     achieved: dict[str, float | None]
     suppressed_rows: int
-    minimal: tuple[Node, ...]
+    minimal: tuple[Node, ...] | None
     metric: float
     metric_name: str
     attributes: tuple[str, ...]
     heights: tuple[int, ...]
     nodes_evaluated: int
+    strategy: str = "optimal"
+    lattice_size: int = 0
 
 
 @dataclass(frozen=True)
@@ -81,44 +99,49 @@ class Checked:
 
 
 def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
-              models: Sequence[Mapping[str, Any]] = (), *, max_suppression: float = 0.0,
+              models: Sequence[Mapping[str, Any]] = (), *, strategy: str = "optimal", max_suppression: float = 0.0,
               metric: str = "discernibility", keep_columns: Sequence[str] = (), nulls: str = "error",
-              base_dir: str | Path | None = None) -> Anonymized:
+              base_dir: str | Path | None = None, progress: bool | None = None) -> Anonymized:
     """Generalize ``df`` at the optimal lattice node satisfying every model (``veil search`` + the release's
-    materialization, in memory).  Published columns: quasi-identifiers, sensitive columns and
-    ``keep_columns``, in the DataFrame's order; relative hierarchy paths resolve against ``base_dir``
-    (default: the working directory)."""
+    materialization, in memory).  ``strategy``: ``"optimal"`` (the release's), or ``"incognito"`` /
+    ``"brute-force"``, which also list every minimal node (``minimal``).  Published columns:
+    quasi-identifiers, sensitive columns and ``keep_columns``, in the DataFrame's order; relative hierarchy
+    paths resolve against ``base_dir`` (default: the working directory).  ``progress``: show the steps and the
+    search's nodes (default: on a terminal or in a notebook)."""
     origin = "veil.anonymize()"
     config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
-                                {"metric": metric, "max_suppression": max_suppression})
-    with _session(df, published) as session:
-        config, wh = _prepare(session, config, rollup=True)
-        result = search_warehouse(wh, config, ("optimal", "incognito"))
+                                {"strategy": strategy, "metric": metric, "max_suppression": max_suppression})
+    with _progress(origin, progress) as steps, _session(df, published, steps) as session:
+        config, wh = _prepare(session, config, rollup=True, on_step=steps.step)
         spec = Specification(config.models, config.search.max_suppression)
+        result = _search(wh, config, spec, steps)
         if result.optimal is None:
             raise no_solution(wh, spec)  # the error `veil release` and `veil search` give
+        steps.step("generalizing the rows")
         counts = wh.counts(result.optimal.node)
         suppressed = spec.evaluate(counts, wh.rows).failing
         data = _generalized(session, wh, config, counts, suppressed, published, df)
     released = counts.restrict(~suppressed)
     return Anonymized(
         data=data, node=tuple(result.optimal.node), achieved={_label(m): m.check(released).achieved for m in spec.models},
-        suppressed_rows=int(counts.sizes[suppressed].sum()), minimal=tuple(tuple(n) for n in result.minimal or ()),
+        suppressed_rows=int(counts.sizes[suppressed].sum()),
+        minimal=None if result.minimal is None else tuple(tuple(n) for n in result.minimal),
         metric=result.optimal.value, metric_name=result.optimal.metric, attributes=wh.attributes,
-        heights=wh.heights, nodes_evaluated=result.nodes_evaluated)
+        heights=wh.heights, nodes_evaluated=result.nodes_evaluated, strategy=config.search.strategy,
+        lattice_size=result.lattice_size)
 
 
 def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
           models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
           max_suppression: float = 0.0, keep_columns: Sequence[str] = (), nulls: str = "error",
-          base_dir: str | Path | None = None) -> Checked:
+          base_dir: str | Path | None = None, progress: bool | None = None) -> Checked:
     """Every model at one ``node`` (levels in quasi-identifier order, a dict by column, or ``"1,0,2"``;
-    default: the table as it stands), like ``veil check``."""
+    default: the table as it stands), like ``veil check``; ``progress`` as for ``anonymize``."""
     origin = "veil.check()"
     config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
                                 {"max_suppression": max_suppression})
-    with _session(df, published) as session:
-        config, wh = _prepare(session, config, rollup=False)
+    with _progress(origin, progress) as steps, _session(df, published, steps) as session:
+        config, wh = _prepare(session, config, rollup=False, on_step=steps.step)
         level = _node(origin, node, wh)
         spec = Specification(config.models, config.search.max_suppression)
         counts = wh.counts(level)
@@ -133,11 +156,12 @@ def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
 def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
           models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
           settings: Mapping[str, Any] | None = None, nulls: str = "error",
-          base_dir: str | Path | None = None) -> Audit:
+          base_dir: str | Path | None = None, progress: bool | None = None) -> Audit:
     """The attacks of ``veil audit --node`` on ``df`` generalized at ``node`` (default: the table as it stands,
     node 0), every sensitive column counted; ``settings`` is the ``[audit]`` table as a dict (thresholds and
     ``attributes``), the models say what the adversary is assumed to know (README "Audit and report").
-    Returns the audit: ``document()`` is ``veil audit --json``'s, ``find(attack, attribute)`` one exposure."""
+    Returns the audit: ``document()`` is ``veil audit --json``'s, ``find(attack, attribute)`` one exposure;
+    ``progress`` as for ``anonymize``."""
     from veil.risk.attacks import audit_counts
     from veil.risk.settings import parse_audit
     from veil.risk.subject import node_label
@@ -147,8 +171,8 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
     if settings is not None and not isinstance(settings, Mapping):
         raise ConfigError(f"{origin}: argument 'settings' must be a dict like the [audit] table, got {settings!r}")
     parsed = parse_audit(dict(settings or {}), Path(origin), config.sensitive)
-    with _session(df, published) as session:
-        config, wh = prepare_run(session, config, sensitive=config.sensitive, rollup=False)
+    with _progress(origin, progress) as steps, _session(df, published, steps) as session:
+        config, wh = prepare_run(session, config, sensitive=config.sensitive, rollup=False, on_step=steps.step)
         level = _node(origin, node, wh)
         counts = wh.counts(level)
         return audit_counts(counts, parsed, config.models, f"node {list(level)} of the DataFrame", node_label(counts))
@@ -160,7 +184,7 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
 def _config(origin: str, df: Any, quasi_identifiers: Any, sensitive: Any, models: Any, keep_columns: Any,
             nulls: Any, base_dir: Any, search: dict[str, Any]) -> tuple[cfg.Config, list[str]]:
     """The run's Config (built like a TOML file's) and the published columns (the DataFrame's order)."""
-    pd = _pandas()
+    pd = _pandas(origin)
     if not isinstance(df, pd.DataFrame):
         raise ConfigError(f"{origin}: argument 'df' must be a pandas DataFrame, got {type(df).__name__}")
     bad = [c for c in df.columns if not isinstance(c, str) or not c]
@@ -205,7 +229,7 @@ def _columns(origin: str, argument: str, value: Any) -> tuple[str, ...]:
 
 def _levels(value: Any) -> Any:
     """A DataFrame of levels (value column first, then level 1..h) as in-memory rows; anything else as is."""
-    pd = _pandas()
+    pd = _pandas("veil")
     if not isinstance(value, pd.DataFrame):
         return value
     cells = value.astype(object).where(value.notna(), None)
@@ -238,9 +262,10 @@ def _node(origin: str, node: Any, wh: Warehouse) -> Node:
 
 
 @contextmanager
-def _session(df: Any, published: Sequence[str]) -> Iterator[Session]:
+def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[Session]:
     """An in-memory DuckDB session holding the DataFrame as table ``dataframe`` (only the columns Veil reads or
     publishes, categoricals decoded, plus each row's position)."""
+    steps.step(f"loading the DataFrame ({len(df):,} rows)")
     frame = df[list(published)].copy()
     for column in frame.columns:
         if str(frame[column].dtype) == "category":
@@ -251,17 +276,28 @@ def _session(df: Any, published: Sequence[str]) -> Iterator[Session]:
         yield session
 
 
-def _prepare(session: Session, config: cfg.Config, rollup: bool) -> tuple[cfg.Config, Warehouse]:
+def _prepare(session: Session, config: cfg.Config, rollup: bool,
+             on_step: Callable[[str], None]) -> tuple[cfg.Config, Warehouse]:
     """``prepare_run`` as ``veil release`` calls it: sensitive columns no model reads are still NULL-checked."""
     counted = cfg.sensitive_needed(config)
-    return prepare_run(session, config, rollup=rollup, null_checked=tuple(c for c in config.sensitive if c not in counted))
+    return prepare_run(session, config, rollup=rollup, on_step=on_step,
+                       null_checked=tuple(c for c in config.sensitive if c not in counted))
+
+
+def _search(wh: Warehouse, config: cfg.Config, spec: Specification, steps: _Steps) -> SearchResult:
+    """``run.search_warehouse`` with the strategy's searches (``SEARCHES``) and the call's progress."""
+    lattice = Lattice(wh.heights)
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric))
+    steps.step(f"searching the lattice ({config.search.strategy})", lattice.size)
+    return run_search(SEARCHES[config.search.strategy], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
+                      on_evaluate=steps.advance, probe=probe, prefetch=prefetch)
 
 
 def _generalized(session: Session, wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any,
                  published: Sequence[str], df: Any) -> Any:
     """The release's generalizing ``SELECT`` at ``counts.node`` (suppressed blocks dropped), read back as a
     DataFrame in the input's row order, with its index."""
-    pd = _pandas()
+    pd = _pandas("veil")
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     select = generalized_select(wh, counts, suppressed, [*published, ROW], not_null)
     frame = pd.DataFrame(session.columns(select, "reading the generalized rows")).sort_values(ROW, kind="stable")
@@ -273,7 +309,73 @@ def _label(model: Any) -> str:
     return f"{model.type}:{model.attribute}" if model.attribute else model.type
 
 
-def _pandas() -> Any:
-    import pandas
-
+def _pandas(origin: str) -> Any:
+    try:
+        import pandas
+    except ImportError:
+        raise VeilError(f"{origin} needs pandas, which is not installed: {EXTRA}") from None
     return pandas
+
+
+# --- progress ---------------------------------------------------------------------------------------------
+
+
+class _Steps:
+    """The progress of one call: ``step(text, total)`` names what runs now (with ``total``: a bar of the
+    lattice's nodes, moved by ``advance(done)``, the nodes evaluated — Incognito's subset nodes too, so the
+    count may pass the lattice's size); a no-op without ``bar``."""
+
+    def __init__(self, bar: Any = None) -> None:
+        self.bar, self.total = bar, 0
+        self.task = bar.add_task("starting", total=None, nodes="") if bar is not None else None
+
+    def step(self, text: str, total: int | None = None) -> None:
+        if self.bar is not None:
+            self.total = total or 0
+            self.bar.update(self.task, description=text, total=total, completed=0, nodes=self._nodes(0), refresh=True)
+
+    def advance(self, done: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=min(done, self.total), nodes=self._nodes(done))
+
+    def _nodes(self, done: int) -> str:
+        return f"{done:,} evaluated, lattice of {self.total:,}" if self.total else ""
+
+
+def _showing(origin: str, progress: bool | None) -> bool:
+    """``progress`` as given; by default on when stderr is a terminal, or in a Jupyter notebook when
+    ipywidgets is there (rich draws live output there with it, and only warns without it)."""
+    if progress is not None:
+        if not isinstance(progress, bool):
+            raise ConfigError(f"{origin}: argument 'progress' must be True, False or None, got {progress!r}")
+        return progress
+    from veil import log
+
+    if log.is_terminal():
+        return True
+    from rich.console import Console
+
+    if not Console(file=sys.stderr).is_jupyter:
+        return False
+    try:
+        import ipywidgets  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@contextmanager
+def _progress(origin: str, progress: bool | None) -> Iterator[_Steps]:
+    """A transient rich display of the call's steps and the search's nodes on stderr (``_showing``)."""
+    if not _showing(origin, progress):
+        yield _Steps()
+        return
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               TextColumn("{task.fields[nodes]}"), TimeElapsedColumn())
+    # progress=True: drawn even where stderr does not look like a terminal (an IDE's console)
+    console = Console(file=sys.stderr, force_terminal=True if progress else None)
+    with Progress(*columns, console=console, transient=True) as bar:
+        yield _Steps(bar)

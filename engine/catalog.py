@@ -9,7 +9,9 @@ docs/publication.md) and the series ledger ``series_*`` (what every version publ
 a new version can be compared with every earlier one even after its rows expired: docs/series.md).  Revision
 0004 adds ``publication_dimensions``: per version, the hierarchy of each column it published as a dimension
 table (content hash, height, rows table: docs/publication.md §1); revision 0006 the level each version shows
-(contents recorded without one are redacted by the next release: ``veil.release.legacy_dimensions``).
+(contents recorded without one are redacted by the next release: ``veil.release.legacy_dimensions``); revision
+0007 ``series_state``, the current cohort series of each release (docs/series.md), and clears the analysts'
+``rows_deferred``.
 
 ``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
 SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
@@ -33,7 +35,7 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import BackendError, BusyError, ConfigError, VeilError
 
-HEAD = "0006"
+HEAD = "0007"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
@@ -53,6 +55,7 @@ class CatalogTables:
     series_values: sa.Table
     series_cells: sa.Table
     publication_dimensions: sa.Table
+    series_state: sa.Table
 
 
 def tables(schema: str) -> CatalogTables:
@@ -107,8 +110,14 @@ def tables(schema: str) -> CatalogTables:
         sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
         sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
     )
+    state = sa.Table(
+        "series_state", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("series", sa.Integer),
+        sa.Column("started_version", sa.Integer), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text), sa.Column("shape", sa.Text), sa.Column("members", sa.Text),
+        sa.Column("batch", sa.Integer), sa.Column("next_cohort", sa.BigInteger), sa.Column("secret", sa.Text),
+    )
     return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
-                         s_cells, dims)
+                         s_cells, dims, state)
 
 
 def migrations_dir() -> Path:

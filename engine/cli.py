@@ -2,9 +2,11 @@
 (:mod:`veil.command`: exit codes 0/1/2, one JSON document with ``--json``, one error line, Ctrl-C, logging,
 ``--wait``) and renders its result.
 
-Adding a command: declare its options with the shared ``*Opt`` annotations below, write a ``body()``
-returning a :class:`~veil.command.Result` (a document with ``status``, an exit code, a human rendering),
-and end with ``finish("<name>", Options(as_json, quiet, verbose, wait), body)``.  Import heavy modules
+Adding a command: declare its options with the shared ``*Opt`` annotations below (every option with a help
+text: the docs' CLI reference is generated from this app), write a ``body()`` returning a
+:class:`~veil.command.Result` (a document with ``status``, an exit code, a human rendering), and end with
+``finish("<name>", Options(as_json, quiet, verbose, wait, log_format), body)``.  A command reading a config
+resolves it with :func:`config_path` (``--config``, else ``veil.toml`` here, else ``$VEIL_CONFIG``).  Import heavy modules
 inside ``body`` so ``veil --help`` stays fast (it imports no numpy, SQLAlchemy or driver); a short command
 imports them under ``with _loading():`` (no garbage collection over what they allocate).
 """
@@ -12,35 +14,58 @@ imports them under ``with _loading():`` (no garbage collection over what they al
 from __future__ import annotations
 
 import atexit
+import enum
 import gc
 import logging
 import os
+import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, Optional
 
-import click
 import typer
 
 import veil
 from veil import log
 from veil.command import FAILED, NO_SOLUTION, OK, Options, Result, console, emit, execute, say
 
+CONFIG_FILE = "veil.toml"  # looked for in the working folder when --config is not given
+CONFIG_ENV = "VEIL_CONFIG"  # else the config this environment variable names
+
 app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
                   rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
                   help="Veil: publish anonymized releases of warehouse tables (k-anonymity, l-diversity, "
-                       "t-closeness, ε-privacy).  Exit codes: 0 done, 2 no node satisfies the models, 1 failure.")
+                       "t-closeness, ε-privacy).  Every command reads the config given with --config, else "
+                       f"{CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.  Exit codes: 0 "
+                       "done, 2 no node satisfies the models, 1 failure.")
 
-ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Release config (TOML).", show_default=False)]
+
+class LogFormat(str, enum.Enum):
+    """``--log-format``: text lines (short on a terminal, timestamped elsewhere) or one JSON object a record."""
+
+    text = "text"
+    json = "json"
+
+
+ConfigOpt = Annotated[Optional[Path], typer.Option(
+    "--config", "-c", show_default=False,
+    help=f"The config (TOML).  Default: {CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout, whatever happens.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Log errors only.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log details too.")]
 WaitOpt = Annotated[float, typer.Option("--wait", metavar="SECONDS", min=0.0,
                                         help="Retry while the database is busy (a DuckDB file open in another "
                                              "process, a concurrent release) for up to this many seconds.")]
+LogFormatOpt = Annotated[LogFormat, typer.Option(
+    "--log-format", envvar="VEIL_LOG_FORMAT", case_sensitive=False,
+    help="Log records on stderr as text lines (short on a terminal, ISO-timestamped elsewhere) or as one JSON "
+         "object each: time (ISO 8601 with offset), level, command, message.")]
 NodeOpt = Annotated[Optional[str], typer.Option("--node", help="Levels, e.g. 1,0,2 (default: all 0).")]
+COUNTS_LIMIT = 50  # blocks ``veil counts`` shows by default, the smallest first
+MINIMAL_LIMIT = 20  # minimal nodes ``veil search`` prints by default, the lowest first
 
 
 def finish(command: str, options: Options, body: Callable[[], Result]) -> NoReturn:
@@ -77,10 +102,28 @@ def _loading() -> Iterator[None]:
             gc.enable()
 
 
-def _load(config: Path) -> Any:
+def config_path(given: Path | None) -> Path:
+    """The config a command reads: ``--config``, else ``veil.toml`` in the working folder, else the file
+    ``$VEIL_CONFIG`` names; none of them is one line saying where it looked."""
+    from veil.errors import ConfigError
+
+    if given is not None:
+        return given
+    here = Path.cwd() / CONFIG_FILE
+    if here.is_file():
+        return here
+    named = os.environ.get(CONFIG_ENV, "")
+    if named and not Path(named).is_file():
+        raise ConfigError(f"{CONFIG_ENV}={named}: no such file (no --config given, no {CONFIG_FILE} in {Path.cwd()})")
+    if named:
+        return Path(named)
+    raise ConfigError(f"no config: no --config given, no {CONFIG_FILE} in {Path.cwd()}, and {CONFIG_ENV} is not set")
+
+
+def _load(config: Path | None) -> Any:
     from veil import config as cfg
 
-    return cfg.load(config)
+    return cfg.load(config_path(config))
 
 
 def _node(text: str | None, heights: tuple[int, ...]) -> tuple[int, ...]:
@@ -96,9 +139,15 @@ def _node(text: str | None, heights: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @app.command()
-def counts(config: ConfigOpt, node: NodeOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False,
-           verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
-    """The q*-blocks at one lattice node: generalized key, size and sensitive histograms."""
+def counts(config: ConfigOpt = None, node: NodeOpt = None,
+           limit: Annotated[int, typer.Option(
+               "--limit", min=0, metavar="N",
+               help="Show at most N blocks, the smallest first (the riskiest: fewest people share their key); 0 "
+                    "shows all.  The totals (blocks, rows, blocks not shown) are always printed.")] = COUNTS_LIMIT,
+           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+           log_format: LogFormatOpt = LogFormat.text) -> None:
+    """The q*-blocks at one lattice node, smallest first: generalized key, size and sensitive histograms
+    (at most --limit of them; --json carries the same blocks and the totals)."""
 
     def body() -> Result:
         with _loading():
@@ -106,29 +155,34 @@ def counts(config: ConfigOpt, node: NodeOpt = None, as_json: JsonOpt = False, qu
 
         conf = _load(config)
         with open_warehouse(conf, sensitive=conf.sensitive, on_step=log.step, rollup=False) as wh:
-            doc = counts_document(wh, wh.counts(_node(node, wh.heights)))
+            doc = counts_document(wh, wh.counts(_node(node, wh.heights)), limit=limit)
+        return Result({"status": "ok", **doc}, OK, lambda: _show_counts(conf, doc))
 
-        def show() -> None:
-            from rich.table import Table
+    finish("counts", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
-            table = Table(title=f"{conf.source.qualified} at node {doc['node']}: {len(doc['blocks'])} blocks, "
-                                f"{doc['rows']} rows")
-            for name in [*doc["attributes"], "size", *conf.sensitive]:
-                table.add_column(name, justify="right" if name == "size" else "left")
-            for b in doc["blocks"]:
-                hist = [", ".join(f"{v}: {c}" for v, c in b["sensitive"][s].items()) for s in conf.sensitive]
-                table.add_row(*b["key"], str(b["size"]), *hist)
-            console().print(table)
 
-        return Result({"status": "ok", **doc}, OK, show)
+def _show_counts(conf: Any, doc: dict[str, Any]) -> None:
+    from rich.table import Table
 
-    finish("counts", Options(as_json, quiet, verbose, wait), body)
+    which = "smallest first" if not doc["blocks_not_shown"] else f"the {len(doc['blocks'])} smallest shown"
+    table = Table(title=f"{conf.source.qualified} at node {doc['node']}: {doc['block_count']:,} blocks, "
+                        f"{doc['rows']:,} rows; {which}")
+    for name in [*doc["attributes"], "size", *conf.sensitive]:
+        table.add_column(name, justify="right" if name == "size" else "left")
+    for b in doc["blocks"]:
+        hist = [", ".join(f"{v}: {c}" for v, c in b["sensitive"][s].items()) for s in conf.sensitive]
+        table.add_row(*b["key"], str(b["size"]), *hist)
+    console().print(table)
+    if doc["blocks_not_shown"]:
+        say(f"{doc['blocks_not_shown']:,} more block(s) with {doc['rows_not_shown']:,} row(s) not shown "
+            "(--limit N shows N, --limit 0 all)")
 
 
 @app.command()
-def check(config: ConfigOpt,
+def check(config: ConfigOpt = None,
           node: Annotated[Optional[str], typer.Option(help="Levels, e.g. 1,0,2 (default: the source as it stands).")] = None,
-          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+          log_format: LogFormatOpt = LogFormat.text) -> None:
     """Evaluate every model at one node: passed, achieved level, violating blocks (exit 0 either way)."""
 
     def body() -> Result:
@@ -159,17 +213,25 @@ def check(config: ConfigOpt,
 
         return Result({"status": "ok", **doc}, OK, show)
 
-    finish("check", Options(as_json, quiet, verbose, wait), body)
+    finish("check", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def search(config: ConfigOpt,
+def search(config: ConfigOpt = None,
            strategy: Annotated[Optional[str], typer.Option(
-               help="optimal | incognito | brute-force (or several, comma-separated, sharing counts).")] = None,
+               help="optimal | incognito | brute-force (or several, comma-separated, sharing counts; default: the "
+                    "config's [search] strategy).")] = None,
            metric: Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
-                                                               "discernibility | kl-divergence")] = None,
-           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
-    """Search the lattice: every minimal passing node and/or the proven-optimal one (exit 2: none passes)."""
+                                                               "discernibility | kl-divergence (default: the "
+                                                               "config's [search] metric).")] = None,
+           limit: Annotated[int, typer.Option(
+               "--limit", min=0, metavar="N",
+               help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.")
+           ] = MINIMAL_LIMIT,
+           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+           log_format: LogFormatOpt = LogFormat.text) -> None:
+    """Search the lattice: every minimal passing node (incognito, brute-force) and/or the proven-optimal one
+    (optimal), with what each strategy evaluated (exit 2: no node passes)."""
 
     def body() -> Result:
         from veil.errors import ConfigError
@@ -189,34 +251,53 @@ def search(config: ConfigOpt,
         doc = {**result.document(), "work": stats.document()}
         status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
                                                             **failure.details}
+        return Result({**status, **doc}, OK if failure is None else NO_SOLUTION,
+                      lambda: _show_search(doc, limit, None if failure is None else str(failure)))
 
-        def show() -> None:
-            from rich.table import Table
+    finish("search", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
-            bounded = f", {doc['nodes_bounded']} ruled out by block sizes" if doc["nodes_bounded"] else ""
-            say(f"lattice of {doc['lattice_size']} nodes (heights {doc['heights']}): {doc['nodes_evaluated']} "
-                f"evaluated{bounded}, {stats.node_queries} node queries, {doc['seconds']:.3f} s")
-            if doc["minimal"]:
-                table = Table(title=f"{len(doc['minimal'])} minimal passing node(s)")
-                for a in doc["attributes"]:
-                    table.add_column(a, justify="right")
-                for n in doc["minimal"]:
-                    table.add_row(*map(str, n))
-                console().print(table)
-            if doc["optimal"] is not None:
-                o = doc["optimal"]
-                say(f"optimal node {o['node']} ({o['metric']} = {o['value']:.6g})")
-            if failure is not None:
-                say(str(failure))
 
-        return Result({**status, **doc}, OK if failure is None else NO_SOLUTION, show)
+def _show_search(doc: dict[str, Any], limit: int, failure: str | None) -> None:
+    """The search in words: the lattice, what each strategy evaluated, the minimal nodes (lowest first, at most
+    ``limit``), the optimum."""
+    from rich.table import Table
 
-    finish("search", Options(as_json, quiet, verbose, wait), body)
+    size = doc["lattice_size"]
+    say(f"lattice of {size:,} nodes (heights {doc['heights']}); searched in {doc['seconds']:.3f} s with "
+        f"{doc['work']['node_queries']:,} queries to the database")
+    for i, w in enumerate(doc["by_strategy"]):
+        parts = [f"evaluated {w['lattice_nodes']:,}{' more' if i else ''} of the {size:,} nodes"]
+        if w["subset_nodes"]:
+            parts.append(f"{w['subset_nodes']:,} nodes of smaller lattices (subsets of the quasi-identifiers, not "
+                         "nodes of this lattice)")
+        if w["nodes_bounded"]:
+            parts.append(f"ruled out {w['nodes_bounded']:,} more by their block sizes alone")
+        say(f"  {w['strategy']} ({w['seconds']:.3f} s): {'; '.join(parts)}")
+    if len(doc["by_strategy"]) > 1:
+        say("  (the strategies share their evaluations: a node is evaluated once)")
+    minimal = sorted(doc["minimal"] or [], key=lambda n: (sum(n), n))
+    if minimal:
+        shown = minimal if limit == 0 else minimal[:limit]
+        more = f", the first {len(shown)} shown" if len(shown) < len(minimal) else ""
+        table = Table(title=f"{len(minimal):,} minimal passing node(s), lowest height first{more}")
+        for a in [*doc["attributes"], "height"]:
+            table.add_column(a, justify="right")
+        for n in shown:
+            table.add_row(*map(str, n), str(sum(n)))
+        console().print(table)
+        if len(shown) < len(minimal):
+            say(f"… and {len(minimal) - len(shown):,} more minimal node(s) (--limit 0 prints all; --json lists all)")
+    if doc["optimal"] is not None:
+        o = doc["optimal"]
+        say(f"optimal node {o['node']} ({o['metric']} = {o['value']:.6g})")
+    if failure is not None:
+        say(failure)
 
 
 @app.command()
-def init(config: ConfigOpt, as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
-         wait: WaitOpt = 60.0) -> None:  # two at once serialize: a second waits for a DuckDB file (job.INIT_WAIT)
+def init(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
+         wait: WaitOpt = 60.0,  # two at once serialize: a second waits for a DuckDB file (job.INIT_WAIT)
+         log_format: LogFormatOpt = LogFormat.text) -> None:
     """Create or upgrade Veil's catalog (Alembic migrations) in the target database."""
 
     def body() -> Result:
@@ -230,28 +311,47 @@ def init(config: ConfigOpt, as_json: JsonOpt = False, quiet: QuietOpt = False, v
         return Result({"status": "ok", "catalog_schema": conf.catalog_schema, "revision_before": before,
                        "revision": after, "message": text}, OK, lambda: say(text))
 
-    finish("init", Options(as_json, quiet, verbose, wait), body)
+    finish("init", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def release(config: ConfigOpt,
+def release(config: ConfigOpt = None,
             force: Annotated[bool, typer.Option("--force", help="Publish even if source and config are unchanged.")] = False,
-            as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
-    """Search, materialize, verify and publish a new release version (exit 2: no node satisfies)."""
+            dry_run: Annotated[bool, typer.Option(
+                "--dry-run", help="Decide everything a release would — node, rows published, suppressed, deferred "
+                                  "and held back by the series step — and verify it, then roll back: nothing is "
+                                  "written (no catalog row, schema, rows or views).  Status would_publish, or "
+                                  "skipped when nothing changed.")] = False,
+            new_series: Annotated[bool, typer.Option(
+                "--new-series", help="Begin a new series with this version: search the node again and forget the "
+                                     "last series' members (a reader can intersect both series: `veil audit "
+                                     "--series` says how many people; docs/series.md §5).")] = False,
+            erase_departed: Annotated[bool, typer.Option(
+                "--erase-departed", help="Every row still standing in for someone who left leaves tonight, whatever "
+                                         "its batch (an erasure that must take effect now; what it exposes is "
+                                         "recorded: docs/series.md §4).")] = False,
+            as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+            log_format: LogFormatOpt = LogFormat.text) -> None:
+    """Search, materialize, verify and publish a new release version (exit 2: no node satisfies); with
+    --dry-run, say what it would publish and write nothing."""
 
     def body() -> Result:
         from veil.release import release as do_release
 
-        outcome = do_release(_load(config), force=force, wait=wait, on_step=log.step)
+        conf = _load(config)
+        if (new_series or erase_departed) and conf.release is not None:
+            conf = replace(conf, release=replace(conf.release, new_series=new_series, erase_departed=erase_departed))
+        outcome = do_release(conf, force=force, wait=wait, on_step=log.step, dry_run=dry_run)
         return Result(outcome.document(), outcome.exit_code, lambda: say(outcome.message))
 
-    finish("release", Options(as_json, quiet, verbose, wait), body)
+    finish("release", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def releases(config: ConfigOpt, as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
-             wait: WaitOpt = 0.0) -> None:
-    """The release's history: every run and version (status, node, rows, achieved levels, times)."""
+def releases(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False,
+             verbose: VerboseOpt = False, wait: WaitOpt = 0.0, log_format: LogFormatOpt = LogFormat.text) -> None:
+    """The release's history: every run and version (status, node, rows, achieved levels, times in ISO 8601
+    UTC)."""
 
     def body() -> Result:
         from veil.release import releases as history
@@ -273,13 +373,14 @@ def releases(config: ConfigOpt, as_json: JsonOpt = False, quiet: QuietOpt = Fals
 
         return Result({"status": "ok", **doc}, OK, show)
 
-    finish("releases", Options(as_json, quiet, verbose, wait), body)
+    finish("releases", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def rollback(config: ConfigOpt,
-             to: Annotated[int, typer.Option("--to", help="The kept version the views should show.")],
-             as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+def rollback(to: Annotated[int, typer.Option("--to", help="The kept version the views should show.")],
+             config: ConfigOpt = None,
+             as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+             log_format: LogFormatOpt = LogFormat.text) -> None:
     """Repoint the release's views to a kept version, atomically (recorded in the catalog)."""
 
     def body() -> Result:
@@ -288,17 +389,18 @@ def rollback(config: ConfigOpt,
         doc = do_rollback(_load(config), to, wait)
         return Result({"status": "ok", **doc}, OK, lambda: say(doc["message"]))
 
-    finish("rollback", Options(as_json, quiet, verbose, wait), body)
+    finish("rollback", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def audit(config: ConfigOpt,
+def audit(config: ConfigOpt = None,
           node: Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2.")] = None,
           release: Annotated[Optional[int], typer.Option("--release", help="A published version (read back from "
                                                          "the warehouse).")] = None,
           series: Annotated[bool, typer.Option("--series", help="What the published history exposes: every pair "
                                                "of versions' differences that fail the models.")] = False,
-          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+          log_format: LogFormatOpt = LogFormat.text) -> None:
     """Attack audit: rows and blocks exposed per attack (default: the table as it stands, already generalized);
     with --series, the exposure of the published history."""
 
@@ -314,7 +416,7 @@ def audit(config: ConfigOpt,
         doc = run_audit(_load(config), node=node, release=release, on_step=log.step).document()
         return Result({"status": "ok", **doc}, OK, lambda: _show_audit(doc))
 
-    finish("audit", Options(as_json, quiet, verbose, wait), body)
+    finish("audit", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 def _series_exposure(conf: Any) -> Result:
@@ -323,6 +425,16 @@ def _series_exposure(conf: Any) -> Result:
     doc = exposure(conf)
 
     def show() -> None:
+        c = doc.get("cohort")
+        if c is not None:
+            say(f"release {doc['name']!r}: cohort series {c['series']} since version {c['started_version']} at node "
+                f"{c['node']} (batch {c['batch']}): {c['cohorts']} cohort(s), {c['rows_published']} row(s) published, "
+                f"{c['standing_in']} standing in, {c['waiting']} waiting; {c['cohorts_below_batch']} cohort(s) below "
+                f"the batch, {c['cohorts_failing_models']} failing the models; {c['erased']} row(s) erased outside a "
+                "batch")
+            for st in c["starts"]:
+                say(f"  version {st['version']} began series {st['series']} at node {st['node']}: "
+                    f"{st['previous_published']} people the previous series published can be intersected")
         say(f"release {doc['name']!r}: {len(doc['versions'])} version(s) in the ledger, {doc['pairs_checked']} "
             f"pair(s) checked, {doc['exposed_pairs']} exposing, {doc['rows_exposed']} row(s) exposed in all")
         for p in doc["pairs"]:
@@ -353,12 +465,13 @@ def _show_audit(doc: dict[str, Any]) -> None:
 
 
 @app.command()
-def report(config: ConfigOpt,
-           out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")],
+def report(out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")],
+           config: ConfigOpt = None,
            node: Annotated[Optional[str], typer.Option(help="A candidate lattice node, e.g. 1,0,2 (default: the "
                                                           "search's choice).")] = None,
            release: Annotated[Optional[int], typer.Option("--release", help="A published version.")] = None,
-           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+           log_format: LogFormatOpt = LogFormat.text) -> None:
     """One self-contained HTML report (lattice, blocks, distributions, levels, utility, audit) of a release or node."""
 
     def body() -> Result:
@@ -367,16 +480,17 @@ def report(config: ConfigOpt,
         path = build_report(_load(config), out_file, node=node, release=release, on_step=log.step)
         return Result({"status": "ok", "out": str(path)}, OK, lambda: say(f"report written to {path}"))
 
-    finish("report", Options(as_json, quiet, verbose, wait), body)
+    finish("report", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def hierarchy(config: ConfigOpt,
+def hierarchy(config: ConfigOpt = None,
               column: Annotated[Optional[str], typer.Option(help="Print this column's hierarchy (ARX CSV format).")] = None,
               out_file: Annotated[Optional[Path], typer.Option("--out", help="Write the CSV to this file.")] = None,
               check_all: Annotated[bool, typer.Option("--check", help="Check every hierarchy against the source and "
                                                       "list every value each one misses (exit 1: any invalid).")] = False,
-              as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+              as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+              log_format: LogFormatOpt = LogFormat.text) -> None:
     """Print one hierarchy as `value;level1;...;levelh`, or check all of them against the source at once."""
 
     def body() -> Result:
@@ -386,7 +500,7 @@ def hierarchy(config: ConfigOpt,
 
         if check_all == (column is not None):
             raise ConfigError("veil hierarchy: give exactly one of --column C (print a hierarchy) or --check")
-        conf = cfg.load(config, check_hierarchies=not check_all)  # --check reports each hierarchy's own errors
+        conf = cfg.load(config_path(config), check_hierarchies=not check_all)  # --check: each hierarchy's own errors
         if check_all:
             report = check_hierarchies(conf)
             doc = report.document()
@@ -402,16 +516,36 @@ def hierarchy(config: ConfigOpt,
                "csv": text if out_file is None else None, "out": str(out_file) if out_file else None}
         return Result(doc, OK, (lambda: sys.stdout.write(text)) if out_file is None else None)
 
-    finish("hierarchy", Options(as_json, quiet, verbose, wait), body)
+    finish("hierarchy", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def schedule(config: ConfigOpt,
-             cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 * * *", or @daily.')],
+def doctor(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False,
+           verbose: VerboseOpt = False, wait: WaitOpt = 0.0, log_format: LogFormatOpt = LogFormat.text) -> None:
+    """Check the setup a release needs, one line per check (ok, warn or fail): the config, the connection, the
+    source table and its columns, each hierarchy's coverage of the source, schemas and grants (PostgreSQL:
+    what the role may use and create, whether the grant_select_to roles exist and can be granted to), the
+    catalog's revision.  Writes nothing.  Exit 0 when no check fails (warnings pass), 1 otherwise."""
+
+    def body() -> Result:
+        from veil.doctor import diagnose
+
+        found = diagnose(config_path(config), wait)
+        if not found.passed:
+            log.log.error(found.summary())
+        return Result(found.document(), OK if found.passed else FAILED, lambda: [say(x) for x in found.lines()])
+
+    finish("doctor", Options(as_json, quiet, verbose, wait, log_format.value), body)
+
+
+@app.command()
+def schedule(cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 * * *", or @daily.')],
+             config: ConfigOpt = None,
              tz: Annotated[Optional[str], typer.Option(
                  "--tz", help="IANA time zone of the cron times, e.g. Europe/Paris (default: local time).")] = None,
              max_runs: Annotated[Optional[int], typer.Option(min=0, help="Stop after this many runs.")] = None,
-             quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+             quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+             log_format: LogFormatOpt = LogFormat.text) -> None:
     """Run `veil release` on a cron schedule (for hosts without an orchestrator), each run in a fresh process.
 
     At start it checks the config, the connection, the source table and the catalog, and fails at once if
@@ -433,12 +567,13 @@ def schedule(config: ConfigOpt,
             raise ConfigError(f"--tz: {exc}") from None
         log.step(preflight(conf))
         log.step(f"schedule {spec} ({spec.describe()}), {tz or 'local time'}")
-        flags = ["--quiet"] * quiet + ["--verbose"] * verbose + (["--wait", f"{wait:g}"] if wait else [])
+        flags = (["--quiet"] * quiet + ["--verbose"] * verbose + (["--wait", f"{wait:g}"] if wait else [])
+                 + ["--log-format", log_format.value])
         code = run_schedule(spec, lambda: _run_subcommand(["release", "--config", str(conf.path), *flags]),
                             now=clock(where), max_runs=max_runs)
         return Result({"status": "ok", "exit_code": code}, code)
 
-    finish("schedule", Options(False, quiet, verbose, wait), body)
+    finish("schedule", Options(False, quiet, verbose, wait, log_format.value), body)
 
 
 def _run_subcommand(args: Sequence[str]) -> int:
@@ -464,8 +599,10 @@ def _run_subcommand(args: Sequence[str]) -> int:
 def demo(directory: Annotated[Path, typer.Option("--dir", help="Where to create the demo warehouse.")] = Path("veil-demo"),
          rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
          reset: Annotated[bool, typer.Option("--reset", help="Start from a new warehouse.")] = False,
-         quiet: QuietOpt = False, verbose: VerboseOpt = False) -> None:
-    """Create a demo warehouse (embedded DuckDB, synthetic census) and publish a real release of it."""
+         quiet: QuietOpt = False, verbose: VerboseOpt = False,
+         log_format: LogFormatOpt = LogFormat.text) -> None:
+    """Create a demo warehouse (embedded DuckDB, synthetic census) and publish a real release of it; prints
+    commands that query it, runnable as printed from the working folder."""
 
     def body() -> Result:
         from veil.demo.setup import run_demo
@@ -473,14 +610,15 @@ def demo(directory: Annotated[Path, typer.Option("--dir", help="Where to create 
         code = run_demo(directory, rows=rows, reset=reset, say=say, step=log.step)
         return Result({"status": "ok"}, code)
 
-    finish("demo", Options(False, quiet, verbose), body)
+    finish("demo", Options(False, quiet, verbose, log_format=log_format.value), body)
 
 
 @app.command()
-def seed(config: ConfigOpt,
+def seed(config: ConfigOpt = None,
          rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
          random_seed: Annotated[int, typer.Option("--seed", help="Generator seed (same seed, same rows).")] = 42,
-         as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0) -> None:
+         as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+         log_format: LogFormatOpt = LogFormat.text) -> None:
     """Load the synthetic census into the config's source table if that table does not exist (demo,
     docker-compose's first start); an existing table is never touched."""
 
@@ -491,28 +629,61 @@ def seed(config: ConfigOpt,
         text = do_seed(conf, rows=rows, seed=random_seed, step=log.step)
         return Result({"status": "ok", "table": conf.source.qualified, "message": text}, OK, lambda: say(text))
 
-    finish("seed", Options(as_json, quiet, verbose, wait), body)
+    finish("seed", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Entry point: usage errors (unknown option, missing value, bad flag, no command) are one line on
-    stderr and exit 1 — never click's exit 2, which means "no node satisfies the models" here."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Entry point: bare ``veil`` prints the help; usage errors (unknown command or option, missing value, bad
+    flag) are one line on stderr and exit 1 — never click's exit 2, which means "no node satisfies the models"
+    here — whichever click typer runs on (click itself, or the copy typer 0.2x vendors as ``typer._click``)."""
+    args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
     if argv is None:  # the ``veil`` program itself: freed cells go back to the system (veil.heap)
         from veil.heap import pin_mmap_threshold
         pin_mmap_threshold()
     try:
         code = app(args=args, prog_name="veil", standalone_mode=False)
-    except click.ClickException as exc:
-        code = _usage_error(exc, args)
-    except click.Abort:
-        log.setup()
-        log.log.error("interrupted")
-        code = FAILED
+    except Exception as exc:  # what click raises while parsing: a command's own errors never get here (execute)
+        kind = _click_kind(exc)
+        if kind is None:
+            raise
+        code = _usage_error(exc, args) if kind == "usage" else _interrupted(args)
     code = code if isinstance(code, int) else OK
+    if code == INTERRUPTED:  # typer ≥ 0.2x turns Ctrl-C while parsing into exit 130
+        code = _interrupted(args)
     if argv is None:  # the ``veil`` program itself, not a caller in this interpreter
         _end_process(code)
     sys.exit(code)
+
+
+INTERRUPTED = 130
+
+
+def _click_kind(exc: BaseException) -> str | None:
+    """``"usage"`` for click's usage errors (``ClickException`` and its subclasses), ``"abort"`` for its
+    ``Abort``, else ``None`` — matched by class name, so that click's classes and those of the copy of click a
+    typer release vendors (``typer._click``, not click's classes; ``typer.Abort``) are caught alike."""
+    names = {c.__name__ for c in type(exc).__mro__}
+    return "usage" if "ClickException" in names else "abort" if "Abort" in names else None
+
+
+def _log_format(args: Sequence[str]) -> str:
+    """The ``--log-format`` of a command line click could not parse (else ``$VEIL_LOG_FORMAT``, else text)."""
+    chosen = os.environ.get("VEIL_LOG_FORMAT", "text")
+    for i, arg in enumerate(args):
+        if arg == "--log-format" and i + 1 < len(args):
+            chosen = args[i + 1]
+        elif arg.startswith("--log-format="):
+            chosen = arg.split("=", 1)[1]
+    return "json" if chosen.lower() == "json" else "text"
+
+
+def _interrupted(args: Sequence[str]) -> int:
+    """Ctrl-C before a command ran (while click parsed): one line, and the JSON document with ``--json``."""
+    log.setup(fmt=_log_format(args))
+    log.log.error("interrupted")
+    if "--json" in args:
+        emit({"status": "failed", "error": "interrupted"})
+    return FAILED
 
 
 def _end_process(code: int) -> NoReturn:
@@ -531,18 +702,31 @@ def _end_process(code: int) -> NoReturn:
     os._exit(code)
 
 
-def _usage_error(exc: click.ClickException, args: Sequence[str]) -> int:
+def _usage_error(exc: Exception, args: Sequence[str]) -> int:
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "veil"
     from veil.errors import redact
 
-    message = " ".join(exc.format_message().split()).rstrip(".")
+    message = _once(" ".join(exc.format_message().split())).rstrip(".")  # type: ignore[attr-defined]
     line = redact(f"usage: {message} (see `{where} --help`)")
-    log.setup()
+    log.setup(fmt=_log_format(args))
     log.log.error(line)
     if "--json" in args:
         emit({"status": "failed", "error": line})
     return FAILED
+
+
+def _once(message: str) -> str:
+    """Each sentence of a usage error once: typer 0.2x and click 8.2+ both add "Did you mean ...?".
+
+    >>> _once("No such command 'doctr'. Did you mean 'doctor'? Did you mean 'doctor'?")
+    "No such command 'doctr'. Did you mean 'doctor'?"
+    """
+    sentences: list[str] = []
+    for sentence in re.split(r"(?<=[.?!])\s+", message):
+        if sentence not in sentences:
+            sentences.append(sentence)
+    return " ".join(sentences)
 
 
 if __name__ == "__main__":

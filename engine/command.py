@@ -6,6 +6,9 @@
   the command's own (``ok``, ``published``, ``skipped`` …), ``no_solution`` (with ``models``: each failing
   model's best level) or ``failed`` (with ``error``).  Without ``--json`` the command's human output goes
   to stdout.
+- Timestamps in a JSON document are ISO 8601 with an offset (``2026-01-02T02:00:01+00:00``; the catalog's
+  naive times are UTC): :func:`timestamp`.
+- Log records on stderr as text lines or, with ``--log-format json``, one JSON object each (:mod:`veil.log`).
 - Errors are one line on stderr (through :mod:`veil.log`), never a traceback (``VEIL_DEBUG=1`` shows
   Veil's own traceback for an internal error), credentials masked (:func:`veil.errors.redact`).
 - Ctrl-C or SIGTERM: one line ``interrupted``, exit 1; the run's transaction is rolled back, so nothing
@@ -22,6 +25,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import signal
@@ -41,12 +45,13 @@ OK, FAILED, NO_SOLUTION = 0, 1, 2
 
 @dataclass(frozen=True)
 class Options:
-    """The options every command shares (``--json``, ``--quiet``, ``--verbose``, ``--wait``)."""
+    """The options every command shares (``--json``, ``--quiet``, ``--verbose``, ``--wait``, ``--log-format``)."""
 
     json: bool = False
     quiet: bool = False
     verbose: bool = False
     wait: float = 0.0
+    log_format: str = "text"
 
     @property
     def verbosity(self) -> int:
@@ -69,7 +74,7 @@ class Interrupted(BaseException):
 
 def execute(command: str, options: Options, body: Callable[[], Result]) -> int:
     """Run ``body`` under the contract: set up logging, wait while busy, print the outcome; the exit code."""
-    log.setup(command, options.verbosity)
+    log.setup(command, options.verbosity, fmt=options.log_format)
     log.log.debug("veil %s on Python %s, pid %d", veil.__version__, sys.version.split()[0], os.getpid())
     signals: list[int] = []
     try:
@@ -112,9 +117,33 @@ def fail(options: Options, message: str, code: int, status: str = "failed",
 
 
 def emit(document: dict[str, Any]) -> None:
-    """The one JSON document of a ``--json`` run (infinite or undefined numbers become ``null``)."""
-    sys.stdout.write(json.dumps(_finite(document), ensure_ascii=False) + "\n")
+    """The one JSON document of a ``--json`` run (infinite or undefined numbers become ``null``, a datetime
+    ISO 8601 with its offset: :func:`timestamp`)."""
+    sys.stdout.write(json.dumps(_finite(document), ensure_ascii=False, default=_json_value) + "\n")
     sys.stdout.flush()
+
+
+def timestamp(moment: dt.datetime | None) -> str | None:
+    """A moment for a JSON document: ISO 8601 to the second with its offset; a naive one (the catalog stores
+    UTC without a zone) is UTC.
+
+    >>> timestamp(dt.datetime(2026, 1, 2, 2, 0, 1, 250000))
+    '2026-01-02T02:00:01+00:00'
+    >>> timestamp(dt.datetime(2026, 1, 2, 3, 0, 1, tzinfo=dt.timezone(dt.timedelta(hours=1))))
+    '2026-01-02T03:00:01+01:00'
+    """
+    if moment is None:
+        return None
+    aware = moment if moment.tzinfo is not None else moment.replace(tzinfo=dt.timezone.utc)
+    return aware.isoformat(timespec="seconds")
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, dt.datetime):
+        return timestamp(value)
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
 
 
 def say(text: str) -> None:

@@ -42,6 +42,7 @@ from veil.risk.settings import parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
 from veil.models import build as build_model
+from veil.models.params import near, unknown_keys
 
 # Config keys whose string value names a file (relative to the config's folder), wherever they occur:
 # quasi-identifier hierarchies and model hierarchies (``hierarchy = { csv = "..." }``).  A new key that names
@@ -57,7 +58,10 @@ RESERVED_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "s
 NULL_POLICIES = ("error", "drop")
 STRATEGIES = ("optimal", "incognito", "brute-force")
 METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence")
-SERIES_POLICIES = ("defer", "refuse", "off")  # docs/series.md
+# The top-level keys ``parse`` reads (the optional sections only when present): a misspelt one is refused
+# first, with a suggestion — read as absent, it would otherwise surface as another error (``_Table.typos``).
+TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit")
+SERIES_POLICIES = ("cohort", "refuse", "off")  # docs/series.md
 
 
 @dataclass(frozen=True)
@@ -110,8 +114,12 @@ class ReleaseConfig:
     drop_columns: tuple[str, ...] = ()
     keep_columns: tuple[str, ...] = ()
     grant_select_to: tuple[str, ...] = ()
-    series: str = "defer"        # what a release does about differences with earlier versions (docs/series.md)
+    series: str = "cohort"       # how a version may differ from earlier ones (docs/series.md)
     keep_versions: int = 10      # versions whose rows stay addressable (docs/publication.md)
+    key: tuple[str, ...] = ()    # columns that tell people apart (default: the whole source row; docs/series.md §2)
+    batch: int | None = None     # the smallest batch a reader may isolate (default: the models' smallest block)
+    new_series: bool = False     # ``veil release --new-series``: this version begins a new series (not in the TOML)
+    erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
     report: str | None = None    # folder (relative to the config) for a report per published version
 
 
@@ -179,6 +187,7 @@ class _Table:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{file}: {where} must be a table, got {type(data).__name__}")
         self.data, self.where, self.file, self.read = data, where, file, set()
+        self.known: set[str] = set()  # keys read only when present (``typos``): suggestions for unknown ones
         self.key = key or (lambda name: f"{where} key {name!r}")
 
     def error(self, key: str, message: str) -> ConfigError:
@@ -188,7 +197,9 @@ class _Table:
         self.read.add(key)
         if key not in self.data:
             if default is ...:
-                raise ConfigError(f"{self.file}: {self.where} is missing required key {key!r}")
+                typos = near(set(self.data) - self.read, key)  # reported first: the likely cause
+                unknown = f"has unknown key(s) {unknown_keys(typos, [key])} and " if typos else ""
+                raise ConfigError(f"{self.file}: {self.where} {unknown}is missing required key {key!r}")
             return default
         value = self.data[key]
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)
@@ -216,10 +227,19 @@ class _Table:
             raise self.error(key, f"lists a name twice: {value!r}")
         return tuple(value)
 
+    def typos(self, known: Sequence[str]) -> None:
+        """Refuse now the unknown keys that look like misspellings of ``known`` ones (the others wait for
+        ``finish``), and suggest from ``known`` in ``finish`` too."""
+        self.known.update(known)
+        close = [k for k in self.data if k not in self.known and any(near([k], name) for name in known)]
+        if close:
+            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(close, known)}")
+
     def finish(self) -> None:
-        unknown = sorted(set(self.data) - self.read)
+        unknown = set(self.data) - self.read
         if unknown:
-            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {', '.join(map(repr, unknown))}")
+            known = self.read | self.known
+            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(unknown, known)}")
 
 
 def _names(kinds: type | tuple[type, ...]) -> str:
@@ -241,8 +261,10 @@ def _hierarchy(data: Any, where: str, file: Path | str, base: Path, column: str,
         t = _Table(data, where, file)
         kinds = [k for k in HIERARCHY_KINDS if k in t.data]
         if len(kinds) != 1:
+            typos = list(dict.fromkeys(k for kind in HIERARCHY_KINDS for k in near(t.data, kind))) if not kinds else []
+            hint = f"; unknown key(s) {unknown_keys(typos, HIERARCHY_KINDS)}" if typos else ""
             raise ConfigError(f"{file}: {where} must have exactly one of {', '.join(HIERARCHY_KINDS)}"
-                              f" (found: {', '.join(kinds) or 'none'})")
+                              f" (found: {', '.join(kinds) or 'none'}{hint})")
         spec = _HIERARCHY_READERS[kinds[0]](t, base)
         t.finish()
     if not check:
@@ -440,6 +462,7 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     either way (``check_files``)."""
     data = _toml(text, file)
     top = _Table(data, "the top level", file)
+    top.typos(TOP_LEVEL)
     base = file.parent
     top.read.add("files")
     allowed = allowed_folders(data, file, base)
@@ -498,14 +521,21 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
             drop_columns=r.names("drop_columns", ()),
             keep_columns=r.names("keep_columns", ()),
             grant_select_to=r.names("grant_select_to", ()),
-            series=r.name("series", "defer"),
+            series=r.name("series", "cohort"),
             keep_versions=r.get("keep_versions", int, 10),
+            key=r.names("key", ()),
+            batch=r.get("batch", int, None),
             report=r.get("report", str, None),
         )
         r.finish()
         _release_places(r, release, base, allowed)
+        if release.series == "defer":
+            raise r.error("series", "\"defer\" was replaced by \"cohort\" (its padding depended on a leaver's values, "
+                                    "so a reader could replay it: docs/series.md §4); write series = \"cohort\"")
         if release.series not in SERIES_POLICIES:
             raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
+        if release.batch is not None and release.batch < 2:
+            raise r.error("batch", f"must be at least 2 (a batch of one is one person), got {release.batch!r}")
         if release.keep_versions < 1:
             raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
         overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | set(columns) | set(sensitive)))

@@ -6,6 +6,11 @@ timestamp, the level and the command:
 
     2025-01-02T02:00:00.125+01:00 INFO veil release: searching the lattice
 
+With ``--log-format json`` (or ``VEIL_LOG_FORMAT=json``) every record is one JSON object on its own line,
+on a terminal too, for a log collector:
+
+    {"time": "2025-01-02T02:00:00.125+01:00", "level": "INFO", "command": "release", "message": "searching the lattice"}
+
 Levels: ``--quiet`` shows errors only, the default adds progress steps (INFO), ``--verbose`` adds details
 (DEBUG).  Modules log through ``logging.getLogger("veil.<module>")`` (or :func:`step`); only the CLI
 calls :func:`setup`.
@@ -17,11 +22,18 @@ calls :func:`setup`.
 >>> line = stream.getvalue()
 >>> line.count("\\n"), line.split(" ", 1)[1]
 (1, 'INFO veil release: searching the lattice of 48 nodes\\n')
+>>> stream = io.StringIO()
+>>> setup("release", verbosity=0, stream=stream, terminal=True, fmt="json")
+>>> step("searching the lattice")
+>>> record = json.loads(stream.getvalue())
+>>> sorted(record), record["level"], record["command"], record["message"]
+(['command', 'level', 'message', 'time'], 'INFO', 'release', 'searching the lattice')
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import json
 import logging
 import sys
 from collections.abc import Callable, Iterator
@@ -30,9 +42,24 @@ from typing import TextIO
 
 LOGGER = "veil"
 QUIET, NORMAL, VERBOSE = -1, 0, 1
+FORMATS = ("text", "json")  # ``--log-format``: text lines (short on a terminal) or one JSON object a record
 _LEVELS = {QUIET: logging.ERROR, NORMAL: logging.INFO, VERBOSE: logging.DEBUG}
 
 log = logging.getLogger(LOGGER)
+_format = {"current": "text"}  # the format ``setup`` chose: no progress bar among JSON records
+
+
+def _moment(record: logging.LogRecord) -> str:
+    """The record's time in ISO 8601 with milliseconds and the local offset (``2025-01-02T02:00:00.125+01:00``)."""
+    return dt.datetime.fromtimestamp(record.created).astimezone().isoformat(timespec="milliseconds")
+
+
+def _message(record: logging.LogRecord) -> str:
+    """The record's message on one line (a Python warning: its first line, without the source line)."""
+    text = record.getMessage()
+    if record.name == "py.warnings":  # "<file>:<line>: <Category>: <text>" and the source line
+        text = text.splitlines()[0]
+    return " ".join(text.split())
 
 
 class LineFormatter(logging.Formatter):
@@ -43,12 +70,21 @@ class LineFormatter(logging.Formatter):
         self.command = command
 
     def format(self, record: logging.LogRecord) -> str:
-        moment = dt.datetime.fromtimestamp(record.created).astimezone()
-        message = " ".join(record.getMessage().split())
-        if record.name == "py.warnings":  # "<file>:<line>: <Category>: <text>" and the source line
-            message = " ".join(record.getMessage().splitlines()[0].split())
         where = f"veil {self.command}" if self.command else "veil"
-        return f"{moment.isoformat(timespec='milliseconds')} {record.levelname} {where}: {message}"
+        return f"{_moment(record)} {record.levelname} {where}: {_message(record)}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a record: ``time`` (ISO 8601 with offset), ``level``, ``command`` (``null`` before a
+    command is known, e.g. a usage error) and ``message`` (one line)."""
+
+    def __init__(self, command: str) -> None:
+        super().__init__()
+        self.command = command
+
+    def format(self, record: logging.LogRecord) -> str:
+        return json.dumps({"time": _moment(record), "level": record.levelname, "command": self.command or None,
+                           "message": _message(record)}, ensure_ascii=False)
 
 
 class TerminalFormatter(logging.Formatter):
@@ -80,15 +116,18 @@ class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
 
 
 def setup(command: str = "", verbosity: int = NORMAL, stream: TextIO | None = None,
-          terminal: bool | None = None) -> None:
+          terminal: bool | None = None, fmt: str = "text") -> None:
     """Route the ``veil`` loggers to ``stream`` (default: stderr) at the level ``verbosity`` asks for.
 
-    ``terminal`` (default: whether the stream is a TTY) picks the short or the timestamped format."""
+    ``fmt`` ``"json"``: one JSON object a record.  ``"text"``: ``terminal`` (default: whether the stream is a
+    TTY) picks the short or the timestamped format."""
     target = stream if stream is not None else sys.stderr
     if terminal is None:
         terminal = is_terminal(target)
     handler = _Handler(stream)
-    handler.setFormatter(TerminalFormatter() if terminal else LineFormatter(command))
+    formatter: logging.Formatter = TerminalFormatter() if terminal else LineFormatter(command)
+    handler.setFormatter(JsonFormatter(command) if fmt == "json" else formatter)
+    _format["current"] = fmt
     warnings = logging.getLogger("py.warnings")  # Python warnings (numpy's, a library's) become log lines too
     for logger in (log, warnings):
         for old in list(logger.handlers):
@@ -114,8 +153,8 @@ def step(message: str) -> None:
 
 
 def showing_progress() -> bool:
-    """Progress bars only for a person at a terminal who did not ask for ``--quiet``."""
-    return is_terminal() and log.isEnabledFor(logging.INFO)
+    """Progress bars only for a person at a terminal who did not ask for ``--quiet`` or JSON records."""
+    return is_terminal() and log.isEnabledFor(logging.INFO) and _format["current"] != "json"
 
 
 @contextmanager

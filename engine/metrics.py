@@ -1,4 +1,4 @@
-"""Utility metrics of a node (SPEC §8; the README's Configuration reference, ``[search]``), from its block sizes and keys.  Pure numpy.
+"""Utility metrics of a node (docs/models.md §8; docs/reference/config.md, ``[search]``), from its block sizes and keys.  Pure numpy.
 
 Each metric gives a node's ``loss`` under a suppression mask, *exactly*: what the search minimizes (the
 value itself, or ``1 - precision``); the ``reported`` value derived from it; and a ``bound``: a lower bound

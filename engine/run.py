@@ -62,8 +62,10 @@ def open_warehouse(config: Config, **options: Any) -> Iterator[Warehouse]:
         yield wh
 
 
-def counts_document(wh: Warehouse, nc: NodeCounts) -> dict[str, Any]:
-    """The stable JSON of ``veil counts``."""
+def counts_document(wh: Warehouse, nc: NodeCounts, limit: int | None = None) -> dict[str, Any]:
+    """The stable JSON of ``veil counts``: every block in the node's order; with ``limit`` (``veil counts
+    --limit``, 0: no bound) the smallest blocks first (ties in the node's order), at most ``limit`` of them, and
+    the totals — ``block_count``, ``blocks_not_shown``, ``rows_not_shown`` — beside them."""
     labels = nc.labels()
     sizes = nc.sizes.tolist()
     per_attr = []
@@ -71,14 +73,20 @@ def counts_document(wh: Warehouse, nc: NodeCounts) -> dict[str, Any]:
         bc = nc.blocks(dom.name)
         texts = [value_text(v) for v in dom.values.tolist()]
         per_attr.append((dom.name, bc.indptr.tolist(), bc.codes.tolist(), bc.counts.tolist(), texts))
+    order = range(nc.n_blocks) if limit is None else np.argsort(nc.sizes, kind="stable").tolist()
+    shown = order if not limit else order[:limit]
     blocks = []
-    for b in range(nc.n_blocks):
+    for b in shown:
         sensitive = {}
         for name, indptr, codes, counts, texts in per_attr:
             cells = range(indptr[b], indptr[b + 1])
             sensitive[name] = {texts[codes[i]]: counts[i] for i in cells}
         blocks.append({"key": [value_text(v) for v in labels[b]], "size": int(sizes[b]), "sensitive": sensitive})
-    return {"attributes": list(wh.attributes), "node": list(nc.node), "rows": wh.rows, "blocks": blocks}
+    doc = {"attributes": list(wh.attributes), "node": list(nc.node), "rows": wh.rows, "blocks": blocks}
+    if limit is None:
+        return doc
+    return {**doc, "order": "smallest first", "limit": limit, "block_count": nc.n_blocks,
+            "blocks_not_shown": nc.n_blocks - len(blocks), "rows_not_shown": int(nc.sizes.sum()) - sum(b["size"] for b in blocks)}
 
 
 def check_document(wh: Warehouse, spec: Specification, counts: NodeCounts | SizeHistogram,

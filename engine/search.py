@@ -56,6 +56,23 @@ class Optimum:
     value: float
 
 
+@dataclass(frozen=True)
+class StrategyWork:
+    """What one strategy of a run evaluated beyond the strategies before it (they share their evaluations):
+    nodes of the lattice, nodes of smaller lattices (Incognito's subsets of the quasi-identifiers: not nodes of
+    the lattice), nodes ruled out by their block sizes alone (``optimal``'s bound), and its time."""
+
+    strategy: str
+    lattice_nodes: int = 0
+    subset_nodes: int = 0
+    nodes_bounded: int = 0
+    seconds: float = 0.0
+
+    def document(self) -> dict[str, object]:
+        return {"strategy": self.strategy, "lattice_nodes": self.lattice_nodes, "subset_nodes": self.subset_nodes,
+                "nodes_bounded": self.nodes_bounded, "seconds": round(self.seconds, 4)}
+
+
 @dataclass
 class SearchResult:
     attributes: tuple[str, ...]
@@ -69,9 +86,11 @@ class SearchResult:
     seconds: float = 0.0
     strategies: tuple[str, ...] = ()
     evaluations: list[tuple[tuple[Level, ...], bool, int, float | None]] = field(default_factory=list)
+    work: list[StrategyWork] = field(default_factory=list)
 
     def document(self) -> dict[str, object]:
-        """The stable JSON of ``veil search``."""
+        """The stable JSON of ``veil search``: ``nodes_evaluated`` counts every evaluation (Incognito's subset
+        nodes too, so it may exceed ``lattice_size``); ``by_strategy`` says what each strategy evaluated."""
         return {
             "attributes": list(self.attributes),
             "heights": list(self.heights),
@@ -82,6 +101,7 @@ class SearchResult:
             "optimal": ({"node": list(self.optimal.node), "metric": self.optimal.metric, "value": self.optimal.value}
                         if self.optimal is not None else None),
             "seconds": round(self.seconds, 4),
+            "by_strategy": [w.document() for w in self.work],
         }
 
 
@@ -149,6 +169,12 @@ class Evaluator:
     @property
     def evaluated(self) -> int:
         return len(self.results)
+
+
+def _tally(ev: Evaluator, strategy: str) -> StrategyWork:
+    """The evaluator's work so far (a strategy's own is the difference across it)."""
+    subset = sum(1 for node in ev.results if None in node)
+    return StrategyWork(strategy, len(ev.results) - subset, subset, ev.probed, time.perf_counter())
 
 
 def _minimal(nodes: Sequence[Node]) -> list[Node]:
@@ -460,6 +486,7 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
     ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe, prefetch)
     result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
     for strategy in strategies:
+        before = _tally(ev, strategy)
         if strategy == "brute-force":
             result.minimal, result.optimal = brute_force(lattice, ev)
         elif strategy == "incognito":
@@ -468,6 +495,10 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
             result.optimal = optimal(lattice, ev)
         else:
             raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+        after = _tally(ev, strategy)
+        result.work.append(StrategyWork(strategy, after.lattice_nodes - before.lattice_nodes,
+                                        after.subset_nodes - before.subset_nodes,
+                                        after.nodes_bounded - before.nodes_bounded, after.seconds - before.seconds))
     result.any_passing = bool(result.minimal) or result.optimal is not None
     if not result.any_passing:
         result.minimal, result.optimal = [], None

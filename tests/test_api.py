@@ -1,5 +1,5 @@
 """The notebook API on in-memory DuckDB: hand-checked results on the inpatient table (Machanavajjhala et al.,
-ICDE 2006, Figures 1-3), the CLI's messages, and the README's example run as written."""
+ICDE 2006, Figures 1-3), the CLI's messages, and the example of docs/how-to/notebook.md run as written."""
 
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ import pytest
 
 import veil
 from veil.demo import HIERARCHIES, inpatient_rows
-from veil.errors import ConfigError, HierarchyError, NoSolutionError, SourceError
+from veil.errors import ConfigError, HierarchyError, NoSolutionError, SourceError, VeilError
 from tests.conftest import INPATIENT_COLUMNS, Db, inpatient_body, run_veil
 
-README = Path(__file__).resolve().parent.parent / "README.md"
+NOTEBOOK_DOC = Path(__file__).resolve().parent.parent / "docs" / "how-to" / "notebook.md"
 AGE_CSV = str(HIERARCHIES / "inpatient_age.csv")
 QIS = {"zip": {"mask": True}, "age": {"csv": AGE_CSV}, "nationality": {"suppress": True}}
 K4 = {"type": "k-anonymity", "k": 4}
@@ -43,7 +43,8 @@ def test_anonymize_finds_figure_3(patients: pd.DataFrame) -> None:
     # k=4 and entropy l=2.5: Figure 2's node (2,1,1) has the all-Cancer block 130**/3* (entropy exp(0) = 1),
     # Figure 3's (1,2,1) has blocks {HD,VI,C,C} twice and {C,HD,VI,VI}: exp(entropy) = exp(1.5 ln 2) = 2.83.
     r = veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY])
-    assert r.node == (1, 2, 1) and r.minimal == ((1, 2, 1),) and r.suppressed_rows == 0
+    assert r.node == (1, 2, 1) and r.minimal is None and r.suppressed_rows == 0   # optimal lists no minimal nodes
+    assert (r.strategy, r.lattice_size) == ("optimal", 48) and 0 < r.nodes_evaluated < 48
     assert (r.metric_name, r.metric) == ("discernibility", 48.0)           # 3 blocks of 4: 3 · 4²
     assert r.achieved["k-anonymity"] == 4.0
     assert r.achieved["entropy-l-diversity:condition"] == pytest.approx(2 ** 1.5)
@@ -55,6 +56,58 @@ def test_anonymize_finds_figure_3(patients: pd.DataFrame) -> None:
     assert r.data["age"].tolist() == ["<40"] * 4 + [">=40"] * 4 + ["<40"] * 4
     assert set(r.data["nationality"]) == {"*"}
     assert r.data["condition"].tolist() == patients["condition"].tolist()
+
+
+def test_the_strategy_is_one_search_and_optimal_by_default(patients: pd.DataFrame) -> None:
+    """Issue 35: the API ran optimal *and* incognito on every call (Adult: 124 s where the CLI's optimal took
+    5.2 s).  Now one strategy, optimal by default; incognito and brute force list the minimal nodes too, and
+    reach the same optimum."""
+    default = veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY])
+    found = {s: veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY], strategy=s)
+             for s in ("optimal", "incognito", "brute-force")}
+    assert {s: (r.node, r.minimal) for s, r in found.items()} == {
+        "optimal": ((1, 2, 1), None), "incognito": ((1, 2, 1), ((1, 2, 1),)), "brute-force": ((1, 2, 1), ((1, 2, 1),))}
+    assert default.nodes_evaluated == found["optimal"].nodes_evaluated < found["incognito"].nodes_evaluated
+    assert found["brute-force"].nodes_evaluated == 48
+    pd.testing.assert_frame_equal(found["incognito"].data, default.data)
+    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): argument 'strategy' must be one of optimal, "
+                                                    "incognito, brute-force, got 'fast'")):
+        veil.anonymize(patients, QIS, ["condition"], [K4], strategy="fast")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_shows_on_a_terminal_only(patients: pd.DataFrame, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The steps and the search's nodes on a terminal (rich, like the CLI's bar); nothing when stderr is not a
+    terminal (a script's log) or with ``progress=False``; ``progress=True`` draws it anyway (an IDE's console
+    that is no terminal); a bad ``progress`` is one line."""
+    cases = {"terminal": (_Terminal(), None), "log": (io.StringIO(), None), "off": (_Terminal(), False),
+             "forced": (io.StringIO(), True)}
+    shown = {}
+    for case, (stream, progress) in cases.items():
+        monkeypatch.setattr(sys, "stderr", stream)
+        veil.anonymize(patients, QIS, ["condition"], [K4], progress=progress)
+        shown[case] = stream.getvalue()
+    steps = ("loading the DataFrame (12 rows)", "searching the lattice (optimal)", "lattice of 48", "generalizing the rows")
+    for case in ("terminal", "forced"):
+        assert all(step in shown[case] for step in steps), (case, shown[case])
+    assert shown["log"] == shown["off"] == ""
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    assert veil.check(patients, QIS, "condition", [K4], node="2,1,1").passed
+    assert "loading the DataFrame (12 rows)" in sys.stderr.getvalue()
+    with pytest.raises(ConfigError, match=r"^veil\.audit\(\): argument 'progress' must be True, False or None, got 'yes'$"):
+        veil.audit(patients, QIS, ["condition"], [K4], progress="yes")
+
+
+def test_without_pandas_each_function_names_the_notebook_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pandas", None)  # ``import pandas`` raises ImportError
+    for name in ("anonymize", "check", "audit"):
+        with pytest.raises(VeilError) as info:
+            getattr(veil, name)(object(), QIS, ["condition"], [K4])
+        assert str(info.value) == f"veil.{name}() needs pandas, which is not installed: pip install 'veil[notebook]'"
 
 
 def test_suppression_keeps_order_index_and_kept_columns(patients: pd.DataFrame) -> None:
@@ -182,15 +235,13 @@ def test_import_veil_stays_light() -> None:
         veil.anonymise  # noqa: B018
 
 
-def test_the_readme_notebook_example_prints_what_the_readme_shows(tmp_path: Path, monkeypatch) -> None:
-    text = README.read_text(encoding="utf-8")
-    section = text[text.index("## From a notebook"):]
-    section = section[:section.index("\n## ", 3)]
+def test_the_notebook_page_example_prints_what_the_page_shows(tmp_path: Path, monkeypatch) -> None:
+    section = NOTEBOOK_DOC.read_text(encoding="utf-8")
     code = re.search(r"```python\n(.*?)```", section, re.S)
     shown = re.search(r"```text\n(.*?)```", section, re.S)
-    assert code and shown, "the README's notebook section needs a python block and a text block of its output"
+    assert code and shown, "docs/how-to/notebook.md needs a python block and a text block of its output"
     monkeypatch.chdir(tmp_path)
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        exec(compile(code.group(1), str(README), "exec"), {"__name__": "readme"})
+        exec(compile(code.group(1), str(NOTEBOOK_DOC), "exec"), {"__name__": "readme"})
     assert printed.getvalue() == shown.group(1)

@@ -1,7 +1,10 @@
-"""The CLI contract, for every command: exit codes 0/1/2 only, usage errors as one line (exit 1), exactly one
-JSON document with ``status`` on stdout with ``--json`` whatever happens, ``--version``, Ctrl-C and SIGTERM,
-log lines (timestamped and unwrapped off a terminal, short with a progress bar on one), ``--quiet`` and
-``--verbose``, a ``--help`` that imports nothing heavy and a ``search`` that imports only what it uses."""
+"""The CLI contract, for every command: exit codes 0/1/2 only, usage errors as one line (exit 1) whichever
+click typer brings, bare ``veil`` printing the help, exactly one JSON document with ``status`` on stdout with
+``--json`` whatever happens (its timestamps ISO 8601 with an offset), ``--version``, Ctrl-C and SIGTERM, log
+lines (timestamped and unwrapped off a terminal, short with a progress bar on one, or JSON records with
+``--log-format json``), ``--quiet`` and ``--verbose``, the config found without ``--config`` (``veil.toml`` here,
+``$VEIL_CONFIG``), ``counts`` bounded, ``search`` saying what each strategy evaluated, a help text for every
+option, a ``--help`` that imports nothing heavy and a ``search`` that imports only what it uses."""
 
 from __future__ import annotations
 
@@ -34,9 +37,10 @@ def _json(stdout: str) -> dict:
 
 
 USAGE_ERRORS = [
-    ([], "Missing command"),
     (["frobnicate"], "No such command 'frobnicate'"),
-    (["release"], "Missing option '--config'"),
+    (["doctr"], "No such command 'doctr'. Did you mean 'doctor'? (see"),  # said once (typer and click both suggest)
+    (["rollback", "--config", "v.toml"], "Missing option '--to'"),
+    (["release", "--log-format", "xml"], "Invalid value for '--log-format'"),
     (["release", "--config", "v.toml", "--frobnicate"], "No such option"),
     (["search", "--config", "v.toml", "--wait", "soon"], "Invalid value for '--wait'"),
     (["search", "--config", "v.toml", "--wait", "-1"], "Invalid value for '--wait'"),
@@ -237,3 +241,163 @@ def test_interrupt_is_one_line_and_leaves_nothing_half_written(inpatient: Db, re
     # the next run publishes normally (and closes the interrupted run in the catalog)
     res = run_veil("release", "--config", path, "--force", "--json")
     assert res.returncode == 0 and _json(res.stdout)["version"] == 2
+
+
+def test_bare_veil_prints_the_help_and_exits_0() -> None:
+    res = run_veil(timeout=60)
+    assert res.returncode == 0 and res.stderr == ""
+    assert res.stdout.startswith("Usage: veil") and "doctor" in res.stdout and "release" in res.stdout
+
+
+class ClickException(Exception):  # noqa: N818 - the name of click's class, as a vendored copy of click has it
+    """Not click's class: what the copy of click a typer release vendors (``typer._click``) raises."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.ctx = None
+
+    def format_message(self) -> str:
+        return self.args[0]
+
+
+class UsageError(ClickException):
+    pass
+
+
+class Abort(RuntimeError):
+    pass
+
+
+@pytest.mark.parametrize(("raised", "code", "line"), [
+    (UsageError("No such command 'doctr'."), 1, "usage: No such command 'doctr' (see `veil --help`)"),
+    (Abort(), 1, "interrupted")])
+def test_usage_errors_of_a_vendored_click_are_one_line(monkeypatch: pytest.MonkeyPatch,
+                                                       capsys: pytest.CaptureFixture[str], raised: Exception,
+                                                       code: int, line: str) -> None:
+    """typer 0.2x vendors click as ``typer._click``: its exceptions are not click's classes (issue 35: any
+    unknown command was a 40-line traceback).  They are caught by what they are, whichever click raised them."""
+    from veil import cli
+
+    def app(**_kwargs: object) -> None:
+        raise raised
+
+    monkeypatch.setattr(cli, "app", app)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["doctr", "--json"])
+    assert exit_.value.code == code
+    out, err = capsys.readouterr()
+    assert error_line(err) == line and "Traceback" not in err
+    assert json.loads(out) == {"status": "failed", "error": line}
+
+
+def test_every_command_and_option_has_help() -> None:
+    """The docs' CLI reference is generated from the app: nothing in it may be blank."""
+    import typer
+
+    from veil.cli import app
+
+    group = typer.main.get_command(app)
+    blank = [f"{name} (the command)" for name, cmd in group.commands.items() if not (cmd.help or "").strip()]
+    blank += [f"{name} {p.name}" for name, cmd in group.commands.items() for p in cmd.params
+              if not (getattr(p, "help", None) or "").strip()]
+    assert blank == []
+    assert {"doctor", "release", "counts", "search"} <= set(group.commands)
+
+
+def test_the_config_is_found_without_config(inpatient: Db, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``--config``, else ``veil.toml`` in the working folder, else ``$VEIL_CONFIG``; none: one line saying where
+    it looked."""
+    monkeypatch.delenv("VEIL_CONFIG", raising=False)
+    inpatient.write_config("patients", inpatient_body())  # veil.toml in the test's folder
+    other = inpatient.write_config("patients", inpatient_body().replace("k = 4", "k = 13"), name="other.toml")
+    here = run_veil("check", "--node", "2,1,1", "--json", cwd=inpatient.workdir)
+    assert here.returncode == 0 and _json(here.stdout)["passed"] is True, here.stderr  # k = 4: veil.toml's
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    named = run_veil("check", "--node", "2,1,1", "--json", cwd=elsewhere, env={"VEIL_CONFIG": str(other)})
+    assert named.returncode == 0 and _json(named.stdout)["passed"] is False, named.stderr  # k = 13: other.toml's
+    both = run_veil("check", "--node", "2,1,1", "--json", cwd=inpatient.workdir, env={"VEIL_CONFIG": str(other)})
+    assert _json(both.stdout)["passed"] is True  # the working folder's veil.toml first
+    none = run_veil("check", "--json", cwd=elsewhere)
+    assert none.returncode == 1
+    assert _json(none.stdout)["error"] == error_line(none.stderr) == (
+        f"no config: no --config given, no veil.toml in {elsewhere}, and VEIL_CONFIG is not set")
+    gone = run_veil("check", cwd=elsewhere, env={"VEIL_CONFIG": str(elsewhere / "gone.toml")})
+    assert gone.returncode == 1 and error_line(gone.stderr).startswith(f"VEIL_CONFIG={elsewhere / 'gone.toml'}: no such file")
+
+
+ISO_WITH_OFFSET = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d")
+LOOKS_LIKE_A_TIME = re.compile(r"\d{4}-\d\d-\d\d[T ]\d\d:\d\d")
+
+
+def _times(value: object) -> list[str]:
+    """Every string in a JSON document that holds a date and a time."""
+    if isinstance(value, dict):
+        return [t for v in value.values() for t in _times(v)]
+    if isinstance(value, list):
+        return [t for v in value for t in _times(v)]
+    return [value] if isinstance(value, str) and LOOKS_LIKE_A_TIME.search(value) else []
+
+
+def test_every_json_timestamp_is_iso_8601_with_an_offset(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    found = []
+    for args in (["init"], ["release"], ["release", "--force", "--dry-run"], ["releases"], ["doctor"],
+                 ["audit", "--release", "1"], ["check"], ["rollback", "--to", "1"], ["releases"]):
+        res = run_veil(args[0], "--config", path, "--json", *args[1:])
+        assert res.returncode == 0, (args, res.stderr)
+        found += _times(_json(res.stdout))
+    assert len(found) >= 4  # releases: started_at and published_at of version 1 and the rollback
+    assert [t for t in found if not ISO_WITH_OFFSET.fullmatch(t)] == []
+
+
+def test_log_format_json_is_one_object_per_record(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
+    res = run_veil("init", "--config", path, "--log-format", "json", "--verbose")
+    assert res.returncode == 0, res.stderr
+    records = [json.loads(line) for line in res.stderr.splitlines()]  # every line is one JSON object
+    assert records and all(set(r) == {"time", "level", "command", "message"} for r in records)
+    assert all(ISO_WITH_OFFSET.fullmatch(r["time"]) and r["command"] == "init" for r in records)
+    assert {"DEBUG"} <= {r["level"] for r in records}
+    failed = run_veil("release", "--config", str(Path(path).with_name("gone.toml")), env={"VEIL_LOG_FORMAT": "json"})
+    (record,) = [json.loads(line) for line in failed.stderr.splitlines()]
+    assert failed.returncode == 1 and record["level"] == "ERROR" and "cannot read config file" in record["message"]
+    usage = run_veil("release", "--frobnicate", "--log-format", "json")
+    (record,) = [json.loads(line) for line in usage.stderr.splitlines()]
+    assert usage.returncode == 1 and record["command"] is None and record["message"].startswith("usage: No such option")
+
+
+def test_counts_is_bounded_smallest_blocks_first_with_totals(inpatient: Db) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body()))
+    doc = _json(run_veil("counts", "--config", path, "--node", "1,1,1", "--limit", "2", "--json").stdout)
+    sizes = [b["size"] for b in doc["blocks"]]
+    assert len(sizes) == 2 and sizes == sorted(sizes)
+    assert (doc["block_count"], doc["blocks_not_shown"], doc["rows"]) == (doc["block_count"], doc["block_count"] - 2, 12)
+    assert doc["rows_not_shown"] == 12 - sum(sizes)
+    every = _json(run_veil("counts", "--config", path, "--node", "1,1,1", "--limit", "0", "--json").stdout)
+    assert every["blocks_not_shown"] == 0 and len(every["blocks"]) == every["block_count"] > 2
+    assert min(b["size"] for b in every["blocks"]) == sizes[0]
+    text = run_veil("counts", "--config", path, "--node", "0,0,0", "--limit", "3")
+    assert text.returncode == 0, text.stderr
+    assert "12 blocks, 12 rows; the 3 smallest shown" in text.stdout
+    assert "9 more block(s) with 9 row(s) not shown" in text.stdout
+    bounded = run_veil("counts", "--config", path, "--node", "0,0,0")  # by default at most 50
+    assert "12 blocks, 12 rows; smallest first" in bounded.stdout and "not shown" not in bounded.stdout
+
+
+def test_search_says_what_each_strategy_evaluated(inpatient: Db) -> None:
+    path = str(inpatient.write_config("patients", inpatient_body()))
+    res = run_veil("search", "--config", path, "--strategy", "optimal,incognito", "--limit", "1", "--json")
+    doc = _json(res.stdout)
+    work = {w["strategy"]: w for w in doc["by_strategy"]}
+    assert list(work) == ["optimal", "incognito"]
+    assert sum(w["lattice_nodes"] + w["subset_nodes"] for w in work.values()) == doc["nodes_evaluated"]
+    assert sum(w["lattice_nodes"] for w in work.values()) <= doc["lattice_size"] == 48
+    assert work["incognito"]["subset_nodes"] > 0 and work["optimal"]["subset_nodes"] == 0
+    assert doc["minimal"] == [[1, 2, 1], [2, 1, 1]]  # --json lists every minimal node whatever --limit says
+    text = run_veil("search", "--config", path, "--strategy", "optimal,incognito", "--limit", "1").stdout
+    assert "  optimal (" in text and f"evaluated {work['optimal']['lattice_nodes']} of the 48 nodes" in text
+    assert f"evaluated {work['incognito']['lattice_nodes']} more of the 48 nodes; " \
+           f"{work['incognito']['subset_nodes']} nodes of smaller lattices" in text
+    assert "2 minimal passing node(s), lowest height first, the first 1 shown" in text
+    assert "… and 1 more minimal node(s)" in text

@@ -104,7 +104,8 @@ hierarchy = { taxonomy = { "1" = ["low", "*"], "2" = ["low", "*"] } }
     (('k = 4', 'k = "4"'), r"parameter 'k' must be a whole number"),
     (('table = "patients"', 'table = 3'), r"\[source\] key 'table' must be a non-empty string"),
     (('table = "patients"\n', ''), r"\[source\] is missing required key 'table'"),
-    (('column = "age"', 'colum = "age"'), r"\[\[quasi_identifiers\]\] #2 is missing required key 'column'"),
+    (('column = "age"', 'colum = "age"'), r"\[\[quasi_identifiers\]\] #2 has unknown key\(s\) 'colum' \(did you mean "
+                                          r"'column'\?\) and is missing required key 'column'"),
     (('{ intervals = [10, 20] }', '{ intervals = [10, 25] }'), r"not a multiple"),
     (('{ intervals = [10, 20] }', '{ intervals = [10], mask = true }'), r"exactly one of"),
     (('url = "duckdb:///warehouse.duckdb"', 'url = "postgresql://u:secret@h/db"'), r"url_env"),
@@ -120,6 +121,44 @@ def test_errors_name_key_and_file(tmp_path: Path, change: tuple[str, str], messa
     with pytest.raises(ConfigError, match=message) as info:
         cfg.load(write(tmp_path, text))
     assert "veil.toml" in str(info.value)
+
+
+@pytest.mark.parametrize("change, message", [
+    # a required key misspelt: the unknown key first, with the suggestion, then the missing one
+    (('columns = ["condition"]', 'column = ["condition"]'),
+     "[sensitive] has unknown key(s) 'column' (did you mean 'columns'?) and is missing required key 'columns'"),
+    (("[[quasi_identifiers]]", "[[quasi_identifier]]"),
+     "the top level has unknown key(s) 'quasi_identifier' (did you mean 'quasi_identifiers'?)"),
+    (('table = "patients"', 'tabel = "patients"'),
+     "[source] has unknown key(s) 'tabel' (did you mean 'table'?) and is missing required key 'table'"),
+    (("k = 4", "kk = 4"), "[[models]] #1 (k-anonymity): unknown parameter(s) 'kk' (did you mean 'k'?) and missing "
+                          "required parameter 'k'"),
+    # an optional key misspelt: the suggestion among the keys the table knows
+    (("[[models]]", '[search]\nstrategi = "optimal"\n[[models]]'),
+     "[search] has unknown key(s) 'strategi' (did you mean 'strategy'?)"),
+    (("k = 4", "k = 4\nK = 5"), "[[models]] #1 (k-anonymity): unknown parameter(s) 'K' (did you mean 'k'?)"),
+    (("[[models]]", "[audit]\nshar = 0.5\n[[models]]"), "[audit] has unknown key(s) 'shar' (did you mean 'share'?)"),
+    (("[[models]]", "[audit.attributes.condition]\nsimilarity_levl = 2\n[[models]]"),
+     "[audit.attributes.condition] has unknown key(s) 'similarity_levl' (did you mean 'similarity_level'?)"),
+    (("{ intervals = [10, 20] }", "{ intervals = [10, 20], strat = 0 }"), "'strat' (did you mean 'start'?)"),
+    (("{ intervals = [10, 20] }", "{ intervls = [10, 20] }"),
+     "(found: none; unknown key(s) 'intervls' (did you mean 'intervals'?))"),
+    # a misspelt optional section reads as absent: refused first, not as the error its absence causes
+    (("[sensitive]", "[sensitiv]"), "the top level has unknown key(s) 'sensitiv' (did you mean 'sensitive'?)"),
+    (("[[models]]", '[serach]\nstrategy = "optimal"\n[[models]]'),
+     "the top level has unknown key(s) 'serach' (did you mean 'search'?)"),
+    # nothing close: as before
+    (("[[models]]", "[search]\nzzz = 1\n[[models]]"), "[search] has unknown key(s) 'zzz'"),
+])
+def test_unknown_keys_come_first_with_a_suggestion(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    text = BASE.replace(*change)
+    assert text != BASE
+    with pytest.raises(ConfigError) as info:
+        cfg.load(write(tmp_path, text))
+    assert message in str(info.value) and "\n" not in str(info.value)
+    assert str(info.value).startswith(f"{tmp_path / 'veil.toml'}: ") or "[[models]]" in message
+    if "zzz" in message:
+        assert str(info.value).endswith("'zzz'")
 
 
 def test_hierarchy_file_errors_name_the_file(tmp_path: Path) -> None:

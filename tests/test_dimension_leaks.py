@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -244,7 +245,9 @@ def test_a_legacy_content_shared_by_versions_at_two_levels_shows_the_coarser(db:
     config = setup(db, release_schemas, "mask")
     v1 = release(cfg.load(config))
     config.write_text(config.read_text().replace("k = 13", "k = 25"))
-    v2 = release(cfg.load(config))
+    conf = cfg.load(config)
+    assert conf.release is not None
+    v2 = release(replace(conf, release=replace(conf.release, new_series=True)))   # another node: a new series
     assert v1.node and v2.node and v2.node[0] > v1.node[0]
     (digest,) = db.query(f"SELECT digest FROM \"{cat}\".publication_dimensions WHERE version = 1 AND attribute = 'zip'")[0]
     zips = sorted({r[1] for r in people()})

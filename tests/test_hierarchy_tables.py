@@ -247,7 +247,7 @@ def test_export_any_hierarchy_and_read_it_back(inpatient: Db, tmp_path: Path) ->
 
 
 def test_the_readme_check_example(tmp_path: Path) -> None:
-    """The README's ``veil hierarchy --check`` output, produced on the README's own tables (DuckDB)."""
+    """The ``veil hierarchy --check`` output of docs/reference/config.md, produced on the inpatient tables (DuckDB)."""
     from veil.demo import inpatient_rows
     from tests.conftest import INPATIENT_COLUMNS
 
@@ -257,8 +257,8 @@ def test_the_readme_check_example(tmp_path: Path) -> None:
     db.create_table("cond", {"c": sa.Text, "g": sa.Text, "top": sa.Text}, CONDITIONS[:2], schema="dims")
     body = (with_age(db, '{ table = "dims.age" }')
             + T_CLOSENESS.format(hierarchy='{ table = "dims.cond", columns = ["c", "g", "top"] }').replace("0.1", "0.5"))
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    block = readme[readme.index("$ veil hierarchy --config veil.toml --check\n"):]
+    page = (Path(__file__).resolve().parent.parent / "docs" / "reference" / "config.md").read_text(encoding="utf-8")
+    block = page[page.index("$ veil hierarchy --config veil.toml --check\n"):]
     shown = block[block.index("\n") + 1:block.index("\n$ ")].splitlines()
     res = run_veil("hierarchy", "--config", str(db.write_config("patients", body)), "--check")
     assert res.returncode == 1 and res.stdout.splitlines() == shown

@@ -85,7 +85,8 @@ def test_no_runtime_dependency_the_runtime_never_imports() -> None:
         imported |= _imports(path)
     # distribution name -> what proves the runtime needs it
     needed_by = {"duckdb-engine": "sqlalchemy dialect 'duckdb://'", "psycopg": "sqlalchemy dialect 'postgresql+psycopg'",
-                 "tzdata": "zoneinfo's fallback database (veil.schedule.zone)"}
+                 "tzdata": "zoneinfo's fallback database (veil.schedule.zone)",
+                 "vl-convert-python": "imported as vl_convert (veil.report.charts)"}
     for dep in _pyproject()["project"]["dependencies"]:
         name = _name(dep)
         module = name.replace("-", "_")

@@ -165,7 +165,7 @@ def test_keep_versions_history_and_rollback(db: Db, cleanup) -> None:
 def test_least_privilege_with_exactly_the_readme_grants(db: Db, cleanup) -> None:
     role = f"veil_lp_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database
-    path, out, cat = people_db(db, "defer")
+    path, out, cat = people_db(db, "cohort")
     db.execute(f'CREATE ROLE "{role}" LOGIN',
                f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
                f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
@@ -192,7 +192,7 @@ def test_least_privilege_with_exactly_the_readme_grants(db: Db, cleanup) -> None
 # PostgreSQL only: DuckDB's file lock lets one process at a time in, so nothing runs concurrently to race
 @pytest.mark.parametrize("db", ["postgres"], indirect=True)
 def test_concurrent_inits_and_first_releases_on_a_fresh_database(db: Db, cleanup) -> None:
-    path, out, cat = people_db(db, "defer")
+    path, out, cat = people_db(db, "cohort")
     other = path.with_name("other.toml")
     other.write_text(path.read_text().replace('name = "people"', 'name = "others"'))
     env = {**os.environ}
@@ -207,7 +207,7 @@ def test_concurrent_inits_and_first_releases_on_a_fresh_database(db: Db, cleanup
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
 def test_an_interrupt_marks_the_run_failed_at_once(db: Db, cleanup, sig: signal.Signals) -> None:
-    path, out, cat = people_db(db, "defer")
+    path, out, cat = people_db(db, "cohort")
     assert run_veil("init", "--config", str(path)).returncode == 0
     assert run_veil("release", "--config", str(path)).returncode == 0
     change(db, add=[(17, "a1", 20, "cancer")])
@@ -232,7 +232,7 @@ def test_an_earlier_veils_views_are_upgraded_in_place(db: Db, cleanup) -> None:
     """An earlier Veil published table people_v1 behind views it re-created each release; an analyst built a
     view on them.  The first release after the upgrade copies version 1 into the rows tables, replaces the views
     in place (the analyst's view keeps working) and publishes version 2 the new way."""
-    path, out, cat = people_db(db, "defer")
+    path, out, cat = people_db(db, "cohort")
     init(cfg.load(path))
     labels = [("a1", "<30", "flu"), ("a2", "<30", "cold"), ("a1", "<30", "hiv"), ("a2", "<30", "cancer"),
               ("b1", ">=30", "flu"), ("b2", ">=30", "cold"), ("b1", ">=30", "hiv"), ("b2", ">=30", "cancer")] * 2

@@ -99,6 +99,7 @@ def release_statements() -> dict[str, object]:
         "role_exists": q.role_exists("analyst"),
         "grant_schema": q.Grant("analyst", "published"),
         "grant_view": q.Grant("analyst", "published", "inpatient"),
+        "privileges_held": q.privileges_held("analyst", "published", ["inpatient", "inpatient_v1"]),
         "advisory_unlock": q.advisory_unlock(-1234567890123),
     }
 

@@ -1,7 +1,8 @@
-"""The README is true: its real example and its JSON documents are run from the README's own text, in order,
-in an empty folder, and their output compared with what the README shows (``...`` stands for text that
-varies; JSON is compared as data, ignoring only ``seconds``, ``release_id`` and the ``work`` figures).  Its commands for
-installing and testing are the ones CI runs."""
+"""The README is true: its real example is run from the README's own text, in order, as one shell session
+started in the clone (its activation line and all), and the output of every command compared with what the
+README shows (``...`` stands for text that varies; JSON is compared as data, ignoring only ``seconds``,
+``release_id`` and the ``work`` figures).  Its commands for installing and testing are the ones CI runs.
+``tests/test_docs.py`` runs the quickstart and the JSON documents the same way."""
 
 from __future__ import annotations
 
@@ -65,6 +66,8 @@ def same_text(shown: str, printed: str) -> bool:
 def _drop_volatile(doc: object) -> object:
     if isinstance(doc, dict):
         return {k: _drop_volatile(v) for k, v in doc.items() if k not in VOLATILE}
+    if isinstance(doc, list):
+        return [_drop_volatile(v) for v in doc]
     return doc
 
 
@@ -80,28 +83,54 @@ def same_output(shown: str, printed: str) -> bool:
                                                                            printed.strip()[actual_end:].strip())
 
 
-def run(command: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run(["bash", "-c", command], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+def session(tmp_path: Path, commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
+    """Run ``commands`` one after the other in one bash process, as a reader types them: it starts in a
+    folder standing for the clone, whose ``.venv`` is this interpreter's environment, ``mktemp -d`` makes its
+    folders under ``tmp_path``, and a ``cd`` or an activation carries over to the next command.  Each
+    command's own stdout, stderr and exit code."""
+    clone, temp, out = tmp_path / "clone", tmp_path / "tmp", tmp_path / "out"
+    for folder in (clone, temp, out):
+        folder.mkdir()
+    if (Path(sys.prefix) / "bin" / "activate").exists():
+        (clone / ".venv").symlink_to(sys.prefix)
+    else:  # not a virtualenv: an activation that puts this interpreter's scripts first
+        (clone / ".venv" / "bin").mkdir(parents=True)
+        (clone / ".venv" / "bin" / "activate").write_text(f'PATH="{Path(sys.executable).parent}:$PATH"\n')
+    script = [f'{{\n{command}\n}} >"{out}/{i}.out" 2>"{out}/{i}.err" </dev/null; echo $? >"{out}/{i}.rc"'
+              for i, command in enumerate(commands)]
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
+    env["TMPDIR"] = str(temp)
+    res = subprocess.run(["bash", "-c", "\n".join(script)], cwd=clone, env=env, capture_output=True, text=True,
+                         timeout=900)
+    assert res.returncode == 0, res.stderr
+    return [subprocess.CompletedProcess(command, int((out / f"{i}.rc").read_text()), (out / f"{i}.out").read_text(),
+                                        (out / f"{i}.err").read_text()) for i, command in enumerate(commands)]
 
 
-def test_the_real_example_and_the_json_documents_run_as_written(tmp_path: Path) -> None:
-    example = fenced(section("## A real example"))
-    assert [lang for lang, _ in example] == ["console", "toml", "console"]
-    json_docs = fenced(section("### JSON documents (stable)"))
-    assert [lang for lang, _ in json_docs] == ["console"]
-    load, toml, commands = example
-    ran = 0
-    for command, shown in [*steps(load[1]), ("<write veil.toml>", ""), *steps(commands[1]), *steps(json_docs[0][1])]:
-        if command == "<write veil.toml>":
-            (tmp_path / "veil.toml").write_text(toml[1], encoding="utf-8")
-            continue
-        res = run(command, tmp_path)
+def write_file(name: str, text: str) -> str:
+    """The command that writes ``text`` to ``name`` (a file the reader writes with an editor)."""
+    return f"cat >{name} <<'VEIL_FILE_END'\n{text}VEIL_FILE_END"
+
+
+def check_session(tmp_path: Path, walk: list[tuple[str, str]]) -> int:
+    """Run the ``(command, shown output)`` steps as one session; each must exit 0 and print what is shown."""
+    results = session(tmp_path, [command for command, _ in walk])
+    for (command, shown), res in zip(walk, results):
         assert res.returncode == 0, f"$ {command}\n{res.stdout}{res.stderr}"
         if shown:
-            assert same_output(shown, res.stdout), f"$ {command}\nREADME shows:\n{shown}\nit printed:\n{res.stdout}"
-        ran += 1
-    assert ran >= 12
+            assert same_output(shown, res.stdout), f"$ {command}\nthe docs show:\n{shown}\nit printed:\n{res.stdout}"
+        else:
+            assert not res.stdout.strip(), f"$ {command}\nthe docs show no output, it printed:\n{res.stdout}"
+    return len(results)
+
+
+def test_the_real_example_runs_as_written(tmp_path: Path) -> None:
+    example = fenced(section("## A real example"))
+    assert [lang for lang, _ in example] == ["console", "toml", "console"]
+    load, toml, commands = example
+    walk = [*steps(load[1]), (write_file("veil.toml", toml[1]), ""), *steps(commands[1])]
+    assert walk[0][0] == "source .venv/bin/activate", "the example starts by activating the clone's virtualenv"
+    assert check_session(tmp_path, walk) >= 8
 
 
 def test_the_matcher_can_fail() -> None:

@@ -101,8 +101,8 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     doc = json.loads(res.stdout)
     assert doc["status"] == "published" and doc["version"] == 2
     v = views(inpatient, out)
-    # series = "defer" (the default): the newcomer alone would be the difference of the two versions
-    assert doc["rows_deferred"] == 1 and doc["series"]["held"]["added"] == 1
+    # series = "cohort" (the default): the newcomer alone would be the difference of the two versions: he waits
+    assert doc["rows_deferred"] == 1 and doc["series"]["waiting"]["too few"] == 1
     assert len(v["latest"]) + doc["rows_suppressed"] + doc["rows_deferred"] == 13
     assert [r[0] for r in v["releases"]] == [1, 2]
     assert len(inpatient.query(f'SELECT * FROM "{out}".inpatient_v1')) == 12  # the old version is kept
@@ -308,7 +308,9 @@ def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) 
 
 
 @pytest.mark.parametrize("line, message", [
-    ('series = "maybe"', "[release] key 'series' must be one of 'defer', 'refuse', 'off', got 'maybe'"),
+    ('series = "maybe"', "[release] key 'series' must be one of 'cohort', 'refuse', 'off', got 'maybe'"),
+    ('series = "defer"', "[release] key 'series' \"defer\" was replaced by \"cohort\" (its padding depended on a "
+                         "leaver's values, so a reader could replay it: docs/series.md §4); write series = \"cohort\""),
     ("keep_versions = 0", "[release] key 'keep_versions' must be at least 1 (the current version), got 0"),
     ('keep_versions = "3"', "[release] key 'keep_versions' must be a whole number, got str '3'"),
 ])
@@ -321,7 +323,7 @@ def test_series_and_keep_versions_are_validated(tmp_path, line: str, message: st
     assert str(err.value) == f"{path}: {message}"
     path.write_text(path.read_text().replace(line, ""))
     rel = cfg.load(path).release
-    assert rel is not None and (rel.series, rel.keep_versions) == ("defer", 10)
+    assert rel is not None and (rel.series, rel.keep_versions) == ("cohort", 10)
 
 
 NT_BODY = """
@@ -357,7 +359,7 @@ def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db
 
     db.create_table("cells", {"id": sa.Integer, "zip": sa.Text, "s": sa.Text},
                     [(1, "z1", "a"), (2, "z2", "a"), (3, "z2", "b"), (4, "z3", "b"), (5, "z3", "b"), (6, "z3", "b")])
-    path = db.write_config("cells", NT_BODY + release_schemas.section(name="cells"))
+    path = db.write_config("cells", NT_BODY + release_schemas.section(name="cells") + 'series = "refuse"\n')
     assert run_veil("init", "--config", str(path)).returncode == 0
     res = run_veil("release", "--config", str(path), "--json")
     assert res.returncode == 0, res.stderr

@@ -1,10 +1,14 @@
 """The report: ``write_report`` (what the release job calls) and ``veil report`` on DuckDB and PostgreSQL write
-one self-contained HTML file with the lattice, block sizes, distributions, levels, utility and the audit."""
+one self-contained HTML file with the headline (worst exposure, prosecutor risk before and after), the lattice per
+height, block sizes, distributions, levels, utility and the audit; numbers for people; the charting libraries
+loaded only when a report is made.  How it looks in a browser: tests/test_report_browser.py."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -50,15 +54,26 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
     assert out == path.parent / "reports" / "inpatient.html" and out.exists()
     html = out.read_text(encoding="utf-8")
     self_contained(html)
-    assert "<canvas" in html and html.count("<svg") >= 2
+    charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', html)
+    assert charts == ["blocks", "distribution:condition", "lattice", "node"], charts
     doc = embedded(html)
     assert doc["lattice"]["heights"] == [5, 3, 1] and doc["lattice"]["chosen"] == [1, 2, 1]
+    assert doc["lattice"]["size"] == 48 and [1, 2, 1] in doc["lattice"]["minimal"]
     evaluated = {tuple(n): p for n, p in doc["lattice"]["evaluated"]}
     assert evaluated[(1, 2, 1)] == 1 and len(evaluated) == result.nodes_evaluated
     attacks = {a["attack"]: a for a in doc["audit"]["attacks"]}
     assert attacks["homogeneity"]["rows"] == 0 and attacks["skewness"]["extra"]["max_emd"] == pytest.approx(1 / 6)
-    assert "2.82843" in html                       # Figure 3: entropy 2.8-diverse, as achieved against l = 2.5
+    assert "2.828" in html                         # Figure 3: entropy 2.8-diverse, as achieved against l = 2.5
     assert "discernibility" in html and ">48<" in html
+    # the headline: the audit's worst attack by rows, and the prosecutor risk of the source and of the node
+    head = doc["headline"]
+    worst = max((a for a in doc["audit"]["attacks"] if a["skipped"] is None), key=lambda a: a["rows"])
+    assert head["worst"] == {"attack": worst["attack"], "attribute": "condition", "rows": worst["rows"],
+                             "blocks": worst["blocks"]}
+    assert head["risk_before"]["highest"] == 1.0 and head["risk_before"]["records_at_risk"] == 12
+    assert head["risk_after"] == {"rows": 12, "blocks": 3, "highest": 0.25, "average": 0.25, "records_at_risk": 12,
+                                  "threshold": 0.2}
+    assert head["models_holding"] == head["models"] == 2
 
 
 def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
@@ -72,6 +87,7 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
         doc = embedded((tmp_path / "node.html").read_text())
         assert doc["lattice"]["chosen"] == [2, 1, 1] and doc["lattice"]["optimal"] == [1, 2, 1]
         assert {a["attack"]: a["rows"] for a in doc["audit"]["attacks"]}["homogeneity"] == 4   # Figure 2: Bob
+        assert doc["headline"]["worst"]["rows"] == 8 and doc["headline"]["models_holding"] == 1   # l fails here
         assert run_veil("init", "--config", str(path)).returncode == 0
         assert run_veil("release", "--config", str(path)).returncode == 0
         res = run_veil("report", "--config", str(path), "--release", "1", "--out", str(tmp_path / "v1.html"))
@@ -82,6 +98,7 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
         assert doc["lattice"]["chosen"] == [1, 2, 1] and doc["lattice"]["heights"] == [5, 3, 1]
         assert any(n == [1, 2, 1] and p == 1 for n, p in doc["lattice"]["evaluated"])
         assert doc["subject"].startswith("release 'inpatient' version 1")
+        assert doc["headline"]["risk_before"]["highest"] == 1.0 and doc["headline"]["risk_after"]["highest"] == 0.25
         missing = run_veil("report", "--config", str(path), "--release", "2", "--out", str(tmp_path / "x.html"))
         assert missing.returncode == 1 and "no published version 2" in missing.stderr
         assert not (tmp_path / "x.html").exists()
@@ -115,12 +132,13 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
         kept = embedded((report.parent / "inpatient_v2.html").read_text(encoding="utf-8"))
         assert kept["lattice"]["chosen"] == [1, 2, 1]   # the previous node was kept: one evaluation shown
         assert kept["subject"].startswith("release 'inpatient' version 2")   # what was published, recounted
-        # an outlier suppressed in version 3: the report, like the release, says nothing of its labels or value
+        # an outlier kept out of version 3: the report, like the release, says nothing of its labels or value
         inpatient.execute(f"INSERT INTO \"{inpatient.schema}\".patients VALUES "
                           "(13, '99999', 28, 'Martian', 'Scurvy')")
         path.write_text(path.read_text().replace("[release]", "[search]\nmax_suppression = 0.1\n\n[release]"))
         third = json.loads(run_veil("release", "--config", str(path), "--json").stdout)
-        assert third["version"] == 3 and third["rows_suppressed"] == 1, third
+        held = third["rows_suppressed"] + third.get("rows_deferred", 0)   # suppressed, or held back by a series policy
+        assert third["version"] == 3 and held == 1, json.dumps(third)
         html = (report.parent / "inpatient_v3.html").read_text(encoding="utf-8")
         assert "Scurvy" not in html and "9999" not in html and "Martian" not in html
         assert embedded(html)["subject"].startswith("release 'inpatient' version 3")
@@ -145,3 +163,59 @@ def test_page_escapes_hostile_names() -> None:
     html = render(data)
     assert "<script>alert(1)" not in html and html.count("<script") == 2
     assert embedded(html)["title"] == hostile
+    self_contained(html)
+
+
+def test_numbers_read_as_numbers() -> None:
+    """No scientific notation, thousands separators, a numeric attribute binned, a long tail in one open bin."""
+    from veil.counts import NodeCounts, SensitiveDomain
+    from veil.report.content import distributions, size_bins
+    from veil.report.formatting import human, plain_text
+    from veil.risk.attacks import audit_counts
+    from veil.risk.settings import AuditSettings
+
+    assert human(100719234.0) == "100,719,234" and human(8.48502e6) == "8,485,020" and human(2.8284271) == "2.828"
+    assert plain_text("p_out = 5e-05; D = 1.00719e+08") == "p_out = 0.00005; D = 100,719,000"
+    incomes = np.arange(2_000, 102_000, 50, dtype=np.float64)          # 2,000 distinct incomes, one very rich row
+    incomes = np.append(incomes, 711_500.0)
+    dom = SensitiveDomain("income", incomes, np.ones(len(incomes), dtype=np.int64), numeric=True)
+    n = len(incomes)
+    nc = NodeCounts.from_cells(("q",), (0,), np.zeros((n, 1), dtype=np.int64), np.arange(n)[:, None],
+                               np.ones(n, dtype=np.int64), (1,), (dom,))
+    (d,) = distributions(nc, audit_counts(nc, AuditSettings(), (), "t", lambda b: ["*"]))
+    assert d.edges is not None and 8 <= len(d.categories) <= 14 and d.open_top
+    assert d.categories[0] == "0 – 10,000" and d.categories[-1].endswith("and more")
+    assert sum(d.series[0][1]) == pytest.approx(1.0)
+    bins = size_bins(np.array([1, 3, 9, 10, 700]), k=10)
+    assert [(b.label, b.blocks, b.below_k) for b in bins] == [
+        ("1", 1, True), ("2–3", 1, True), ("4–7", 0, True), ("8–9", 1, True), ("10–15", 1, False),
+        ("16–31", 0, False), ("32–63", 0, False), ("64–127", 0, False), ("128–255", 0, False), ("256–511", 0, False),
+        ("512–1,023", 1, False)]
+
+
+def test_a_release_without_a_report_loads_no_charting_library(tmp_path: Path) -> None:
+    """``veil release`` with no ``[release] report``: neither the report nor Altair nor vl-convert is imported."""
+    script = r"""
+import sys
+from pathlib import Path
+import duckdb
+from veil import config as cfg
+from veil.demo import inpatient_rows
+from veil.release import init, release
+from tests.conftest import inpatient_body
+d = Path(sys.argv[1])
+con = duckdb.connect(str(d / "w.duckdb"))
+con.execute("CREATE SCHEMA raw; CREATE TABLE raw.patients (id INT, zip TEXT, age INT, nationality TEXT, condition TEXT)")
+con.executemany("INSERT INTO raw.patients VALUES (?, ?, ?, ?, ?)", inpatient_rows())
+con.close()
+(d / "veil.toml").write_text('[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.patients"\n' + inpatient_body()
+                             + '\n[release]\nname = "inpatient"\nschema = "published"\ndrop_columns = ["id"]\n')
+conf = cfg.load(d / "veil.toml")
+init(conf)
+print(release(conf).exit_code, sorted(m for m in ("altair", "vl_convert", "veil.report") if m in sys.modules))
+"""
+    root = Path(__file__).resolve().parent.parent
+    res = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=root,
+                         timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.strip().splitlines()[-1] == "0 []", res.stdout

@@ -66,7 +66,8 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
     assert set(doc) == {"status", "attributes", "heights", "lattice_size", "nodes_evaluated", "nodes_bounded",
-                        "minimal", "optimal", "seconds", "work"} and doc["status"] == "ok"
+                        "minimal", "optimal", "seconds", "work", "by_strategy"} and doc["status"] == "ok"
+    assert [(w["strategy"], w["lattice_nodes"], w["subset_nodes"]) for w in doc["by_strategy"]] == [("brute-force", 48, 0)]
     assert doc["nodes_bounded"] == 0  # brute force evaluates every node
     # brute force on the inpatient table: every node's block sizes from SQL, no histogram needed for k alone
     assert doc["work"]["rows_read"] == 12 and doc["work"]["streamed"] == 0

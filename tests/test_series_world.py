@@ -1,7 +1,7 @@
 """A small world for the series guarantee, in memory: people with (zip, age, disease[, ward]), versions
 published at any node of the 3×3 lattice, and an *attacker* written independently of ``veil.release``: he
 keeps every published version as rows of labels, rolls two versions up to their common node with the
-hierarchies, and diffs the multisets per block (docs/series.md §1).  Used by tests/test_series.py; the few
+hierarchies, and diffs the multisets per block (docs/series-ledger.md §1).  Used by tests/test_series.py; the few
 tests here check the world itself."""
 
 from __future__ import annotations
@@ -116,25 +116,20 @@ class World:
         old = {(b, v): n for b, v, n in zip(last.blocks.tolist(), last.values.tolist(), last.counts.tolist())}
         return np.minimum([old.get((b, v), 0) for b, v in zip(cand.blocks.tolist(), cand.values.tolist())], cand.counts)
 
-    def release(self, people: Sequence[Person], node: tuple[int, int], policy: str = "defer"
+    def release(self, people: Sequence[Person], node: tuple[int, int], policy: str = "refuse"
                 ) -> tuple[series.Version, np.ndarray, list[series.Exposure]]:
         """Publish ``people`` at ``node``: blocks failing the models are suppressed (as the search would);
         returns the candidate, rows published per cell, and the exposures left (refuse: nothing published)."""
         cand = self.candidate(people, node)
         start = np.where(self.passes(cand, cand.counts), cand.counts, 0)
         exposures: list[series.Exposure] = []
-        if policy == "defer" and self.versions:
-            d = series.defer(self.dictionary, self.judge(), cand, self.versions, start, self.before(cand),
-                             lambda p: self.passes(cand, p))
-            published, exposures = d.published, d.exposures
-        else:
-            published = start
-            if policy == "refuse" and self.versions:
-                exposures = series.check(self.dictionary, self.judge(),
-                                         series.Version(cand.number, cand.layout, cand.blocks, cand.values, start,
-                                                        cand.totals), self.versions)
-                if exposures:
-                    return cand, published, exposures
+        published = start
+        if policy == "refuse" and self.versions:
+            exposures = series.check(self.dictionary, self.judge(),
+                                     series.Version(cand.number, cand.layout, cand.blocks, cand.values, start,
+                                                    cand.totals), self.versions)
+            if exposures:
+                return cand, published, exposures
         self.versions.append(series.Version(cand.number, cand.layout, cand.blocks, cand.values, published,
                                             cand.totals, policy != "off"))
         rows = []

@@ -115,7 +115,9 @@ def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"status", "attributes", "node", "rows", "blocks"} and doc["status"] == "ok"
+    assert set(doc) == {"status", "attributes", "node", "rows", "blocks", "order", "limit", "block_count",
+                        "blocks_not_shown", "rows_not_shown"} and doc["status"] == "ok"
+    assert (doc["block_count"], doc["blocks_not_shown"], doc["limit"]) == (3, 0, 50)  # `veil counts --limit`
     assert doc["attributes"] == ["zip", "age", "nationality"]
     assert [b["size"] for b in doc["blocks"]] == [4, 4, 4]
 

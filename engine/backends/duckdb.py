@@ -79,7 +79,7 @@ class DuckDBBackend(Backend):
         return (f"the DuckDB file {self.url.database} is locked by {holder}; a DuckDB file is open either in "
                 "one process that writes or in processes that only read, never both: close that connection "
                 "(analysts read a warehouse a job writes through short-lived read-only connections or a "
-                "published copy, see the README), or pass --wait SECONDS to retry until the file is free")
+                "published copy: docs/how-to/nightly-job.md), or pass --wait SECONDS to retry until the file is free")
 
     def engine_options(self) -> dict[str, Any]:
         """DuckDB's settings unless the URL sets them (``SETTINGS``): its buffer manager gets ``MEMORY_LIMIT``

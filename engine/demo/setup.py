@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import os
+import shlex
 import shutil
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,9 +110,45 @@ def run_demo(directory: Path, rows: int = 100_000, reset: bool = False, say: Cal
         say("  " + " | ".join(str(v) for v in row))
     say("\nreleases: " + "; ".join(f"v{v} at {str(p)[:19]} node {n} ({r} rows, {s} suppressed)"
                                    for v, p, n, r, s in history))
-    say(f"\nquery the views with any DuckDB client, e.g.\n"
-        f"  python -c \"import duckdb; print(duckdb.connect('{warehouse}', read_only=True)"
-        f".sql('SELECT * FROM published.census_blocks LIMIT 10'))\"\n"
-        f"views: published.census (latest release), published.census_blocks (block sizes and histograms), "
-        f"published.census_releases (history); config: {config_path}")
+    for line in next_steps(warehouse, config_path):
+        say(line)
     return outcome.exit_code
+
+
+def next_steps(warehouse: Path, config_path: Path, python: str | None = None, cwd: Path | None = None) -> list[str]:
+    """What to run next, as commands that run as printed from the working folder: the Python running Veil
+    (which has DuckDB) and its ``veil`` by path — ``.venv/bin/python`` when the virtualenv is in that folder —
+    never a bare ``python`` or ``veil`` that the shell may not find (issue 35)."""
+    python = python or sys.executable
+    here = cwd or Path.cwd()
+    veil = Path(python).with_name("veil")
+    veil_cmd = shown(veil, here) if veil.is_file() else f"{shown(Path(python), here)} -m veil.cli"
+    query = (f"import duckdb; print(duckdb.connect({json.dumps(str(warehouse))}, read_only=True)"
+             '.sql("SELECT * FROM published.census_blocks LIMIT 10"))')  # no single quote: shlex quotes it once
+    config = shlex.quote(str(config_path))
+    return ["", "query the views with DuckDB (the Python Veil runs on has it), from this folder:",
+            f"  {shown(Path(python), here)} -c {shlex.quote(query)}",
+            "views: published.census (latest release), published.census_blocks (block sizes and histograms), "
+            "published.census_releases (history)",
+            "", f"next, with the demo's config {config_path}:",
+            f"  {veil_cmd} releases --config {config}",
+            f"  {veil_cmd} report --config {config} --out {shlex.quote(str(warehouse.parent / 'report.html'))}",
+            f"  {veil_cmd} release --config {config} --dry-run"]
+
+
+def shown(path: Path, cwd: Path) -> str:
+    """``path`` as typed at a shell in ``cwd``: relative when under it (``.venv/bin/python``), else absolute;
+    quoted where needed.
+
+    >>> shown(Path("/w/.venv/bin/python"), Path("/w")), shown(Path("/usr/bin/python3"), Path("/w"))
+    ('.venv/bin/python', '/usr/bin/python3')
+    >>> shown(Path("/w/python"), Path("/w")), shown(Path("/w x/.venv/bin/veil"), Path("/w x"))
+    ('./python', '.venv/bin/veil')
+    """
+    absolute = Path(os.path.abspath(path))
+    try:
+        relative = absolute.relative_to(os.path.abspath(cwd))
+    except ValueError:
+        return shlex.quote(str(absolute))
+    text = str(relative)
+    return shlex.quote(text if "/" in text else f"./{text}")

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import difflib
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -11,6 +12,31 @@ from typing import Any
 from veil.errors import ConfigError
 
 _MISSING = object()
+
+
+def unknown_keys(found: Iterable[Any], known: Iterable[Any]) -> str:
+    """The unknown keys ``found`` for an error, each with the closest of the ``known`` keys when one is close
+    (``difflib``, case ignored) — shared by every reader of config keys (``config._Table``, ``Params``,
+    ``risk.settings._Reader``).
+
+    >>> unknown_keys(["column", "zz"], ["columns", "type"])
+    "'column' (did you mean 'columns'?), 'zz'"
+    """
+    names = {str(k).lower(): str(k) for k in known}
+    parts = []
+    for key in sorted(found, key=str):
+        close = difflib.get_close_matches(str(key).lower(), list(names), n=1)
+        parts.append(f"{key!r} (did you mean {names[close[0]]!r}?)" if close else repr(key))
+    return ", ".join(parts)
+
+
+def near(found: Iterable[Any], key: str) -> list[Any]:
+    """The keys of ``found`` close to ``key`` (its likely misspellings), for a missing required key.
+
+    >>> near(["column", "type"], "columns")
+    ['column']
+    """
+    return [k for k in found if difflib.get_close_matches(str(k).lower(), [key.lower()], n=1)]
 
 
 @dataclass
@@ -37,7 +63,9 @@ class Params:
         if name in self.table:
             return self.table[name]
         if default is _MISSING:
-            raise ConfigError(f"{self.where}: missing required parameter {name!r}")
+            typos = near(set(self.table) - self._read, name)
+            unknown = f"unknown parameter(s) {unknown_keys(typos, [name])} and " if typos else ""
+            raise ConfigError(f"{self.where}: {unknown}missing required parameter {name!r}")
         return default
 
     def has(self, name: str) -> bool:
@@ -102,6 +130,6 @@ class Params:
         return p if p.is_absolute() else self.base_dir / p
 
     def finish(self) -> None:
-        unknown = sorted(set(self.table) - self._read)
+        unknown = set(self.table) - self._read
         if unknown:
-            raise ConfigError(f"{self.where}: unknown parameter(s) {', '.join(map(repr, unknown))}")
+            raise ConfigError(f"{self.where}: unknown parameter(s) {unknown_keys(unknown, self._read)}")

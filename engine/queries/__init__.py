@@ -20,7 +20,7 @@ from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_bytes,
                                   cell_values, cells_table, coded_cells, level0_labels, recount, recount_numbers,
                                   release_select,
-                                  role_exists, suppressed_table, try_advisory_lock,
+                                  privileges_held, role_exists, suppressed_table, try_advisory_lock,
                                   values_table, withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, fits, source_table, tables_in
 
@@ -31,7 +31,7 @@ __all__ = [
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
     "fingerprint", "fits", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
-    "grouped_sizes", "Grouped", "packed", "publication", "runs",
+    "grouped_sizes", "Grouped", "packed", "privileges_held", "publication", "runs",
     "recount", "recount_numbers", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table", "working_table",
 ]

@@ -1,4 +1,4 @@
-"""The series ledger's statements (docs/series.md §6): what every version of a release published, per block,
+"""The series ledger's statements (docs/series-ledger.md §6): what every version of a release published, per block,
 in the catalog.  Content rows carry the versions they are valid for (``first_version .. last_version``), so a
 version that changes few blocks adds few rows.  Tables are passed in (``veil.catalog`` defines them)."""
 

@@ -2,7 +2,7 @@
 of a version (generalized through the dimension tables, suppressed blocks and held-back rows left out), the
 independent recount, grants and locks.
 
-Rows held back by the series step (docs/series.md §4) are listed in the temporary table ``veil_withheld``:
+Rows held back by the series step (docs/series-ledger.md §4) are listed in the temporary table ``veil_withheld``:
 one row per (block codes, published values) with how many of those identical rows to leave out.
 """
 
@@ -224,6 +224,18 @@ def level0_labels(layout: Layout, i: int) -> sa.Select[Any]:
 def role_exists(role: str) -> sa.Select[Any]:
     roles = sa.table("pg_roles", sa.column("rolname"), schema="pg_catalog")
     return sa.select(sa.func.count()).select_from(roles).where(roles.c.rolname == role)
+
+
+def privileges_held(role: str, schema: str, views: Sequence[str]) -> sa.Select[Any]:
+    """One row: whether ``role`` holds USAGE on ``schema``, then SELECT on each of ``views`` (in order) — what
+    it holds, directly, through a role it inherits or through PUBLIC — and whether the current user may grant
+    USAGE on ``schema`` (owner, or the grant option), and who that user is: checked after a GRANT, which
+    PostgreSQL only *warns* about when it applies nothing (PostgreSQL).
+    """
+    usage = sa.func.has_schema_privilege(role, schema, "USAGE")
+    selects = [sa.func.has_table_privilege(role, sa.func.format("%I.%I", schema, v), "SELECT") for v in views]
+    grantable = sa.func.has_schema_privilege(sa.func.current_user(), schema, "USAGE WITH GRANT OPTION")
+    return sa.select(usage, *selects, grantable, sa.func.current_user())
 
 
 def try_advisory_lock(key: int) -> sa.Select[Any]:

@@ -1,5 +1,5 @@
 """How a reader lines up two published versions: the common generalization of their blocks and the columns
-both publish (docs/series.md §2).  Pure: no SQL.
+both publish (docs/series-ledger.md §2).  Pure: no SQL.
 
 A version labels each quasi-identifier at its node's level with its own hierarchy.  Two versions are
 compared on the finest partition of people that both labelings determine.  With one hierarchy this is the
@@ -51,7 +51,7 @@ class Chain:
         return hashlib.sha256(self.definition().encode()).hexdigest()
 
     def definition(self) -> str:
-        """The JSON the ledger stores (docs/series.md §4)."""
+        """The JSON the ledger stores (docs/series-ledger.md §4)."""
         return json.dumps({"attribute": self.attribute, "leaves": list(self.leaves),
                            "labels": [list(c) for c in self.labels]}, ensure_ascii=False, separators=(",", ":"))
 
@@ -90,7 +90,7 @@ class UnionFind:
 
 def attribute_classes(a: Chain, la: int, b: Chain, lb: int) -> tuple[dict[str, int], dict[str, int]]:
     """Classes of the common coarsening of ``a`` at level ``la`` and ``b`` at level ``lb``: each side's label
-    → class number (docs/series.md §2)."""
+    → class number (docs/series-ledger.md §2)."""
     g = max(la, lb)
     ga, gb = min(g, a.height), min(g, b.height)
     up_a, up_b = a.up(la, ga), b.up(lb, gb)
@@ -222,7 +222,7 @@ def _block_classes(dictionary: Dictionary, layout: Layout, used: np.ndarray, nam
 
 
 def align(dictionary: Dictionary, a: Layout, a_blocks: np.ndarray, b: Layout, b_blocks: np.ndarray) -> Alignment:
-    """Line up version ``a`` (blocks ``a_blocks``) with version ``b``: docs/series.md §2."""
+    """Line up version ``a`` (blocks ``a_blocks``) with version ``b``: docs/series-ledger.md §2."""
     names = list(dict.fromkeys([*b.attributes, *a.attributes]))
     maps_a: list[dict[str, int] | None] = []
     maps_b: list[dict[str, int] | None] = []
@@ -271,7 +271,7 @@ def _project(dictionary: Dictionary, columns: tuple[str, ...]) -> tuple[np.ndarr
 
 def projections(dictionary: Dictionary, a: Layout, b: Layout) -> tuple[Projection, ...]:
     """The full published tuple both versions share, and — when a version publishes keep_columns — the
-    ``_blocks`` view's (sensitive columns only), which can cancel differently (docs/series.md §3)."""
+    ``_blocks`` view's (sensitive columns only), which can cancel differently (docs/series-ledger.md §3)."""
     shared = tuple(sorted(set(a.columns) & set(b.columns)))
     out = [Projection("rows", shared, *_project(dictionary, shared))]
     if a.keep or b.keep:

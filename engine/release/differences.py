@@ -1,4 +1,4 @@
-"""What a reader computes from two published versions, and whether it is safe (docs/series.md §1, §3).
+"""What a reader computes from two published versions, and whether it is safe (docs/series-ledger.md §1, §3).
 Pure: no SQL.
 
 For versions A (earlier) and B (later) lined up by ``alignment.align``, per class ``g`` of the common
@@ -15,7 +15,7 @@ multiset as if it were a block; a difference is safe when it is empty or passes 
 
 from __future__ import annotations
 
-import math
+import decimal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -82,11 +82,17 @@ def split(keys: np.ndarray, amounts: np.ndarray) -> list[tuple[int, str, np.ndar
     return out
 
 
-def _numeric(text: str | None) -> float:
+def _numeric(text: str | None) -> decimal.Decimal:
+    """A numeric value's text as an exact number (``10**38 - 1`` and ``10**38 - 2`` stay two values, as the
+    database counts them); NaN when it is not one.
+
+    >>> _numeric("99999999999999999999999999999999999999") > _numeric("99999999999999999999999999999999999998")
+    True
+    """
     try:
-        return float(text) if text is not None else math.nan
-    except ValueError:
-        return math.nan
+        return decimal.Decimal(text) if text is not None else decimal.Decimal("NaN")
+    except decimal.InvalidOperation:
+        return decimal.Decimal("NaN")
 
 
 @dataclass(frozen=True, eq=False)
@@ -99,7 +105,7 @@ class Reference:
 
 
 class Judge:
-    """The release's models applied to differences (docs/series.md §3).  A difference is judged against one
+    """The release's models applied to differences (docs/series-ledger.md §3).  A difference is judged against one
     version's table (:meth:`reference`): the later version's for rows added, the earlier version's for rows
     removed — each version's rows are values of its own table — so a block that passed when it was published
     passes again as a removal, whatever the model (ordered and hierarchical distances read the domain too)."""
@@ -128,10 +134,10 @@ class Judge:
         for c in self.sensitive:
             counts = totals.get(c, {})
             if self.numeric[c]:
-                keys = sorted({_numeric(t) for t in counts})
+                keys = sorted({_numeric(t) for t in counts}, key=lambda k: (k.is_nan(), k if not k.is_nan() else 0))
                 pos = {k: i for i, k in enumerate(keys)}
                 where = {t: pos[_numeric(t)] for t in counts}
-                shown = np.asarray(keys, dtype=np.float64)
+                shown = np.asarray([float(k) for k in keys], dtype=np.float64)
             else:
                 ordered = sorted(counts)
                 where = {t: i for i, t in enumerate(ordered)}
@@ -160,7 +166,7 @@ class Judge:
 
     def applicable(self, columns: Sequence[str]) -> np.ndarray:
         """Which models can judge a difference on ``columns`` (a model whose attribute one of the two
-        versions did not publish is skipped for that pair: docs/series.md §3)."""
+        versions did not publish is skipped for that pair: docs/series-ledger.md §3)."""
         ok = []
         for m in self.models:
             if m.attribute is None:
@@ -180,19 +186,27 @@ class Judge:
             fails[members] = self._failing([entries[i] for i in members])
         return fails
 
-    def _failing(self, entries: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, Reference]]) -> np.ndarray:
+    @staticmethod
+    def as_blocks(entries: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, Reference]]) -> NodeCounts:
+        """The multisets of ``entries`` (one reference table) as the blocks of one table, in order."""
         n = len(entries)
         owner = np.concatenate([np.full(len(e[1]), i, dtype=np.int64) for i, e in enumerate(entries)])
         codes = np.vstack([e[0] for e in entries])
         counts = np.concatenate([e[1] for e in entries]).astype(np.int64)
+        return NodeCounts.from_cells(("difference",), (0,), owner[:, None], np.maximum(codes, 0), counts, (n,),
+                                     entries[0][3].domains, (_flat(n),))
+
+    def _failing(self, entries: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, Reference]]) -> np.ndarray:
+        n = len(entries)
+        owner = np.concatenate([np.full(len(e[1]), i, dtype=np.int64) for i, e in enumerate(entries)])
+        codes = np.vstack([e[0] for e in entries])
         assert all(int(e[1].sum()) > 0 for e in entries), "a difference to judge is never empty"
         applicable = np.vstack([e[2] for e in entries])
         unknown = np.zeros(n, dtype=bool)   # a value its reference table lacks, in a column some model reads
         for j in range(codes.shape[1]):
             missing = np.bincount(owner, weights=(codes[:, j] < 0), minlength=n) > 0
             unknown |= missing & self._reads(j, applicable)
-        nc = NodeCounts.from_cells(("difference",), (0,), owner[:, None], np.maximum(codes, 0), counts, (n,),
-                                   entries[0][3].domains, (_flat(n),))
+        nc = self.as_blocks(entries)
         fails = unknown.copy()
         for k, model in enumerate(self.models):
             if not applicable[:, k].any():
@@ -213,5 +227,5 @@ class Judge:
 
 def _flat(n: int) -> Hierarchy:
     """The differences' one generalization: all of them together (the whole table, for (n,t)-closeness's
-    natural supersets: docs/series.md §5)."""
+    natural supersets: docs/series-ledger.md §5)."""
     return Hierarchy("difference", tuple(range(n)), (("*",) * n,), _check=False)

@@ -1,6 +1,6 @@
 """A release's first version in the ledger: nothing earlier to compare with, so no cell leaves the database.
 
-The series step compares a candidate with every earlier version (docs/series.md §4); with none it publishes
+The series step compares a candidate with every earlier version (docs/series-ledger.md §4); with none it publishes
 every row the search keeps, and the ledger records the cells of the published blocks.  Those cells are as
 many as the rows when a published column is nearly unique (an income): read into Python they would make a
 first release's memory grow with the table.  Here the database writes them instead, joined to two small

@@ -1,9 +1,10 @@
 """A release's history as the catalog keeps it: ``veil releases`` (every run and version), ``veil rollback``
 (repoint the views to a kept version, atomically, recorded) and the series exposure of what is already
-published (docs/series.md §7; ``veil audit --series`` prints it)."""
+published (docs/series-ledger.md §7; ``veil audit --series`` prints it)."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import uuid
 from typing import Any
@@ -14,14 +15,18 @@ from veil import catalog
 from veil import queries as q
 from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError
-from veil.release import ledger as ledger_mod
+from veil.release import cohort_series, ledger as ledger_mod
 from veil.release import series, spark_publication
 from veil.release.differences import Judge
 from veil.release.runtime import connect, interruptible, locked, now
 
 
 def _time(value: Any) -> str | None:
-    return value.isoformat(sep=" ", timespec="seconds") if value is not None else None
+    """A catalog time (naive UTC) in ISO 8601 with its offset, as every JSON document has it:
+    ``2026-01-02T02:00:01+00:00``."""
+    if value is None:
+        return None
+    return (value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)).isoformat(timespec="seconds")
 
 
 def releases(config: Config) -> dict[str, Any]:
@@ -42,12 +47,14 @@ def releases(config: Config) -> dict[str, Any]:
         ctx.__exit__(None, None, None)
     history = []
     for version, status, node, pub, sup, deferred, achieved, started, published, error, info in rows:
+        step = json.loads(info) if info else {}
         history.append({
             "version": version, "status": status, "node": json.loads(node) if node else None,
-            "rows_published": pub, "rows_suppressed": sup, "rows_deferred": deferred,
+            "rows_published": pub, "rows_suppressed": sup,
+            "rows_deferred": step.get("rows_deferred", deferred),  # the catalog's own record (analysts: NULL)
             "achieved": json.loads(achieved) if achieved else None, "started_at": _time(started),
             "published_at": _time(published), "current": status == "published" and version == current,
-            "series": json.loads(info).get("policy") if info else None, "message": error})
+            "series": step.get("policy"), "message": error})
     return {"name": rel.name, "current": current, "releases": history}
 
 
@@ -104,13 +111,14 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
 def exposure(config: Config) -> dict[str, Any]:
     """What the published history already exposes: for every pair of versions the ledger recorded, the
     differences that fail the config's models (counts only: blocks, rows).  Reference distributions are each
-    version's own table (docs/series.md §7)."""
+    version's own table (docs/series-ledger.md §7)."""
     rel = require_release(config)
     _, session, ctx = connect(config, 0.0)
     try:
         tables = catalog.require(session, rel.catalog_schema)
         ledger = ledger_mod.load(session, tables, rel.name)
         numeric = _numeric(session, tables, rel.name)
+        cohort = cohort_series.audit(session, tables, config, rel.name, _series_records(session, tables, rel.name))
     finally:
         ctx.__exit__(None, None, None)
     sensitive = ledger.latest.layout.sensitive if ledger.latest is not None else tuple(config.sensitive)
@@ -125,10 +133,19 @@ def exposure(config: Config) -> dict[str, Any]:
         p["rows_exposed"] += e.rows
         p["details"].append({"view": e.projection, "side": e.side, "blocks": e.blocks, "rows": e.rows})
     n = len(ledger.versions)
-    return {"name": rel.name, "versions": [v.number for v in ledger.versions],
+    return {"name": rel.name, "cohort": cohort, "versions": [v.number for v in ledger.versions],
             "policies": {str(k): v for k, v in ledger.policies.items()}, "pairs_checked": n * (n - 1) // 2,
             "exposed_pairs": len(pairs), "rows_exposed": sum(p["rows_exposed"] for p in pairs.values()),
             "pairs": list(pairs.values())}
+
+
+def _series_records(session: Any, tables: catalog.CatalogTables, name: str) -> list[dict[str, Any]]:
+    """Each published (or expired) version's ``series`` record, with its version and node, oldest first."""
+    r = tables.releases
+    rows = session.rows(sa.select(r.c.version, r.c.node, r.c.series).where(
+        r.c.name == name, r.c.status.in_(["published", "expired"])).order_by(r.c.version), "reading the series")
+    return [{**(json.loads(info) if info else {}), "version": int(v), "node": json.loads(node) if node else None}
+            for v, node, info in rows]
 
 
 def _numeric(session: Any, tables: catalog.CatalogTables, name: str) -> dict[str, bool]:

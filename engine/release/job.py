@@ -45,11 +45,11 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
-from veil.errors import CTRL_C, NoSolutionError, ReleaseError, SourceError, VeilError, redact
+from veil.errors import CTRL_C, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError, redact
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
-from veil.release import dimensions, first, later
+from veil.release import cohort_series, dimensions, first, later
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -87,18 +87,20 @@ class Outcome:
     series: dict[str, Any] | None = None
     report: str | None = None
     warning: str | None = None  # the version is published (or the run skipped), but a step after the commit failed
+    dry_run: bool = False  # ``--dry-run``: decided and verified, then rolled back (status ``would_publish``)
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status in ("published", "skipped") else 1
+        return 0 if self.status in ("published", "skipped", "would_publish") else 1
 
     def document(self) -> dict[str, Any]:
-        return {"status": self.status, "name": self.name, "release_id": self.release_id, "version": self.version,
+        return {"status": self.status, "name": self.name, "release_id": None if self.dry_run else self.release_id,
+                "version": self.version,
                 "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
                 "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
                 "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
                 "report": self.report, "message": self.message, "seconds": round(self.seconds, 3),
-                **({"warning": self.warning} if self.warning else {})}
+                **({"warning": self.warning} if self.warning else {}), **({"dry_run": True} if self.dry_run else {})}
 
 
 def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | None]:
@@ -114,13 +116,17 @@ def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | Non
 
 
 def release(config: Config, *, force: bool = False, wait: float = 0.0,
-            on_step: Callable[[str], None] = lambda _m: None) -> Outcome:
-    """``veil release``: publish a new version of the release, or say why not."""
+            on_step: Callable[[str], None] = lambda _m: None, dry_run: bool = False) -> Outcome:
+    """``veil release``: publish a new version of the release, or say why not; ``dry_run``: what it would
+    publish, with nothing written (``_rehearse``)."""
     rel = require_release(config)
     started = time.perf_counter()
     backend, session, ctx = connect(config, wait)
     try:
         tables = catalog.require(session, rel.catalog_schema)
+        if dry_run:
+            outcome = _rehearse(config, session, tables, force, wait, on_step)
+            return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
         if not session.backend.transactions:  # elsewhere the release's transaction creates it (Publication.prepare)
             catalog.ensure_schema(session, rel.schema)
         with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
@@ -141,6 +147,28 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
     finally:
         ctx.__exit__(None, None, None)
     return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
+
+
+def _rehearse(config: Config, session: Session, tables: catalog.CatalogTables, force: bool, wait: float,
+              on_step: Callable[[str], None]) -> Outcome:
+    """``veil release --dry-run``: the whole run — node, series step, rows, verification — in the release's
+    transaction, rolled back where a release commits (``_publish``); no catalog row, not even ``running``, and
+    no repair of what earlier runs left (``_close_interrupted``, ``upgrade_legacy``, expired views).  It holds the
+    release's lock like a run (its statements would otherwise wait on a concurrent run's rows) and the DuckDB
+    file while it works.  Where statements commit on their own (Spark) nothing can be rolled back: refused."""
+    rel = require_release(config)
+    if not session.backend.transactions:
+        raise ReleaseError(f"--dry-run: {session.backend.name} commits every statement on its own, so a release "
+                          "cannot be rehearsed and rolled back there; nothing was written")
+    with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+        on_step("dry run: every step in one transaction, rolled back at the end; nothing is written")
+        try:
+            outcome = _run(config, session, tables, str(uuid.uuid4()), force, on_step, dry_run=True)
+        finally:
+            session.rollback()
+    if outcome.status == "skipped":
+        return replace(outcome, dry_run=True, message=f"dry run: {outcome.message}")
+    return outcome
 
 
 def _stopped(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str,
@@ -212,13 +240,14 @@ class _Run:
     source: Any = None
     fingerprint: str = ""
     spec: Specification = field(init=False)
+    dry_run: bool = False  # ``--dry-run``: rolled back where a release commits (``_rehearse``)
 
 
 def _run(config: Config, session: Session, tables: catalog.CatalogTables, release_id: str, force: bool,
-         on_step: Callable[[str], None]) -> Outcome:
+         on_step: Callable[[str], None], dry_run: bool = False) -> Outcome:
     session.begin_snapshot()
     config = resolve_hierarchies(session, config)  # table-backed hierarchies, read in the release's snapshot
-    run = _Run(config, require_release(config), session, tables, release_id, on_step)
+    run = _Run(config, require_release(config), session, tables, release_id, on_step, dry_run=dry_run)
     skipped = _inspect(run, force)
     if skipped is not None:
         _expire_views(run, {})  # what an earlier run's clean-up left
@@ -229,6 +258,8 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     for model in config.models:
         model.validate(domains)
     run.spec = Specification(config.models, config.search.max_suppression)
+    if run.rel.series == "cohort":
+        return _cohort(run)
     ledger = ledger_mod.load(session, tables, run.rel.name, cells=False)
     node, note, result = _choose_node(run, ledger)
     counts = wh.counts(node)
@@ -249,6 +280,69 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     return _report(run, outcome, result, counts, suppressed)
 
 
+def _cohort(run: _Run) -> Outcome:
+    """A version of a cohort series (docs/series.md): the series' node and members, tonight's step, published.
+    A series' first version — the release's first, or ``--new-series`` — searches the node; a later one keeps it,
+    and refuses a config that changed what the series keeps (its shape)."""
+    config, session, wh, rel = run.config, run.session, run.wh, run.rel
+    if not session.backend.row_updates:
+        raise ConfigError(f"{config.path}: [release] series = \"cohort\" keeps its members in a catalog table that "
+                          f"changes every night, and {session.backend.name} has no UPDATE or DELETE: use series = "
+                          "\"refuse\" or \"off\" (docs/spark.md)")
+    cohort_series.require_monotone(config)
+    s = cohort_series.Series(session, run.tables, rel.name, config, wh, tuple(run.published), _identity(run))
+    state = cohort_series.load(session, run.tables, rel.name)
+    version = _next_version(run)
+    first = state is None or rel.new_series
+    if not first and state is not None and state.shape != cohort_series.shape(config, wh, s.published, s.identity):
+        raise ConfigError(f"{config.path}: the quasi-identifiers, hierarchies, published columns, key or models of "
+                          f"release {rel.name!r} changed since its series {state.series} began (version "
+                          f"{state.started}); a series keeps them (docs/series.md §5): run `veil release "
+                          "--new-series` to start a new one (`veil audit --series` shows what that exposes)")
+    result: SearchResult | None = None
+    failpoint("search")
+    if first:
+        previous = list(state.node) if state is not None else None
+        node, note, result = _search(run, previous, "a new series" if state is not None else "first version")
+    else:
+        assert state is not None
+        node, note = state.node, {"node": "series", "previous_node": list(state.node)}
+    counts = wh.counts(node)
+    wh.end_counting()
+    suppressed = run.spec.evaluate(counts, wh.rows).failing if first else np.zeros(counts.n_blocks, dtype=bool)
+    counts = counts.uncached()
+    run.on_step("the series step: tonight's arrivals and departures")
+    state = cohort_series.start(s, node, version, state) if first else state
+    assert state is not None
+    night = cohort_series.night(s, state, version, first, rel.erase_departed)
+    info = {**night.info, **note}
+    if first:  # the search's suppressed rows are its own count; what else waits is deferred
+        info["rows_deferred"] = night.waiting - int(counts.sizes[suppressed].sum())
+    content = _Content(version, tuple(node), tuple(run.published), night.published, counts, counts, [], now(), None,
+                       night.rows, night.check)
+    outcome = _publish(run, content, counts, suppressed, info, result)
+    return _report(run, outcome, result, counts, suppressed)
+
+
+def _identity(run: _Run) -> tuple[str, ...]:
+    """The columns that tell people apart: ``[release] key`` with the published columns (a change of what is
+    published is a departure and an arrival), else every column of the source."""
+    key = run.rel.key
+    missing = [c for c in key if c not in run.wh.columns]
+    if missing:
+        raise SourceError(f"[release] key names column(s) {', '.join(map(repr, missing))} that "
+                          f"{run.wh.table_name!r} does not have")
+    if key:
+        return tuple(dict.fromkeys([*key, *run.published]))
+    return tuple(run.wh.columns)
+
+
+def _next_version(run: _Run) -> int:
+    r = run.tables.releases
+    return int(run.session.scalar(sa.select(sa.func.coalesce(sa.func.max(r.c.version), 0)).where(
+        r.c.name == run.rel.name), "numbering the release")) + 1
+
+
 @dataclass(frozen=True)
 class _Content:
     """A version as publishing it needs it once the series step decided: the counts its rows must recount to
@@ -266,6 +360,8 @@ class _Content:
     held: list[tuple[Any, ...]]
     when: Any
     record: Callable[[sa.Table], None] | None
+    rows: Any = None  # the version's rows as a statement (a cohort series' members), else the source at the node
+    check: Callable[[sa.Table], dict[str, float | None]] | None = None  # its verification, else ``verify``
 
 
 def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
@@ -360,7 +456,7 @@ def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: No
     in the outcome's message and the log, and the job still exits 0."""
     failpoint("report")
     folder = run.rel.report
-    if folder is None or outcome.version is None or outcome.node is None:
+    if folder is None or outcome.version is None or outcome.node is None or run.dry_run:
         return outcome
     from veil.report import write_report  # the report's modules load only when a report is asked for
 
@@ -431,6 +527,33 @@ def _choose_node(run: _Run, ledger: ledger_mod.Ledger
             reason = "the previous node no longer satisfies the models"
         else:
             reason = "the quasi-identifiers or their hierarchies' heights changed"
+            return _search(run, previous, reason)
+        found = _search(run, previous, reason)
+        return _upward(run, prev, found) if run.rel.series == "refuse" else found
+    return _search(run, previous, reason)
+
+
+def _upward(run: _Run, previous: tuple[int, ...], found: tuple[tuple[int, ...], dict[str, Any], SearchResult]
+            ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
+    """``series = "refuse"`` never moves to a node finer than or incomparable with the previous one (a reader
+    would intersect the two: docs/series.md §5): the search's optimum joined with the previous node, if that
+    passes; else exit 2."""
+    node, note, result = found
+    joined = tuple(max(a, b) for a, b in zip(previous, node))
+    if joined == node:
+        return found
+    if not run.spec.evaluate(run.wh.counts(joined), run.wh.rows).passed:
+        raise NoSolutionError(f"series of {run.rel.name!r}: the models now need node {list(node)}, which is finer than "
+                              f"or incomparable with the previous node {list(previous)}, and {list(joined)} above both "
+                              "fails them; a series never moves down or sideways (docs/series.md §5): start a new "
+                              "series with --new-series (series = \"cohort\") or change the models")
+    return joined, {**note, "node": "searched, joined with the previous node"}, result
+
+
+def _search(run: _Run, previous: list[int] | None, reason: str
+            ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
+    """The search's optimum, and the note saying the node was searched (and why)."""
+    wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
     counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric))
@@ -535,36 +658,24 @@ def _drop_cells(run: _Run) -> None:
 
 def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
             start: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
-    """The series step (docs/series.md §4): what of the candidate to publish, and the catalog's record of it."""
+    """The series step (docs/series-ledger.md §4): what of the candidate to publish, and the catalog's record of it."""
     policy = run.rel.series
     info = _series_info(policy)
     if policy == "off" or not ledger.versions:
         return start, info
     run.on_step(f"comparing with {len(ledger.versions)} earlier version(s)")
     judge = Judge(run.config.models, run.config.sensitive, cand.numeric)
-    if policy == "refuse":
-        exposures = series.check(ledger.dictionary, judge, replace(cand.version, counts=start), ledger.versions)
-        if exposures:
-            _refuse(run, exposures)
-        info["versions_compared"] = len(ledger.versions)
-        return start, info
-    decision = series.defer(ledger.dictionary, judge, cand.version, ledger.versions, start,
-                            ledger_mod.before(ledger, cand),
-                            lambda p: counted.publishable(run.spec, p, cand.version.counts))
-    if decision.exposures:
-        _refuse(run, decision.exposures)
-    info.update(versions_compared=decision.versions, rows_deferred=int(start.sum() - decision.published.sum()),
-                held=decision.held, rounds=decision.rounds)
-    return decision.published, info
+    exposures = series.check(ledger.dictionary, judge, replace(cand.version, counts=start), ledger.versions)
+    if exposures:
+        _refuse(run, exposures)
+    info["versions_compared"] = len(ledger.versions)
+    return start, info
 
 
 def _refuse(run: _Run, exposures: list[series.Exposure]) -> None:
-    """The series step cannot publish this version: exit 2, counts only (docs/series.md §4)."""
-    if run.rel.series == "refuse":
-        raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
-                              "; nothing was published (series = \"defer\" holds such changes back)")
-    raise NoSolutionError(_exposing(run.rel.name, exposures, "deferring cannot make this version safe")
-                          + " (a model that is not monotone, compared at a coarser node); nothing was published")
+    """The series step cannot publish this version: exit 2, counts only (docs/series-ledger.md §4)."""
+    raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
+                          "; nothing was published (series = \"cohort\", the default, lets such changes wait)")
 
 
 def _series_info(policy: str) -> dict[str, Any]:
@@ -592,10 +703,13 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
                                              config.sensitive)
     pub.release_id = run.release_id
     pub.prepare()
-    withheld = _stage(session, wh, counts, suppressed, content)
-    not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-    pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
-                                         bool(suppressed.any()), not_null, withheld, version))
+    if content.rows is not None:
+        pub.insert(version, content.rows)
+    else:
+        withheld = _stage(session, wh, counts, suppressed, content)
+        not_null = list(config.sensitive) if config.source.nulls == "drop" else []
+        pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
+                                             bool(suppressed.any()), not_null, withheld, version))
     if os.environ.get("VEIL_FAILPOINT") == "corrupt":
         session.execute(q.publication.delete_one_row(pub.rows, version, config.sensitive[0] if config.sensitive
                                                       else wh.attributes[0]), "test failpoint corrupt")
@@ -606,7 +720,8 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
         views += dimensions.publish(session, run.tables, rel.schema, rel.name, version,
                                     dimensions.of_run(wh, config, node), pub.block_rows)
     rows_suppressed = int(counts.sizes[suppressed].sum())
-    achieved = verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
+    achieved = content.check(pub.block_rows) if content.check is not None else \
+        verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     if content.record is not None:
         content.record(pub.block_rows)
     when = content.when
@@ -620,6 +735,8 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     if session.backend.transactions:
         dimensions.expire(session, run.tables, rel.schema, rel.name)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
+    if run.dry_run:  # ``--dry-run``: decided, written and verified in the transaction, which ends here
+        return _rehearsed(run, version, node, rows_published, rows_suppressed, achieved, info, expired)
     session.commit()  # from here on the version is published, whatever happens (``_stopped``)
     _expire_views(run, info)
     deferred = info.get("rows_deferred", 0)
@@ -628,6 +745,22 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
                    output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
                    rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
                    rows_deferred=deferred, series=info)
+
+
+def _rehearsed(run: _Run, version: int, node: tuple[int, ...], rows_published: int, rows_suppressed: int,
+               achieved: dict[str, float | None], info: dict[str, Any], expired: list[int]) -> Outcome:
+    """A dry run at the point where a release commits: everything rolled back; what it would have published."""
+    run.session.rollback()
+    rel = run.rel
+    deferred = info.get("rows_deferred", 0)
+    expiring = f"; version(s) {expired} would expire" if expired else ""
+    message = (f"dry run: would publish {rel.name!r} version {version} at node {list(node)}: {rows_published} rows "
+               f"({rows_suppressed} suppressed, {deferred} deferred by the series policy {rel.series!r}){expiring}; "
+               "verified, then rolled back: nothing was written")
+    return Outcome("would_publish", rel.name, run.release_id, message, version=version, node=node,
+                   output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+                   rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
+                   rows_deferred=deferred, series=info, dry_run=True)
 
 
 def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content
@@ -669,7 +802,7 @@ def _record(run: _Run, result: SearchResult | None, counts: NodeCounts, suppress
         config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
         source_fingerprint=run.fingerprint, node=json.dumps(list(node)), achieved=json.dumps(achieved),
         metrics=json.dumps(metrics), rows_read=wh.stats.rows_read, rows_published=rows_published,
-        rows_suppressed=rows_suppressed, rows_deferred=int(info.get("rows_deferred", 0)),
+        rows_suppressed=rows_suppressed, rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
         series=json.dumps(info), output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
         rows_dropped_null=wh.stats.rows_dropped_null), "recording the release")
     _record_details(run.session, run.tables, run.release_id, wh, evaluations)
@@ -692,6 +825,8 @@ def _expire_views(run: _Run, info: dict[str, Any]) -> None:
     ``recover`` at the next run (docs/spark.md).  Test failpoints at each step boundary after the commit:
     ``committed``, ``cleanup-views`` (the dimension views dropped), ``cleaned`` (and ``report``)."""
     session, rel = run.session, run.rel
+    if run.dry_run:  # a dry run's skip: nothing committed, nothing dropped
+        return
     failpoint("committed")
     if not session.backend.transactions:
         return

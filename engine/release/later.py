@@ -1,17 +1,17 @@
 """A release's later version: the series step and the ledger's record shard by shard, so that neither the
-candidate's cells nor the ledger's are ever in Python whole (docs/series.md §6).
+candidate's cells nor the ledger's are ever in Python whole (docs/series-ledger.md §6).
 
 The candidate's cells are as many as the rows when a published column is nearly unique (an income), and the
 ledger holds as many per version.  ``veil.release.shards`` partitions the blocks so that no comparison between
 versions crosses a shard; here each shard's cells — the candidate's (``veil_cells`` joined to each block's
 shard) and the ledger's (``series_cells`` joined to each block id's) — are read, checked against the search's
-counts of those blocks, put through the series step (``series.defer`` or ``check``) and their changes staged,
+counts of those blocks, put through the series step (``series.check``) and their changes staged,
 one shard after the other.  The version's ledger record is written at the end, in the run's transaction.  What
 Python holds across shards is what the node's blocks and the sensitive domains bound: the blocks' shards, the
 published and held-back counts per block (as the checkers count them), the rows held back.
 
-Each shard's step is the one the whole version would run on its blocks: the differences, the holding back and
-padding, and the blocks' own models all stay within a class of the pair compared, which stays within a shard
+Each shard's step is the one the whole version would run on its blocks: the differences
+all stay within a class of the pair compared, which stays within a shard
 (``tests/test_series_db.py`` compares a series released in many shards with the same series in one).
 
 Example: with 1,000,000 cells and ``SHARD_CELLS`` at 2**20, one shard; with 10,000,000 (a candidate and a ledger of 5,000,000 each), ten.
@@ -19,7 +19,7 @@ Example: with 1,000,000 cells and ``SHARD_CELLS`` at 2**20, one shard; with 10,0
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -173,18 +173,12 @@ def _history(task: Task, shard: int, acc: _Totals) -> ledger_mod.Ledger:
 
 def _series(task: Task, sub: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray
             ) -> tuple[np.ndarray, dict[str, int] | None, int, list[series.Exposure]]:
-    """One shard's series step (docs/series.md §4): rows published per cell, rows held per reason (``None``:
+    """One shard's series step (docs/series-ledger.md §4): rows published per cell, rows held per reason (``None``:
     nothing compared or ``refuse``), rounds, failures left."""
     if task.policy == "off" or not sub.versions:
         return start, None, 0, []
-    if task.policy == "refuse":
-        return start, None, 0, series.check(sub.dictionary, task.judge, replace(cand.version, counts=start),
-                                            sub.versions)
-    publishable: Callable[[np.ndarray], np.ndarray] = \
-        lambda p: counted.publishable(task.spec, p, cand.version.counts)  # noqa: E731
-    decision = series.defer(sub.dictionary, task.judge, cand.version, sub.versions, start,
-                            ledger_mod.before(sub, cand), publishable)
-    return decision.published, decision.held, decision.rounds, decision.exposures
+    return start, None, 0, series.check(sub.dictionary, task.judge, replace(cand.version, counts=start),
+                                        sub.versions)
 
 
 class _Totals:
@@ -196,7 +190,7 @@ class _Totals:
         self.shown: list[NodeCounts] = []
         self.hidden: list[NodeCounts] = []
         self.held: list[tuple[Any, ...]] = []
-        self.reasons: dict[str, int] = dict.fromkeys(series.REASONS, 0)
+        self.reasons: dict[str, int] = {}
         self.rounds = 0
         self.deferred = 0
         self.published = 0
@@ -228,8 +222,6 @@ class _Totals:
         info: dict[str, Any] = {"policy": task.policy, "versions_compared": 0, "rows_deferred": 0}
         if task.policy != "off":
             info["versions_compared"] = len(task.ledger.versions)
-        if task.policy == "defer":
-            info.update(rows_deferred=self.deferred, held=self.reasons, rounds=self.rounds)
         return Result(self.published, _joined(self.shown, counts), _joined(self.hidden, counts), self.held, info,
                       totals, merged(self.exposures))
 

@@ -1,4 +1,4 @@
-"""The series ledger in the catalog (docs/series.md §6): reading every published version back as
+"""The series ledger in the catalog (docs/series-ledger.md §6): reading every published version back as
 ``series.Version`` s, building the candidate from the source's cells, and recording what a version published.
 
 Block labels and value tuples are stored once (``series_blocks``, ``series_values``) as canonical text: a

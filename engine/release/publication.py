@@ -227,6 +227,8 @@ def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, st
 
 
 def grant(session: Session, schema: str, views: Sequence[str], roles: Sequence[str]) -> None:
+    """GRANT USAGE on ``schema`` and SELECT on ``views`` to each of ``roles``, then check that each role holds
+    them (``granted``): a grant PostgreSQL does not apply is an error, never a silent success."""
     if not roles:
         return
     if not session.backend.grants:
@@ -237,3 +239,27 @@ def grant(session: Session, schema: str, views: Sequence[str], roles: Sequence[s
         session.execute(q.Grant(role, schema), f"granting schema {schema!r} to {role!r}")
         for view in views:
             session.execute(q.Grant(role, schema, view), f"granting {schema}.{view} to {role!r}")
+        granted(session, schema, views, role)
+
+
+def granted(session: Session, schema: str, views: Sequence[str], role: str) -> None:
+    """Raise ``ReleaseError`` naming each privilege ``role`` lacks after the GRANTs: PostgreSQL applies a GRANT
+    only from the object's owner or a holder of the grant option and otherwise only *warns* ("no privileges
+    were granted") — e.g. when an administrator created ``schema`` and gave Veil's role USAGE and CREATE on it.
+    The release's transaction then rolls back: nothing is published that the roles could not read."""
+    held = session.rows(q.privileges_held(role, schema, views), f"checking the grants to {role!r}")[0]
+    usage, selects, grantable, me = held[0], held[1:-2], held[-2], held[-1]
+    missing = ([] if usage else [f"USAGE on schema {schema!r}"]) + \
+        [f"SELECT on {schema}.{v}" for v, ok in zip(views, selects) if not ok]
+    if not missing:
+        return
+    shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
+    if not usage and not grantable:
+        why = (f"Veil's role {me!r} neither owns schema {schema!r} nor holds USAGE on it WITH GRANT OPTION; an "
+               f"administrator should make {me!r} its owner (ALTER SCHEMA ... OWNER TO) or grant USAGE on it to "
+               f"{role!r}")
+    else:
+        why = f"only an object's owner or a holder of the grant option can grant on it, and Veil's role is {me!r}"
+    raise ReleaseError(f"[release] grant_select_to: PostgreSQL did not grant role {role!r} {shown} (it only warned "
+                       f"'no privileges were granted'): {why} (docs/how-to/postgresql-least-privilege.md); "
+                       "nothing was published")

@@ -1,4 +1,4 @@
-"""A series of releases that stays private (docs/series.md).  Pure: no SQL.
+"""A series of releases that stays private (docs/series-ledger.md).  Pure: no SQL.
 
 Every version a release ever published is a ``Version``: its layout (node, hierarchies, columns) and its
 content, cells of (block id, value id, rows) at its own node.  For the version about to be published (the
@@ -7,21 +7,10 @@ common generalization; the guarantee is that each of those multisets is empty or
 
 - ``check`` lists the differences that fail (``series = "refuse"``; ``exposure`` does it for every pair of
   published versions);
-- ``defer`` publishes the candidate without what would expose someone: it starts from every current row and
-  only ever takes rows away — an added multiset that fails is held back whole; a removed multiset that fails
-  is padded with rows of its class that the earlier version published (they are withheld too, so the
-  departure hides among them), and when padding cannot make it pass the class is withheld whole (a whole
-  block's disappearance removes a block that passed).  It repeats until every difference with every earlier
-  version passes and every published block passes the models.  Since rows only go away the loop ends; with
-  one node throughout it always ends safe (docs/series.md §4 proves it), otherwise it may stop with failures
-  (non-monotone models), which the caller refuses.
-
-A departed person is never published again: the candidate's rows are the current source's, never more.
-
 The attack is the composition attack of Ganta, Kasiviswanathan & Smith ("Composition attacks and auxiliary
 information in data privacy", KDD 2008) within one release's own series; m-invariance (Xiao & Tao, SIGMOD
-2007) answers it with counterfeit rows, which Veil never publishes.  Example: version 1 shows two flu cases in
-block ``a*``; one hiv case joins — alone, it would be the difference, so ``defer`` holds it back:
+2007) answers it with counterfeit rows; Veil's default series answers it with cohorts (docs/series.md).  Example:
+version 1 shows two flu cases in block ``a*``; one hiv case joins — alone, it would be the difference:
 
 >>> from veil.models import KAnonymity
 >>> from veil.release.alignment import Chain
@@ -33,13 +22,11 @@ block ``a*``; one hiv case joins — alone, it would be the difference, so ``def
 >>> judge = Judge((KAnonymity(k=2),), ("s",), {})
 >>> [e.describe() for e in check(d, judge, v2, [v1])]
 ['against version 1 (compared at node [1]): 1 block(s) with 1 added row(s) that fail the models']
->>> defer(d, judge, v2, [v1], v2.counts, np.array([2, 0])).published.tolist()
-[2, 0]
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -48,7 +35,6 @@ from veil.counts import narrowed, pair_keys, sorted_sum
 from veil.release.alignment import Alignment, Dictionary, Layout, align
 from veil.release.differences import Judge, Reference, split
 
-REASONS = ("added", "padding", "block", "model")  # why rows were held back (docs/series.md §4)
 
 
 @dataclass(frozen=True, eq=False)
@@ -81,22 +67,6 @@ class Exposure:
         view = "" if self.projection == "rows" else " (in the _blocks view)"
         return (f"against version {self.earlier} (compared at node {list(self.compared_at)}): {self.blocks} "
                 f"block(s) with {self.rows} {self.side} row(s) that fail the models{view}")
-
-
-@dataclass
-class Decision:
-    """What ``defer`` publishes: rows per candidate cell, rows held back per reason, and the failures it could
-    not repair (empty when the series is safe)."""
-
-    published: np.ndarray
-    held: dict[str, int]
-    exposures: list[Exposure]
-    versions: int
-    rounds: int
-
-    @property
-    def rows_deferred(self) -> int:
-        return sum(self.held.values())
 
 
 @dataclass(eq=False)
@@ -281,131 +251,3 @@ def exposure(dictionary: Dictionary, judge: Judge, history: Sequence[Version]) -
         out.extend(_summarize(_scan(pairs, None, judge)))
     return out
 
-
-class _Deferral:
-    """State of ``defer``: rows published per candidate cell, rows held per reason."""
-
-    def __init__(self, judge: Judge, start: np.ndarray, before: np.ndarray) -> None:
-        self.judge = judge
-        self.p = start.astype(np.int64).copy()
-        self.before = before
-        self.held = dict.fromkeys(REASONS, 0)
-
-    def take(self, cell: int, rows: int, reason: str) -> int:
-        rows = min(rows, int(self.p[cell]))
-        self.p[cell] -= rows
-        self.held[reason] += rows
-        return rows
-
-    def order(self, cells: np.ndarray) -> np.ndarray:
-        """Cells to hold back first: rows the latest version did not publish (holding them exposes nothing new)."""
-        fresh = self.p[cells] > self.before[cells]
-        return cells[np.lexsort((cells, ~fresh))]
-
-    def withhold(self, f: _Failure) -> bool:
-        """An added multiset fails: hold all of it back."""
-        cells = f.pair.cells(f.klass)
-        cells = cells[self.p[cells] > 0]
-        mine = f.pair.right_values[f.projection][cells]
-        moved = 0
-        for value, rows in zip(f.values.tolist(), f.counts.tolist()):
-            for cell in self.order(cells[mine == value]).tolist():
-                if rows <= 0:
-                    break
-                taken = self.take(cell, rows, "added")
-                rows -= taken
-                moved += taken
-        return moved > 0
-
-    def pad(self, f: _Failure) -> bool:
-        """A removed multiset fails: withhold more rows of its class that the earlier version published, most
-        diverse first, until it passes; else withhold the class whole."""
-        pair, k = f.pair, f.projection
-        in_class = f.keys[:, 0] == f.klass
-        added = f.keys[in_class & (f.amounts > 0), 1]
-        values = pair.right_values[k]
-        cells = pair.cells(f.klass)
-        cells = cells[self.p[cells] > 0]
-        cells = cells[~np.isin(values[cells], added)]          # withholding these grows the removed multiset
-        removed = dict(zip(f.values.tolist(), f.counts.tolist()))
-        codes = pair.removed_codes[k]
-        width = [int(codes[:, j].max()) + 2 if len(codes) else 1 for j in range(codes.shape[1])]
-        column_counts = [np.zeros(w, dtype=np.int64) for w in width]
-        for value, rows in removed.items():
-            for j, code in enumerate(codes[value].tolist()):
-                column_counts[j][code] += rows
-        mine = codes[values[cells]] if len(cells) else np.zeros((0, codes.shape[1]), dtype=np.int64)
-        minimum = self.judge.min_size
-        moved = 0
-        while True:
-            if sum(removed.values()) >= minimum and not self._fails(pair, k, removed, "removed"):
-                return moved > 0
-            live = self.p[cells] > 0
-            if not live.any():
-                return self.suppress(pair, f.klass) or moved > 0
-            score = sum(column_counts[j][mine[:, j]] for j in range(mine.shape[1])) if mine.shape[1] \
-                else np.zeros(len(cells), dtype=np.int64)
-            stale = (self.p[cells] <= self.before[cells]).astype(np.int64)
-            order = np.lexsort((cells, -self.p[cells], score, stale, ~live))
-            cell = int(cells[order[0]])
-            moved += self.take(cell, 1, "padding")
-            value = int(values[cell])
-            removed[value] = removed.get(value, 0) + 1
-            for j, code in enumerate(codes[value].tolist()):
-                column_counts[j][code] += 1
-
-    def suppress(self, pair: _Pair, klass: int) -> bool:
-        cells = pair.cells(klass)
-        cells = cells[self.p[cells] > 0]
-        for cell in cells.tolist():
-            self.take(cell, int(self.p[cell]), "block")
-        return len(cells) > 0
-
-    def _fails(self, pair: _Pair, k: int, multiset: Mapping[int, int], side: str) -> bool:
-        values = np.asarray([v for v, n in multiset.items() if n > 0], dtype=np.int64)
-        rows = np.asarray([n for n in multiset.values() if n > 0], dtype=np.int64)
-        return bool(self.judge.failing([(pair.side_codes(side, k)[values], rows, pair.applicable[k],
-                                         pair.side_ref(side))])[0])
-
-
-def defer(dictionary: Dictionary, judge: Judge, candidate: Version, history: Sequence[Version],
-          start: np.ndarray, before: np.ndarray,
-          publishable: Callable[[np.ndarray], np.ndarray] | None = None, max_rounds: int = 10_000) -> Decision:
-    """Rows to publish per candidate cell (``start``: the rows the search keeps; ``before``: rows of each cell
-    the latest version published, held back first) such that every difference with every version in
-    ``history`` passes; ``publishable(p)`` says per cell whether its block passes the models (docs/series.md §4)."""
-    refs = _References(judge)
-    pairs = [_pair(dictionary, judge, refs, v, candidate) for v in history]
-    state = _Deferral(judge, start, before)
-    rounds = 0
-    failures: list[_Failure] = []
-    while rounds < max_rounds:
-        rounds += 1
-        failures = _scan(pairs, state.p, judge)
-        if not failures:
-            if publishable is None:
-                break
-            bad = np.flatnonzero(~publishable(state.p) & (state.p > 0))
-            if len(bad) == 0:
-                break
-            for cell in bad.tolist():
-                state.take(cell, int(state.p[cell]), "model")
-            continue
-        if not _repair(state, failures):
-            break
-    return Decision(state.p, state.held, _summarize(failures), len(history), rounds)
-
-
-def _repair(state: _Deferral, failures: Sequence[_Failure]) -> bool:
-    """Repair failures whose classes no earlier repair of this round touched; removals first."""
-    touched = np.zeros(len(state.p), dtype=bool)
-    progress = False
-    for f in sorted(failures, key=lambda f: (f.side != "removed", f.pair.earlier.number, f.klass)):
-        mine = f.pair.cells(f.klass)
-        if touched[mine].any():
-            continue
-        before = state.p[mine].copy()
-        changed = state.pad(f) if f.side == "removed" else state.withhold(f)
-        touched[mine] |= before != state.p[mine]
-        progress |= changed
-    return progress

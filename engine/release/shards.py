@@ -1,7 +1,7 @@
-"""The series step in shards (docs/series.md §6): a partition of the blocks that no comparison crosses, so that
+"""The series step in shards (docs/series-ledger.md §6): a partition of the blocks that no comparison crosses, so that
 a later version's cells and the ledger's are read, compared and recorded a shard at a time.  Pure: no SQL.
 
-Two versions are compared per class of their common generalization ``G`` (docs/series.md §2).  When every
+Two versions are compared per class of their common generalization ``G`` (docs/series-ledger.md §2).  When every
 version of the ledger and the candidate publish the same quasi-identifiers, ``G`` of every pair lies below
 ``top``, the componentwise maximum of all their nodes.  With one hierarchy each class of every pair then falls
 inside one block of ``top``.  Hierarchies that changed between versions (a source's new values, a cut moved)

@@ -2,8 +2,10 @@
 report").  ``build_report`` serves ``veil report``; ``write_report`` is what the release job calls to put a
 report next to each published version.
 
-Modules: ``content`` (what the report shows, from counts), ``svg`` (inline charts), ``page`` (the HTML);
-``report.js`` / ``report.css`` are inlined package data (the lattice is drawn on one canvas).
+Modules: ``content`` (what the report shows, from counts; numpy only), ``formatting`` (numbers for people),
+``charts`` (Vega-Lite charts through Altair, rendered to inline SVG by vl-convert), ``page`` (the HTML);
+``report.js`` / ``report.css`` are inlined package data (details on hover).  The charting libraries load only
+here, and this package loads only when a report is asked for.
 """
 
 from __future__ import annotations
@@ -12,10 +14,12 @@ import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from veil import search
 from veil.risk.attacks import audit_counts
 from veil.risk.settings import settings_of
-from veil.risk.subject import node_label, node_of, open_subject, prepared_warehouse
+from veil.risk.subject import node_label, node_of, open_subject, prepared_warehouse, table_subject
 from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError
@@ -43,9 +47,20 @@ def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Seque
     subject = f"node {list(node)} of {wh.table_name}"
     audit = audit_counts(counts, settings, config.models, subject, node_label(counts))
     evaluations = [(tuple(int(x) for x in n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
+    bottom = wh.counts(tuple(0 for _ in wh.heights)).sizes
     return content.for_node(title, subject, counts, node_label(counts), audit, config.models,
                             config.search.max_suppression, wh.rows, metrics or metrics_for(wh), wh.heights,
-                            evaluations, result.optimal.node if result.optimal is not None else None)
+                            evaluations, result.optimal.node if result.optimal is not None else None,
+                            source_sizes=bottom, minimal=result.minimal)
+
+
+def source_sizes(config: Config) -> np.ndarray:
+    """The source's block sizes at the bottom of the lattice (its original quasi-identifier values), as it
+    stands now: one ``GROUP BY`` of the quasi-identifiers."""
+    with open_backend(config.source.resolved_url()).session() as session:
+        subject = table_subject(session, config.source.schema, config.source.table, config.attributes, (),
+                                f"table {config.source.qualified} as it stands")
+    return subject.counts.sizes
 
 
 def write_html(path: Path, data: content.ReportData) -> Path:
@@ -81,7 +96,9 @@ def build_report(config: Config, out: Path, *, node: str | None = None, release:
             settings = settings_of(config.text, config.path, config.sensitive)
             audit = audit_counts(subject.counts, settings, config.models, subject.description, subject.label)
             title = f"Veil report — release {record.name!r} version {record.version}"
-            return write_html(out, content.for_release(title, record, subject.counts, audit, config.models))
+            on_step(f"counting {config.source.qualified} at its original values")
+            data = content.for_release(title, record, subject.counts, audit, config.models, source_sizes(config))
+            return write_html(out, data)
     backend = open_backend(config.source.resolved_url())
     with backend.session() as session:
         wh = prepared_warehouse(session, config, on_step, rollup=True)

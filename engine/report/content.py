@@ -1,35 +1,50 @@
-"""What a report shows, gathered as plain values: the lattice and its verdicts, block sizes, each sensitive
-attribute's distribution in the table and in the worst blocks, achieved against configured levels, utility
-metrics and the attack audit.  Built from a node's counts (``for_node``) or a published release
-(``for_release``); numpy only, no SQL."""
+"""What a report shows, gathered as plain values: the headline (the worst exposure, the prosecutor risk before
+and after), the lattice per height with its minimal nodes, block sizes, each sensitive attribute's distribution
+in the table and in the worst blocks (numeric ones binned), achieved against configured levels, utility metrics
+and the attack audit.  Built from a node's counts (``for_node``) or a published release (``for_release``);
+numpy only, no SQL, no charting library.
+
+>>> nodes_per_height((1, 2)).tolist()          # the 2 × 3 lattice: 1 node at height 0, 2 at 1, 2 at 2, 1 at 3
+[1, 2, 2, 1]
+>>> minimal_of((1, 2), [(0, 2), (1, 1), (1, 2)])
+[(0, 2), (1, 1)]
+"""
 
 from __future__ import annotations
 
 import datetime as dt
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from veil.risk.exposure import Audit, Label, shown
-from veil.risk.histogram import Histogram
-from veil.risk.subject import ReleaseRecord
-from veil.counts import NodeCounts
+from veil.counts import NodeCounts, SensitiveDomain
 from veil.metrics import Metric
 from veil.models.base import Model
 from veil.privacy import Specification
+from veil.report.formatting import human, nice_edges
+from veil.risk.exposure import Audit, Exposure, Label, shown
+from veil.risk.histogram import Histogram
+from veil.risk.prosecutor import Prosecutor, prosecutor
+from veil.risk.subject import ReleaseRecord
 
-Evaluation = tuple[tuple[int, ...], bool, int, "float | None"]
-TOP_VALUES = 12   # values drawn per attribute (the rest merged into "other")
+Node = tuple[int, ...]
+Evaluation = tuple[Node, bool, int, "float | None"]
+TOP_VALUES = 10   # categorical values drawn per attribute (the rest merged into "other")
+BINS = 12         # about this many bins for a numeric attribute
 WORST_SHOWN = 3   # worst blocks drawn per attribute
+DENSE_LATTICE = 4_000_000   # up to this many nodes, minimal nodes are found on a dense grid
 
 
 @dataclass(frozen=True)
 class Distribution:
     attribute: str
-    categories: list[str]
-    series: list[tuple[str, list[float]]]   # ("table", shares), (block label, shares), ...
+    categories: list[str]                   # values (top ones, then "other …"), or bins of a numeric attribute
+    series: list[tuple[str, list[float]]]   # ("whole table", shares), (block label, shares), ...
+    edges: list[float] | None = None        # a binned numeric attribute: len(categories) + 1 edges
+    open_top: bool = False                  # its last bin holds every larger value (drawn one step wide)
 
 
 @dataclass(frozen=True)
@@ -38,6 +53,49 @@ class Level:
     achieved: float | None
     passed: bool
     violating_blocks: int | None
+
+
+@dataclass(frozen=True)
+class SizeBin:
+    """Blocks of ``low``..``high`` rows: how many, how many rows they hold, and whether they are below k."""
+
+    low: int
+    high: int
+    blocks: int
+    rows: int
+    below_k: bool
+
+    @property
+    def label(self) -> str:
+        return human(self.low) if self.low == self.high else f"{human(self.low)}–{human(self.high)}"
+
+
+@dataclass(frozen=True)
+class HeightRow:
+    """The lattice nodes at one height (sum of levels): how many, their verdicts, the minimal ones."""
+
+    height: int
+    nodes: int
+    passing: int
+    failing: int
+    minimal: tuple[Node, ...]
+
+    @property
+    def not_evaluated(self) -> int:
+        return self.nodes - self.passing - self.failing
+
+
+@dataclass(frozen=True)
+class Headline:
+    """What the top of the page says: the worst attack by rows exposed, and the prosecutor risk."""
+
+    worst: Exposure | None      # the audit's attack exposing the most rows (None: no attack evaluated)
+    exposing: int               # attacks exposing at least one row
+    attacks: int                # attacks evaluated (not skipped)
+    before: Prosecutor | None   # the source at the bottom of the lattice (None: not known)
+    after: Prosecutor           # what is (or would be) published
+    holding: int                # configured models that hold
+    models: int
 
 
 @dataclass(frozen=True)
@@ -57,15 +115,169 @@ class ReportData:
     distributions: list[Distribution]
     audit: Audit
     min_k: int | None = None
-    generated: str = field(default_factory=lambda: dt.datetime.now().isoformat(timespec="seconds"))
+    generated: str = field(default_factory=lambda: dt.datetime.now().astimezone().isoformat(timespec="seconds"))
+    before: Prosecutor | None = None       # the source's risk at the bottom node
+    published_sizes: np.ndarray | None = None   # the blocks published (default: ``sizes``)
+    minimal: list[Node] | None = None      # the search's minimal nodes (default: found from the evaluations)
+    suppressed_rows: int | None = None     # a release's suppressed rows (default: rows - published rows)
+    release: bool = False                  # a published version (else a candidate node)
 
     def lattice(self) -> dict[str, Any] | None:
         if self.heights is None:
             return None
-        return {"heights": list(self.heights),
+        return {"heights": list(self.heights), "size": math.prod(h + 1 for h in self.heights),
                 "evaluated": [[list(n), int(bool(p))] for n, p, _s, _m in self.evaluations],
                 "chosen": list(self.chosen) if self.chosen is not None else None,
-                "optimal": list(self.optimal) if self.optimal is not None else None}
+                "optimal": list(self.optimal) if self.optimal is not None else None,
+                "minimal": [list(n) for n in self.minimal_nodes()]}
+
+    def minimal_nodes(self) -> list[Node]:
+        """The minimal passing nodes, lowest height first: the search's own list, else those of the evaluated
+        passing nodes that have no passing node below them."""
+        if self.minimal is not None:
+            return sorted((tuple(int(x) for x in n) for n in self.minimal), key=lambda n: (sum(n), n))
+        if self.heights is None:
+            return []
+        return minimal_of(self.heights, [n for n, ok in _verdicts(self.evaluations).items() if ok])
+
+    def per_height(self) -> list[HeightRow]:
+        """One row per height of the lattice, bottom first (empty without heights)."""
+        if self.heights is None:
+            return []
+        totals = nodes_per_height(self.heights)
+        passing = np.zeros(len(totals), dtype=np.int64)
+        failing = np.zeros(len(totals), dtype=np.int64)
+        for node, ok in _verdicts(self.evaluations).items():
+            (passing if ok else failing)[sum(node)] += 1
+        minimal: dict[int, list[Node]] = {}
+        for node in self.minimal_nodes():
+            minimal.setdefault(sum(node), []).append(node)
+        return [HeightRow(h, int(totals[h]), int(passing[h]), int(failing[h]), tuple(minimal.get(h, ())))
+                for h in range(len(totals))]
+
+    def headline(self) -> Headline:
+        evaluated = [e for e in self.audit.exposures if e.skipped is None]
+        worst = max(evaluated, key=lambda e: e.rows) if evaluated else None
+        after = prosecutor(self.sizes if self.published_sizes is None else self.published_sizes)
+        return Headline(worst, sum(1 for e in evaluated if e.rows), len(evaluated), self.before, after,
+                        sum(1 for lv in self.levels if lv.passed), len(self.levels))
+
+    def size_bins(self) -> list[SizeBin]:
+        return size_bins(self.sizes, self.min_k)
+
+
+def _verdicts(evaluations: Sequence[Evaluation]) -> dict[Node, bool]:
+    """Each evaluated node's verdict (the last one recorded)."""
+    return {tuple(int(x) for x in n): bool(p) for n, p, _s, _m in evaluations}
+
+
+def nodes_per_height(heights: Sequence[int]) -> np.ndarray:
+    """How many lattice nodes have each height (sum of levels), without listing them."""
+    counts = np.ones(1, dtype=np.int64)
+    for h in heights:
+        counts = np.convolve(counts, np.ones(h + 1, dtype=np.int64))
+    return counts
+
+
+def minimal_of(heights: Sequence[int], passing: Sequence[Node]) -> list[Node]:
+    """The nodes of ``passing`` with no other node of ``passing`` below them, lowest height first."""
+    if not passing:
+        return []
+    if not heights:
+        return [()]
+    points = np.asarray(passing, dtype=np.int64).reshape(len(passing), len(heights))
+    shape = tuple(h + 1 for h in heights)
+    if math.prod(shape) <= DENSE_LATTICE:
+        grid = np.zeros(shape, dtype=bool)
+        grid[tuple(points.T)] = True
+        up = grid                       # up[n]: some passing node is <= n
+        for axis in range(len(shape)):
+            up = np.logical_or.accumulate(up, axis=axis)
+        below = np.zeros(shape, dtype=bool)   # below[n]: some passing node is < n
+        for axis in range(len(shape)):
+            dst = tuple(slice(1, None) if a == axis else slice(None) for a in range(len(shape)))
+            src = tuple(slice(None, -1) if a == axis else slice(None) for a in range(len(shape)))
+            below[dst] |= up[src]
+        found = np.argwhere(grid & ~below)
+    else:
+        points = np.unique(points, axis=0)
+        dominated = np.zeros(len(points), dtype=bool)
+        for lo in range(0, len(points), 256):
+            chunk = points[lo:lo + 256]
+            le = np.all(points[None, :, :] <= chunk[:, None, :], axis=2)
+            dominated[lo:lo + 256] = le.sum(axis=1) > 1
+        found = points[~dominated]
+    return sorted((tuple(int(x) for x in n) for n in found), key=lambda n: (sum(n), n))
+
+
+def size_bins(sizes: np.ndarray, k: int | None = None) -> list[SizeBin]:
+    """Blocks in power-of-two size bins (1, 2–3, 4–7, …), the bin holding ``k`` split at ``k`` so that every
+    bin is wholly below k or not.
+
+    >>> [(b.label, b.blocks, b.rows, b.below_k) for b in size_bins(np.array([1, 2, 3, 4, 4, 9]), k=3)]
+    [('1', 1, 1, True), ('2', 1, 2, True), ('3', 1, 3, False), ('4–7', 2, 8, False), ('8–15', 1, 9, False)]
+    """
+    sizes = np.asarray(sizes, dtype=np.int64)
+    if len(sizes) == 0:
+        return []
+    top = int(math.floor(math.log2(max(int(sizes.max()), 1))))
+    edges = sorted({2 ** e for e in range(top + 2)} | ({k} if k is not None and k > 1 else set()))
+    out = []
+    for lo, nxt in zip(edges, edges[1:]):
+        inside = (sizes >= lo) & (sizes < nxt)
+        if lo > sizes.max():
+            break
+        out.append(SizeBin(lo, nxt - 1, int(inside.sum()), int(sizes[inside].sum()), k is not None and lo < k))
+    return out
+
+
+def _table_shares(dom: SensitiveDomain) -> np.ndarray:
+    return dom.total / max(int(dom.total.sum()), 1)
+
+
+def _value_bins(dom: SensitiveDomain) -> tuple[np.ndarray, list[str], list[float], bool]:
+    """Nice bins over a numeric domain; a long upper tail (past the 98th percentile of the rows) goes into one
+    open last bin, drawn one step wide and labelled "X and more"."""
+    values = dom.values.astype(np.float64)
+    order = np.argsort(values, kind="stable")
+    cumulative = np.cumsum(dom.total[order]) / max(int(dom.total.sum()), 1)
+    lo, top = float(values[order[0]]), float(values[order[-1]])
+    p98 = float(values[order[min(int(np.searchsorted(cumulative, 0.98)), len(order) - 1)]])
+    hi = p98 if top - p98 > 0.25 * (p98 - lo) and p98 > lo else top
+    edges = nice_edges(lo, hi, BINS)
+    open_top = top > edges[-1]
+    if open_top:
+        edges = np.append(edges, edges[-1] + (edges[-1] - edges[-2]))
+    group = np.clip(np.searchsorted(edges, values, side="right") - 1, 0, len(edges) - 2)
+    labels = [f"{human(a)} – {human(b)}" for a, b in zip(edges[:-1], edges[1:])]
+    if open_top:
+        labels[-1] = f"{human(edges[-2])} and more"
+    return group, labels, [float(e) for e in edges], bool(open_top)
+
+
+def _finite(values: np.ndarray) -> bool:
+    """Whether every value is a finite number (a NULL or NaN among them: drawn as values, not bins)."""
+    try:
+        return bool(np.isfinite(values.astype(np.float64)).all())
+    except (TypeError, ValueError):
+        return False
+
+
+def _grouping(dom: SensitiveDomain) -> tuple[np.ndarray, list[str], list[float] | None, bool]:
+    """Each domain value's group (a bin, a top value or "other"), the groups' labels, bin edges (a numeric
+    attribute with many values) and whether the last bin is open."""
+    if dom.numeric and dom.size > TOP_VALUES and _finite(dom.values):
+        return _value_bins(dom)
+    if dom.numeric:
+        return np.arange(dom.size), [shown(v) for v in dom.values], None, False
+    order = np.argsort(-_table_shares(dom), kind="stable")
+    group = np.full(dom.size, min(TOP_VALUES, dom.size), dtype=np.int64)
+    group[order[:TOP_VALUES]] = np.arange(min(TOP_VALUES, dom.size))
+    labels = [shown(dom.values[i]) for i in order[:TOP_VALUES]]
+    rest = dom.size - len(labels)
+    if rest:
+        labels.append(f"other ({human(rest)} values)")
+    return group, labels, None, False
 
 
 def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
@@ -73,17 +285,12 @@ def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
     out = []
     for dom in counts.sensitive:
         h = Histogram.of(counts, dom.name)
-        table = dom.total / max(int(dom.total.sum()), 1)
-        order = np.argsort(-table, kind="stable")
-        shown_values = order[:TOP_VALUES]
-        rest = order[TOP_VALUES:]
-        categories = [shown(dom.values[i]) for i in shown_values] + (["other"] if len(rest) else [])
+        group, labels, edges, open_top = _grouping(dom)
 
         def shares(vector: np.ndarray) -> list[float]:
-            head = [float(vector[i]) for i in shown_values]
-            return head + ([float(vector[rest].sum())] if len(rest) else [])
+            return np.bincount(group, weights=vector, minlength=len(labels)).astype(float).tolist()
 
-        series = [("whole table", shares(table))]
+        series = [("whole table", shares(_table_shares(dom)))]
         try:
             worst = audit.find("skewness", dom.name).worst[:WORST_SHOWN]
         except KeyError:
@@ -92,8 +299,9 @@ def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
             vector = np.zeros(dom.size)
             for v, c in h.of_block(w.block):
                 vector[v] = c / max(int(h.sizes[w.block]), 1)
-            series.append((f"{' | '.join(w.key)} (n={w.size}, EMD {w.score:.2f})", shares(vector)))
-        out.append(Distribution(dom.name, categories, series))
+            score = "" if w.score is None else f", EMD {human(w.score, 2)}"
+            series.append((f"{' | '.join(w.key)} (n={human(w.size)}{score})", shares(vector)))
+        out.append(Distribution(dom.name, labels, series, edges, open_top))
     return out
 
 
@@ -120,22 +328,28 @@ def _min_k(models: Sequence[Model]) -> int | None:
 
 def for_node(title: str, subject: str, counts: NodeCounts, label: Label, audit: Audit, models: Sequence[Model],
              max_suppression: float, rows: int, metrics: dict[str, Metric], heights: tuple[int, ...],
-             evaluations: Sequence[Evaluation], optimal: tuple[int, ...] | None) -> ReportData:
-    """A candidate node (or a release's node as the search saw it)."""
+             evaluations: Sequence[Evaluation], optimal: tuple[int, ...] | None, *,
+             source_sizes: np.ndarray | None = None, minimal: Sequence[Node] | None = None) -> ReportData:
+    """A candidate node (or a release's node as the search saw it); ``source_sizes`` are the bottom node's
+    block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them."""
     levels, suppressed = node_levels(models, max_suppression, counts, rows)
     node = tuple(int(x) for x in counts.node)
+    passes = all(lv.passed for lv in levels)
     seen = list(evaluations)
     if all(n != node for n, *_ in seen):  # the chosen node is shown with its verdict even if the search skipped it
-        seen.append((node, all(lv.passed for lv in levels), int(counts.sizes[suppressed].sum()), None))
+        seen.append((node, passes, int(counts.sizes[suppressed].sum()), None))
+    published = counts.sizes[~suppressed] if passes else counts.sizes
     return ReportData(title, subject, rows, counts.n_blocks, counts.sizes, counts.attributes, heights,
                       node, optimal, seen, levels,
                       utility(metrics, counts, suppressed, rows), distributions(counts, audit), audit,
-                      _min_k(models))
+                      _min_k(models), before=None if source_sizes is None else prosecutor(source_sizes),
+                      published_sizes=published, minimal=None if minimal is None else list(minimal))
 
 
 def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Audit,
-                models: Sequence[Model]) -> ReportData:
-    """A published version: levels as the catalog recorded them, utility recomputed from its recount."""
+                models: Sequence[Model], source_sizes: np.ndarray | None = None) -> ReportData:
+    """A published version: levels as the catalog recorded them, utility recomputed from its recount;
+    ``source_sizes``: the source's block sizes at the bottom node (the risk before)."""
     by_label = {f"{m.type}:{m.attribute}" if m.attribute else m.type: m for m in models}
     levels = [Level(by_label[k].describe() if k in by_label else k, v, True, 0) for k, v in record.achieved.items()]
     sizes = counts.sizes.astype(np.float64)
@@ -150,4 +364,6 @@ def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Au
         util.append((f"{record.metrics['metric']} (recorded)", record.metrics.get("value")))
     return ReportData(title, audit.subject, counts.rows, counts.n_blocks, counts.sizes,
                       tuple(counts.attributes), record.heights, record.node, None, record.evaluations, levels, util,
-                      distributions(counts, audit), audit, _min_k(models))
+                      distributions(counts, audit), audit, _min_k(models),
+                      before=None if source_sizes is None else prosecutor(source_sizes),
+                      suppressed_rows=record.rows_suppressed, release=True)

@@ -1,4 +1,4 @@
-"""The attack audit of a generalized table (README "Audit and report"): homogeneity, background knowledge,
+"""The attack audit of a generalized table (docs/audit.md): homogeneity, background knowledge,
 Bayes-optimal disclosure, skewness, similarity, proximity and ε-privacy beliefs, per sensitive attribute.
 
 Pure measures live in ``histogram``, ``diversity``, ``distance`` (numpy only); ``adapters`` is the one place

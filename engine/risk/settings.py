@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from veil.errors import ConfigError
+from veil.models.params import unknown_keys
 
 DISTANCES = ("equal", "ordered", "hierarchical")
 MODES = ("absolute", "relative")
@@ -95,9 +96,9 @@ class _Reader:
         return str(v)
 
     def done(self) -> None:
-        unknown = sorted(set(self.data) - self.seen)
+        unknown = set(self.data) - self.seen
         if unknown:
-            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {', '.join(map(repr, unknown))}")
+            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(unknown, self.seen)}")
 
 
 def _attribute(data: Any, name: str, file: Path, sensitive: Sequence[str]) -> AttributeSettings:

@@ -34,5 +34,8 @@ GRANT USAGE ON SCHEMA published TO analyst;
 -- grant_view
 GRANT SELECT ON published.inpatient TO analyst;
 
+-- privileges_held
+SELECT has_schema_privilege($1, $2, $3) AS has_schema_privilege_1, has_table_privilege($4, format($5, $6, $7), $8) AS has_table_privilege_1, has_table_privilege($9, format($10, $11, $12), $13) AS has_table_privilege_4, has_schema_privilege(CURRENT_USER, $14, $15) AS has_schema_privilege_5, CURRENT_USER AS current_user_1;
+
 -- advisory_unlock
 SELECT pg_advisory_unlock($1) AS pg_advisory_unlock_1;

@@ -34,5 +34,8 @@ GRANT USAGE ON SCHEMA published TO analyst;
 -- grant_view
 GRANT SELECT ON published.inpatient TO analyst;
 
+-- privileges_held
+SELECT has_schema_privilege(%(has_schema_privilege_2)s::VARCHAR, %(has_schema_privilege_3)s::VARCHAR, %(has_schema_privilege_4)s::VARCHAR) AS has_schema_privilege_1, has_table_privilege(%(has_table_privilege_2)s::VARCHAR, format(%(format_1)s::VARCHAR, %(format_2)s::VARCHAR, %(format_3)s::VARCHAR), %(has_table_privilege_3)s::VARCHAR) AS has_table_privilege_1, has_table_privilege(%(has_table_privilege_5)s::VARCHAR, format(%(format_4)s::VARCHAR, %(format_5)s::VARCHAR, %(format_6)s::VARCHAR), %(has_table_privilege_6)s::VARCHAR) AS has_table_privilege_4, has_schema_privilege(CURRENT_USER, %(has_schema_privilege_6)s::VARCHAR, %(has_schema_privilege_7)s::VARCHAR) AS has_schema_privilege_5, CURRENT_USER AS current_user_1;
+
 -- advisory_unlock
 SELECT pg_advisory_unlock(%(param_1)s::BIGINT) AS pg_advisory_unlock_1;

@@ -50,7 +50,9 @@ def _spark() -> Any:
 def target(twins: Twins) -> Iterator[Target]:
     name = f"inp_{uuid.uuid4().hex[:6]}"
     pub, cat = f"{twins.schema}_{name}_pub", f"{twins.schema}_{name}_cat"
-    section = f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
+    # series = "refuse": the cohort series needs UPDATE and DELETE, which Spark's tables lack (docs/spark.md §7)
+    section = (f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
+               'series = "refuse"\n')
     spark = twins.config_path("spark", "patients", inpatient_body() + section.format(schema=pub, cat=cat), name)
     duck = twins.config_path("duckdb", "patients", inpatient_body() + section.format(schema="published", cat="veil"),
                              name)

@@ -1,0 +1,208 @@
+"""The series' members (docs/series.md §2): the statements of the catalog table ``<name>_members``, which
+holds one row per person the release knows of — waiting, published, or standing in after leaving — with the
+row the release shows for them.  Never published, never granted.
+
+A person is known by an *identity*: a 64-bit hash of their row in the source (all its columns, or the
+``[release] key`` columns with the published ones), numbered among identical rows (``identity``).  Tonight's
+rows are counted into the temporary table ``veil_now``; people who left become stand-ins, newcomers wait, and
+the series step's decisions (which blocks' waiting rows form a cohort, which cohorts' stand-ins leave) are
+applied from two small temporary tables.  A version's rows are the members published or standing in.
+
+>>> m = members_table("veil", "census_members", ["age", "zip"], {"occupation": sa.Text()})
+>>> [c.name for c in m.c][:6], [c.name for c in m.c][6:]
+(['veil_id', 'veil_state', 'veil_cohort', 'veil_joined', 'veil_since', 'veil_gone'], ['age', 'zip', 'occupation'])
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ColumnElement
+
+from veil.queries.ddl import CreateTableAs
+from veil.queries.nodes import Layout
+from veil.queries.release import _generalized
+
+PENDING, LIVE, GONE = 0, 1, 2  # a member's state: waiting to enter, published, standing in after leaving
+NOW, FORMING, LEAVING = "veil_now", "veil_forming", "veil_leaving"
+BOOKKEEPING = ("veil_id", "veil_state", "veil_cohort", "veil_joined", "veil_since", "veil_gone")
+
+
+class RowHash(ColumnElement[int]):
+    """A 64-bit signed hash of the values of ``columns`` (NULLs hashed as such), the same for the same values:
+    DuckDB ``hash()`` (unsigned, halved to fit), PostgreSQL ``hashtextextended`` of the row's text, Spark
+    ``xxhash64``.  The dialect's compiler hook renders it.
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> print(RowHash([sa.column("a"), sa.column("b")]).compile(dialect=postgresql.dialect()))
+    hashtextextended(CAST((a, b) AS TEXT), 0)
+    """
+
+    inherit_cache = False
+    type = sa.BigInteger()
+
+    def __init__(self, columns: Sequence[Any]) -> None:
+        self.columns = list(columns)
+
+
+@compiles(RowHash)
+def _row_hash(element: RowHash, compiler: Any, **kw: Any) -> str:  # Spark SQL
+    return f"xxhash64({', '.join(compiler.process(c, **kw) for c in element.columns)})"
+
+
+@compiles(RowHash, "duckdb")
+def _row_hash_duckdb(element: RowHash, compiler: Any, **kw: Any) -> str:
+    return f"CAST((hash({', '.join(compiler.process(c, **kw) for c in element.columns)}) >> 1) AS BIGINT)"
+
+
+@compiles(RowHash, "postgresql")
+def _row_hash_postgresql(element: RowHash, compiler: Any, **kw: Any) -> str:
+    row = compiler.process(sa.tuple_(*element.columns), **kw)
+    return f"hashtextextended(CAST({row} AS TEXT), 0)"
+
+
+def members_table(schema: str, table: str, qis: Sequence[str], columns: Mapping[str, Any]) -> sa.Table:
+    """``<name>_members``: bookkeeping, each quasi-identifier's label at the series' node, the other published
+    columns typed as in the source."""
+    md = sa.MetaData()
+    return sa.Table(
+        table, md, sa.Column("veil_id", sa.BigInteger, nullable=False), sa.Column("veil_state", sa.SmallInteger),
+        sa.Column("veil_cohort", sa.BigInteger), sa.Column("veil_joined", sa.Integer),
+        sa.Column("veil_since", sa.Integer), sa.Column("veil_gone", sa.Integer),
+        *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+
+
+def now_rows(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str], published: Sequence[str],
+             identity: Sequence[str], not_null: Sequence[str]) -> CreateTableAs:
+    """``veil_now``: tonight's rows — each person's identity (the hash of their ``identity`` columns, numbered
+    among identical rows), their labels at ``node`` and their other published values."""
+    src, joined, labels, _codes = _generalized(source, layout, node, qis)
+    row = RowHash([src.c[c] for c in identity]).label("veil_row")
+    values = [labels[c] if c in labels else src.c[c].label(c) for c in published]
+    inner = (sa.select(row, *values).select_from(joined)
+             .where(*(src.c[c].is_not(None) for c in not_null)).subquery("r"))
+    rank = sa.func.row_number().over(partition_by=inner.c.veil_row, order_by=inner.c.veil_row)
+    numbered = sa.select(inner.c.veil_row, rank.label("veil_occurrence"),
+                         *(inner.c[c] for c in published)).subquery("o")
+    select = sa.select(RowHash([numbered.c.veil_row, numbered.c.veil_occurrence]).label("veil_id"),
+                       *(numbered.c[c] for c in published))
+    return CreateTableAs(sa.table(NOW), select)
+
+
+def _now(published: Sequence[str]) -> sa.TableClause:
+    return sa.table(NOW, sa.column("veil_id"), *(sa.column(c) for c in published))
+
+
+def leave(members: sa.Table, version: int) -> sa.Update:
+    """Published people no longer in the source stand in from tonight (``veil_gone``)."""
+    now = _now([])
+    gone = ~sa.exists().where(now.c.veil_id == members.c.veil_id)
+    return (sa.update(members).where(members.c.veil_state == LIVE, gone)
+            .values(veil_state=GONE, veil_gone=version))
+
+
+def forget(members: sa.Table) -> sa.Delete:
+    """People who left while waiting: never published, nothing to stand in for."""
+    now = _now([])
+    return sa.delete(members).where(members.c.veil_state == PENDING,
+                                    ~sa.exists().where(now.c.veil_id == members.c.veil_id))
+
+
+def arrive(members: sa.Table, published: Sequence[str], version: int) -> sa.Insert:
+    """Newcomers (and, in a series' first version, everyone) wait, with the row the release would show."""
+    now = _now(published)
+    new = (sa.select(now.c.veil_id, sa.literal(PENDING, sa.SmallInteger), sa.literal(version, sa.Integer),
+                     *(now.c[c] for c in published))
+           .where(~sa.exists().where(members.c.veil_id == now.c.veil_id)))
+    return members.insert().from_select(["veil_id", "veil_state", "veil_joined", *published], new)
+
+
+def histograms(members: sa.Table, qis: Sequence[str], counted: Sequence[str]) -> sa.Select[Any]:
+    """Rows per (state, cohort, block labels, counted values): what the series step decides from.  Waiting
+    rows have no cohort (NULL) and are told apart by their labels; published rows by their cohort."""
+    keys = [members.c.veil_state, members.c.veil_cohort, *(members.c[c] for c in qis),
+            *(members.c[c] for c in counted)]
+    return sa.select(*keys, sa.func.count().label("n")).group_by(*keys)
+
+
+def forming_table(qis: Sequence[str]) -> sa.Table:
+    """``veil_forming``: the blocks (labels) whose waiting rows form a cohort tonight, with its id."""
+    return sa.Table(FORMING, sa.MetaData(), sa.Column("veil_cohort", sa.BigInteger),
+                    *(sa.Column(f"g{i}", sa.Text) for i in range(len(qis))), prefixes=["TEMPORARY"])
+
+
+def leaving_table() -> sa.Table:
+    """``veil_leaving``: the cohorts whose stand-ins leave tonight."""
+    return sa.Table(LEAVING, sa.MetaData(), sa.Column("veil_cohort", sa.BigInteger), prefixes=["TEMPORARY"])
+
+
+def form(members: sa.Table, qis: Sequence[str], version: int) -> sa.Update:
+    """Waiting rows of the blocks in ``veil_forming`` enter the release as their cohort."""
+    f = forming_table(qis)
+    match = sa.and_(*(f.c[f"g{i}"] == members.c[c] for i, c in enumerate(qis)))
+    cohort = sa.select(f.c.veil_cohort).where(match).scalar_subquery()
+    return (sa.update(members).where(members.c.veil_state == PENDING, sa.exists().where(match))
+            .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version))
+
+
+def depart(members: sa.Table) -> sa.Delete:
+    """The stand-ins of the cohorts in ``veil_leaving`` leave the release."""
+    leaving = leaving_table()
+    return sa.delete(members).where(members.c.veil_state == GONE,
+                                    members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
+
+
+def erase(members: sa.Table) -> sa.Delete:
+    """Every stand-in leaves now (``--erase-departed``: a deletion that must take effect tonight)."""
+    return sa.delete(members).where(members.c.veil_state == GONE)
+
+
+def shown(members: sa.Table, published: Sequence[str], version: int) -> sa.Select[Any]:
+    """Version ``version``'s rows: every member published or standing in, as the release shows them."""
+    return (sa.select(sa.literal(version, sa.Integer).label("veil_version"), *(members.c[c] for c in published))
+            .where(members.c.veil_state.in_([LIVE, GONE])))
+
+
+def cells(members: sa.Table, columns: Sequence[str], states: Sequence[int]) -> sa.Select[Any]:
+    """Rows per distinct value of ``columns`` among members in ``states`` (what a version must recount to)."""
+    keys = [members.c[c] for c in columns]
+    return sa.select(*keys, sa.func.count().label("n")).where(members.c.veil_state.in_(list(states))).group_by(*keys)
+
+
+def published_cells(block_rows: sa.Table, columns: Sequence[str], version: int) -> sa.Select[Any]:
+    """Rows per distinct value of ``columns`` in version ``version``'s blocks table (counted from its rows)."""
+    keys = [block_rows.c[c] for c in columns]
+    return (sa.select(*keys, sa.cast(sa.func.sum(block_rows.c.n), sa.BigInteger).label("n"))
+            .where(block_rows.c.veil_version == version).group_by(*keys))
+
+
+def state_of(state: sa.Table, name: str) -> sa.Select[Any]:
+    """Release ``name``'s current series (``series_state``)."""
+    t = state
+    return sa.select(t.c.series, t.c.started_version, t.c.node, t.c.shape, t.c.members, t.c.batch, t.c.next_cohort,
+                     t.c.secret).where(t.c.name == name)
+
+
+def forget_state(state: sa.Table, name: str) -> sa.Delete:
+    return sa.delete(state).where(state.c.name == name)
+
+
+def record_state(state: sa.Table, values: Mapping[str, Any]) -> sa.Insert:
+    return state.insert().values(dict(values))
+
+
+def advance(state: sa.Table, name: str, next_cohort: int) -> sa.Update:
+    """The next cohort id, once tonight's cohorts took theirs."""
+    return sa.update(state).where(state.c.name == name).values(next_cohort=next_cohort)
+
+
+def withdraw(members: sa.Table) -> sa.Update:
+    """The cohorts in ``veil_leaving`` leave the release whole, their people waiting again (an erasure left them
+    too small or failing the models: docs/series.md §2)."""
+    leaving = leaving_table()
+    return (sa.update(members).where(members.c.veil_state == LIVE,
+                                     members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
+            .values(veil_state=PENDING, veil_cohort=None, veil_since=None))

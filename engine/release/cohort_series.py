@@ -1,0 +1,408 @@
+"""The cohort series of a release (``[release] series = "cohort"``, docs/series.md): what a version publishes,
+decided from bounded per-person state, not from every earlier version.
+
+A series begins at a version — the release's first, or one run with ``--new-series`` — at the node the search
+chooses, and keeps that node, those quasi-identifiers and hierarchies, those published columns and models
+(its *shape*) for every later version.  Its state is one catalog row (``series_state``: the node, the shape's
+digest, the secret of its coins, the next cohort id) and the members table (``veil.queries.members``).  Each
+night: tonight's rows are counted (``veil_now``); published people who left become stand-ins; people who left
+while waiting are forgotten; newcomers wait; ``veil.release.cohorts`` decides which blocks' waiting rows form a
+cohort and which cohorts' stand-ins leave; the members table takes the decisions; the version is every member
+published or standing in.  Its cost is tonight's rows and the members', never the number of versions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import sqlalchemy as sa
+
+from veil import catalog
+from veil import queries as q
+from veil.backends.base import Session
+from veil.config import Config, sensitive_needed
+from veil.errors import ConfigError, ReleaseError
+from veil.files import MAX_HIERARCHY_BYTES, read_bounded
+from veil.hierarchy import CsvSpec, RowsSpec
+from veil.models.base import Needs
+from veil.release import cohorts
+from veil.release.cohorts import Checks, Cohort, Histogram
+from veil.release.differences import Judge
+from veil.release.ledger import canonical
+from veil.release.secret import Coins, new_secret
+from veil.queries import members as mq
+from veil.warehouse import Warehouse
+
+SEP = "\x1f"  # between a block's labels in its key
+
+
+@dataclass(frozen=True)
+class State:
+    """The current series of a release, as ``series_state`` holds it."""
+
+    series: int
+    started: int
+    node: tuple[int, ...]
+    shape: str
+    members: str
+    batch: int
+    next_cohort: int
+    secret: str
+
+
+@dataclass
+class Night:
+    """What the series step did tonight: the version's rows, how to verify them, and the catalog's record."""
+
+    rows: sa.Select[Any]
+    check: Callable[[sa.Table], dict[str, float | None]]
+    published: int
+    waiting: int
+    standing: int
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def shape(config: Config, wh: Warehouse, published: Sequence[str], identity: Sequence[str]) -> str:
+    """What a series keeps for all its versions, hashed: quasi-identifiers and their hierarchies (as the config
+    defines them: a builder's parameters, a file's or a table's rows — not the values a builder met in the data),
+    the published columns, the models and how people are told apart (docs/series.md §5)."""
+    text = json.dumps({"qis": [[qi.column, _defined(qi.hierarchy), h.height]
+                               for qi, h in zip(config.quasi_identifiers, wh.hierarchies)],
+                       "published": list(published), "models": [m.describe() for m in config.models],
+                       "identity": list(identity)}, sort_keys=True, default=str)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _defined(spec: Any) -> Any:
+    """A hierarchy as its config defines it: rows read from a table or DataFrame, a file's bytes, else the
+    builder's own description."""
+    if isinstance(spec, RowsSpec):
+        return [[str(v), [str(x) for x in labels]] for v, labels in spec.rows]
+    if isinstance(spec, CsvSpec):
+        return [spec.describe(), hashlib.sha256(read_bounded(spec.path, MAX_HIERARCHY_BYTES)).hexdigest()]
+    return spec.describe()
+
+
+def require_monotone(config: Config) -> None:
+    """A cohort series publishes blocks that are unions of cohorts, each passing the models: that the union
+    passes is what monotone models promise (docs/models.md), and no natural superset is read."""
+    for m in config.models:
+        if not m.properties.monotone or m.properties.needs is Needs.SUPERSETS:
+            raise ConfigError(f"{config.path}: [release] series = \"cohort\" needs monotone models whose verdict on a "
+                              f"block reads the block alone; {m.describe()} is not (docs/series.md §5): use series = "
+                              "\"refuse\" or \"off\"")
+
+
+def load(session: Session, tables: catalog.CatalogTables, name: str) -> State | None:
+    found = session.rows(mq.state_of(tables.series_state, name), "reading the series")
+    if not found:
+        return None
+    s, started, node, shp, members, batch, nxt, secret = found[0]
+    return State(int(s), int(started), tuple(json.loads(node)), shp, members, int(batch), int(nxt), secret)
+
+
+def members_of(wh: Warehouse, schema: str, table: str, published: Sequence[str]) -> sa.Table:
+    return mq.members_table(schema, table, list(wh.attributes),
+                            {c: wh.columns[c].sa_type for c in published if c not in wh.attributes})
+
+
+def batch_of(config: Config) -> int:
+    """The smallest batch a reader may isolate: the models' smallest block, at least 2 (``[release] batch``)."""
+    assert config.release is not None
+    if config.release.batch is not None:
+        return config.release.batch
+    return max(2, max((m.properties.min_block_size for m in config.models), default=1))
+
+
+@dataclass
+class Series:
+    """Where tonight's step runs: the release, its catalog and members table, what it publishes and how it
+    tells people apart."""
+
+    session: Session
+    tables: catalog.CatalogTables
+    name: str
+    config: Config
+    wh: Warehouse
+    published: tuple[str, ...]
+    identity: tuple[str, ...]
+    counted: list[str] = field(init=False)  # the sensitive columns the models read
+    carried: int | None = None  # a new series: the people the last one published who were still there
+
+    def __post_init__(self) -> None:
+        self.counted = list(sensitive_needed(self.config))
+
+    def members(self, state: State) -> sa.Table:
+        return members_of(self.wh, self.tables.series_state.schema or "", state.members, self.published)
+
+
+def start(s: Series, node: Sequence[int], version: int, previous: State | None) -> State:
+    """A new series at ``node`` from version ``version``: a fresh members table (the previous series' dropped),
+    a fresh secret, the shape it keeps (in the release's transaction)."""
+    schema = s.tables.series_state.schema or ""
+    table = q.dimensions.fit(f"{s.name}_members")
+    state = State(previous.series + 1 if previous else 1, version, tuple(int(x) for x in node),
+                  shape(s.config, s.wh, s.published, s.identity), table, batch_of(s.config), 1, new_secret())
+    if previous is not None:  # how many people the last series published who were still there (docs/series.md §5)
+        old = s.members(previous)
+        live = s.session.rows(mq.cells(old, [], [mq.LIVE]), f"counting {schema}.{previous.members}")
+        s.carried = int(live[0][-1]) if live else 0
+    s.session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
+    s.session.execute(sa.schema.CreateTable(s.members(state)), f"creating {schema}.{table}")
+    s.session.execute(mq.forget_state(s.tables.series_state, s.name), "starting a series")
+    s.session.execute(mq.record_state(s.tables.series_state, {
+        "name": s.name, "series": state.series, "started_version": version, "node": json.dumps(list(state.node)),
+        "attributes": json.dumps(list(s.wh.attributes)), "columns": json.dumps(list(s.published)),
+        "shape": state.shape, "members": table, "batch": state.batch, "next_cohort": 1, "secret": state.secret}),
+        "starting a series")
+    return state
+
+
+def night(s: Series, state: State, version: int, first: bool, erase: bool = False) -> Night:
+    """Tonight's step (docs/series.md §2), in the release's transaction; returns what the version publishes."""
+    members = s.members(state)
+    qis = list(s.wh.attributes)
+    not_null = list(s.config.sensitive) if s.config.source.nulls == "drop" else []
+    what = "counting tonight's rows"
+    s.session.execute(mq.now_rows(s.wh.source_table(), s.wh.layout, state.node, qis, list(s.published),
+                                  list(s.identity), not_null), what)
+    what = "bringing the series' members up to date"
+    if not first:
+        s.session.execute(mq.leave(members, version), what)
+    s.session.execute(mq.forget(members), what)
+    s.session.execute(mq.arrive(members, list(s.published), version), what)
+    s.session.execute(q.drop_table(mq.NOW), what)
+    erased = _erase(s, members) if erase else 0
+    found = _histograms(s, members)
+    checks = Checks(Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving,
+                    1 if first else state.batch)
+    withdrawn = _withdraw(s, members, found, checks) if erase else 0
+    found = _histograms(s, members) if withdrawn else found
+    plan = cohorts.decide(found.pending, found.cohorts, checks, _Heads() if first else
+                          Coins.of(state.secret, s.name, version))
+    next_cohort = _apply(s, members, plan, state.next_cohort, version)
+    s.session.execute(mq.advance(s.tables.series_state, s.name, next_cohort), "recording the series")
+    night = _night(s, members, plan, found, version, erased, state)
+    if erase:
+        night.info["withdrawn"] = withdrawn
+    return night
+
+
+class _Heads:
+    """A series' first version publishes every block that passes, like any release: no coin."""
+
+    def flip(self, kind: str, key: str) -> bool:
+        return True
+
+
+@dataclass
+class _Found:
+    """The members' histograms: waiting rows per block, each cohort's live and standing rows, the tables."""
+
+    pending: dict[str, Histogram]
+    cohorts: list[Cohort]
+    joining: dict[str, dict[str, int]]
+    leaving: dict[str, dict[str, int]]
+    rows: dict[int, int]
+
+
+def _histograms(s: Series, members: sa.Table) -> _Found:
+    counted, d = s.counted, len(s.wh.attributes)
+    pending: dict[str, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
+    live: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
+    gone: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
+    joining: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
+    leaving: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
+    rows: Counter[int] = Counter()
+    for state, cohort, *rest in s.session.rows(mq.histograms(members, list(s.wh.attributes), counted),
+                                                 "reading the series' members"):
+        labels, values, n = rest[:d], tuple(canonical(v) for v in rest[d:-1]), int(rest[-1])
+        rows[int(state)] += n
+        if state == mq.PENDING:
+            pending[SEP.join(str(x) for x in labels)][values] += n
+        else:
+            (live if state == mq.LIVE else gone)[int(cohort)][values] += n
+        for table in ((joining,) if state == mq.PENDING else (joining, leaving) if state == mq.LIVE else (leaving,)):
+            for c, v in zip(counted, values):
+                table[c][v] += n
+    ids = sorted(set(live) | set(gone))
+    return _Found({k: _hist(counted, h) for k, h in pending.items()},
+                  [Cohort(i, _hist(counted, live.get(i, Counter())), _hist(counted, gone.get(i, Counter())))
+                   for i in ids],
+                  _totals(joining), _totals(leaving), dict(rows))
+
+
+def _hist(counted: Sequence[str], counter: Mapping[tuple[str | None, ...], int]) -> Histogram:
+    items = sorted(counter.items(), key=lambda kv: repr(kv[0]))
+    return ([dict(zip(counted, v)) for v, _n in items], np.asarray([n for _v, n in items], dtype=np.int64))
+
+
+def _totals(table: Mapping[str, Counter[str | None]]) -> dict[str, dict[str, int]]:
+    return {c: {str(v): n for v, n in counts.items() if v is not None} for c, counts in table.items()}
+
+
+def _numeric(s: Series) -> dict[str, bool]:
+    return {c: bool(s.wh.columns[c].kind is not None and s.wh.columns[c].kind.numeric) for c in s.counted}
+
+
+def _erase(s: Series, members: sa.Table) -> int:
+    """``--erase-departed``: every stand-in leaves tonight; returns how many (docs/series.md §4)."""
+    standing = sum(int(r[-1]) for r in s.session.rows(mq.cells(members, [], [mq.GONE]), "counting stand-ins"))
+    s.session.execute(mq.erase(members), "erasing the departed")
+    return standing
+
+
+def _withdraw(s: Series, members: sa.Table, found: _Found, checks: Checks) -> int:
+    """After an erasure: cohorts whose rows left now hold fewer than ``batch`` rows or fail the models leave the
+    release whole, their people waiting again; returns how many rows (each exposed to intersection between its old
+    cohort and the next: docs/series.md §2)."""
+    gone = [c for c in found.cohorts if 0 < cohorts.rows(c.live) and (cohorts.rows(c.live) < checks.batch or
+                                                                       not checks.passes(c.live, checks.leaving))]
+    if not gone:
+        return 0
+    what = "withdrawing cohorts an erasure left too small"
+    leaving = mq.leaving_table()
+    s.session.execute(sa.schema.CreateTable(leaving), what)
+    s.session.bulk_load(leaving, [(c.id,) for c in gone], what)
+    s.session.execute(mq.withdraw(members), what)
+    s.session.execute(q.drop_table(mq.LEAVING), what)
+    return sum(cohorts.rows(c.live) for c in gone)
+
+
+def _apply(s: Series, members: sa.Table, plan: cohorts.Plan, next_cohort: int, version: int) -> int:
+    """The plan, applied to the members table; returns the next free cohort id."""
+    qis = list(s.wh.attributes)
+    what = "applying the series step"
+    if plan.form:
+        forming = mq.forming_table(qis)
+        s.session.execute(sa.schema.CreateTable(forming), what)
+        s.session.bulk_load(forming, [(next_cohort + i, *key.split(SEP)) for i, key in enumerate(plan.form)], what)
+        s.session.execute(mq.form(members, qis, version), what)
+        s.session.execute(q.drop_table(mq.FORMING), what)
+    if plan.remove:
+        leaving = mq.leaving_table()
+        s.session.execute(sa.schema.CreateTable(leaving), what)
+        s.session.bulk_load(leaving, [(c,) for c in plan.remove], what)
+        s.session.execute(mq.depart(members), what)
+        s.session.execute(q.drop_table(mq.LEAVING), what)
+    return next_cohort + len(plan.form)
+
+
+def _night(s: Series, members: sa.Table, plan: cohorts.Plan, found: _Found, version: int, erased: int,
+           state: State) -> Night:
+    """The version as the members table now holds it, and the catalog's record of the night."""
+    totals = Counter[int]()
+    for row in s.session.rows(mq.cells(members, ["veil_state"], [mq.PENDING, mq.LIVE, mq.GONE]),
+                              "counting the series' members"):
+        totals[int(row[0])] += int(row[-1])
+    info = {"policy": "cohort", "series": state.series, "series_started": state.started, "batch": state.batch,
+            "cohorts_formed": len(plan.form), "cohorts_left": len(plan.remove), "rows_deferred": totals[mq.PENDING],
+            "standing_in": totals[mq.GONE], "waiting": dict(plan.joining), "standing": dict(plan.leaving),
+            "erased": erased, **({"previous_published": s.carried} if s.carried is not None else {})}
+    published = totals[mq.LIVE] + totals[mq.GONE]
+
+    def check(block_rows: sa.Table) -> dict[str, float | None]:
+        return verify(s, members, block_rows, version)
+
+    return Night(mq.shown(members, list(s.published), version), check, published, totals[mq.PENDING],
+                 totals[mq.GONE], info)
+
+
+def verify(s: Series, members: sa.Table, block_rows: sa.Table, version: int) -> dict[str, float | None]:
+    """Version ``version``, recounted by the database from its published rows (``block_rows``), must hold exactly
+    the members published or standing in, and every published block must pass every model (judged against the
+    published table's distribution); returns each model's achieved level."""
+    columns = [*s.wh.attributes, *s.counted]
+    d = len(s.wh.attributes)
+
+    def read(stmt: sa.Select[Any]) -> Counter[tuple[Any, ...]]:
+        return Counter({tuple(canonical(v) for v in r[:-1]): int(r[-1])
+                        for r in s.session.rows(stmt, "recounting the release")})
+
+    recount = read(mq.published_cells(block_rows, columns, version))
+    if recount != read(mq.cells(members, columns, [mq.LIVE, mq.GONE])):
+        raise ReleaseError("verification failed: the rows counted from the published version differ from the "
+                           "series' members published or standing in")
+    if not recount:
+        return {_label(m): None for m in s.config.models}
+    blocks: dict[tuple[Any, ...], Counter[tuple[Any, ...]]] = defaultdict(Counter)
+    table: dict[str, Counter[str | None]] = {c: Counter() for c in s.counted}
+    for key, n in recount.items():
+        blocks[key[:d]][key[d:]] += n
+        for c, v in zip(s.counted, key[d:]):
+            table[c][v] += n
+    judge = Judge(s.config.models, s.counted, _numeric(s))
+    ref = judge.reference(_totals(table))
+    entries = []
+    for hist in blocks.values():
+        values, counts = _hist(s.counted, hist)
+        entries.append((judge.codes(s.counted, values, ref), counts, judge.applicable(s.counted), ref))
+    full = Judge.as_blocks(entries)
+    achieved: dict[str, float | None] = {}
+    for model in s.config.models:
+        v = model.check(full)
+        if not v.passed.all():
+            raise ReleaseError(f"verification failed: {model.describe()} does not hold on "
+                               f"{int((~v.passed).sum())} released block(s)")
+        achieved[_label(model)] = v.achieved
+    return achieved
+
+
+def _label(model: Any) -> str:
+    return f"{model.type}:{model.attribute}" if model.attribute else model.type
+
+
+def audit(session: Session, tables: catalog.CatalogTables, config: Config, name: str,
+          history: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+    """``veil audit --series`` for a cohort series (docs/series.md §6): the current series' state, whether every
+    cohort's published rows hold at least ``batch`` rows and pass the models (they must), every series start after
+    the first and every erasure (``history``: each published version's ``series`` record)."""
+    state = load(session, tables, name)
+    if state is None:
+        return None
+    qis, counted = list(config.attributes), list(sensitive_needed(config))
+    schema = tables.series_state.schema or ""
+    members = sa.table(state.members, *(sa.column(c) for c in ("veil_state", "veil_cohort", *qis, *counted)),
+                       schema=schema)
+    published: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
+    states: Counter[int] = Counter()
+    for st, cohort, *rest in session.rows(mq.histograms(members, qis, counted), "reading the series' members"):
+        states[int(st)] += int(rest[-1])
+        if st != mq.PENDING:
+            published[int(cohort)][tuple(canonical(v) for v in rest[len(qis):-1])] += int(rest[-1])
+    small = sum(1 for h in published.values() if 0 < sum(h.values()) < state.batch)
+    numeric = {c: all(_number(v[j]) for h in published.values() for v in h) for j, c in enumerate(counted)}
+    checks = Checks(Judge(config.models, counted, numeric), {}, _table(counted, published), state.batch)
+    failing = sum(1 for h in published.values() if not checks.passes(_hist(counted, h), checks.leaving))
+    starts = [{"version": h["version"], "series": h["series"], "node": h["node"],
+               "previous_published": h["previous_published"]} for h in history if "previous_published" in h]
+    return {"series": state.series, "started_version": state.started, "node": list(state.node),
+            "batch": state.batch, "cohorts": len(published), "rows_published": states[mq.LIVE] + states[mq.GONE],
+            "standing_in": states[mq.GONE], "waiting": states[mq.PENDING], "cohorts_below_batch": small,
+            "cohorts_failing_models": failing, "starts": starts,
+            "erased": sum(int(h.get("erased", 0)) for h in history),
+            "withdrawn": sum(int(h.get("withdrawn", 0)) for h in history)}
+
+
+def _number(text: str | None) -> bool:
+    try:
+        float(text) if text is not None else None
+        return True
+    except ValueError:
+        return False
+
+
+def _table(counted: Sequence[str], published: Mapping[int, Counter[tuple[str | None, ...]]]
+           ) -> dict[str, dict[str, int]]:
+    table: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
+    for h in published.values():
+        for values, n in h.items():
+            for c, v in zip(counted, values):
+                table[c][v] += n
+    return _totals(table)

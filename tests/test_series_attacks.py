@@ -1,0 +1,239 @@
+"""The three attacks of issue 34 on a cohort series, on DuckDB and PostgreSQL, by a reader written from
+docs/series.md §1–3: he keeps every version, knows everyone's quasi-identifiers and who joined and left on which
+night, and knows the mechanism — so he attributes every change of a block to the people it must be: a cohort
+entering is *everyone* who joined the block since its last cohort entered and is still there (§2: all waiting
+rows form the cohort together); stand-ins leaving are the people of one cohort who left since its stand-ins last
+left.  Per person he intersects the values of every batch he must be in, and of the version his cohort
+entered in; one value left singles him out.  He also replays the decisions (``veil.release.cohorts``) under every
+hypothesis about a person's value, with the coins unknown; reads ``<name>_releases`` for held rows; and tries a
+node change, which must start a new series explicitly and be reported.
+
+Against the mechanism this replaced (``defer``), the same nights gave this reader's replay of the padding rule
+the leavers' values (issue 34: 469 of 750 on the census); ``bench/bench_series.py`` measures the census here.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections import Counter, defaultdict
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import sqlalchemy as sa
+
+from veil import config as cfg
+from veil.models import DistinctLDiversity, KAnonymity
+from veil.release import exposure, init, release
+from veil.release.cohorts import Checks, Cohort, decide
+from veil.release.differences import Judge
+from tests.conftest import Db
+from tests.test_series_db import BODY, cleanup  # noqa: F401 (fixture)
+from tests.test_series_world import AGES, ZIPS, label
+
+DISEASES = ("flu", "cold", "hiv", "cancer")
+
+
+@dataclass
+class World:
+    """The source, as the reader knows it: everyone's quasi-identifiers and the nights they joined and left."""
+
+    db: Db
+    rng: random.Random
+    people: dict[int, tuple[str, int, str]] = field(default_factory=dict)
+    joined: dict[int, int] = field(default_factory=dict)
+    left: dict[int, int] = field(default_factory=dict)
+    next_id: int = 1
+
+    def add(self, night: int, zip_: str, age: int) -> None:
+        self.people[self.next_id] = (zip_, age, self.rng.choice(DISEASES))
+        self.joined[self.next_id] = night
+        self.next_id += 1
+
+    def night(self, n: int, leave: int, join: list[tuple[str, int]], where: tuple[str, int] | None = None) -> None:
+        present = sorted(i for i in self.people if i not in self.left)
+        near = [i for i in present if where is not None and self.people[i][:2] == where]
+        gone = self.rng.sample(near if len(near) >= leave else present, leave)
+        for i in gone:
+            self.left[i] = n
+        for zip_, age in join:
+            self.add(n, zip_, age)
+        statements = [f'DELETE FROM "{self.db.schema}".people WHERE id IN ({", ".join(map(str, gone))})'] if gone else []
+        statements += [f"INSERT INTO \"{self.db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')"
+                       for i, (z, a, d) in self.people.items() if self.joined[i] == n]
+        self.db.execute(*statements)
+
+
+def setup(db: Db, k: int = 3) -> tuple[World, Path, str, str]:
+    out = "published" if db.kind == "duckdb" else f"{db.schema}_pub"
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    if db.kind == "postgres":
+        db.cleanup_schemas = [out, cat]  # type: ignore[attr-defined]
+    (db.workdir / "zip.csv").write_text("".join(f"{z};{';'.join(up)}\n" for z, up in ZIPS.items()))
+    (db.workdir / "age.csv").write_text("".join(f"{a};{';'.join(up)}\n" for a, up in AGES.items()))
+    world = World(db, random.Random(34))
+    for z in ZIPS:
+        for a in AGES:
+            for _ in range(8):
+                world.add(0, z, int(a))
+    db.create_table("people", {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "disease": sa.String},
+                    [(i, *p) for i, p in world.people.items()])
+    body = BODY.format(zip=db.workdir / "zip.csv", age=db.workdir / "age.csv", out=out, cat=cat, policy="cohort",
+                       extra="")
+    path = db.write_config("people", body.replace("k = 2\n", f"k = {k}\n"))
+    init(cfg.load(path))
+    return world, path, out, cat
+
+
+def run_nights(world: World, path: Path, nights: int) -> list[Any]:
+    """Version 1, then ``nights`` nights: three people leave and four join, mostly from and into two blocks."""
+    outcomes = [release(cfg.load(path))]
+    for n in range(1, nights + 1):
+        hot = [("a1", 20), ("b2", 35)][n % 2]
+        join = [hot] * 3 + [(world.rng.choice(list(ZIPS)), int(world.rng.choice(list(AGES))))]
+        world.night(n, 3, join, [("a2", 25), ("b1", 30)][n % 2])
+        outcomes.append(release(cfg.load(path)))
+    return outcomes
+
+
+def versions(db: Db, out: str) -> dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]:
+    """What the reader kept: each version's node and rows."""
+    kept = {}
+    for v, node in db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version'):
+        rows = db.query(f'SELECT zip, age, disease FROM "{out}".people_rows WHERE veil_version = {v}')
+        kept[int(v)] = (tuple(json.loads(node)), [tuple(map(str, r)) for r in rows])
+    return kept
+
+
+def block(world: World, person: int, node: tuple[int, ...]) -> tuple[str, str]:
+    zip_, age, _ = world.people[person]
+    return label(ZIPS, zip_, node[0]), label(AGES, str(age), node[1])
+
+
+def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]
+              ) -> dict[int, set[str]]:
+    """The reader's inference (docs/series.md §2–3): per person, the values he can still have."""
+    node = kept[1][0]
+    assert all(n == node for n, _ in kept.values()), "a cohort series keeps its node"
+    candidates: dict[int, set[str]] = {}
+    cohorts: dict[tuple[str, str], list[list[int]]] = defaultdict(list)   # per block: cohorts (their people)
+    removed: dict[int, set[int]] = defaultdict(set)   # per cohort index: people whose stand-ins left
+    per_block = [{b: Counter(r[2] for r in rows if r[:2] == b) for b in {r[:2] for r in rows}}
+                 for _v, (_n, rows) in sorted(kept.items())]
+    first = per_block[0]
+    for person in world.people:
+        if world.joined[person] == 0 and block(world, person, node) in first:
+            cohorts[block(world, person, node)] = cohorts[block(world, person, node)] or [[]]
+            cohorts[block(world, person, node)][0].append(person)
+            candidates[person] = set(first[block(world, person, node)])
+    for v in range(2, len(per_block) + 1):
+        before, after = per_block[v - 2], per_block[v - 1]
+        for b in set(before) | set(after):
+            diff = Counter(after.get(b, Counter()))
+            diff.subtract(before.get(b, Counter()))
+            added = {d for d, n in diff.items() if n > 0}
+            gone = {d for d, n in diff.items() if n < 0}
+            night = v - 1     # version v is published on night v - 1
+            if added:         # a cohort entered: everyone waiting in the block (joined since, still there)
+                seen = {p for c in cohorts[b] for p in c}
+                waiting = [p for p in world.people if world.joined[p] <= night and p not in seen
+                           and world.left.get(p, 10**9) > night and block(world, p, node) == b]
+                cohorts[b].append(waiting)
+                for p in waiting:
+                    candidates[p] = candidates.get(p, set(added)) & set(added)
+            if gone:          # stand-ins left: the people of one cohort who left since, each among them
+                for i, c in enumerate(cohorts[b]):
+                    departed = {p for p in c if world.left.get(p, 10**9) <= night} - removed[id(c)]
+                    if departed and sum(-n for n in diff.values() if n < 0) <= len(departed):
+                        for p in departed:
+                            candidates[p] = candidates.get(p, set(gone)) & set(gone)
+                        removed[id(c)] |= departed
+                        break
+    return candidates
+
+
+@pytest.mark.backend
+def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cleanup) -> None:
+    world, path, out, cat = setup(db)
+    outcomes = run_nights(world, path, 9)
+    assert all(o.status == "published" for o in outcomes)
+    kept = versions(db, out)
+    assert len(kept) == 10 and len({n for n, _ in kept.values()}) == 1
+    formed = sum(o.series["cohorts_formed"] for o in outcomes[1:])
+    left = sum(o.series["cohorts_left"] for o in outcomes[1:])
+    assert formed >= 2 and left >= 1, (formed, left)     # the reader had batches to attack
+    candidates = attribute(world, kept)
+    single = {p: c for p, c in candidates.items() if len(c) < 2}
+    assert single == {}
+    assert len([p for p in candidates if world.joined[p] > 0]) >= 6     # joiners were attributed and stayed hidden
+    # replay: under every hypothesis about a waiting joiner's value, with the coins against it, the decisions
+    # are the ones a night without batches shows — nothing a reader saw rules a hypothesis out
+    judge = Judge((KAnonymity(k=3), DistinctLDiversity(attribute="disease", l=2)), ("disease",), {"disease": False})
+    table = {"disease": {d: 10 for d in DISEASES}}
+    tails = type("Tails", (), {"flip": lambda self, kind, key: False})()
+    for hypothesis in DISEASES:
+        pending = {"a1|20": ([{"disease": hypothesis}, {"disease": "flu"}, {"disease": "cold"}],
+                             np.ones(3, dtype=np.int64))}
+        plan = decide(pending, [Cohort(1, ([{"disease": "flu"}], np.array([4])), ([{"disease": hypothesis}],
+                                                                                  np.array([3])))],
+                      Checks(judge, table, table, 3), tails)
+        assert (plan.form, plan.remove) == ([], [])
+
+
+@pytest.mark.backend
+def test_the_reader_singles_out_everyone_when_nothing_protects_the_series(db: Db, cleanup) -> None:
+    """The same reader against ``series = "off"`` (every night the true table at the searched node): a joiner alone
+    in his block's change is read off it — the attack is real, and the mechanism is what stops it."""
+    world, path, out, cat = setup(db)
+    path.write_text(path.read_text().replace('series = "cohort"', 'series = "off"'))
+    init(cfg.load(path))
+    outcomes = [release(cfg.load(path))]
+    world.night(1, 0, [("a2", 25)])
+    outcomes.append(release(cfg.load(path)))
+    kept = versions(db, out)
+    assert kept[1][0] == kept[2][0]
+    newcomer = max(world.people)
+    b = block(world, newcomer, kept[1][0])
+    diff = Counter(r[2] for r in kept[2][1] if r[:2] == b)
+    diff.subtract(Counter(r[2] for r in kept[1][1] if r[:2] == b))
+    assert [d for d, n in diff.items() if n > 0] == [world.people[newcomer][2]]    # his disease, read off
+
+
+@pytest.mark.backend
+def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cleanup) -> None:
+    world, path, out, cat = setup(db)
+    release(cfg.load(path))
+    world.night(1, 2, [("a1", 20)] * 2)
+    release(cfg.load(path))
+    path.write_text(path.read_text().replace("k = 3", "k = 6"))       # a publisher raises k
+    world.night(2, 1, [])
+    with pytest.raises(cfg.ConfigError, match="changed since its series 1 began .* --new-series"):
+        release(cfg.load(path))
+    assert len(versions(db, out)) == 2                               # nothing published
+    conf = cfg.load(path)
+    assert conf.release is not None
+    third = release(replace(conf, release=replace(conf.release, new_series=True)))
+    assert third.series["series"] == 2 and third.series["previous_published"] > 0
+    report = exposure(cfg.load(path))
+    assert report["cohort"]["series"] == 2 and report["cohort"]["starts"] == [
+        {"version": 3, "series": 2, "node": list(third.node), "previous_published": third.series["previous_published"]}]
+
+
+@pytest.mark.backend
+def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cleanup) -> None:
+    world, path, out, cat = setup(db)
+    outcomes = run_nights(world, path, 3)
+    assert any(o.rows_deferred for o in outcomes[1:]) and any(o.series["standing_in"] for o in outcomes[1:])
+    shown = db.query(f'SELECT rows_deferred FROM "{out}".people_releases')
+    assert shown and all(r == (None,) for r in shown)               # the analysts' view: no count of held rows
+    catalog = db.query(f"SELECT series FROM \"{cat}\".releases WHERE status = 'published' ORDER BY version")
+    assert [json.loads(s)["rows_deferred"] for (s,) in catalog][1:] == [o.rows_deferred for o in outcomes[1:]]
+    standing = outcomes[-1].series["standing_in"]
+    conf = cfg.load(path)
+    assert conf.release is not None
+    erased = release(replace(conf, release=replace(conf.release, erase_departed=True)), force=True)
+    assert erased.series["erased"] == standing and erased.series["standing_in"] == 0
+    assert exposure(cfg.load(path))["cohort"]["erased"] == standing
