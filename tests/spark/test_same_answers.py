@@ -182,5 +182,7 @@ def test_search_equal(pair: tuple[Case, Pair], strategy: str) -> None:
 def _result(result: Any) -> dict[str, Any]:
     doc = result.document()
     doc.pop("seconds")
+    for work in doc["by_strategy"]:   # each strategy's time differs by backend; what it evaluated must not
+        work.pop("seconds")
     doc["evaluations"] = result.evaluations
     return doc
