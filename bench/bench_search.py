@@ -4,6 +4,12 @@ search time and wall time of ``veil search`` (process start to JSON).
 
     .venv/bin/python bench/bench_search.py [--backends duckdb,postgres] [--strategies optimal,incognito]
     .venv/bin/python bench/bench_search.py --only suppression --strategies optimal   # beside ARX's 12 s
+    .venv/bin/python bench/bench_search.py --arx [--repeat 3]   # issue 36's case table: before / after / ARX 3.9.2
+
+``--arx`` runs each of issue 36's Adult cases (8 quasi-identifiers, optimal, discernibility) as ``veil search``
+processes, interleaved: *before* with ``[search] local_cells = 0`` (every node a statement, the path before
+nodes were counted in memory) and *after* with the default; medians of ``--repeat`` runs, statements and ms a
+node from the JSON's ``work``, peak RSS from ``/usr/bin/time``; ARX 3.9.2's wall and nodes from the issue.
 """
 
 from __future__ import annotations
@@ -31,6 +37,65 @@ CASES: list[tuple[str, list[str], list[str], str] | tuple[str, list[str], list[s
     ("k=5 + entropy l=2, 2% suppression (8 QIs, occupation)", QIS_8, [OCC],
      '[[models]]\ntype = "k-anonymity"\nk = 5\n[[models]]\ntype = "entropy-l-diversity"\nl = 2\n', SUPPRESSION),
 ]
+
+
+K5 = '[[models]]\ntype = "k-anonymity"\nk = 5\n'
+NO_AGE = [q for q in ADULT_QIS if q != "age"]
+# issue 36's table: (case, QIs, sensitive, models, [search] extra, ARX 3.9.2 wall s, ARX nodes)
+ARX_CASES = [
+    ("k=5", QIS_8, [], K5, "", 3.14, 142),
+    ("k=5 + entropy l=2", QIS_8, [OCC], K5 + '[[models]]\ntype = "entropy-l-diversity"\nl = 2\n', "", 6.28, 121),
+    ("k=5 + t=0.2 equal", QIS_8, [OCC], K5 + '[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "equal"\n',
+     "", 7.51, 26),
+    ("k=5 + t=0.2 ordered (age)", NO_AGE, ["age"],
+     K5 + '[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "ordered"\n', "", 7.80, 109),
+    ("k=5, 2%", QIS_8, [], K5, SUPPRESSION, 4.27, 1088),
+    ("k=5 + entropy l=2, 2%", QIS_8, [OCC], K5 + '[[models]]\ntype = "entropy-l-diversity"\nl = 2\n',
+     SUPPRESSION, 11.02, 998),
+    ("k=5 + t ordered (age), 2%", NO_AGE, ["age"],
+     K5 + '[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "ordered"\n', SUPPRESSION, 14.24, 618),
+    ("k=5 + t=0.2 equal, 2%", QIS_8, [OCC], K5 + '[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "equal"\n',
+     SUPPRESSION, 3.92, 2117),
+]
+
+
+def arx_table(repeat: int) -> list[dict[str, object]]:
+    """Issue 36's case table on DuckDB: before (every node a statement) and after (counted in memory)."""
+    import statistics
+
+    duck = duckdb_file("adult")
+    load_adult_duckdb(duck)
+    rows = []
+    print(f"{'case':30} {'ARX s/nodes':>12} | {'before s':>8} {'nodes':>5} {'stmts':>5} {'ms/node':>7} {'MiB':>5} | "
+          f"{'after s':>7} {'nodes':>5} {'stmts':>5} {'ms/node':>7} {'MiB':>5} | {'after/ARX':>9}")
+    for name, qis, sens, models, extra, arx_s, arx_nodes in ARX_CASES:
+        runs: dict[str, list[tuple[float, dict, float]]] = {"before": [], "after": []}
+        paths = {"before": adult_config("duckdb", duck, qis, sens, models,
+                                        (extra or "\n[search]\n") + "local_cells = 0\n"),
+                 "after": adult_config("duckdb", duck, qis, sens, models, extra)}
+        for _ in range(repeat):
+            for label in ("before", "after"):
+                wall, doc, _code, rss = run_cli("search", "--config", str(paths[label]), "--strategy", "optimal")
+                runs[label].append((wall, doc, rss))
+        row: dict[str, object] = {"case": name, "arx_wall_s": arx_s, "arx_nodes": arx_nodes}
+        for label, done in runs.items():
+            wall = statistics.median(w for w, _, _ in done)
+            doc = done[0][1]
+            nodes, work = doc["nodes_evaluated"], doc["work"]
+            row[label] = {"wall_s": round(wall, 3), "walls": [round(w, 3) for w, _, _ in done],
+                          "nodes": nodes, "statements": work["node_queries"], "search_s": doc["seconds"],
+                          "ms_per_node": round(1000 * doc["seconds"] / max(nodes, 1), 2),
+                          "peak_rss_mib": max(r for _, _, r in done), "optimal": doc["optimal"],
+                          "local_cells": work.get("local_cells")}
+        b, a = row["before"], row["after"]
+        assert b["optimal"] == a["optimal"], (name, b["optimal"], a["optimal"])  # type: ignore[index]
+        row["after_over_arx"] = round(a["wall_s"] / arx_s, 2)  # type: ignore[index]
+        rows.append(row)
+        print(f"{name:30} {arx_s:6.2f}/{arx_nodes:<5} | {b['wall_s']:8.2f} {b['nodes']:5} {b['statements']:5} "  # type: ignore[index]
+              f"{b['ms_per_node']:7.2f} {b['peak_rss_mib']:5.0f} | {a['wall_s']:7.2f} {a['nodes']:5} "  # type: ignore[index]
+              f"{a['statements']:5} {a['ms_per_node']:7.2f} {a['peak_rss_mib']:5.0f} | {row['after_over_arx']:9.2f}",  # type: ignore[index]
+              flush=True)
+    return rows
 
 
 GENETIC = SHARED / "arx-genetic-benchmark"
@@ -79,7 +144,16 @@ def main() -> None:
     ap.add_argument("--backends", default="duckdb,postgres")
     ap.add_argument("--strategies", default="optimal,incognito")
     ap.add_argument("--only", default="", help="only the Adult cases whose name contains this (no ARX tables)")
+    ap.add_argument("--arx", action="store_true", help="issue 36's case table beside ARX 3.9.2's figures")
+    ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if args.arx:
+        from common import machine_facts
+
+        rows = arx_table(args.repeat)
+        print("results:", save("search_arx", {"machine": machine_facts(), "data": str(SHARED / "adult"),
+                                              "repeat": args.repeat, "cases": rows}))
+        return
     duck = duckdb_file("adult")
     load_adult_duckdb(duck)
     backends = args.backends.split(",")

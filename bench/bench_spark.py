@@ -39,27 +39,22 @@ MODEL_SETS = {
     "k=10 + entropy l=3 (occupation)": ('\n[[models]]\ntype = "k-anonymity"\nk = 10\n'
                                          '\n[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'),
 }
-SPARK_STATE = Path(os.environ.get("VEIL_SPARK_DIR", ROOT / "deploy" / "spark" / "run"))
 
 
-def _pids(name: str) -> list[int]:
-    try:
-        pid = int((SPARK_STATE / "pids" / f"{name}.pid").read_text())
-    except (OSError, ValueError):
-        return []
-    return [pid]
+DRIVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
+EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 
-def _children(pid: int) -> list[int]:
-    """Processes whose parent is ``pid`` (the executors a worker forked, from any of its threads)."""
+def _jvms(main_class: str) -> list[int]:
+    """The processes running ``main_class``, found by their command line — whichever state directory
+    (``VEIL_SPARK_DIR``) started the cluster, and wherever its pid files are."""
     found = []
-    for stat in Path("/proc").glob("[0-9]*/stat"):
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
+            if main_class.encode() in cmdline.read_bytes().split(b"\0"):
+                found.append(int(cmdline.parent.name))
+        except (OSError, ValueError):
             continue
-        if int(fields[1]) == pid:
-            found.append(int(stat.parent.name))
     return found
 
 
@@ -84,9 +79,8 @@ class Sampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.driver = max(self.driver, sum(_rss_mib(p) for p in _pids("connect")))
-            execs = [c for w in ("worker1", "worker2") for p in _pids(w) for c in _children(p)]
-            self.executors = max(self.executors, sum(_rss_mib(p) for p in execs))
+            self.driver = max(self.driver, sum(_rss_mib(p) for p in _jvms(DRIVER_CLASS)))
+            self.executors = max(self.executors, sum(_rss_mib(p) for p in _jvms(EXECUTOR_CLASS)))
             time.sleep(0.2)
 
     def __enter__(self) -> Sampler:

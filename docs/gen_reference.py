@@ -259,6 +259,7 @@ attribute = "s"
 strategy = "optimal"
 metric = "discernibility"
 max_suppression = 0.0
+local_cells = 2097152
 
 [release]
 name = "r"
@@ -455,6 +456,10 @@ MEANINGS: dict[str, dict[str, str]] = {
         "metric": "what `optimal` minimizes (precision: maximizes); see below",
         "max_suppression": "fraction of rows whose violating blocks may be dropped, in [0, 1) (1 would allow a "
                            "release with every row suppressed)",
+        "local_cells": "a base frequency set of at most this many cells (distinct coded rows, whatever the "
+                       "table's rows) is fetched once and every node rolled up from it in memory, about 32 bytes "
+                       "a cell; above it every node is a statement in the warehouse; 0: always statements "
+                       "([The lattice](../lattice.md#nodes-counted-in-memory))",
     },
     "[release]": {
         "name": "views `<schema>.<name>`, `<name>_blocks`, `<name>_releases`, and `<name>_dim_<column>` per "

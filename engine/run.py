@@ -36,6 +36,7 @@ def prepare_run(session: Session, config: Config, *, sensitive: Sequence[str] | 
     counted = tuple(sensitive) if sensitive is not None else tuple(sensitive_needed(config))
     # one NULL policy for every command: published sensitive columns no model reads follow it too (as in release)
     tuning.setdefault("null_checked", tuple(c for c in config.sensitive if c not in counted))
+    tuning.setdefault("local_cells", config.search.local_cells)
     wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
                    **tuning)
     wh.prepare()
@@ -185,7 +186,7 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
     except TypeError:  # a model with unhashable parameters: remember within this search only
         memo = {}
     sized: list[tuple[Level, ...]] = []  # nodes where the monotone part's size condition held
-    reductions = spec.reductions if wh.session.backend.block_tests and wh.block_tests_enabled else None
+    reductions = spec.reductions if wh.tests_in_sql else None
 
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)

@@ -34,6 +34,7 @@ from veil.config import QuasiIdentifier, SourceConfig
 from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.distribution import Distribution
 from veil.errors import BackendError, HierarchyError, SourceError
+from veil.frequencies import FrequencySet
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, label_text, sort_key
 from veil.rollup import Counters, Rollups
@@ -67,6 +68,8 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
+    local_cells: int = 0        # the base's cells fetched once, every node then rolled up here (veil.frequencies)
+    local_nodes: int = 0        # nodes counted from them, with no statement
     scratch: bool = False       # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
     rollups: Counters = field(default_factory=Counters)
 
@@ -88,7 +91,8 @@ class Stats:
                 "batched": self.batched, "test_queries": self.test_queries, "undecided": self.undecided,
                 "streamed": self.streamed, "chunks": self.chunks, "rolled_up": self.rolled_up,
                 "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
-                "base_cells": self.base_cells, "scratch": self.scratch}
+                "base_cells": self.base_cells, "local_cells": self.local_cells, "local_nodes": self.local_nodes,
+                "scratch": self.scratch}
 
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:
@@ -118,6 +122,8 @@ class Warehouse:
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     bound_buckets: int = q.distances.BOUND_BUCKETS  # value buckets of the ordered-EMD bound statement
+    local_cells: int = 1 << 21  # a base frequency set of at most this many cells is fetched once and every node
+    #                             rolled up from it in this process (``veil.frequencies``): ~32 bytes a cell
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -138,6 +144,7 @@ class Warehouse:
     _cached_bytes: int = 0
     _not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after end_counting)
     _into: str | None = None         # the scratch database or work schema of the base (None: temporary tables)
+    _local: FrequencySet | None = None  # the base's cells, when there are at most ``local_cells``
     _ended: bool = False
 
     @property
@@ -207,12 +214,12 @@ class Warehouse:
 
         self.on_step("validating hierarchies")
         self.hierarchies = build_all(self.session, self.quasi_identifiers,
-                                     {c: [v for v, _ in values[c] if v is not None] for c in qis},
+                                     {c: [v for v, _ in values[c]] for c in qis},
                                      {c: self.columns[c].kind for c in qis})
         domains = []
         for name in self.sensitive:
             kind = self.columns[name].kind
-            pairs = sorted(((v, int(n)) for v, n in values[name] if v is not None), key=lambda p: sort_key(p[0]))
+            pairs = sorted(((v, int(n)) for v, n in values[name]), key=lambda p: sort_key(p[0]))
             self.raw_values[name] = [v for v, _ in pairs]
             domains.append(SensitiveDomain(name, _domain_array([v for v, _ in pairs], kind),
                                            np.asarray([n for _, n in pairs], dtype=np.int64), numeric=kind.numeric))
@@ -233,7 +240,9 @@ class Warehouse:
     def _scan(self) -> tuple[dict[str, list[tuple[Any, int]]], dict[str, int]]:
         """One scan of the source (``source_values``): every QI's and counted column's values with their rows, the
         rows, and the NULLs the policy looks at (``[source] nulls``: an error, or the rows left out).  Returns the
-        values per column and the columns holding NULLs with their rows."""
+        values per column, each with the rows the policy keeps (a value only in rows left out is no value of the
+        table: not in a hierarchy built from the data, not in ``P`` nor an ordered domain), and the columns
+        holding NULLs with their rows."""
         qis = [qi.column for qi in self.quasi_identifiers]
         columns = qis + list(self.sensitive)
         table = self.source_table(columns + list(self.null_checked))
@@ -241,15 +250,17 @@ class Warehouse:
                                  f"scanning source table {self.table_name!r}")
         m = len(columns)
         values: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
+        nulls: dict[str, int] = dict.fromkeys(columns, 0)
         total, complete, checked = 0, 0, [0] * len(self.null_checked)
         for row in rows:
             grouped = [k for k in range(m) if not row[m + k]]
-            if grouped:
-                values[columns[grouped[0]]].append((row[grouped[0]], int(row[2 * m])))
-            else:  # the whole table
+            if not grouped:  # the whole table
                 total, complete = int(row[2 * m]), int(row[-1] or 0)
                 checked = [int(x or 0) for x in row[2 * m + 1:-1]]
-        nulls = {name: sum(n for v, n in vals if v is None) for name, vals in values.items()}
+            elif row[grouped[0]] is None:
+                nulls[columns[grouped[0]]] = int(row[2 * m])
+            elif row[-1]:  # a value with its kept rows: rows the NULL policy leaves out are not in T (SPEC §1)
+                values[columns[grouped[0]]].append((row[grouped[0]], int(row[-1])))
         nulls.update(zip(self.null_checked, checked))
         with_nulls = {k: v for k, v in nulls.items() if v}
         if with_nulls and self.source.nulls == "error":
@@ -281,7 +292,32 @@ class Warehouse:
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
         self.stats.base_cells = self._base_cells
+        if self._base_cells <= self.local_cells:
+            self._local = self._fetch_base()
         self._cells = self._rollups(q.BASE, self.layout, self._base_cells, bounded=bool(self.sensitive))
+
+    def _fetch_base(self) -> FrequencySet:
+        """The base frequency set's cells, fetched once (``queries.base_leaves``), with each hierarchy's map from
+        a leaf code to its code at every level."""
+        data = self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
+        self.stats.local_cells = len(data["n"])
+        return FrequencySet([data[f"q{i}_0"] for i in range(len(self.hierarchies))],
+                            [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
+                            [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
+                            np.column_stack([data[f"s{j}"] for j in range(len(self.sensitive))])
+                            if self.sensitive else np.zeros((len(data["n"]), 0), dtype=np.int64), data["n"])
+
+    @property
+    def local(self) -> FrequencySet | None:
+        """The base's cells held here, when it has at most ``local_cells`` (coded again after ``end_counting``)."""
+        if self._cells is None and self._ended:
+            self._cell_rollups  # noqa: B018 — codes the base again, and fetches it when small
+        return self._local
+
+    @property
+    def tests_in_sql(self) -> bool:
+        """Whether threshold tests may run as statements (``block_tests``): not for nodes counted here."""
+        return self.block_tests_enabled and self.session.backend.block_tests and self.local is None
 
     def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
         """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``.  Every value
@@ -316,6 +352,12 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
+        if self.local is not None:
+            hist = SizeHistogram(node, *self.local.sizes(node))
+            self._sizes[node] = hist
+            self.stats.local_nodes += 1
+            self.stats.node_seconds += time.perf_counter() - started
+            return hist
         what = f"counting the block sizes of node {_show(node)}"
         blocks = self._block_rollups()
         with self._reading(blocks, node, what) as (name, floor):
@@ -341,7 +383,7 @@ class Warehouse:
         ``sizes`` then answers from them.  Elsewhere nothing: each node is counted when asked, and no node the
         search never reads is counted (on DuckDB and PostgreSQL one statement per node was the faster,
         ``bench/bench_grouping_sets.py``)."""
-        if not (self.session.backend.batch_sizes if self.batch is None else self.batch):
+        if not (self.session.backend.batch_sizes if self.batch is None else self.batch) or self.local is not None:
             return
         todo = list(dict.fromkeys(n for n in map(self._checked, nodes) if n not in self._sizes))
         for part in (todo[lo:lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
@@ -434,6 +476,12 @@ class Warehouse:
         is ever held here; every chunk's blocks are numbered on their own."""
         node = self._checked(node)
         started = time.perf_counter()
+        if self.local is not None:  # held here: one chunk of at most ``local_cells`` cells
+            counts = self._node_counts(node, self.local.cells(node))
+            self.stats.local_nodes += 1
+            self.stats.node_seconds += time.perf_counter() - started
+            yield counts
+            return
         what = f"counting node {_show(node)}"
         keys = q.node_keys(self.layout, node)
         self.stats.streamed += 1
@@ -466,10 +514,14 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        what = f"counting node {_show(node)}"
-        with self._reading(self._cell_rollups, node, what) as (name, floor):
-            data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what, narrow=True)
-        self._cell_rollups.know(node, len(data["n"]), exact=True)
+        if self.local is not None:
+            data = self.local.cells(node)
+            self.stats.local_nodes += 1
+        else:
+            what = f"counting node {_show(node)}"
+            with self._reading(self._cell_rollups, node, what) as (name, floor):
+                data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what, narrow=True)
+            self._cell_rollups.know(node, len(data["n"]), exact=True)
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._remember(node, result)
@@ -552,7 +604,7 @@ class Warehouse:
         self._cached_bytes = 0
         if self._cells is not None:
             self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
-            self._cells = self._blocks = None
+            self._cells = self._blocks = self._local = None
             self._ended = True
             self.session.settle()
 

@@ -32,7 +32,7 @@ def wards(db: Db, models: str) -> cfg.Config:
 
 def test_block_tests_hand_computed(db: Db) -> None:
     conf = wards(db, '[[models]]\ntype = "distinct-l-diversity"\nl = 2\nattribute = "diagnosis"\n')
-    with open_run(conf) as (conf, wh):
+    with open_run(conf, local_cells=0) as (conf, wh):
         tests = [("distinct", 3.0), ("entropy", 2.0)]
         got = wh.block_tests((0,), "diagnosis", tests)
         assert got is not None
@@ -55,7 +55,7 @@ def test_a_block_at_the_threshold_is_decided_by_the_exact_checker(db: Db) -> Non
     the node is evaluated from its histograms, as the whole-node checker does."""
     edge = math.exp(-(0.75 * math.log(0.75) + 0.25 * math.log(0.25)))
     conf = wards(db, f'[[models]]\ntype = "entropy-l-diversity"\nl = {edge!r}\nattribute = "diagnosis"\n')
-    with open_run(conf) as (conf, wh):
+    with open_run(conf, local_cells=0) as (conf, wh):
         assert wh.block_tests((0,), "diagnosis", [("entropy", edge)]) is None
         assert wh.stats.undecided == 1
         spec = Specification(conf.models, 0.0)
@@ -75,7 +75,7 @@ def test_block_tests_equal_the_whole_node_checkers_on_every_node(db: Db, models:
     distinct = '[[models]]\ntype = "distinct-l-diversity"\nl = 2\nattribute = "score"\n'
     text = {"k+entropy": K + ENTROPY, "distinct": distinct, "entropy+distinct": ENTROPY + distinct}[models]
     conf = config(db, people(db, seed=5), text, budget)
-    with open_run(conf) as (conf, wh):
+    with open_run(conf, local_cells=0) as (conf, wh):
         spec = Specification(conf.models, budget)
         found = spec.reductions
         assert found is not None and found[0] == "score"

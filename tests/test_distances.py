@@ -42,7 +42,7 @@ def by_size(rows: list[tuple]) -> Counter:  # type: ignore[type-arg]
 
 def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
     conf = salaries(db, 0.2)
-    with open_run(conf) as (conf, wh):
+    with open_run(conf, local_cells=0) as (conf, wh):
         ref = wh._reference(0)
         stmt = q.node_statistics(wh.layout, (0,), 0, [("ordered", 0.2), ("ordered", 0.25), ("equal", 0.7)],
                                  reference=ref)
@@ -64,7 +64,7 @@ def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
 def test_a_block_at_the_threshold_is_left_to_the_exact_checker(db: Db) -> None:
     """{3,4,5} is at exactly 3/8: neither statement decides it, and the node is evaluated from its histograms."""
     conf = salaries(db, 0.375)
-    with open_run(conf) as (conf, wh):
+    with open_run(conf, local_cells=0) as (conf, wh):
         assert wh.block_tests((0,), "salary", [("ordered", 0.375)]) is None
         assert wh.stats.undecided == 1 and wh.stats.test_queries == 2  # the bounds, then the exact statement
         spec = Specification(conf.models, 0.0)
@@ -95,7 +95,7 @@ def test_the_bounds_never_decide_a_block_the_wrong_way(db: Db, seed: int) -> Non
             '[[models]]\ntype = "t-closeness"\nattribute = "v"\ndistance = "ordered"\nt = 0.2\n')
     conf = cfg.load(db.write_config(name, body, name=f"{name}.toml"))
     for buckets in (1, 2, 3, 7, 64):
-        with open_run(conf, bound_buckets=buckets) as (conf, wh):
+        with open_run(conf, local_cells=0, bound_buckets=buckets) as (conf, wh):
             nc = wh.counts((0,))
             exact = TCloseness(t=0.2, distance="ordered", attribute="v").distances(nc)
             emd = {int(s): Fraction(float(d)) for s, d in zip(nc.sizes, exact)}
@@ -129,7 +129,7 @@ def test_distance_tests_equal_the_whole_node_checkers_on_every_node(db: Db, dist
 
     closeness = f'[[models]]\ntype = "t-closeness"\nt = 0.3\ndistance = "{distance}"\nattribute = "score"\n'
     conf = config(db, people(db, seed=5), K + closeness, budget)
-    with open_run(conf, bound_buckets=2) as (conf, wh):
+    with open_run(conf, local_cells=0, bound_buckets=2) as (conf, wh):
         spec = Specification(conf.models, budget)
         found = spec.reductions
         assert found is not None and found[0] == "score"

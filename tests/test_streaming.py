@@ -76,7 +76,7 @@ def blocks_of(chunks: list[NodeCounts]) -> dict[tuple[int, ...], dict[int, int]]
 def test_sizes_and_chunks_equal_the_whole_node(db: Db, chunk: int) -> None:
     table = people(db)
     conf = config(db, table, K + ENTROPY, 0.0)
-    with open_run(conf, chunk_cells=chunk, rollup_min_cells=1) as (conf, wh):
+    with open_run(conf, local_cells=0, chunk_cells=chunk, rollup_min_cells=1) as (conf, wh):
         nodes = all_nodes(wh.heights)
         streamed_chunks = 0
         for node in nodes:
@@ -101,7 +101,7 @@ def test_sizes_and_chunks_equal_the_whole_node(db: Db, chunk: int) -> None:
 def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget: float) -> None:
     table = people(db, seed=5)
     conf = config(db, table, SETS[models], budget)
-    with open_run(conf, chunk_cells=3) as (conf, wh):
+    with open_run(conf, local_cells=0, chunk_cells=3) as (conf, wh):
         spec = Specification(conf.models, budget)
         metric = make_metric("discernibility", wh.heights)
         sized = OnSizes(metric)
@@ -156,7 +156,7 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
     table = people(db, seed=11, n=120)
     budget = 0.05
     conf = config(db, table, SETS[models], budget, metric)
-    with open_run(conf, chunk_cells=2, batch=batch) as (conf, wh):
+    with open_run(conf, local_cells=0, chunk_cells=2, batch=batch) as (conf, wh):
         wh.block_tests_enabled = block_tests
         spec = Specification(conf.models, budget)
         plain = metric_for(wh, metric)
@@ -233,9 +233,9 @@ def test_rollups_stay_within_their_budget(db: Db) -> None:
     table = people(db, n=400)
     conf = config(db, table, K + ENTROPY, 0.0)
     nodes = sorted(all_nodes((3, 1, 2)), key=lambda n: sum(-1 if lv is None else lv for lv in n))
-    with open_run(conf, rollup=False) as (conf, plain):
+    with open_run(conf, local_cells=0, rollup=False) as (conf, plain):
         expected = {node: blocks_of([plain.counts(node)]) for node in nodes}
-    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.9, rollup_budget=0.6) as (conf, wh):
+    with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=0.9, rollup_budget=0.6) as (conf, wh):
         kept: list[int] = []
         for node in nodes:
             assert blocks_of([wh.counts(node)]) == expected[node], node
@@ -259,10 +259,10 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
     table = people(db, n=400)
     conf = config(db, table, K + ENTROPY, 0.0)
     nodes = sorted(all_nodes((3, 1, 2)), key=lambda n: sum(-1 if lv is None else lv for lv in n))
-    with open_run(conf, rollup=False) as (conf, plain):
+    with open_run(conf, local_cells=0, rollup=False) as (conf, plain):
         expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
         tests = {node: _tested(plain, node) for node in nodes}
-    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=0.0) as (conf, dropped):
+    with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=0.0) as (conf, dropped):
         for node in nodes:
             assert (blocks_of([dropped.counts(node)]), dropped.sizes(node).blocks.tolist()) == expected[node], node
             assert _tested(dropped, node) == tests[node], node
@@ -271,7 +271,7 @@ def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
         assert 0 < dropped.stats.materialized < 3 * len(nodes)
         with pytest.raises(BackendError):
             dropped.session.scalar(q.count_rows(dropped.layout.node_table(1, nodes[0])))
-    with open_run(conf, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0) as (conf, kept):
+    with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0) as (conf, kept):
         for node in nodes:
             assert (blocks_of([kept.counts(node)]), kept.sizes(node).blocks.tolist()) == expected[node], node
             assert _tested(kept, node) == tests[node], node
@@ -287,10 +287,10 @@ def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
     table = people(db, n=400)
     conf = config(db, table, K + ENTROPY, 0.0)
     nodes = [(3, 1, 2), (2, 1, 1), (3, 0, 2), (2, 1, 2), (1, 1, 1), (3, 1, 1)]
-    with open_run(conf, rollup=False) as (conf, plain):
+    with open_run(conf, local_cells=0, rollup=False) as (conf, plain):
         expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
         tests = {node: _tested(plain, node) for node in nodes}
-    with open_run(conf, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=1.0) as (conf, wh):
+    with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=1.0) as (conf, wh):
         blocks, cells = wh._block_rollups(), wh._cell_rollups
         # codes per level: age 53, 7, 4, 2, 1; sex 2, 1; region 4, 2, 1; score 5 values; 362 base cells.  From
         # (3, 1, 2) (bound 2) each step lowers the level multiplying the bound least, ties to the first QI:
@@ -322,9 +322,9 @@ def test_sizes_counted_together_equal_each_nodes_own(db: Db) -> None:
                                                           [(0, None, None), (None, 0, None), (None, None, 0)]]
     for models in (K, K + ENTROPY):  # the blocks' own rollups when sensitive values are counted
         conf = config(db, table, models, 0.0)
-        with open_run(conf, rollup=False) as (conf, plain):
+        with open_run(conf, local_cells=0, rollup=False) as (conf, plain):
             expected = {node: plain.sizes(node) for node in nodes}
-        with open_run(conf, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0, hub_ratio=0.5,
+        with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0, hub_ratio=0.5,
                       batch=True) as (conf, wh):
             wh.sizes((1, 0, 1))  # kept: later batches above it roll up from it through veil_up_* tables
             for batch in batches:
@@ -347,10 +347,10 @@ def test_hubs_are_sized_by_the_backend_unless_the_run_says(db: Db) -> None:
     PostgreSQL, which pays for every row a node query reads) unless the run sets one; both layouts use it."""
     table = people(db, n=400)
     conf = config(db, table, K + ENTROPY, 0.0)
-    with open_run(conf) as (_, wh):
+    with open_run(conf, local_cells=0) as (_, wh):
         ratios = {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())}
         assert ratios == {{"duckdb": 0.1, "postgres": 0.01}[db.kind]}
-    with open_run(conf, hub_ratio=0.5) as (_, wh):
+    with open_run(conf, local_cells=0, hub_ratio=0.5) as (_, wh):
         assert {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())} == {0.5}
 
 
@@ -395,7 +395,7 @@ def test_check_streams_what_it_shows(db: Db, models: str) -> None:
 
     table = people(db, seed=11)
     conf = config(db, table, SETS[models], 0.1)
-    with open_run(conf, chunk_cells=5) as (conf, wh):
+    with open_run(conf, local_cells=0, chunk_cells=5) as (conf, wh):
         spec = Specification(conf.models, 0.1)
         for node in [(0, 0, 0), (1, 0, 1), (2, 1, 0), (3, 1, 2), (1, 1, 1)]:
             whole = wh.counts(node)
@@ -451,7 +451,7 @@ def test_streamed_chunks_without_pandas_equal_the_whole_node(db: Db, monkeypatch
     monkeypatch.setattr(duck, "_HAS_PANDAS", False)
     table = people(db, seed=7)
     conf = config(db, table, K + ENTROPY, 0.0)
-    with open_run(conf, chunk_cells=4) as (conf, wh):
+    with open_run(conf, local_cells=0, chunk_cells=4) as (conf, wh):
         for node in all_nodes(wh.heights)[::5]:
             chunks = list(wh.stream(node))
             assert blocks_of(chunks) == blocks_of([wh.counts(node)]), node

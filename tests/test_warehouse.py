@@ -26,7 +26,7 @@ def blocks_of(doc: dict) -> dict[tuple[str, ...], dict[str, int]]:
 def test_figure_2_node_gives_three_blocks_of_four(inpatient: Db) -> None:
     # Figure 2: zip 130**/148** (mask level 2), age <30 / 3* / >=40 (level 1), nationality * (level 1).
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
-    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
         doc = counts_document(wh, wh.counts((2, 1, 1)))
     assert doc["rows"] == 12 and doc["node"] == [2, 1, 1]
     assert [b["size"] for b in doc["blocks"]] == [4, 4, 4]
@@ -39,7 +39,7 @@ def test_figure_2_node_gives_three_blocks_of_four(inpatient: Db) -> None:
 
 def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
-    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
         fig3 = counts_document(wh, wh.counts((1, 2, 1)))
         bottom = counts_document(wh, wh.counts((0, 0, 0)))
         top = counts_document(wh, wh.counts((5, 3, 1)))
@@ -65,10 +65,10 @@ def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
 def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (1, 2, 1), (3, 2, 1), (5, 3, 1), (2, 0, 1)]
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
         rolled = [counts_document(wh, wh.counts(n)) for n in nodes]
         assert wh.stats.rolled_up > 0  # later nodes were aggregated from finer materialized ones
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=False) as wh:
         direct = [counts_document(wh, wh.counts(n)) for n in nodes]
         assert wh.stats.rolled_up == 0
     assert rolled == direct
@@ -80,7 +80,7 @@ def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     first = [(0, 0, 0), (1, 0, 0), (1, 1, 0)]
     later = [(2, 1, 1), (1, 2, 1), (3, 2, 1), (2, 0, 1)]
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
         for n in first:
             wh.sizes(n)
             wh.counts(n)
@@ -89,7 +89,7 @@ def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db
         assert not any(r.kept for r in wh.rollups)
         after = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
         assert all(r.kept for r in wh.rollups)  # kept again by the later queries
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=False) as wh:
         direct = [(wh.sizes(n).n_blocks, counts_document(wh, wh.counts(n))) for n in later]
     assert after == direct
 
@@ -98,7 +98,7 @@ def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inp
     """``end_counting`` (a release holding its node's counts) drops the rollups and ``veil_base`` itself; a node
     counted later (the release's report) codes the base again from the source and answers as before."""
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
         before = counts_document(wh, wh.counts((1, 1, 0)))
         wh.sizes((2, 1, 1))
         wh.end_counting()
@@ -182,7 +182,7 @@ def test_synthetic_counts_match_an_independent_oracle_on_both_backends(db: Db) -
     db.create_table("people", SYNTH_COLUMNS, rows)
     conf = cfg.load(db.write_config("people", SYNTH_BODY))
     nodes = [(0, 0, 0), (1, 0, 2), (2, 1, 3), (3, 0, 1), (4, 1, 5), (2, 0, 0)]
-    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
         assert wh.heights == (4, 1, 5)
         for node in nodes:
             nc = wh.counts(node)
@@ -207,7 +207,7 @@ def test_sizes_only_mode_groups_by_quasi_identifiers_only(db: Db) -> None:
     rows = _synthetic(random.Random(3), 200)
     db.create_table("people", SYNTH_COLUMNS, rows)
     conf = cfg.load(db.write_config("people", SYNTH_BODY))
-    with open_warehouse(conf) as wh:  # k-anonymity only needs sizes: no sensitive column counted
+    with open_warehouse(conf, local_cells=0) as wh:  # k-anonymity only needs sizes: no sensitive column counted
         assert wh.sensitive == ()
         nc = wh.counts((2, 1, 3))
         expected = _expected(rows, (2, 1, 3))
@@ -236,7 +236,7 @@ type = "k-anonymity"
 k = 2
 """
     conf = cfg.load(db.write_config("Patients", body))
-    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
         doc = counts_document(wh, wh.counts((2, 2)))
     assert {tuple(b["key"]): b["sensitive"][hostile] for b in doc["blocks"]} == {
         ("130**", "[20, 40)"): {"flu": 2},
@@ -275,11 +275,11 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
     temporary tables, and the file or schema is gone with the session."""
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (3, 2, 1), (1, None, 0)]
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup=False) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=False) as wh:
         expected = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
         assert not wh.stats.scratch
     folder = inpatient.workdir
-    with open_warehouse(conf, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0,
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0,
                         scratch_threshold=0) as wh:
         got = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
         assert wh.stats.scratch and wh.stats.materialized > 0
@@ -318,7 +318,7 @@ def test_a_killed_runs_working_tables_are_dropped_by_the_next_run(inpatient: Db)
     if inpatient.kind == "duckdb":
         left = inpatient.workdir / f".veil-work-{dead}-0badc0de.duckdb"
         left.write_bytes(b"")
-        with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+        with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, scratch_threshold=0) as wh:
             assert wh.stats.scratch
         assert not left.exists()
     else:
@@ -333,7 +333,7 @@ def postgres_sweep(inpatient: Db, conf: cfg.Config, dead: int) -> None:
             inpatient.execute(f'CREATE SCHEMA "{schema}"')
             inpatient.execute(f'CREATE UNLOGGED TABLE "{schema}".veil_base (n bigint)')
         try:
-            with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+            with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, scratch_threshold=0) as wh:
                 assert wh.stats.scratch
             names = {r[0] for r in other.execute(q.owned_schemas("veil_work_")).all()}
             assert live in names and killed not in names
@@ -354,7 +354,7 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
     db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
     conf = cfg.load(db.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 1, 0), (3, 2, 1)]
-    with open_warehouse(conf, sensitive=conf.sensitive) as wh:
+    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
         expected = [counts_document(wh, wh.counts(n)) for n in nodes]
     role = f"veil_nocreate_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database
@@ -364,7 +364,7 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
                f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"')
     try:
         monkeypatch.setenv(PG_ENV, sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False))
-        with open_warehouse(conf, sensitive=conf.sensitive, scratch_threshold=0) as wh:
+        with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, scratch_threshold=0) as wh:
             got = [counts_document(wh, wh.counts(n)) for n in nodes]
             assert not wh.stats.scratch
         assert got == expected

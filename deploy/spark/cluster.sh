@@ -208,11 +208,18 @@ status() {
   for name in worker1 worker2; do  # executors are the workers' children
     if alive "$name"; then
       for pid in $(pgrep -P "$(pid_of "$name")" 2>/dev/null || true); do
+        if [ "$(awk '/^State/ {print $2}' "/proc/$pid/status" 2>/dev/null)" = Z ]; then
+          echo "executor: pid $pid (of $name) exited, not yet reaped"; continue
+        fi
         echo "executor: pid $pid (of $name)"; pids+=("$pid")
       done
     fi
   done
-  for pid in "${pids[@]}"; do kb=$((kb + $(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0))); done
+  local rss
+  for pid in "${pids[@]}"; do  # a zombie (an executor that exited, not yet reaped) has no VmRSS line
+    rss=$(awk '/^VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || true)
+    kb=$((kb + ${rss:-0}))
+  done
   [ "${#pids[@]}" -eq 0 ] || echo "memory: $((kb / 1024)) MB resident in ${#pids[@]} JVMs"
   if alive connect && port_open "$CONNECT_PORT"; then
     echo "connect: sc://$HOST:$CONNECT_PORT answers"

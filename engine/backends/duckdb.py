@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.dialects import registry
 
 from veil import queries as q
 from veil.backends import base
@@ -23,6 +24,10 @@ from veil.backends.scratch import Scratch, folder, parse_bytes
 from veil.errors import BackendError, Interruption
 from veil.hierarchy import real_value
 from veil.queries import CreateTableAs
+
+# Where duckdb_engine's dialect is, said up front: SQLAlchemy would otherwise try ``sqlalchemy.dialects.duckdb``
+# and then scan every installed distribution's entry points for it at each engine's creation (issue 36).
+registry.register("duckdb", "duckdb_engine", "Dialect")
 
 _frames = itertools.count()
 MEMORY_LIMIT = "512MB"  # DuckDB's memory_limit when the URL sets none (``?memory_limit=4GB`` overrides)

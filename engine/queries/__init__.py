@@ -7,13 +7,17 @@ vanish with the connection (on DuckDB the big ones may live in the session's scr
 table), ``nodes`` (the per-node counting statements), ``release`` (candidate cells, materialization, recount,
 grants, locks), ``publication`` (rows tables, views, pointer, expiry), ``dimensions`` (the published hierarchies),
 ``ledger`` (the series ledger) and ``runs`` (a run's catalog row, read back when it stops).
+``dimensions``, ``ledger`` and ``runs`` serve the release alone: they load on first use (``q.ledger``), so a
+search does not import them (issue 36).
 """
 
-from veil.queries import dimensions, distances, ledger, publication, runs
+from typing import TYPE_CHECKING, Any
+
+from veil.queries import distances, publication
 from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, DropSchema, Grant,
                               SetSearchPath, Stall, backend_sessions, copy_from_stdin, count_rows, create_table_as,
                               current_setting, drop_table, owned_schemas, session_settings, working_table)
-from veil.queries.nodes import (BASE, UNDECIDED, Grouped, Layout, base_coded, dim_table, grouped_sizes, materialize,
+from veil.queries.nodes import (BASE, UNDECIDED, Grouped, Layout, base_coded, base_leaves, dim_table, grouped_sizes, materialize,
                                 node_bounds, node_counts, node_keys, node_sizes, node_statistics, packed, row_bytes,
                                 sensitive_domain_table, source_values, up_table)
 from veil.queries.publication import schema_exists
@@ -24,11 +28,28 @@ from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_
                                   values_table, withheld_table)
 from veil.queries.source import column_type, columns_of, fingerprint, fits, source_table, tables_in
 
+if TYPE_CHECKING:
+    from veil.queries import dimensions, ledger, runs
+
+
+def __getattr__(name: str) -> Any:
+    """``dimensions``, ``ledger`` and ``runs`` on first use (importing one sets it on the package: asked once)."""
+    if name == "dimensions":
+        import veil.queries.dimensions as module
+    elif name == "ledger":
+        import veil.queries.ledger as module
+    elif name == "runs":
+        import veil.queries.runs as module
+    else:
+        raise AttributeError(f"module 'veil.queries' has no attribute {name!r}")
+    return module
+
+
 __all__ = [
     "BASE", "CELLS", "SUPPRESSED", "UNDECIDED", "VALUES", "WITHHELD", "Attach", "CreateSchema", "CreateTableAs",
     "Analyze", "CreateView", "DropObject", "DropSchema", "Grant", "SetSearchPath", "Stall", "backend_sessions", "current_setting",
     "owned_schemas",
-    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
+    "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_leaves", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
     "fingerprint", "fits", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
     "grouped_sizes", "Grouped", "packed", "privileges_held", "publication", "runs",

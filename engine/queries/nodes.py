@@ -272,6 +272,19 @@ def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int 
     return sa.select(*keys, *sens, sa.func.sum(src.table.c.n).label("n")).select_from(src.from_).group_by(*keys, *sens)
 
 
+def base_leaves(layout: Layout) -> sa.Select[Any]:
+    """The base frequency set's cells with only what rolls every node up from them: each QI's leaf code (its
+    higher levels follow from the hierarchy), the sensitive codes, ``n`` (``veil.frequencies``).
+
+    >>> print(base_leaves(Layout(heights=(2, 1), sensitive_count=1)).compile())
+    SELECT veil_base.q0_0, veil_base.q1_0, veil_base.s0, veil_base.n 
+    FROM veil_base
+    """
+    base = layout.base()
+    return sa.select(*(base.c[f"q{i}_0"] for i in range(layout.qi_count)),
+                     *(base.c[f"s{k}"] for k in range(layout.sensitive_count)), base.c.n)
+
+
 def node_keys(layout: Layout, node: Sequence[int | None]) -> list[str]:
     """The block key columns ``g{i}`` of ``node_counts(layout, node)`` (QIs not projected out)."""
     return [f"g{i}" for i, lv in enumerate(node) if lv is not None]

@@ -1,8 +1,29 @@
 """The release: the only writer of release objects (``job``), the publication every reader can trust
 (``publication``), the series guarantee (``alignment``, ``differences``, ``series``, ``ledger``) and the
-history commands (``history``).  docs/series.md and docs/publication.md describe them."""
+history commands (``history``).  docs/series.md and docs/publication.md describe them.
 
-from veil.release.history import exposure, releases, rollback
-from veil.release.job import Outcome, init, release
+The names below load their module on first use, so ``veil releases``, ``veil rollback`` and ``veil audit
+--series`` (``history``) do not import the release job with the search and the warehouse (issue 36).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from veil.release.history import exposure, releases, rollback
+    from veil.release.job import Outcome, init, release
 
 __all__ = ["Outcome", "exposure", "init", "release", "releases", "rollback"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("exposure", "releases", "rollback"):
+        import veil.release.history as module
+    elif name in ("Outcome", "init", "release"):
+        import veil.release.job as module
+    else:
+        raise AttributeError(f"module 'veil.release' has no attribute {name!r}")
+    value = getattr(module, name)
+    globals()[name] = value  # asked once
+    return value

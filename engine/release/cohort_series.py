@@ -18,7 +18,7 @@ import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import sqlalchemy as sa
@@ -37,7 +37,9 @@ from veil.release.differences import Judge
 from veil.release.ledger import canonical
 from veil.release.secret import Coins, new_secret
 from veil.queries import members as mq
-from veil.warehouse import Warehouse
+
+if TYPE_CHECKING:  # annotations only: `veil releases` reads this module without the warehouse
+    from veil.warehouse import Warehouse
 
 SEP = "\x1f"  # between a block's labels in its key
 

@@ -1,0 +1,157 @@
+"""The base frequency set held in this process, once it is small enough (``Warehouse.local_cells``): the
+warehouse scans and codes the source into ``veil_base`` as always; when that set has few cells — whatever the
+rows — it is fetched once (each quasi-identifier's leaf code, the sensitive codes, ``n``) and every node is
+rolled up from it here, with no statement per node.  Memory is bounded by the cells, never by the rows.
+
+A node's blocks are the distinct codes of its levels: a leaf code maps to its level-``j`` code through the
+hierarchy (``Hierarchy.ancestors``), the codes pack into one integer key (strides from the cardinalities), and
+cells with one key form one block — the same ``GROUP BY`` as ``queries.node_counts``, computed by sorting.
+
+>>> f = FrequencySet([np.array([0, 1, 2])], [[np.arange(3), np.array([0, 0, 1])]], [[3, 2]],
+...                  np.array([[0], [1], [1]]), np.array([2, 3, 1]))
+>>> f.sizes((1,))
+(array([1, 5]), array([1, 1]))
+>>> f.cells((1,))["n"].tolist(), f.cells((1,))["g0"].tolist(), f.cells((1,))["s0"].tolist()
+([2, 3, 1], [0, 0, 1], [0, 1, 1])
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+
+from veil.counts import sorted_sum
+
+Level = int | None
+CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
+
+
+def group(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct keys ascending and each key's index among them (``np.unique(key, return_inverse=True)``),
+    for keys in ``[0, space)``: a table of the space when it is small beside the keys, else one in-place sort of
+    the keys packed with their positions (several times faster than ``argsort``).
+
+    >>> [a.tolist() for a in group(np.array([5, 2, 5, 9]), 10)]
+    [[2, 5, 9], [1, 0, 1, 2]]
+    >>> [a.tolist() for a in group(np.array([5, 2, 5, 9]), 1 << 40)]
+    [[2, 5, 9], [1, 0, 1, 2]]
+    """
+    n = len(key)
+    if space <= max(4 * n, 1 << 16):
+        present = np.zeros(space, dtype=bool)
+        present[key] = True
+        ids = np.cumsum(present, dtype=np.int64) - 1
+        return np.flatnonzero(present), ids[key]
+    bits = max(int(n - 1).bit_length(), 1)
+    if space > 1 << (62 - bits):
+        unique, inverse = np.unique(key, return_inverse=True)
+        return unique, inverse.reshape(-1)
+    packed = np.left_shift(key, bits)
+    packed |= np.arange(n, dtype=np.int64)
+    packed.sort()
+    position = packed & ((1 << bits) - 1)
+    ordered = np.right_shift(packed, bits, out=packed)
+    first = np.ones(n, dtype=bool)
+    first[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(n, dtype=np.int64)
+    inverse[position] = np.cumsum(first, dtype=np.int64) - 1
+    return ordered[first], inverse
+
+
+class FrequencySet:
+    """Cells of the base frequency set: ``leaves[i]`` QI ``i``'s leaf code per cell, ``levels[i][j]`` the map
+    from a leaf code to its level-``j`` code, ``cards[i][j]`` the codes at level ``j``, ``sensitive`` the
+    (cells × columns) sensitive codes, ``n`` the rows of each cell."""
+
+    def __init__(self, leaves: Sequence[np.ndarray], levels: Sequence[Sequence[np.ndarray]],
+                 cards: Sequence[Sequence[int]], sensitive: np.ndarray, n: np.ndarray) -> None:
+        self.leaves = [np.asarray(c, dtype=np.int64) for c in leaves]
+        self.levels = [[np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
+        self.cards = [list(c) for c in cards]
+        self.sensitive = np.asarray(sensitive, dtype=np.int64).reshape(len(n), -1)
+        self.n = np.asarray(n, dtype=np.int64)
+        self.spread = [int(self.sensitive[:, j].max(initial=-1)) + 1 for j in range(self.sensitive.shape[1])]
+        self._kept: dict[tuple[int, int], np.ndarray] = {}
+        self._kept_bytes = 0
+        self._last: tuple[tuple[Level, ...], np.ndarray, list[tuple[int, np.ndarray]]] | None = None
+
+    @property
+    def nbytes(self) -> int:
+        return sum(c.nbytes for c in self.leaves) + self.sensitive.nbytes + self.n.nbytes
+
+    def _level(self, i: int, level: int) -> np.ndarray:
+        """QI ``i``'s code per cell at ``level``, kept (narrow) while the kept ones stay within ``CODES_KEPT``."""
+        found = self._kept.get((i, level))
+        if found is None:
+            found = self.levels[i][level][self.leaves[i]]
+            narrow = found.astype(np.int16 if self.cards[i][level] <= 1 << 15 else np.int32)
+            if self._kept_bytes + narrow.nbytes <= CODES_KEPT:
+                self._kept[(i, level)] = narrow
+                self._kept_bytes += narrow.nbytes
+        return found
+
+    def _codes(self, node: Sequence[Level]) -> list[tuple[int, np.ndarray, int]]:
+        """(QI, its code per cell at the node's level, that level's cardinality) for each QI not projected out."""
+        return [(i, self._level(i, lv), self.cards[i][lv]) for i, lv in enumerate(node) if lv is not None]
+
+    def _blocks(self, node: Sequence[Level]) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+        """Each cell's block (0.., in key order) and each kept QI's code per block (the last node's remembered:
+        a search asks a node's sizes, then its cells)."""
+        node = tuple(node)
+        if self._last is None or self._last[0] != node:
+            self._last = (node, *self._group(node))
+        return self._last[1], self._last[2]
+
+    def _group(self, node: tuple[Level, ...]) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
+        codes = self._codes(node)
+        if not codes:
+            return np.zeros(len(self.n), dtype=np.int64), []
+        if math.prod(c for _, _, c in codes) < 2**62:
+            key = np.zeros(len(self.n), dtype=np.int64)
+            for _, code, card in codes:
+                key *= card
+                key += code
+            unique, block = group(key, math.prod(c for _, _, c in codes))
+            out, rest = [], unique
+            for i, _code, card in reversed(codes):
+                rest, mine = np.divmod(rest, card)
+                out.append((i, mine))
+            return block.reshape(-1), out[::-1]
+        stacked = np.column_stack([code for _, code, _ in codes])  # astronomically wide: rows of codes
+        unique, block = np.unique(stacked, axis=0, return_inverse=True)
+        return block.reshape(-1), [(i, unique[:, k]) for k, (i, _, _) in enumerate(codes)]
+
+    def sizes(self, node: Sequence[Level]) -> tuple[np.ndarray, np.ndarray]:
+        """The node's block-size histogram: distinct sizes ascending and the blocks of each."""
+        block, _ = self._blocks(node)
+        rows = np.bincount(block, weights=self.n).astype(np.int64) if len(block) else np.zeros(0, dtype=np.int64)
+        size, blocks = np.unique(rows, return_counts=True)
+        return size.astype(np.int64), blocks.astype(np.int64)
+
+    def cells(self, node: Sequence[Level]) -> dict[str, np.ndarray]:
+        """The node's cells as ``queries.node_counts`` returns them, in block-key order: ``g{i}`` for every QI
+        not projected out, ``s{j}`` for every sensitive column, ``n``."""
+        block, keys = self._blocks(node)
+        width = math.prod(max(s, 1) for s in self.spread)
+        combined = block * width
+        stride = width
+        for j, s in enumerate(self.spread):
+            stride //= max(s, 1)
+            combined += self.sensitive[:, j] * stride
+        space = (int(block.max(initial=-1)) + 1) * width
+        if space <= max(4 * len(combined), 1 << 16):  # a tally over the space (counts below 2^53: exact)
+            tally = np.bincount(combined, weights=self.n, minlength=space)
+            key = np.flatnonzero(tally)
+            n = tally[key].astype(np.int64)
+        else:
+            key, n = sorted_sum(combined, self.n.copy())
+        block_of, rest = np.divmod(key, width)
+        data = {f"g{i}": codes[block_of] for i, codes in keys}
+        stride = width
+        for j, s in enumerate(self.spread):
+            stride //= max(s, 1)
+            data[f"s{j}"], rest = np.divmod(rest, stride)
+        data["n"] = n
+        return data

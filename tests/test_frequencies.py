@@ -1,0 +1,147 @@
+"""Nodes counted in memory from the fetched base frequency set (``veil.frequencies``, ``[search] local_cells``):
+every node's cells and sizes equal the warehouse's ``GROUP BY``, and every search finds what brute force in SQL
+finds, on DuckDB and PostgreSQL, with no statement per node."""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from veil import search
+from veil.frequencies import FrequencySet, group
+from veil.lattice import Lattice
+from veil.privacy import Specification
+from veil.run import metric_for, open_run, search_counts
+from tests.conftest import Db
+from tests.test_streaming import SETS, all_nodes, config, people
+
+
+def _naive(f: FrequencySet, node: tuple[int | None, ...]) -> dict[tuple[int, ...], int]:
+    """(block codes…, sensitive codes…) → rows, cell by cell in Python."""
+    out: collections.Counter[tuple[int, ...]] = collections.Counter()
+    for c in range(len(f.n)):
+        block = tuple(int(f.levels[i][lv][f.leaves[i][c]]) for i, lv in enumerate(node) if lv is not None)
+        out[block + tuple(int(s) for s in f.sensitive[c])] += int(f.n[c])
+    return dict(out)
+
+
+@st.composite
+def frequency_sets(draw: st.DrawFn) -> FrequencySet:
+    qis = draw(st.integers(1, 3))
+    leaves, levels, cards = [], [], []
+    cells = draw(st.integers(1, 30))
+    for _ in range(qis):
+        width = draw(st.integers(1, 6))
+        maps = [np.arange(width)]
+        for _ in range(draw(st.integers(0, 2))):  # each level merges codes of the one below
+            parent = np.asarray(draw(st.lists(st.integers(0, 2), min_size=len(set(maps[-1].tolist())),
+                                              max_size=len(set(maps[-1].tolist())))))
+            _, parent = np.unique(parent, return_inverse=True)
+            maps.append(parent[maps[-1]])
+        leaves.append(np.asarray(draw(st.lists(st.integers(0, width - 1), min_size=cells, max_size=cells))))
+        levels.append(maps)
+        cards.append([int(m.max()) + 1 for m in maps])
+    spread = draw(st.lists(st.integers(1, 4), min_size=0, max_size=2))
+    sensitive = np.column_stack([draw(st.lists(st.integers(0, s - 1), min_size=cells, max_size=cells))
+                                 for s in spread]) if spread else np.zeros((cells, 0), dtype=np.int64)
+    n = np.asarray(draw(st.lists(st.integers(1, 9), min_size=cells, max_size=cells)))
+    return FrequencySet(leaves, levels, cards, sensitive, n)
+
+
+@settings(max_examples=200, deadline=None)
+@given(f=frequency_sets(), data=st.data())
+def test_cells_and_sizes_equal_a_naive_group_by(f: FrequencySet, data: st.DataObject) -> None:
+    node = tuple(data.draw(st.one_of(st.none(), st.integers(0, len(m) - 1))) for m in f.levels)
+    expected = _naive(f, node)
+    got = f.cells(node)
+    kept = [i for i, lv in enumerate(node) if lv is not None]
+    rows = [tuple(int(got[f"g{i}"][r]) for i in kept) + tuple(int(got[f"s{j}"][r]) for j in range(len(f.spread)))
+            for r in range(len(got["n"]))]
+    assert dict(zip(rows, got["n"].tolist())) == expected and len(rows) == len(set(rows))
+    assert rows == sorted(rows)  # block-key order, as the warehouse's stream delivers
+    blocks: collections.Counter[tuple[int, ...]] = collections.Counter()
+    for key, n in expected.items():
+        blocks[key[:len(kept)]] += n
+    size, count = f.sizes(node)
+    assert dict(zip(size.tolist(), count.tolist())) == dict(collections.Counter(blocks.values()))
+    assert size.tolist() == sorted(size.tolist())
+
+
+def test_codes_too_wide_for_one_integer_are_grouped_by_rows() -> None:
+    # three QIs of 2^21 codes each: their product exceeds 2^62, so cells are grouped as rows of codes
+    width = 1 << 21
+    leaves = [np.array([0, width - 1, 0, width - 1]), np.array([5, 5, 5, 6]), np.array([7, 7, 7, 7])]
+    f = FrequencySet(leaves, [[np.arange(width)]] * 3, [[width]] * 3, np.zeros((4, 0), dtype=np.int64),
+                     np.array([1, 2, 3, 4]))
+    assert math.prod([width] * 3) >= 2**62
+    got = f.cells((0, 0, 0))
+    assert got["g0"].tolist() == [0, width - 1, width - 1] and got["n"].tolist() == [4, 2, 4]
+    assert [a.tolist() for a in f.sizes((0, 0, 0))] == [[2, 4], [1, 2]]
+
+
+def test_every_node_counted_in_memory_equals_the_warehouse(db: Db) -> None:
+    table = people(db, seed=5, n=150)
+    conf = config(db, table, SETS["k+entropy"], 0.0)
+    with open_run(conf, local_cells=0) as (conf, sql), open_run(conf) as (_, here):
+        assert here.local is not None and sql.local is None and here.stats.local_cells == sql.stats.base_cells
+        for node in all_nodes(sql.heights):
+            a, b = sql.counts(node), here.counts(node)
+            assert (a.keys == b.keys).all() and a.rows == b.rows, node
+            for name in ("score",):
+                ba, bb = a.blocks(name), b.blocks(name)
+                assert (ba.indptr == bb.indptr).all() and (ba.codes == bb.codes).all() and (ba.counts == bb.counts).all()
+            if None not in node:
+                sa_, sb = sql.sizes(node), here.sizes(node)
+                assert sa_.sizes.tolist() == sb.sizes.tolist() and sa_.blocks.tolist() == sb.blocks.tolist()
+        assert here.stats.node_queries == 0 and here.stats.local_nodes > 0
+
+
+def test_a_base_above_the_bound_is_counted_in_the_warehouse(db: Db) -> None:
+    table = people(db, seed=6, n=80)
+    conf = config(db, table, SETS["k"], 0.0)
+    with open_run(conf, local_cells=10) as (conf, wh):
+        assert wh.stats.base_cells > 10 and wh.local is None
+        wh.sizes((0, 0, 0))
+        assert wh.stats.node_queries == 1 and wh.stats.local_nodes == 0
+
+
+@pytest.mark.parametrize("models", list(SETS))
+@pytest.mark.parametrize("metric", ["discernibility", "precision", "kl-divergence"])
+@pytest.mark.parametrize("budget", [0.0, 0.05])
+def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: str, metric: str,
+                                                              budget: float) -> None:
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS[models], budget, metric)
+    with open_run(conf, local_cells=0) as (conf, sql):
+        spec = Specification(conf.models, budget)
+        brute = search.run(["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec,
+                           metric_for(sql, metric), sql.rows)
+    with open_run(conf) as (conf, wh):
+        spec = Specification(conf.models, budget)
+        plain = metric_for(wh, metric)
+        counts_for, sized, probe, prefetch = search_counts(wh, spec, plain)
+        fast = search.run(["incognito", "optimal"], Lattice(wh.heights), wh.attributes, counts_for, spec, sized,
+                          wh.rows, probe=probe, prefetch=prefetch)
+        assert wh.stats.node_queries == 0 and wh.stats.local_nodes > 0 and wh.stats.test_queries == 0
+    assert fast.minimal == brute.minimal
+    assert (fast.optimal is None) == (brute.optimal is None)
+    if brute.optimal is not None:
+        assert fast.optimal.node == brute.optimal.node and fast.optimal.value == brute.optimal.value
+
+
+@settings(max_examples=300, deadline=None)
+@given(keys=st.lists(st.integers(0, 2**40), min_size=1, max_size=60),
+       space=st.sampled_from([None, 1 << 41, 1 << 61, 1 << 62]))
+def test_grouping_equals_numpys_unique_on_every_path(keys: list[int], space: int | None) -> None:
+    key = np.asarray(keys, dtype=np.int64)
+    if space is None:  # the dense table: keys folded into a small space
+        key %= 97
+        space = 97
+    unique, inverse = group(key, space)
+    want_unique, want_inverse = np.unique(key, return_inverse=True)
+    assert unique.tolist() == want_unique.tolist() and inverse.tolist() == want_inverse.reshape(-1).tolist()
