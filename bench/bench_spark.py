@@ -98,7 +98,9 @@ def timed_search(config: Path, strategy: str = "optimal") -> dict[str, Any]:
     return {"seconds": round(wall, 2), "peak_rss_mib": rss, "optimal": doc.get("optimal"),
             "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
             "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds"),
-            "node_queries": doc.get("work", {}).get("node_queries"), "batched": doc.get("work", {}).get("batched")}
+            "node_queries": doc.get("work", {}).get("node_queries"), "batched": doc.get("work", {}).get("batched"),
+            "prepare_s": doc.get("work", {}).get("prepare_seconds"), "local_cells": doc.get("work", {}).get("local_cells"),
+            "local_nodes": doc.get("work", {}).get("local_nodes"), "floors": doc.get("work", {}).get("floors")}
 
 
 def export_parquet(duck: Path, table: str) -> Path:
@@ -139,6 +141,26 @@ def floor_duckdb(duck: Path, table: str) -> float:
         con.close()
 
 
+def floor_spark(url: str, table: str) -> float:
+    """Spark's own floor: the same one GROUP BY of the 6 QIs + occupation through Spark Connect (median of 3,
+    after one warm-up: the table's files read once, as a search's scan would have)."""
+    import statistics
+
+    from pyspark.sql.connect.session import SparkSession
+
+    spark = SparkSession.builder.remote(url).create()
+    try:
+        times = []
+        for _ in range(4):
+            t = time.perf_counter()
+            spark.sql(f"SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, "
+                      f"count(*) FROM bench.`{table}` GROUP BY ALL)").toArrow()
+            times.append(time.perf_counter() - t)
+        return statistics.median(times[1:])
+    finally:
+        spark.stop()
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=10_000_000)
@@ -155,7 +177,9 @@ def main() -> None:
     register_in_spark(args.spark, table, folder, args.rows)
     os.environ["VEIL_BENCH_SPARK_URL"] = args.spark
     results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "generated_s": made,
-                               "floor_duckdb_s": round(floor_duckdb(duck, table), 3), "runs": []}
+                               "floor_duckdb_s": round(floor_duckdb(duck, table), 3),
+                               "floor_spark_s": round(floor_spark(args.spark, table), 3), "runs": []}
+    print(f"floors: DuckDB {results['floor_duckdb_s']} s, Spark {results['floor_spark_s']} s", flush=True)
     sets = dict(list(MODEL_SETS.items())[:1]) if args.models == "k" else MODEL_SETS
     with contextlib.ExitStack() as stack:
         sides: list[tuple[str, dict[str, str] | None]] = [("current", None)]

@@ -259,7 +259,7 @@ attribute = "s"
 strategy = "optimal"
 metric = "discernibility"
 max_suppression = 0.0
-local_cells = 2097152
+local_cells = 262144
 
 [release]
 name = "r"
@@ -457,8 +457,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "max_suppression": "fraction of rows whose violating blocks may be dropped, in [0, 1) (1 would allow a "
                            "release with every row suppressed)",
         "local_cells": "a base frequency set of at most this many cells (distinct coded rows, whatever the "
-                       "table's rows) is fetched once and every node rolled up from it in memory, about 32 bytes "
-                       "a cell; above it every node is a statement in the warehouse; 0: always statements "
+                       "table's rows) is fetched once and every node rolled up from it in memory; above it, nodes "
+                       "above one counted with at most this many cells; 0: every node a statement. Default: the "
+                       "backend's, 262,144 on DuckDB and PostgreSQL, 2,097,152 on Spark "
                        "([The lattice](../lattice.md#nodes-counted-in-memory))",
     },
     "[release]": {

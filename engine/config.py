@@ -104,7 +104,8 @@ class SearchConfig:
     strategy: str = "optimal"
     metric: str = "discernibility"
     max_suppression: float = 0.0
-    local_cells: int = 1 << 21  # a base frequency set of at most this many cells is searched in memory
+    local_cells: int | None = None  # a base frequency set of at most this many cells is searched in memory
+    #                                 (None: the backend's own, ``Backend.local_cells``)
 
 
 @dataclass(frozen=True)
@@ -670,8 +671,8 @@ def search_settings(data: Any, file: Path | str, where: str = "[search]",
     if not 0 <= budget < 1:
         full = "; 1.0 would allow a release with every row suppressed" if budget >= 1 else ""
         raise s.error("max_suppression", f"must be a fraction in [0, 1), got {budget!r}{full}")
-    local = s.get("local_cells", int, SearchConfig.local_cells)
-    if isinstance(local, bool) or local < 0:
+    local = s.get("local_cells", int, None)
+    if local is not None and (isinstance(local, bool) or local < 0):
         raise s.error("local_cells", f"must be a whole number of cells, 0 or more, got {local!r}")
     s.finish()
     return SearchConfig(strategy=strategy, metric=metric, max_suppression=float(budget), local_cells=local)

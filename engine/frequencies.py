@@ -11,7 +11,7 @@ cells with one key form one block — the same ``GROUP BY`` as ``queries.node_co
 ...                  np.array([[0], [1], [1]]), np.array([2, 3, 1]))
 >>> f.sizes((1,))
 (array([1, 5]), array([1, 1]))
->>> f.cells((1,))["n"].tolist(), f.cells((1,))["g0"].tolist(), f.cells((1,))["s0"].tolist()
+>>> f.counts((1,))["n"].tolist(), f.counts((1,))["g0"].tolist(), f.counts((1,))["s0"].tolist()
 ([2, 3, 1], [0, 0, 1], [0, 1, 1])
 """
 
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
@@ -61,21 +62,34 @@ def group(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 class FrequencySet:
-    """Cells of the base frequency set: ``leaves[i]`` QI ``i``'s leaf code per cell, ``levels[i][j]`` the map
-    from a leaf code to its level-``j`` code, ``cards[i][j]`` the codes at level ``j``, ``sensitive`` the
-    (cells × columns) sensitive codes, ``n`` the rows of each cell."""
+    """Cells of the base frequency set — or of a node counted in the warehouse, its *floor*, from which every
+    node at or above it rolls up: ``leaves[i]`` QI ``i``'s code per cell at ``floor[i]`` (0: the leaf),
+    ``levels[i][j]`` the map from such a code to its level-``j`` code (``None`` below the floor),
+    ``cards[i][j]`` the codes at level ``j``, ``sensitive`` the (cells × columns) sensitive codes, ``n`` the rows
+    of each cell."""
 
-    def __init__(self, leaves: Sequence[np.ndarray], levels: Sequence[Sequence[np.ndarray]],
-                 cards: Sequence[Sequence[int]], sensitive: np.ndarray, n: np.ndarray) -> None:
-        self.leaves = [np.asarray(c, dtype=np.int64) for c in leaves]
-        self.levels = [[np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
+    def __init__(self, leaves: Sequence[np.ndarray], levels: Sequence[Sequence[np.ndarray | None]],
+                 cards: Sequence[Sequence[int]], sensitive: np.ndarray, n: np.ndarray,
+                 floor: Sequence[int] | None = None, keep_codes: int = CODES_KEPT) -> None:
+        self.leaves = [np.asarray(c, dtype=np.int32) for c in leaves]  # codes: below 2^31 (a level's cardinality)
+        self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
+        self.floor = tuple(floor) if floor is not None else (0,) * len(self.leaves)
         self.cards = [list(c) for c in cards]
         self.sensitive = np.asarray(sensitive, dtype=np.int64).reshape(len(n), -1)
         self.n = np.asarray(n, dtype=np.int64)
         self.spread = [int(self.sensitive[:, j].max(initial=-1)) + 1 for j in range(self.sensitive.shape[1])]
         self._kept: dict[tuple[int, int], np.ndarray] = {}
         self._kept_bytes = 0
+        self._keep_codes = keep_codes
         self._last: tuple[tuple[Level, ...], np.ndarray, list[tuple[int, np.ndarray]]] | None = None
+
+    @property
+    def cells(self) -> int:
+        return len(self.n)
+
+    def covers(self, node: Sequence[Level]) -> bool:
+        """Whether ``node`` rolls up from these cells: at or above the floor on every QI it keeps."""
+        return all(lv is None or lv >= f for lv, f in zip(node, self.floor))
 
     @property
     def nbytes(self) -> int:
@@ -85,11 +99,14 @@ class FrequencySet:
         """QI ``i``'s code per cell at ``level``, kept (narrow) while the kept ones stay within ``CODES_KEPT``."""
         found = self._kept.get((i, level))
         if found is None:
-            found = self.levels[i][level][self.leaves[i]]
-            narrow = found.astype(np.int16 if self.cards[i][level] <= 1 << 15 else np.int32)
-            if self._kept_bytes + narrow.nbytes <= CODES_KEPT:
-                self._kept[(i, level)] = narrow
-                self._kept_bytes += narrow.nbytes
+            up = self.levels[i][level]
+            if up is None:
+                raise ValueError(f"level {level} of QI {i} is below these cells' floor {self.floor}")
+            found = up[self.leaves[i]]
+            width = 2 if self.cards[i][level] <= 1 << 15 else 4
+            if self._kept_bytes + width * len(found) <= self._keep_codes:
+                self._kept[(i, level)] = found.astype(np.int16 if width == 2 else np.int32)
+                self._kept_bytes += width * len(found)
         return found
 
     def _codes(self, node: Sequence[Level]) -> list[tuple[int, np.ndarray, int]]:
@@ -130,7 +147,7 @@ class FrequencySet:
         size, blocks = np.unique(rows, return_counts=True)
         return size.astype(np.int64), blocks.astype(np.int64)
 
-    def cells(self, node: Sequence[Level]) -> dict[str, np.ndarray]:
+    def counts(self, node: Sequence[Level]) -> dict[str, np.ndarray]:
         """The node's cells as ``queries.node_counts`` returns them, in block-key order: ``g{i}`` for every QI
         not projected out, ``s{j}`` for every sensitive column, ``n``."""
         block, keys = self._blocks(node)
@@ -155,3 +172,52 @@ class FrequencySet:
             data[f"s{j}"], rest = np.divmod(rest, stride)
         data["n"] = n
         return data
+
+
+class Floors:
+    """Nodes counted in the warehouse whose cells were few enough to keep (at most ``budget`` cells in all): every
+    node at or above one of them is then rolled up here instead of by a statement.  A new floor below a kept one
+    replaces it; beyond the budget the oldest go first.  ``hierarchies[i]`` gives QI ``i``'s height, its
+    cardinality at each level and ``ancestors(level, target)``.
+
+    >>> from veil.hierarchy import SuppressSpec, ValueKind, build
+    >>> fl = Floors([build(SuppressSpec(), "a", ["1", "2"], ValueKind.TEXT)], budget=4)
+    >>> fl.keep((0,), {"g0": np.array([0, 1]), "n": np.array([3, 4])}, 0) is not None
+    True
+    >>> fl.holder((1,)).sizes((1,))
+    (array([7]), array([1]))
+    """
+
+    def __init__(self, hierarchies: Sequence[Any], budget: int) -> None:
+        self.hierarchies = list(hierarchies)
+        self.budget = budget
+        self.kept: list[FrequencySet] = []
+
+    def holder(self, node: Sequence[Level]) -> FrequencySet | None:
+        """The kept floor with the fewest cells that ``node`` rolls up from, if any."""
+        found = [f for f in self.kept if f.covers(node)]
+        return min(found, key=lambda f: f.cells) if found else None
+
+    def room(self, cells: int) -> bool:
+        return 0 < cells <= self.budget
+
+    def keep(self, node: Sequence[Level], data: dict[str, np.ndarray], sensitive: int) -> FrequencySet | None:
+        """Keep a full node's cells (``g{i}``, ``s{j}``, ``n`` as ``queries.node_counts`` returns them) when they
+        fit the budget; the floor kept, or ``None``."""
+        if None in node or not self.room(len(data["n"])):
+            return None
+        levels = [[None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)]
+                  for h, lv in zip(self.hierarchies, node)]
+        cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
+        rows = len(data["n"])
+        s = (np.column_stack([data[f"s{j}"] for j in range(sensitive)]) if sensitive
+             else np.zeros((rows, 0), dtype=np.int64))
+        floor = FrequencySet([data[f"g{i}"] for i in range(len(node))], levels, cards, s, data["n"],
+                             floor=tuple(int(lv) for lv in node), keep_codes=0)  # type: ignore[arg-type]
+        self.kept = [f for f in self.kept if not floor.covers(f.floor)] + [floor]
+        while sum(f.cells for f in self.kept) > self.budget:
+            self.kept.pop(0)
+        return floor
+
+    def clear(self) -> None:
+        self.kept = []

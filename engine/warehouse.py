@@ -34,7 +34,7 @@ from veil.config import QuasiIdentifier, SourceConfig
 from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.distribution import Distribution
 from veil.errors import BackendError, HierarchyError, SourceError
-from veil.frequencies import FrequencySet
+from veil.frequencies import Floors, FrequencySet
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, label_text, sort_key
 from veil.rollup import Counters, Rollups
@@ -70,6 +70,7 @@ class Stats:
     base_cells: int = 0
     local_cells: int = 0        # the base's cells fetched once, every node then rolled up here (veil.frequencies)
     local_nodes: int = 0        # nodes counted from them, with no statement
+    floors: int = 0             # nodes counted in the warehouse whose cells were kept to roll up the nodes above
     scratch: bool = False       # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
     rollups: Counters = field(default_factory=Counters)
 
@@ -92,6 +93,7 @@ class Stats:
                 "streamed": self.streamed, "chunks": self.chunks, "rolled_up": self.rolled_up,
                 "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
                 "base_cells": self.base_cells, "local_cells": self.local_cells, "local_nodes": self.local_nodes,
+                "floors": self.floors,
                 "scratch": self.scratch}
 
 
@@ -122,8 +124,8 @@ class Warehouse:
     cache_bytes: int = 1 << 27  # whole-node counts kept in Python (check, release); searches stream
     chunk_cells: int = 1 << 19  # cells per chunk of a streamed node (``stream``)
     bound_buckets: int = q.distances.BOUND_BUCKETS  # value buckets of the ordered-EMD bound statement
-    local_cells: int = 1 << 21  # a base frequency set of at most this many cells is fetched once and every node
-    #                             rolled up from it in this process (``veil.frequencies``): ~32 bytes a cell
+    local_cells: int | None = None  # a base frequency set of at most this many cells is fetched once and every
+    #                                 node rolled up from it here (``veil.frequencies``; None: the backend's own)
     on_step: Callable[[str], None] = lambda _msg: None
     columns: dict[str, Column] = field(default_factory=dict)
     hierarchies: tuple[Hierarchy, ...] = ()
@@ -145,6 +147,8 @@ class Warehouse:
     _not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after end_counting)
     _into: str | None = None         # the scratch database or work schema of the base (None: temporary tables)
     _local: FrequencySet | None = None  # the base's cells, when there are at most ``local_cells``
+    _floors: Floors | None = None       # counted nodes' cells kept within ``local_cells`` (``veil.frequencies``)
+    _last_counted: tuple[tuple[Level, ...], dict[str, np.ndarray]] | None = None
     _ended: bool = False
 
     @property
@@ -292,15 +296,22 @@ class Warehouse:
                                "a value's type differs between the source and its dimension table")
         self._base_cells = int(cells)
         self.stats.base_cells = self._base_cells
-        if self._base_cells <= self.local_cells:
+        budget = self.session.backend.local_cells if self.local_cells is None else self.local_cells
+        if self._base_cells <= budget:
             self._local = self._fetch_base()
+        # floors: in memory from the base held here; from the warehouse only where a statement's fixed cost
+        # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
+        # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
+        # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own)
+        self._floors = (Floors(self.hierarchies, min(budget, self._base_cells)) if self._local is not None
+                        else Floors(self.hierarchies, budget) if self._batched else None)
         self._cells = self._rollups(q.BASE, self.layout, self._base_cells, bounded=bool(self.sensitive))
 
     def _fetch_base(self) -> FrequencySet:
         """The base frequency set's cells, fetched once (``queries.base_leaves``), with each hierarchy's map from
         a leaf code to its code at every level."""
         data = self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
-        self.stats.local_cells = len(data["n"])
+        self.stats.local_cells += len(data["n"])
         return FrequencySet([data[f"q{i}_0"] for i in range(len(self.hierarchies))],
                             [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
                             [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
@@ -316,8 +327,45 @@ class Warehouse:
 
     @property
     def tests_in_sql(self) -> bool:
-        """Whether threshold tests may run as statements (``block_tests``): not for nodes counted here."""
+        """Whether threshold tests may run as statements (``block_tests``): not when every node is counted here."""
         return self.block_tests_enabled and self.session.backend.block_tests and self.local is None
+
+    def _holder(self, node: tuple[Level, ...]) -> FrequencySet | None:
+        """The cells held here that ``node`` rolls up from: the fewest of a kept floor below it, or the base's."""
+        local = self.local
+        floor = self._floors.holder(node) if self._floors is not None else None
+        return floor if floor is not None else local
+
+    def _counted_here(self, node: tuple[Level, ...], held: FrequencySet) -> dict[str, np.ndarray]:
+        """``node``'s cells rolled up from ``held``; kept as a floor when they are at most a quarter of those
+        (Incognito's rollup, in memory: the nodes above it then sort fewer cells).  The last node's are
+        remembered (a search asks a node's sizes, then its cells)."""
+        if self._last_counted is not None and self._last_counted[0] == node:
+            return self._last_counted[1]
+        data = held.counts(node)
+        self._last_counted = (node, data)
+        self.stats.local_nodes += 1
+        if (self._floors is not None and len(data["n"]) * 4 <= held.cells
+                and self._floors.keep(node, data, len(self.sensitive)) is not None):
+            self.stats.floors += 1
+        return data
+
+    @property
+    def _batched(self) -> bool:
+        """Whether a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``; tests force it)."""
+        return bool(self.session.backend.batch_sizes if self.batch is None else self.batch)
+
+    def _floor(self, node: tuple[Level, ...]) -> FrequencySet | None:
+        """Count a full node about to be streamed whose cells fit what may be kept (its blocks × the sensitive
+        domains) whole instead — one statement either way — and keep them as a floor; ``None`` (no statement)
+        when they may not fit.  (Counting a node only to keep it costs a statement the search may never repay:
+        on Spark's 10M census, k = 10, 238 floors for 282 nodes took 522 s against 424 s without.)"""
+        bound = self._cells_bound(node)
+        if (self._local is not None or self._floors is None or None in node or bound is None
+                or not self._floors.room(bound)):
+            return None
+        self.counts(node)  # keeps its cells
+        return self._floors.holder(node)
 
     def load_dimension(self, i: int, h: Hierarchy, level0_type: Any) -> None:
         """Create and bulk-load dimension table ``i``: ``level_0..level_h`` and ``code_0..code_h``.  Every value
@@ -352,10 +400,16 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        if self.local is not None:
-            hist = SizeHistogram(node, *self.local.sizes(node))
+        held = self._holder(node)
+        if held is not None:
+            # counted whole (its cells may roll up the nodes above; its stream, next, reads them again)
+            data = self._counted_here(node, held)
+            keys = [data[k] for k in q.node_keys(self.layout, node)]
+            rows = (np.bincount(_block_index(keys, len(data["n"])), weights=data["n"]).astype(np.int64)
+                    if self.sensitive else data["n"])
+            size, blocks = np.unique(rows, return_counts=True)
+            hist = SizeHistogram(node, size.astype(np.int64), blocks.astype(np.int64))
             self._sizes[node] = hist
-            self.stats.local_nodes += 1
             self.stats.node_seconds += time.perf_counter() - started
             return hist
         what = f"counting the block sizes of node {_show(node)}"
@@ -385,7 +439,8 @@ class Warehouse:
         ``bench/bench_grouping_sets.py``)."""
         if not (self.session.backend.batch_sizes if self.batch is None else self.batch) or self.local is not None:
             return
-        todo = list(dict.fromkeys(n for n in map(self._checked, nodes) if n not in self._sizes))
+        todo = list(dict.fromkeys(n for n in map(self._checked, nodes)
+                                  if n not in self._sizes and self._holder(n) is None))
         for part in (todo[lo:lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
             if len(part) > 1:
                 self._sizes_together(part)
@@ -417,6 +472,8 @@ class Warehouse:
         node from its histograms then).  Ordered-EMD tests alone are tried first from bounds on the cells counted
         per value bucket (``node_bounds``), and per cell only when those leave a block open."""
         node = self._checked(node)
+        if self._holder(node) is not None:  # counted here, no statement: the checkers read its histograms
+            return None
         started = time.perf_counter()
         what = f"testing the blocks of node {_show(node)}"
         statements = self._test_statements(node, list(self.sensitive).index(attribute), tests)
@@ -476,9 +533,9 @@ class Warehouse:
         is ever held here; every chunk's blocks are numbered on their own."""
         node = self._checked(node)
         started = time.perf_counter()
-        if self.local is not None:  # held here: one chunk of at most ``local_cells`` cells
-            counts = self._node_counts(node, self.local.cells(node))
-            self.stats.local_nodes += 1
+        held = self._holder(node) or self._floor(node)
+        if held is not None:  # held here: one chunk of at most ``local_cells`` cells
+            counts = self._node_counts(node, self._counted_here(node, held))
             self.stats.node_seconds += time.perf_counter() - started
             yield counts
             return
@@ -514,14 +571,18 @@ class Warehouse:
             self.stats.cache_hits += 1
             return cached
         started = time.perf_counter()
-        if self.local is not None:
-            data = self.local.cells(node)
-            self.stats.local_nodes += 1
+        held = self._holder(node)
+        if held is not None:
+            data = self._counted_here(node, held)
         else:
             what = f"counting node {_show(node)}"
             with self._reading(self._cell_rollups, node, what) as (name, floor):
                 data = self.session.columns(q.node_counts(self.layout, node, floor, source=name), what, narrow=True)
             self._cell_rollups.know(node, len(data["n"]), exact=True)
+            if (self._local is None and self._floors is not None
+                    and self._floors.keep(node, data, len(self.sensitive)) is not None):
+                self.stats.floors += 1
+                self.stats.local_cells += len(data["n"])
         result = self._node_counts(node, data)
         self.stats.node_seconds += time.perf_counter() - started
         self._remember(node, result)
@@ -604,7 +665,7 @@ class Warehouse:
         self._cached_bytes = 0
         if self._cells is not None:
             self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
-            self._cells = self._blocks = self._local = None
+            self._cells = self._blocks = self._local = self._floors = self._last_counted = None
             self._ended = True
             self.session.settle()
 
@@ -624,6 +685,18 @@ class Warehouse:
         cards = [self.hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
         return NodeCounts.from_cells(self.attributes, node, qi_codes, s_codes, data["n"], cards, self.domains,
                                      self.hierarchies)
+
+
+def _block_index(keys: Sequence[np.ndarray], r: int) -> np.ndarray:
+    """Each of ``r`` cells' block (0..), cells in block-key order: a new block wherever a key changes.
+
+    >>> _block_index([np.array([1, 1, 2, 2]), np.array([0, 1, 1, 1])], 4).tolist()
+    [0, 1, 2, 2]
+    """
+    change = np.zeros(r, dtype=bool)
+    for col in keys:
+        change[1:] |= col[1:] != col[:-1]
+    return np.cumsum(change)
 
 
 def _last_block_start(data: dict[str, np.ndarray], keys: Sequence[str]) -> int:

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from veil import search
+from veil.counts import NodeCounts
 from veil.frequencies import FrequencySet, group
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -53,12 +54,12 @@ def frequency_sets(draw: st.DrawFn) -> FrequencySet:
     return FrequencySet(leaves, levels, cards, sensitive, n)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=80, deadline=None)
 @given(f=frequency_sets(), data=st.data())
 def test_cells_and_sizes_equal_a_naive_group_by(f: FrequencySet, data: st.DataObject) -> None:
     node = tuple(data.draw(st.one_of(st.none(), st.integers(0, len(m) - 1))) for m in f.levels)
     expected = _naive(f, node)
-    got = f.cells(node)
+    got = f.counts(node)
     kept = [i for i, lv in enumerate(node) if lv is not None]
     rows = [tuple(int(got[f"g{i}"][r]) for i in kept) + tuple(int(got[f"s{j}"][r]) for j in range(len(f.spread)))
             for r in range(len(got["n"]))]
@@ -79,7 +80,7 @@ def test_codes_too_wide_for_one_integer_are_grouped_by_rows() -> None:
     f = FrequencySet(leaves, [[np.arange(width)]] * 3, [[width]] * 3, np.zeros((4, 0), dtype=np.int64),
                      np.array([1, 2, 3, 4]))
     assert math.prod([width] * 3) >= 2**62
-    got = f.cells((0, 0, 0))
+    got = f.counts((0, 0, 0))
     assert got["g0"].tolist() == [0, width - 1, width - 1] and got["n"].tolist() == [4, 2, 4]
     assert [a.tolist() for a in f.sizes((0, 0, 0))] == [[2, 4], [1, 2]]
 
@@ -102,16 +103,18 @@ def test_every_node_counted_in_memory_equals_the_warehouse(db: Db) -> None:
 
 
 def test_a_base_above_the_bound_is_counted_in_the_warehouse(db: Db) -> None:
+    # DuckDB and PostgreSQL: every node a statement over the warehouse's rollups, no floor kept
     table = people(db, seed=6, n=80)
     conf = config(db, table, SETS["k"], 0.0)
     with open_run(conf, local_cells=10) as (conf, wh):
         assert wh.stats.base_cells > 10 and wh.local is None
-        wh.sizes((0, 0, 0))
-        assert wh.stats.node_queries == 1 and wh.stats.local_nodes == 0
+        for node in [(0, 0, 0), (4, 1, 2), (3, 1, 2)]:
+            wh.sizes(node)
+        assert wh.stats.node_queries == 3 and wh.stats.local_nodes == 0 and wh.stats.floors == 0
 
 
 @pytest.mark.parametrize("models", list(SETS))
-@pytest.mark.parametrize("metric", ["discernibility", "precision", "kl-divergence"])
+@pytest.mark.parametrize("metric", ["discernibility", "kl-divergence"])
 @pytest.mark.parametrize("budget", [0.0, 0.05])
 def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: str, metric: str,
                                                               budget: float) -> None:
@@ -134,7 +137,7 @@ def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: st
         assert fast.optimal.node == brute.optimal.node and fast.optimal.value == brute.optimal.value
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(keys=st.lists(st.integers(0, 2**40), min_size=1, max_size=60),
        space=st.sampled_from([None, 1 << 41, 1 << 61, 1 << 62]))
 def test_grouping_equals_numpys_unique_on_every_path(keys: list[int], space: int | None) -> None:
@@ -145,3 +148,51 @@ def test_grouping_equals_numpys_unique_on_every_path(keys: list[int], space: int
     unique, inverse = group(key, space)
     want_unique, want_inverse = np.unique(key, return_inverse=True)
     assert unique.tolist() == want_unique.tolist() and inverse.tolist() == want_inverse.reshape(-1).tolist()
+
+
+def _content(nc: NodeCounts) -> tuple[list[list[int]], list[int], list[list[int]]]:
+    """Block keys, rows per block, and (when a sensitive column is counted) every block's histogram."""
+    rows = np.bincount(nc.cell_block, weights=nc.cell_count, minlength=len(nc.keys)).astype(int).tolist()
+    if not nc.sensitive:
+        return nc.keys.tolist(), rows, []
+    bc = nc.blocks("score")
+    return nc.keys.tolist(), rows, [np.diff(bc.indptr).tolist(), bc.codes.tolist(), bc.counts.tolist()]
+
+
+@pytest.mark.parametrize("models", list(SETS))
+@pytest.mark.parametrize("budget", [0.0, 0.05])
+def test_nodes_above_a_kept_floor_equal_brute_force_in_the_warehouse(db: Db, models: str, budget: float) -> None:
+    # the base (about 110 cells) exceeds local_cells = 40: nodes are counted in the warehouse until one with at
+    # most 40 cells is, whose cells are kept; the nodes above it roll up here.  Floors are fetched where a
+    # statement's fixed cost dominates (Spark's ``batch_sizes``), forced here with ``batch``.
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS[models], budget, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        spec = Specification(conf.models, budget)
+        plain = metric_for(sql, "discernibility")
+        brute = search.run(["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec, plain, sql.rows)
+        every = {node: _content(sql.counts(node)) for node in all_nodes(sql.heights) if None not in node}
+    with open_run(conf, local_cells=0, batch=True) as (conf, sql):  # the same search, every node a statement
+        spec = Specification(conf.models, budget)
+        counts_for, sized, probe, prefetch = search_counts(sql, spec, metric_for(sql, "discernibility"))
+        search.run(["incognito", "optimal"], Lattice(sql.heights), sql.attributes, counts_for, spec, sized,
+                   sql.rows, probe=probe, prefetch=prefetch)
+        statements = sql.stats.node_queries
+    with open_run(conf, local_cells=40, batch=True) as (conf, wh):
+        assert wh.stats.base_cells > 40 and wh.local is None
+        spec = Specification(conf.models, budget)
+        counts_for, sized, probe, prefetch = search_counts(wh, spec, metric_for(wh, "discernibility"))
+        fast = search.run(["incognito", "optimal"], Lattice(wh.heights), wh.attributes, counts_for, spec, sized,
+                          wh.rows, probe=probe, prefetch=prefetch)
+        # a node rolled up here costs no statement; keeping a floor costs one (its cells), at most once a floor
+        assert wh.stats.node_queries <= statements - wh.stats.local_nodes + wh.stats.floors
+        for node, expected in every.items():  # every node: from a floor or a statement, the same cells
+            parts = [_content(c) for c in wh.stream(node)]  # chunks of whole blocks, in block-key order
+            got = (sum((p[0] for p in parts), []), sum((p[1] for p in parts), []),
+                   [sum((p[2][j] for p in parts), []) for j in range(3)] if expected[2] else [])
+            assert got == expected, node
+        assert wh.stats.floors > 0 and wh.stats.local_nodes > 0
+    assert fast.minimal == brute.minimal
+    assert (fast.optimal is None) == (brute.optimal is None)
+    if brute.optimal is not None:
+        assert fast.optimal.node == brute.optimal.node and fast.optimal.value == brute.optimal.value

@@ -78,6 +78,7 @@ class SparkBackend(Backend):
     transactions: ClassVar[bool] = False
     temp_tables: ClassVar[bool] = False
     batch_sizes: ClassVar[bool] = True  # ~1 s a job whatever the rows: a search's next nodes go in one job
+    local_cells: ClassVar[int] = 1 << 21  # and searching 2M cells in memory costs less than a few jobs
     tiny_integers: ClassVar[bool] = True
     information_schema: ClassVar[bool] = False
     row_updates: ClassVar[bool] = False
