@@ -3,9 +3,9 @@
 PostgreSQL never scans a temporary table in parallel (its pages live in the session's own buffers).  A run whose
 base frequency set is large (``Session.scratch``: above ``WORK_THRESHOLD`` bytes) creates the base as an
 ``UNLOGGED`` table in a schema of its own, ``veil_work_<pid>_<start>`` (the server process's id and start, in
-seconds), which parallel workers can scan, and prices parallel plans to be chosen (``PARALLEL``); the session's
-search path finds it by name, and the schema is dropped when the session ends.  The materialized nodes stay
-temporary tables (``scratch_nodes``): each is read again and again, from the session's ``temp_buffers`` (1GB),
+seconds), which parallel workers can scan; the session's search path finds it by name, and the schema is dropped
+when the session ends.  Every session prices parallel plans to be chosen (``PARALLEL``).  The materialized nodes
+stay temporary tables (``scratch_nodes``): each is read again and again, from the session's ``temp_buffers`` (1GB),
 where an unlogged table competes for the server's shared buffers.  A schema left by a session that is gone
 (a killed run) is dropped by the next run of the same user.  A user who may not create schemas keeps temporary
 tables.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 import sqlalchemy as sa
@@ -39,10 +39,14 @@ WORK_PREFIX = "veil_work_"
 QUERY_CANCELED = "57014"
 CREATED_MEANWHILE = ("23505", "42P06")  # unique_violation (pg_namespace's index), duplicate_schema
 WORK_THRESHOLD = 16 * 2**20  # base bytes above which the base goes to the run's work schema
-# With a work schema: parallel plans priced as free to start and to gather, so the base's scans go parallel
-# (10M census, 2 cores: the statements reading the base 6-26% faster a round, bench/results/pg_parallel.json; priced
-# as PostgreSQL does, size queries on an unlogged base were no faster than on a temporary one: that file as
-# commit 158ffd6 left it).
+# Parallel plans priced as free to start and to gather, so the scans of the source and of a base in the work schema
+# go parallel (10M census, 2 cores: the statements reading the base 6-26% faster a round,
+# bench/results/pg_parallel.json; priced as PostgreSQL does, size queries on an unlogged base were no faster than on
+# a temporary one: that file as commit 158ffd6 left it).  From the session's start, not from the work schema's,
+# for the statements that read the source: the planner takes a GROUP BY of its columns for a million groups (19,502
+# in 10M resampled Adult), and at PostgreSQL's price gathering the workers' partial groups then looks dearer than
+# one process hashing every row (that GROUP BY: 8.0-9.2 s in one process, 4.3-4.5 s with two workers).  Tables
+# below ``min_parallel_table_scan_size`` (8MB) are never scanned in parallel, whatever the price.
 PARALLEL = {"parallel_setup_cost": "0", "parallel_tuple_cost": "0"}
 
 
@@ -87,13 +91,14 @@ class PostgresBackend(Backend):
 
     def make_session(self, conn: sa.Connection) -> Session:
         session = PostgresSession(self, conn)
-        session.execute(session_settings(SETTINGS), "setting up the session")
+        session.execute(session_settings({**SETTINGS, **PARALLEL}), "setting up the session")
         session.commit()
         return session
 
 
 class PostgresSession(Session):
     _work: str | None = None
+    _in_chunks = False  # within load_columns
 
     def create_schema(self, schema: str) -> None:
         """As ``Session.create_schema``; a run that creates the schema at the same moment (two first releases
@@ -132,7 +137,7 @@ class PostgresSession(Session):
             return None
         path = str(self.scalar(current_setting("search_path"), what) or "")
         quoted = self.dialect.identifier_preparer.quote_schema(name)
-        self.execute(session_settings({"search_path": f"{path}, {quoted}" if path else quoted, **PARALLEL}), what)
+        self.execute(session_settings({"search_path": f"{path}, {quoted}" if path else quoted}), what)
         if not self.snapshot:
             self.commit()  # the schema and the search path outlive a failed statement's rollback
         self._work = name
@@ -205,6 +210,12 @@ class PostgresSession(Session):
         self.snapshot = True
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
+        """``COPY`` the rows in; a temporary table loaded at once (not chunk by chunk through ``load_columns``,
+        whose callers analyze what they join) is then analyzed: autovacuum never visits temporary tables, and
+        without statistics the planner takes a dimension table for hundreds of rows and the join of eight of them
+        with the source for 95 billion: it hashed the 10M-row source (8 batches on disk) and sorted the coded rows
+        on disk (1 GB) to group them (``base_coded``, 10M resampled Adult: 34.4 s, 20.0 s with the dimension
+        tables analyzed, PostgreSQL's peak private memory 744 MiB against 71; ``bench/results/pg_scan.json``)."""
         if not rows:
             return
         statement = copy_from_stdin(table, list(table.c.keys()), self.dialect)
@@ -218,3 +229,13 @@ class PostgresSession(Session):
         except Exception as exc:  # psycopg.Error and SQLAlchemy errors alike
             self._recover()
             raise self.fail(exc, what) from None
+        if not self._in_chunks and "TEMPORARY" in getattr(table, "_prefixes", ()):
+            self.analyze(table, what)
+
+    def load_columns(self, table: sa.Table, columns: Mapping[str, Any], what: str, chunk: int | None = None) -> None:
+        """As ``Session.load_columns``; its chunks are not analyzed one by one (``bulk_load``)."""
+        self._in_chunks = True
+        try:
+            super().load_columns(table, columns, what, chunk)
+        finally:
+            self._in_chunks = False
