@@ -403,12 +403,8 @@ class Warehouse:
         held = self._holder(node)
         if held is not None:
             # counted whole (its cells may roll up the nodes above; its stream, next, reads them again)
-            data = self._counted_here(node, held)
-            keys = [data[k] for k in q.node_keys(self.layout, node)]
-            rows = (np.bincount(_block_index(keys, len(data["n"])), weights=data["n"]).astype(np.int64)
-                    if self.sensitive else data["n"])
-            size, blocks = np.unique(rows, return_counts=True)
-            hist = SizeHistogram(node, size.astype(np.int64), blocks.astype(np.int64))
+            self._counted_here(node, held)
+            hist = SizeHistogram(node, *held.sizes(node))  # the blocks just grouped, remembered by ``held``
             self._sizes[node] = hist
             self.stats.node_seconds += time.perf_counter() - started
             return hist
@@ -685,18 +681,6 @@ class Warehouse:
         cards = [self.hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
         return NodeCounts.from_cells(self.attributes, node, qi_codes, s_codes, data["n"], cards, self.domains,
                                      self.hierarchies)
-
-
-def _block_index(keys: Sequence[np.ndarray], r: int) -> np.ndarray:
-    """Each of ``r`` cells' block (0..), cells in block-key order: a new block wherever a key changes.
-
-    >>> _block_index([np.array([1, 1, 2, 2]), np.array([0, 1, 1, 1])], 4).tolist()
-    [0, 1, 2, 2]
-    """
-    change = np.zeros(r, dtype=bool)
-    for col in keys:
-        change[1:] |= col[1:] != col[:-1]
-    return np.cumsum(change)
 
 
 def _last_block_start(data: dict[str, np.ndarray], keys: Sequence[str]) -> int:
