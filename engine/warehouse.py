@@ -150,6 +150,7 @@ class Warehouse:
     _floors: Floors | None = None       # counted nodes' cells kept within ``local_cells`` (``veil.frequencies``)
     _last_counted: tuple[tuple[Level, ...], dict[str, np.ndarray]] | None = None
     _ended: bool = False
+    _weight: str | None = None       # the scans read the source grouped, rows in this column (``_group_source``)
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -213,6 +214,8 @@ class Warehouse:
             self.inspect()
         qis = [qi.column for qi in self.quasi_identifiers]
         self.on_step(f"scanning {self.table_name}")
+        if self.session.backend.group_source and self.source.table != q.GROUPED:  # else the temporary table hides it
+            self._group_source()
         values, with_nulls = self._scan()
         check_scan(self, values, with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
 
@@ -239,7 +242,32 @@ class Warehouse:
                                    f"loading the values of {name!r}")
         self.on_step(f"coding {self.table_name} into the base frequency set")
         self._code_base([c for c in self.null_checked if c in with_nulls])
+        if self._weight is not None:  # read by the two scans only
+            self.session.execute(q.drop_table(q.GROUPED), f"dropping the grouped rows of {self.table_name!r}")
+            self._weight = None  # a base coded again (after ``end``) reads the source
         self.stats.base_seconds = time.perf_counter() - started
+
+    def _group_source(self) -> None:
+        """The source grouped by the columns Veil reads (``source_grouped``: on PostgreSQL the one parallel
+        statement over the source; a temporary table, written by the leader from the workers' partial groups),
+        which the two scans then read in its stead (``_read``), its rows in a column no source column is named."""
+        columns = list(dict.fromkeys([qi.column for qi in self.quasi_identifiers] + list(self.sensitive)
+                                     + list(self.null_checked)))
+        weight = q.WEIGHT
+        while weight in self.columns:
+            weight += "_"
+        what = f"grouping source table {self.table_name!r}"
+        grouped = q.source_grouped(self.source_table(columns), columns, weight)
+        self.session.execute(q.working_table(sa.table(q.GROUPED), grouped), what)
+        self.session.analyze(sa.table(q.GROUPED), what)  # else PostgreSQL joins it to the dimensions by nested loops
+        self._weight = weight
+
+    def _read(self, names: Sequence[str]) -> sa.Table:
+        """What the scans read: the source, or its grouped rows (``_group_source``)."""
+        if self._weight is None:
+            return self.source_table(names)
+        types = {n: self.columns[n].sa_type if self.columns[n].sa_type is not None else sa.NullType() for n in names}
+        return q.source_table(None, q.GROUPED, {**types, self._weight: sa.BigInteger()})
 
     def _scan(self) -> tuple[dict[str, list[tuple[Any, int]]], dict[str, int]]:
         """One scan of the source (``source_values``): every QI's and counted column's values with their rows, the
@@ -249,8 +277,8 @@ class Warehouse:
         holding NULLs with their rows."""
         qis = [qi.column for qi in self.quasi_identifiers]
         columns = qis + list(self.sensitive)
-        table = self.source_table(columns + list(self.null_checked))
-        rows = self.session.rows(q.source_values(table, columns, self.null_checked),
+        table = self._read(columns + list(self.null_checked))
+        rows = self.session.rows(q.source_values(table, columns, self.null_checked, weight=self._weight),
                                  f"scanning source table {self.table_name!r}")
         m = len(columns)
         values: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
@@ -279,13 +307,13 @@ class Warehouse:
     def _code_base(self, not_null: Sequence[str]) -> None:
         """``veil_base`` from the source (``base_coded``), checked to hold every row the NULL policy kept."""
         qis = [qi.column for qi in self.quasi_identifiers]
-        table = self.source_table(qis + list(self.sensitive) + list(not_null))
+        table = self._read(qis + list(self.sensitive) + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         sizes, tiny = [d.size for d in self.domains], self.session.backend.tiny_integers
         self._into = self.session.scratch(self.rows * q.row_bytes(cards, sizes, tiny), self.scratch_threshold)
         self.stats.scratch = self._into is not None
         self.session.execute(q.base_coded(self.layout, table, qis, self.sensitive, not_null, cards, sizes, tiny=tiny,
-                                          into=self._into),
+                                          into=self._into, weight=self._weight),
                              f"coding source table {self.table_name!r} into the base frequency set")
         self._not_null = tuple(not_null)
         base = self.layout.base()

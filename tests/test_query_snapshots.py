@@ -27,12 +27,20 @@ def statements() -> dict[str, object]:
     sizes = q.Layout(heights=(5, 3, 1), sensitive_count=0)
     src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), HOSTILE: sa.Text(),
                                               "condition": sa.Text(), "income": sa.Integer()})
+    grouped = q.source_table(None, q.GROUPED, {"Zip Code": sa.Text(), "age": sa.Integer(), HOSTILE: sa.Text(),
+                                              "condition": sa.Text(), q.WEIGHT: sa.BigInteger()})
     return {
         "columns_of": q.columns_of("raw", "Patients"),
         "columns_of_default_schema": q.columns_of(None, "Patients"),
         "source_values": q.source_values(src, ["Zip Code", "age", HOSTILE, "condition", "income"]),
         "source_values_null_checked": q.source_values(src, ["Zip Code", "age", HOSTILE], ["condition"]),
         "base_coded": q.base_coded(lay, src, ["Zip Code", "age", HOSTILE], ["condition", "income"]),
+        # the source grouped once (PostgreSQL, ``Backend.group_source``), then both scans read its weighted rows
+        "source_grouped": q.source_grouped(src, ["Zip Code", "age", HOSTILE, "condition"]),
+        "source_values_grouped": q.source_values(grouped, ["Zip Code", "age", HOSTILE], ["condition"],
+                                                 weight=q.WEIGHT),
+        "base_coded_grouped": q.base_coded(lay, grouped, ["Zip Code", "age", HOSTILE], ["condition"],
+                                           weight=q.WEIGHT),
         "base_coded_sizes_only_narrowed": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], ["condition"],
                                                        [[40_000, 300, 200, 20, 5, 1], [90, 2, 1, 1], [3, 1]], [],
                                                        tiny=True),

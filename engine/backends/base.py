@@ -57,6 +57,9 @@ class Backend:
     hub_ratio: ClassVar[float] = 0.1          # a hub holds at most this share of the base's cells (``veil.rollup``)
     batch_sizes: ClassVar[bool] = False       # a statement's fixed cost outweighs a pass over the data: a search's
     #                                           likely next nodes are counted together (``Warehouse.prefetch_sizes``)
+    group_source: ClassVar[bool] = False      # the source grouped once, in parallel, before the two scans read it
+    #                                           (``Warehouse._group_source``: GROUPING SETS and joins with temporary
+    #                                           tables run in one process)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:

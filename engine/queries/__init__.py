@@ -17,9 +17,10 @@ from veil.queries import distances, publication
 from veil.queries.ddl import (Analyze, Attach, CreateSchema, CreateTableAs, CreateView, DropObject, DropSchema, Grant,
                               SetSearchPath, Stall, backend_sessions, copy_from_stdin, count_rows, create_table_as,
                               current_setting, drop_table, owned_schemas, session_settings, working_table)
-from veil.queries.nodes import (BASE, UNDECIDED, Grouped, Layout, base_coded, base_leaves, dim_table, grouped_sizes, materialize,
-                                node_bounds, node_counts, node_keys, node_sizes, node_statistics, packed, row_bytes,
-                                sensitive_domain_table, source_values, up_table)
+from veil.queries.nodes import (BASE, GROUPED, UNDECIDED, WEIGHT, Grouped, Layout, base_coded, base_leaves, dim_table,
+                                grouped_sizes, materialize, node_bounds, node_counts, node_keys, node_sizes,
+                                node_statistics, packed, row_bytes, sensitive_domain_table, source_grouped,
+                                source_values, up_table)
 from veil.queries.publication import schema_exists
 from veil.queries.release import (CELLS, SUPPRESSED, VALUES, WITHHELD, advisory_lock, advisory_unlock, cell_bytes,
                                   cell_values, cells_table, coded_cells, level0_labels, recount, recount_numbers,
@@ -52,7 +53,7 @@ __all__ = [
     "Layout", "advisory_lock", "advisory_unlock", "base_coded", "base_leaves", "cell_bytes", "cell_values", "cells_table", "coded_cells", "column_type",
     "columns_of", "copy_from_stdin", "count_rows", "create_table_as", "dim_table", "dimensions", "distances", "drop_table",
     "fingerprint", "fits", "ledger", "level0_labels", "materialize", "node_bounds", "node_counts", "node_statistics", "node_keys", "node_sizes",
-    "grouped_sizes", "Grouped", "packed", "privileges_held", "publication", "runs",
+    "grouped_sizes", "Grouped", "GROUPED", "WEIGHT", "source_grouped", "packed", "privileges_held", "publication", "runs",
     "recount", "recount_numbers", "release_select", "row_bytes", "role_exists", "schema_exists", "sensitive_domain_table", "session_settings",
     "source_table", "source_values", "suppressed_table", "tables_in", "try_advisory_lock", "up_table", "values_table", "withheld_table", "working_table",
 ]

@@ -100,7 +100,35 @@ def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
                     prefixes=["TEMPORARY"])
 
 
-def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = ()) -> sa.Select[Any]:
+GROUPED = "veil_source"   # the source's rows counted per combination of the columns Veil reads (``source_grouped``)
+WEIGHT = "veil_rows"      # its count column
+
+
+def source_grouped(source: sa.Table, columns: Sequence[str], weight: str = WEIGHT) -> sa.Select[Any]:
+    """One scan of the source, grouped by every column Veil reads (NULLs a group of their own), each group with
+    its rows in column ``weight`` (``WEIGHT``, or another name where a source column has that one):
+    ``source_values`` and ``base_coded`` then read this instead of the source (their ``weight``).
+    On PostgreSQL it is the one statement over the source that runs in parallel (a partial aggregate per worker):
+    ``GROUPING SETS`` never do, nor do joins with the session's temporary dimension tables.
+
+    >>> print(source_grouped(sa.table("t", sa.column("zip"), sa.column("dx")), ["zip", "dx"]))
+    SELECT t.zip, t.dx, count(*) AS veil_rows
+    FROM t GROUP BY t.zip, t.dx
+    """
+    cols = [source.c[c] for c in columns]
+    return sa.select(*cols, sa.func.count().label(weight)).group_by(*cols)
+
+
+def _rows(source: sa.TableClause, weight: str | None) -> Any:
+    """``count(*)``, or over a grouped source (``source_grouped``) the sum of its rows: a ``BIGINT`` as count's,
+    0 where there are none."""
+    if not weight:
+        return sa.func.count()
+    return sa.cast(sa.func.coalesce(sa.func.sum(source.c[weight]), 0), sa.BigInteger)
+
+
+def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = (),
+                  weight: str | None = None) -> sa.Select[Any]:
     """One scan of the source for everything Veil learns before coding it (``GROUPING SETS``: one set per column,
     and the empty set for the whole table): ``(v0.., k0.., n, x0.., complete)``.
 
@@ -116,12 +144,13 @@ def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequen
     """
     cols = [source.c[c] for c in columns]
     checked = [source.c[c] for c in null_checked]
-    nulls = [sa.func.sum(sa.case((c.is_(None), 1), else_=0)).label(f"x{j}") for j, c in enumerate(checked)]
-    complete = sa.func.sum(sa.case((sa.or_(*(c.is_(None) for c in cols + checked)), 0), else_=1))
+    one: Any = source.c[weight] if weight else 1
+    nulls = [sa.func.sum(sa.case((c.is_(None), one), else_=0)).label(f"x{j}") for j, c in enumerate(checked)]
+    complete = sa.func.sum(sa.case((sa.or_(*(c.is_(None) for c in cols + checked)), 0), else_=one))
     sets = sa.func.grouping_sets(*(sa.tuple_(c) for c in cols), sa.tuple_())
     return (sa.select(*(c.label(f"v{k}") for k, c in enumerate(cols)),
                       *(sa.func.grouping(c).label(f"k{k}") for k, c in enumerate(cols)),
-                      sa.func.count().label("n"), *nulls, complete.label("complete"))
+                      _rows(source, weight).label("n"), *nulls, complete.label("complete"))
             .select_from(source).group_by(sets))
 
 
@@ -153,8 +182,8 @@ def code_type(cardinality: int, tiny: bool = False) -> Any:
 
 def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: Sequence[str],
                not_null: Sequence[str] = (), cardinalities: Sequence[Sequence[int]] | None = None,
-               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False, into: str | None = None
-               ) -> CreateTableAs:
+               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False, into: str | None = None,
+               weight: str | None = None) -> CreateTableAs:
     """``veil_base``, the base frequency set, in one scan of the source: every row coded through the dimension
     tables (QI ``i``'s codes at all levels, so node queries need no joins) and the sensitive value tables, and
     counted per distinct code combination.  A row with a NULL in a QI or counted column finds no code and is
@@ -186,7 +215,7 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
         joined = joined.join(sd, raw.c[name] == sd.c.value)
         keys.append(sd.c.code)
         select_cols.append(narrow(sd.c.code, sensitive_sizes[j] if sensitive_sizes else None).label(f"s{j}"))
-    stmt = sa.select(*select_cols, sa.func.count().label("n")).select_from(joined).group_by(*keys)
+    stmt = sa.select(*select_cols, _rows(raw, weight).label("n")).select_from(joined).group_by(*keys)
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
     return working_table(sa.table(BASE), stmt, into)
