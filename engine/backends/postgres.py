@@ -216,7 +216,7 @@ class PostgresSession(Session):
         without statistics the planner takes a dimension table for hundreds of rows and the join of eight of them
         with the source for 95 billion: it hashed the 10M-row source (8 batches on disk) and sorted the coded rows
         on disk (1 GB) to group them (``base_coded``, 10M resampled Adult: 34.4 s, 20.0 s with the dimension
-        tables analyzed, PostgreSQL's peak private memory 744 MiB against 71; ``bench/results/pg_scan.json``)."""
+        tables analyzed, PostgreSQL's peak private memory 744 MiB against 71; ``bench/results/pg_scan_explained.json``)."""
         if not rows:
             return
         statement = copy_from_stdin(table, list(table.c.keys()), self.dialect)
