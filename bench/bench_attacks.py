@@ -20,7 +20,7 @@ from common import SHARED, WORK, duckdb_file, machine_facts, save
 from veil import config as cfg
 from veil import search
 from veil.risk.attacks import audit_counts
-from veil.risk.settings import AuditSettings
+from veil.auditsettings import AuditSettings
 from veil.risk.subject import node_label
 from veil.lattice import Lattice
 from veil.metrics import make_metric

@@ -6,7 +6,7 @@
 ``cli.md`` is read off the typer app in ``engine/cli.py``: every command, its help text, its options with
 their types, defaults and help texts.  ``config.md`` is read off the parsers themselves: ``veil.config.parse``
 (which calls the model registry, ``engine/models/registry.py`` through ``params.py``, and the ``[audit]``
-settings, ``engine/risk/settings.py``) parses SAMPLE — a config naming every hierarchy kind and every model
+settings, ``engine/auditsettings.py``) parses SAMPLE — a config naming every hierarchy kind and every model
 type — while each typed read is recorded, so every key the code reads is listed with the type, range,
 choices and default the code applies.  What a key *means* is prose, kept below (MEANINGS, MODELS,
 HIERARCHIES); a key the code reads without a meaning here, a meaning for a key the code no longer reads, a
@@ -254,6 +254,14 @@ prior = { "flu" = 500, "cancer" = 500 }
 stubbornness = 1000
 known_rows = 0
 attribute = "s"
+[[models]]
+type = "average-risk"
+threshold = 0.05
+[[models]]
+type = "population-uniqueness"
+threshold = 0.01
+model = "dankar"
+sampling_fraction = 0.1
 
 [search]
 strategy = "optimal"
@@ -301,7 +309,7 @@ def _readers() -> list[tuple[type, str]]:
     and a set of the keys it read (``read``, ``_read``, ``seen``: what ``finish`` accepts)."""
     from veil import config
     from veil.models import params
-    from veil.risk import settings
+    from veil import auditsettings as settings
 
     return [(config._Table, m) for m in ("name", "names", "get")] + \
            [(params.Params, m) for m in ("integer", "number", "text", "strings", "raw", "has")] + \
@@ -516,7 +524,7 @@ TABLES = {("[audit]", "attributes"): "a table", ("[audit.attributes.<column>]", 
           ("[audit.attributes.<column>]", "adversary"): "a table"}
 
 # Choices a table key is checked against after it is read: the code's own constants (module, name).
-CHOICES = {("[source]", "nulls"): ("veil.config", "NULL_POLICIES"), ("[search]", "strategy"): ("veil.config", "STRATEGIES"),
+CHOICES = {("[source]", "nulls"): ("veil.config", "NULL_POLICIES"), ("[search]", "strategy"): ("veil.registry", "STRATEGIES"),
            ("[search]", "metric"): ("veil.config", "METRICS"), ("[release]", "series"): ("veil.config", "SERIES_POLICIES")}
 
 # Each hierarchy kind: an example and what its levels are.
@@ -553,10 +561,14 @@ MODELS = {
     "delta-l-diversity": "`min n(E)/max n_δ(v)` (numeric)",
     "epsilon-privacy": "smallest ε (class IV: null, never passes); `prior`: a table of value → σ(s), "
                        "`\"uniform\"` or `\"table\"`",
+    "average-risk": "average prosecutor risk `u/n` (docs/reidentification.md)",
+    "population-uniqueness": "estimated share of population uniques; `model` dankar | pitman | zayatz | snb, "
+                             "`sampling_fraction` or `population`",
 }
 # Parameters whose value is read as is (``Params.raw``, ``Params.attribute``), all optional.
 MODEL_PARAMETERS = {"hierarchy": "a table, optional", "prior": "a table or a string, optional",
-                    "attribute": "a sensitive column, optional (default: the only one)"}
+                    "attribute": "a sensitive column, optional (default: the only one)",
+                    "population": "an integer, optional: the population's size N (instead of `sampling_fraction`)"}
 
 CONFIG_INTRO = """\
 # Configuration file
@@ -617,12 +629,25 @@ names its paper and definition with a worked example. Each model declares as dat
 (merging two passing blocks passes) and monotone under suppression (a block containing a passing block
 passes), backed by hypothesis property tests in `tests/models/`; the search reads those declarations.""",
     "[search]": """\
-Ties go to the lower height, then the lexicographically smaller node. Metrics (lower is better except
-precision, which is maximized): height `Σ li`; precision `1 - mean(li/hi)`; average block size
-`|T_released| / #blocks` (`|T|` if everything is suppressed); discernibility `Σ n(E)² + suppressed · |T|`;
-KL-divergence `Σx p(x) ln(p(x)/q(x))` where a released block's mass is spread uniformly over the original
-value combinations its cell covers (product of hierarchy leaves) and a suppressed block's over the whole
-domain ([Privacy models §8](../models.md#8-utility-metrics-exact-losses-ties-and-rounding)).""",
+Ties go to the lower height, then the lexicographically smaller node. The metrics, as the metrics registry
+(`engine/metrics.py`) names and sums them up — lower is better except precision, which is maximized; `|T|` is
+the table's rows, and average block size is `|T|` if everything is suppressed. KL-divergence spreads a released
+block's mass uniformly over the original value combinations its cell covers (product of hierarchy leaves) and a
+suppressed block's over the whole domain ([Privacy models §8](../models.md#8-utility-metrics-exact-losses-ties-and-rounding));
+`workload` answers the config's `[[workload]]` queries from each node's release
+([Workload-aware utility](../workload.md)).""",
+    "[[workload]]": """\
+The queries analysts run, for `[search] metric = "workload"` (which needs at least one) and for the workload
+errors of `veil search --json` and the report ([Workload-aware utility](../workload.md)). Each is
+`SELECT group_by…, aggregate FROM T WHERE column IN (values)… GROUP BY group_by…` over the original columns:
+
+```toml
+[[workload]]
+group_by = ["age", "sex"]
+aggregate = "count"
+where = { education = ["Bachelors", "Masters"] }
+weight = 1.0
+```""",
     "[files]": """\
 Every file a config names (each `csv` key: hierarchies of quasi-identifiers, models and `[audit]`) and the
 report folder must resolve, symlinks included, inside the config's folder: a config cannot make Veil read
@@ -639,7 +664,8 @@ the Python API (`veil.anonymize` …) checks what a file is, not where: its call
 TABLE_ORDER = [("[source]", "`[source]`"), ("[[quasi_identifiers]]", "`[[quasi_identifiers]]`"),
                ("hierarchy", "Hierarchies"), ("[sensitive]", "`[sensitive]`"),
                ("[[models]]", "`[[models]]`"),
-               ("[search]", "`[search]`"), ("[release]", "`[release]`"), ("[files]", "`[files]`"),
+               ("[search]", "`[search]`"), ("[[workload]]", "`[[workload]]`"), ("[release]", "`[release]`"),
+               ("[files]", "`[files]`"),
                ("[audit]", "`[audit]`"), ("[audit.attributes.<column>]", "`[audit.attributes.<column>]`")]
 
 
@@ -651,11 +677,12 @@ def config_page() -> str:
 
     sections = read_config()
     top = {k for t in sections.pop("top") for k in t.known}
-    documented = {"source", "quasi_identifiers", "sensitive", "models", "search", "release", "files", "audit"}
+    documented = {"source", "quasi_identifiers", "sensitive", "models", "search", "release", "files", "audit",
+                  "workload"}
     if top != documented:
         raise SystemExit(f"gen_reference: the config's top level reads {sorted(top)}, documented: {sorted(documented)}")
     problems: list[str] = []
-    out = [STAMP.format(sources="engine/config.py, engine/models/registry.py and engine/risk/settings.py"), "",
+    out = [STAMP.format(sources="engine/config.py, engine/models/registry.py and engine/auditsettings.py"), "",
            CONFIG_INTRO]
     for section, heading in TABLE_ORDER:
         out += [f"## {heading}", ""]
@@ -666,6 +693,8 @@ def config_page() -> str:
             for s in [s for s in sections if s.startswith("model ")]:
                 del sections[s]
             out += _models(models, FACTORIES, problems)
+        elif section == "[[workload]]":
+            out += _workload(problems)
         else:
             tables = sections.pop(section, [])
             meanings = MEANINGS.get(section, {})
@@ -689,10 +718,57 @@ def config_page() -> str:
             out.append("")
         if section in NOTES:
             out += [NOTES[section], ""]
+        if section == "[search]":
+            out += _metrics(problems)
     problems += [f"the config has a table {s!r} that gen_reference.py does not place" for s in sections]
     if problems:
         raise SystemExit("gen_reference: " + "; ".join(problems))
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _metrics(problems: list[str]) -> list[str]:
+    """The utility metrics as the registry (``veil.metrics.REGISTRY``) names and sums them up."""
+    from veil import config
+    from veil.metrics import REGISTRY
+
+    if tuple(REGISTRY) != tuple(config.METRICS):
+        problems.append(f"veil.config.METRICS {config.METRICS} differs from the metrics registry {tuple(REGISTRY)}")
+    out = ["| metric | what it measures |", "|---|---|"]
+    for entry in REGISTRY.values():
+        needs = "; needs `[[workload]]` queries" if entry.needs_config else ""
+        out.append(f"| `{entry.name}` | {_md(entry.summary, table=True)}{needs} |")
+    return out + [""]
+
+
+# Each [[workload]] key (veil.workloadsettings.KEYS): its value and meaning (the table is parsed by hand, not by
+# the recorded typed reads, so the generator checks these keys against KEYS).
+WORKLOAD_KEYS = {
+    "group_by": ("a list of column names", "required",
+                 "the original columns the query groups by: quasi-identifiers or any other column of the source"),
+    "aggregate": ("`\"count\"`, `\"sum(column)\"` or `\"avg(column)\"`", "`\"count\"`",
+                  "what each group answers; a summed or averaged column is numeric, with no NULL in `T`"),
+    "where": ("a table `{ column = [values] }`", "none",
+              "keep the rows whose column holds one of the values (at most {max_values:,} per column), values as "
+              "the column's type; several columns: all must match"),
+    "weight": ("a positive number", "`1.0`", "the query's weight in the workload error (a weighted mean)"),
+}
+
+
+def _workload(problems: list[str]) -> list[str]:
+    from veil import workloadsettings
+
+    if set(WORKLOAD_KEYS) != set(workloadsettings.KEYS):
+        problems.append(f"WORKLOAD_KEYS documents {sorted(WORKLOAD_KEYS)}, veil.workloadsettings reads "
+                        f"{sorted(workloadsettings.KEYS)}")
+    if workloadsettings.AGGREGATES != ("count", "sum", "avg"):
+        problems.append(f"[[workload]] aggregates are now {workloadsettings.AGGREGATES}: update WORKLOAD_KEYS")
+    out = ["| key | value | default | meaning |", "|---|---|---|---|"]
+    for key in workloadsettings.KEYS:
+        if key in WORKLOAD_KEYS:
+            value, default, meaning = WORKLOAD_KEYS[key]
+            out.append(f"| `{key}` | {value} | {default} | "
+                       f"{meaning.format(max_values=workloadsettings.MAX_VALUES)} |")
+    return out + [""]
 
 
 def _hierarchies(tables: list[Table], kinds: tuple[str, ...], problems: list[str]) -> list[str]:

@@ -10,11 +10,6 @@ from typing import Any
 __version__ = "0.1.0"
 __all__ = ["anonymize", "audit", "check"]
 
-# Bump when the same config and the same source would publish something different (a new generalization,
-# suppression or verification rule, a new column in release tables, ...).  It is part of every release's
-# config hash, so the first run of a Veil with new semantics publishes a new version instead of "unchanged".
-RELEASE_SEMANTICS = 2  # 2: KL-divergence of a true reconstruction, exact optimum ties, char(n) unpadded
-
 _API = ("anonymize", "audit", "check")  # the attack audit itself lives in veil.risk
 
 

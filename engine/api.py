@@ -27,11 +27,9 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-
-import sqlalchemy as sa
 
 from veil import config as cfg
 from veil.backends import open_backend
@@ -41,15 +39,18 @@ from veil.errors import ConfigError, SourceError, VeilError
 from veil.hierarchy import RowsSpec
 from veil.lattice import Lattice, parse_node
 from veil.privacy import Specification
+from veil.queries.ddl import relation
 from veil.run import check_document, generalized_select, metric_for, no_solution, prepare_run, search_counts
 from veil.search import SearchResult
 from veil.search import run as run_search
 from veil.warehouse import Warehouse
 
 if TYPE_CHECKING:
+    from veil.reidentification.summary import RiskSummary
     from veil.risk.exposure import Audit
 
 TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
+POPULATION = "population"    # ``veil.risk``'s population DataFrame, beside it
 ROW = "__veil_row__"         # its row positions, to give the result the DataFrame's order and index
 MEMORY = "duckdb:///:memory:"
 # what each strategy runs: the release needs the optimum, which incognito alone does not give (it then runs on
@@ -81,6 +82,8 @@ class Anonymized:
     nodes_evaluated: int
     strategy: str = "optimal"
     lattice_size: int = 0
+    workload_error: float | None = None                 # the optimal node's workload error (with ``workload=``)
+    workload_errors: tuple[float, ...] | None = None    # each query's error there, in the order given
 
 
 @dataclass(frozen=True)
@@ -101,17 +104,23 @@ class Checked:
 def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
               models: Sequence[Mapping[str, Any]] = (), *, strategy: str = "optimal", max_suppression: float = 0.0,
               metric: str = "discernibility", keep_columns: Sequence[str] = (), nulls: str = "error",
-              base_dir: str | Path | None = None, progress: bool | None = None) -> Anonymized:
+              base_dir: str | Path | None = None, progress: bool | None = None,
+              workload: Sequence[Mapping[str, Any]] = ()) -> Anonymized:
     """Generalize ``df`` at the optimal lattice node satisfying every model (``veil search`` + the release's
     materialization, in memory).  ``strategy``: ``"optimal"`` (the release's), or ``"incognito"`` /
     ``"brute-force"``, which also list every minimal node (``minimal``).  Published columns:
     quasi-identifiers, sensitive columns and ``keep_columns``, in the DataFrame's order; relative hierarchy
     paths resolve against ``base_dir`` (default: the working directory).  ``progress``: show the steps and the
-    search's nodes (default: on a terminal or in a notebook)."""
+    search's nodes (default: on a terminal or in a notebook).  ``workload``: the analysts' queries, each a dict
+    like a ``[[workload]]`` table (``group_by``, ``aggregate``, ``where``, ``weight``; docs/workload.md), which
+    ``metric="workload"`` minimizes the error of; with a workload the result also carries the optimal node's
+    ``workload_error`` (and ``workload_errors`` per query) whatever the metric."""
     origin = "veil.anonymize()"
     config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
                                 {"strategy": strategy, "metric": metric, "max_suppression": max_suppression})
-    with _progress(origin, progress) as steps, _session(df, published, steps) as session:
+    config, read = _workload(origin, df, config, workload)
+    loaded = [c for c in df.columns if c in set(published) | set(read)]  # a workload's other columns: read only
+    with _progress(origin, progress) as steps, _session(df, loaded, steps) as session:
         config, wh = _prepare(session, config, rollup=True, on_step=steps.step)
         spec = Specification(config.models, config.search.max_suppression)
         result = _search(wh, config, spec, steps)
@@ -121,6 +130,11 @@ def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence
         counts = wh.counts(result.optimal.node)
         suppressed = spec.evaluate(counts, wh.rows).failing
         data = _generalized(session, wh, config, counts, suppressed, published, df)
+        errors = None
+        if read:
+            scorer = metric_for(wh, "workload", config)
+            errors = (float(scorer.loss(counts, suppressed, wh.rows)),
+                      tuple(float(e) for e in scorer.errors(counts, suppressed)))  # type: ignore[attr-defined]
     released = counts.restrict(~suppressed)
     return Anonymized(
         data=data, node=tuple(result.optimal.node), achieved={_label(m): m.check(released).achieved for m in spec.models},
@@ -128,7 +142,8 @@ def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence
         minimal=None if result.minimal is None else tuple(tuple(n) for n in result.minimal),
         metric=result.optimal.value, metric_name=result.optimal.metric, attributes=wh.attributes,
         heights=wh.heights, nodes_evaluated=result.nodes_evaluated, strategy=config.search.strategy,
-        lattice_size=result.lattice_size)
+        lattice_size=result.lattice_size, workload_error=None if errors is None else errors[0],
+        workload_errors=None if errors is None else errors[1])
 
 
 def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
@@ -163,7 +178,7 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
     Returns the audit: ``document()`` is ``veil audit --json``'s, ``find(attack, attribute)`` one exposure;
     ``progress`` as for ``anonymize``."""
     from veil.risk.attacks import audit_counts
-    from veil.risk.settings import parse_audit
+    from veil.auditsettings import parse_audit
     from veil.risk.subject import node_label
 
     origin = "veil.audit()"
@@ -177,6 +192,41 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
         counts = wh.counts(level)
         return audit_counts(counts, parsed, config.models, f"node {list(level)} of the DataFrame", node_label(counts))
 
+
+
+def risk(df: Any, quasi_identifiers: Mapping[str, Any], *, node: Sequence[int] | Mapping[str, int] | str | None = None,
+         population: Any = None, sampling_fraction: float | None = None, threshold: float = 0.2,
+         nulls: str = "error", base_dir: str | Path | None = None, progress: bool | None = None) -> RiskSummary:
+    """Re-identification risk of ``df`` generalized at ``node`` (default: as it stands), like ``veil risk``
+    (docs/reidentification.md): prosecutor, journalist and marketer risk, sample uniques, and population
+    uniqueness (Pitman, Zayatz, SNB, Dankar et al.'s rule) when the population is known — ``population`` a
+    DataFrame of the whole population with the same quasi-identifier columns (journalist and marketer risk
+    against its class sizes), or its size as an int, or ``sampling_fraction`` (the share of the population in
+    ``df``).  Returns the summary: ``document()`` is ``veil risk --json``'s."""
+    from veil.queries.population import population_table
+    from veil.reidentification.subject import node_risk
+
+    origin = "veil.risk()"
+    config, published = _config(origin, df, quasi_identifiers, (), [{"type": "k-anonymity", "k": 1}], (), nulls,
+                                base_dir, {})
+    frame = population is not None and not isinstance(population, int)
+    if frame and not isinstance(population, _pandas(origin).DataFrame):
+        raise ConfigError(f"{origin}: argument 'population' must be a DataFrame or the population's size (int), "
+                          f"got {type(population).__name__}")
+    if population is not None and sampling_fraction is not None:
+        raise ConfigError(f"{origin}: give 'population' or 'sampling_fraction', not both")
+    with _progress(origin, progress) as steps, _session(df, published, steps) as session:
+        if frame:
+            steps.step(f"loading the population ({len(population):,} rows)")
+            missing = [c for c in quasi_identifiers if c not in population.columns]
+            if missing:
+                raise SourceError(f"column {missing[0]!r} does not exist in the population DataFrame")
+            session.load_frame(population_table(None, POPULATION, {}),  # type: ignore[attr-defined]
+                               population[list(quasi_identifiers)].copy(), "loading the population")
+        config, wh = prepare_run(session, config, sensitive=(), rollup=False, on_step=steps.step)
+        return node_risk(wh, _node(origin, node, wh), threshold=threshold,
+                         population_table=POPULATION if frame else None, sampling_fraction=sampling_fraction,
+                         population=float(population) if population is not None and not frame else None)
 
 # --- arguments → Config ------------------------------------------------------------------------------------
 
@@ -217,6 +267,28 @@ def _config(origin: str, df: Any, quasi_identifiers: Any, sensitive: Any, models
         quasi_identifiers=qis, sensitive=sens, models=raw_models,
         search=cfg.search_settings(search, origin, "arguments", key=lambda k: f"argument {k!r}"))
     return config, [c for c in df.columns if c in set(named)]
+
+
+def _workload(origin: str, df: Any, config: cfg.Config, workload: Any) -> tuple[cfg.Config, list[str]]:
+    """The config with ``workload``'s queries as its ``[[workload]]`` tables (validated as the TOML's are), and
+    the columns they read."""
+    from veil.workloadsettings import parse_workload
+
+    if isinstance(workload, (Mapping, str)) or not isinstance(workload, Sequence):
+        raise ConfigError(f"{origin}: argument 'workload' must be a list of query dicts like the [[workload]] "
+                          f"tables (docs/workload.md), got {workload!r}")
+    if not workload and config.search.metric == "workload":
+        raise ConfigError(f"{origin}: argument 'metric' is \"workload\" but argument 'workload' lists no query; "
+                          "pass the analysts' queries, e.g. workload=[{\"group_by\": [\"age\", \"sex\"]}]")
+    queries = parse_workload(list(workload), origin, config)
+    read = list(dict.fromkeys(c for q in queries for c in q.columns))
+    missing = [c for c in read if c not in df.columns]
+    if missing:
+        raise SourceError(f"argument 'workload' reads column {missing[0]!r}, which does not exist in the DataFrame "
+                          f"(its columns: {', '.join(repr(c) for c in list(df.columns)[:20])})")
+    if not queries:
+        return config, []
+    return replace(config, data={**config.data, "workload": [dict(q) for q in workload]}), read
 
 
 def _columns(origin: str, argument: str, value: Any) -> tuple[str, ...]:
@@ -272,7 +344,7 @@ def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[Sessi
             frame[column] = frame[column].astype(frame[column].cat.categories.dtype)
     frame[ROW] = range(len(frame))
     with open_backend(MEMORY).session() as session:
-        session.load_frame(sa.table(TABLE), frame, "loading the DataFrame")  # type: ignore[attr-defined]
+        session.load_frame(relation(TABLE), frame, "loading the DataFrame")  # type: ignore[attr-defined]
         yield session
 
 
@@ -287,7 +359,7 @@ def _prepare(session: Session, config: cfg.Config, rollup: bool,
 def _search(wh: Warehouse, config: cfg.Config, spec: Specification, steps: _Steps) -> SearchResult:
     """``run.search_warehouse`` with the strategy's searches (``SEARCHES``) and the call's progress."""
     lattice = Lattice(wh.heights)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric))
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
     steps.step(f"searching the lattice ({config.search.strategy})", lattice.size)
     return run_search(SEARCHES[config.search.strategy], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
                       on_evaluate=steps.advance, probe=probe, prefetch=prefetch)

@@ -24,7 +24,6 @@ import hashlib
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -34,90 +33,18 @@ import sqlalchemy as sa
 from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import BackendError, BusyError, ConfigError, VeilError
+from veil.queries import catalog as qc
+from veil.queries.catalog import CatalogTables, Status, tables  # the tables' definitions and statements: queries
+from veil.queries.ddl import create_table
+
+__all__ = ["HEAD", "OPEN", "STATUSES", "CatalogTables", "Status", "advisory", "ensure_schema", "lock_key",
+           "migrations_dir", "require", "revision", "tables", "upgrade"]
 
 HEAD = "0007"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
-STATUSES = ("running", "published", "skipped", "failed", "expired", "rollback")
+STATUSES = tuple(Status)
 OPEN = 2**31 - 1  # series_cells.last_version of content still current
-
-
-@dataclass(frozen=True)
-class CatalogTables:
-    releases: sa.Table
-    release_nodes: sa.Table
-    hierarchies: sa.Table
-    version: sa.Table
-    publications: sa.Table
-    series_versions: sa.Table
-    series_hierarchies: sa.Table
-    series_blocks: sa.Table
-    series_values: sa.Table
-    series_cells: sa.Table
-    publication_dimensions: sa.Table
-    series_state: sa.Table
-
-
-def tables(schema: str) -> CatalogTables:
-    """The catalog's tables at the head revision (for queries; ``migrations/`` creates them)."""
-    md = sa.MetaData(schema=schema)
-    releases = sa.Table(
-        "releases", md,
-        sa.Column("id", sa.String(36), primary_key=True), sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
-        sa.Column("status", sa.Text), sa.Column("started_at", sa.DateTime), sa.Column("finished_at", sa.DateTime),
-        sa.Column("published_at", sa.DateTime), sa.Column("config", sa.Text), sa.Column("config_hash", sa.Text),
-        sa.Column("source_fingerprint", sa.Text), sa.Column("node", sa.Text), sa.Column("achieved", sa.Text),
-        sa.Column("metrics", sa.Text), sa.Column("rows_read", sa.BigInteger), sa.Column("rows_published", sa.BigInteger),
-        sa.Column("rows_suppressed", sa.BigInteger), sa.Column("output_table", sa.Text), sa.Column("error", sa.Text),
-        sa.Column("backend", sa.Text), sa.Column("rows_dropped_null", sa.BigInteger),
-        sa.Column("rows_deferred", sa.BigInteger), sa.Column("series", sa.Text), sa.Column("expired_at", sa.DateTime),
-    )
-    nodes = sa.Table(
-        "release_nodes", md,
-        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("passed", sa.Boolean),
-        sa.Column("suppressed_rows", sa.BigInteger), sa.Column("metric", sa.Float),
-    )
-    hierarchies = sa.Table(
-        "hierarchies", md,
-        sa.Column("release_id", sa.String(36)), sa.Column("attribute", sa.Text), sa.Column("height", sa.Integer),
-        sa.Column("source", sa.Text), sa.Column("leaves", sa.Integer), sa.Column("definition", sa.Text),
-    )
-    version = sa.Table("alembic_version", md, sa.Column("version_num", sa.String(32)))
-    publications = sa.Table(
-        "publications", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("schema", sa.Text),
-        sa.Column("current_version", sa.Integer), sa.Column("updated_at", sa.DateTime),
-    )
-    versions = sa.Table(
-        "series_versions", md, sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
-        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
-        sa.Column("columns", sa.Text), sa.Column("hierarchies", sa.Text), sa.Column("policy", sa.Text),
-        sa.Column("published_at", sa.DateTime),
-    )
-    s_hier = sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
-                      sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
-    s_blocks = sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                        sa.Column("labels", sa.Text))
-    s_values = sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                        sa.Column("value", sa.Text))
-    s_cells = sa.Table(
-        "series_cells", md, sa.Column("name", sa.Text), sa.Column("block_id", sa.BigInteger),
-        sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
-        sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
-    )
-    dims = sa.Table(
-        "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
-        sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
-        sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
-        sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
-    )
-    state = sa.Table(
-        "series_state", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("series", sa.Integer),
-        sa.Column("started_version", sa.Integer), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
-        sa.Column("columns", sa.Text), sa.Column("shape", sa.Text), sa.Column("members", sa.Text),
-        sa.Column("batch", sa.Integer), sa.Column("next_cohort", sa.BigInteger), sa.Column("secret", sa.Text),
-    )
-    return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
-                         s_cells, dims, state)
 
 
 def migrations_dir() -> Path:
@@ -128,7 +55,7 @@ def revision(session: Session, schema: str) -> str | None:
     """The catalog's applied revision, or ``None`` when there is no catalog in ``schema``."""
     if "alembic_version" not in session.relations(schema):
         return None
-    return session.scalar(sa.select(tables(schema).version.c.version_num), "reading the catalog's revision")
+    return session.scalar(qc.revision(tables(schema).version), "reading the catalog's revision")
 
 
 def upgrade(session: Session, schema: str, target: str = "head") -> tuple[str | None, str | None]:
@@ -157,15 +84,15 @@ def _create(session: Session, schema: str) -> tuple[str | None, str | None]:
         return before, before
     found = session.relations(schema)
     cat = tables(schema)
-    for table in [getattr(cat, f) for f in cat.__dataclass_fields__]:
+    for table in cat.all():
         if table.name in appendonly.LOGGED:
             log = appendonly.log_table(table)
             if log.name not in found:
-                session.execute(sa.schema.CreateTable(log, if_not_exists=True), f"creating {schema}.{log.name}")
-            session.execute(q.CreateView(table, appendonly.latest(table, log)), f"creating view {schema}.{table.name}")
+                session.execute(create_table(log, if_not_exists=True), f"creating {schema}.{log.name}")
+            session.execute(appendonly.latest_view(table, log), f"creating view {schema}.{table.name}")
         elif table.name not in found:
-            session.execute(sa.schema.CreateTable(table, if_not_exists=True), f"creating {schema}.{table.name}")
-    session.execute(cat.version.insert().values(version_num=HEAD), "recording the catalog's revision")
+            session.execute(create_table(table, if_not_exists=True), f"creating {schema}.{table.name}")
+    session.execute(qc.record_revision(cat.version, HEAD), "recording the catalog's revision")
     return None, revision(session, schema)
 
 

@@ -32,6 +32,7 @@ import typer
 import veil
 from veil import log
 from veil.command import FAILED, NO_SOLUTION, OK, Options, Result, console, emit, execute, say
+from veil.registry import STRATEGIES  # stdlib only: names read without importing the search
 
 CONFIG_FILE = "veil.toml"  # looked for in the working folder when --config is not given
 CONFIG_ENV = "VEIL_CONFIG"  # else the config this environment variable names
@@ -220,11 +221,12 @@ def check(config: ConfigOpt = None,
 @app.command()
 def search(config: ConfigOpt = None,
            strategy: Annotated[Optional[str], typer.Option(
-               help="optimal | incognito | brute-force (or several, comma-separated, sharing counts; default: the "
+               help=f"{' | '.join(STRATEGIES.names())} (or several, comma-separated, sharing counts; default: the "
                     "config's [search] strategy).")] = None,
            metric: Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
-                                                               "discernibility | kl-divergence (default: the "
-                                                               "config's [search] metric).")] = None,
+                                                               "discernibility | kl-divergence | workload "
+                                                               "(veil.metrics.REGISTRY; default: the config's "
+                                                               "[search] metric).")] = None,
            limit: Annotated[int, typer.Option(
                "--limit", min=0, metavar="N",
                help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.")
@@ -239,17 +241,25 @@ def search(config: ConfigOpt = None,
 
         with _loading():
             from veil import config as cfg
-            from veil.run import run_search
 
         conf = _load(config)
         strategies = tuple(s.strip() for s in (strategy or conf.search.strategy).split(",") if s.strip())
         for s in strategies:
-            if s not in cfg.STRATEGIES:
-                raise ConfigError(f"--strategy {s!r}: one of {', '.join(cfg.STRATEGIES)}")
+            if s not in STRATEGIES:
+                raise ConfigError(f"--strategy {s!r}: one of {', '.join(STRATEGIES.names())}")
         if metric is not None and metric not in cfg.METRICS:
             raise ConfigError(f"--metric {metric!r}: one of {', '.join(cfg.METRICS)}")
-        result, stats, failure = run_search(cfg.override(conf, metric=metric), strategies, on_step=log.step)
-        doc = {**result.document(), "work": stats.document()}
+        with _loading():
+            from veil.run import no_solution, open_run, search_warehouse
+            from veil.privacy import Specification
+            from veil.workload import search_document
+        with open_run(cfg.override(conf, metric=metric), on_step=log.step) as (conf, wh):
+            result = search_warehouse(wh, conf, strategies)
+            failure = None if result.any_passing else no_solution(
+                wh, Specification(conf.models, conf.search.max_suppression))
+            extras = search_document(wh, conf, result)  # [[workload]] errors, utility per attribute (issue 38)
+            stats = wh.stats
+        doc = {**result.document(), "work": stats.document(), **extras}
         status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
                                                             **failure.details}
         return Result({**status, **doc}, OK if failure is None else NO_SOLUTION,
@@ -421,6 +431,49 @@ def audit(config: ConfigOpt = None,
 
     finish("audit", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
+
+
+@app.command()
+def risk(config: ConfigOpt = None,
+         node: Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source "
+                                                        "as it stands).")] = None,
+         release: Annotated[Optional[int], typer.Option("--release", help="A published version (its rows "
+                                                        "recounted from the warehouse).")] = None,
+         threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Records whose re-identification risk "
+                                                  "is above this are at risk (ARX's default 0.2).")] = 0.2,
+         population_table: Annotated[Optional[str], typer.Option(
+             "--population-table", help="A table of the whole population with the same quasi-identifier columns "
+                                        "(schema.table): journalist and marketer risk against its class sizes.")] = None,
+         sampling_fraction: Annotated[Optional[float], typer.Option(
+             "--sampling-fraction", min=1e-9, max=1.0,
+             help="The share of the population the table holds: population uniqueness estimated for n / fraction "
+                  "people.")] = None,
+         population: Annotated[Optional[int], typer.Option("--population", min=1, help="The population's size, "
+                                                           "instead of a sampling fraction.")] = None,
+         as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
+         log_format: LogFormatOpt = LogFormat.text) -> None:
+    """Re-identification risk as ARX reports it (docs/reidentification.md): prosecutor, journalist and marketer
+    risk, sample uniques and population uniqueness (Pitman, Zayatz, SNB, Dankar et al.'s rule), of a node or a
+    published version."""
+
+    def body() -> Result:
+        with _loading():
+            from veil.reidentification.subject import run_risk
+
+        summary = run_risk(_load(config), node=node, release=release, threshold=threshold,
+                           population_table=population_table, sampling_fraction=sampling_fraction,
+                           population=population, on_step=log.step)
+        doc = summary.document()
+        return Result({"status": "ok", **doc}, OK, lambda: _show_risk(doc))
+
+    finish("risk", Options(as_json, quiet, verbose, wait, log_format.value), body)
+
+
+def _show_risk(doc: dict[str, Any]) -> None:
+    from veil.reidentification.report import lines
+
+    for line in lines(doc):
+        say(line)
 
 def _series_exposure(conf: Any) -> Result:
     from veil.release import exposure

@@ -37,12 +37,14 @@ from typing import Any
 
 from veil import files as fs
 from veil import hierarchy as h
-from veil import tomlscan
-from veil.risk.settings import parse_audit
+from veil import releasenames, tomlscan
+from veil.auditsettings import parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
 from veil.models import build as build_model
 from veil.models.params import near, unknown_keys
+from veil.registry import STRATEGIES
+from veil.workloadsettings import parse_workload
 
 # Config keys whose string value names a file (relative to the config's folder), wherever they occur:
 # quasi-identifier hierarchies and model hierarchies (``hierarchy = { csv = "..." }``).  A new key that names
@@ -56,12 +58,19 @@ FILE_KEYS = frozenset({"csv"})
 RESERVED_SCHEMAS = frozenset({"information_schema", "pg_catalog", "pg_toast", "system", "temp"})
 
 NULL_POLICIES = ("error", "drop")
-STRATEGIES = ("optimal", "incognito", "brute-force")
-METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence")
+# veil.metrics.REGISTRY's names (tests/test_workload.py keeps them equal; a config parse loads no numpy)
+METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence", "workload")
 # The top-level keys ``parse`` reads (the optional sections only when present): a misspelt one is refused
 # first, with a suggestion — read as absent, it would otherwise surface as another error (``_Table.typos``).
-TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit")
+TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit",
+             "workload")
 SERIES_POLICIES = ("cohort", "refuse", "off")  # docs/series.md
+
+# Bump when the same config and the same source would publish something different (a new generalization,
+# suppression or verification rule, a new column in release tables, ...).  It is part of every release's
+# config hash (``Config.digest``), so the first run of a Veil with new semantics publishes a new version instead
+# of "unchanged".
+RELEASE_SEMANTICS = 2  # 2: KL-divergence of a true reconstruction, exact optimum ties, char(n) unpadded
 
 
 @dataclass(frozen=True)
@@ -151,8 +160,6 @@ class Config:
         >>> a.digest == Config(a.path, a.source, (), (), (), data={"k": 2}).digest
         False
         """
-        from veil import RELEASE_SEMANTICS
-
         sha = hashlib.sha256(f"veil release semantics {RELEASE_SEMANTICS}\n".encode())
         sha.update(json.dumps(self.data, sort_keys=True, default=str, ensure_ascii=False).encode())
         for path in self.files:
@@ -188,7 +195,8 @@ class _Table:
     def __init__(self, data: Any, where: str, file: Path | str, key: Callable[[str], str] | None = None) -> None:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{file}: {where} must be a table, got {type(data).__name__}")
-        self.data, self.where, self.file, self.read = data, where, file, set()
+        self.data, self.where, self.file = data, where, file
+        self.read: set[str] = set()
         self.known: set[str] = set()  # keys read only when present (``typos``): suggestions for unknown ones
         self.key = key or (lambda name: f"{where} key {name!r}")
 
@@ -405,7 +413,7 @@ def _key_name(trail: Sequence[str | int]) -> str:
     if first is None:
         return f"[{'.'.join(map(str, where))}] key {last!r}" if where else f"key {last!r}"
     rest = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in where[first + 1:])
-    return f"[[{'.'.join(map(str, where[:first]))}]] #{where[first] + 1}{' ' + rest if rest else ''} key {last!r}"
+    return f"[[{'.'.join(map(str, where[:first]))}]] #{int(where[first]) + 1}{' ' + rest if rest else ''} key {last!r}"
 
 
 def allowed_folders(data: Any, file: Path | str, base: Path) -> tuple[Path, ...]:
@@ -469,15 +477,40 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     top.read.add("files")
     allowed = allowed_folders(data, file, base)
     check_files(data, file, base, allowed)
+    source = _source(_Table(top.get("source", dict), "[source]", file), base)
+    qi_tables = _quasi_identifier_tables(top, file)
+    sensitive: tuple[str, ...] = ()
+    if "sensitive" in data:
+        st = _Table(top.get("sensitive", dict), "[sensitive]", file)
+        sensitive = st.names("columns")
+        st.finish()
+    raw_models = top.get("models", list, what="an array of tables [[models]]")
+    if not raw_models:
+        raise ConfigError(f"{file}: [[models]] must list at least one privacy model")
+    search = search_settings(top.get("search", dict), file) if "search" in data else SearchConfig()
+    config = assemble(file=file, base=base, source=source, quasi_identifiers=qi_tables, sensitive=sensitive,
+                      models=[(raw, f"[[models]] #{i}") for i, raw in enumerate(raw_models, start=1)],
+                      search=search, text=text, check_hierarchies=check_hierarchies)
+    release = None
+    if "release" in data:
+        r = _Table(top.get("release", dict), "[release]", file)
+        release = _release(r)
+        _check_release(r, release, config, allowed)
+    parse_audit(top.get("audit", dict, {}), file, sensitive)  # [audit]: validated here, read by veil.audit
+    parse_workload(top.get("workload", list, [], what="an array of tables [[workload]]"), file, config)  # [[workload]]
+    top.finish()
+    return replace(config, release=release, data=data, files=referenced_files(data, base))
 
-    src = _Table(top.get("source", dict), "[source]", file)
+
+def _source(src: _Table, base: Path) -> SourceConfig:
+    """``[source]``: where the table is (``url`` for an embedded DuckDB file, else ``url_env``) and its NULLs."""
     url = src.get("url", str, None)
     url_env = src.get("url_env", str, None)
     if (url is None) == (url_env is None):
-        raise ConfigError(f"{file}: [source] needs exactly one of 'url' (embedded DuckDB file) or 'url_env' "
+        raise ConfigError(f"{src.file}: [source] needs exactly one of 'url' (embedded DuckDB file) or 'url_env' "
                           "(name of an environment variable holding the URL)")
     if url is not None and not url.startswith("duckdb:"):
-        raise ConfigError(f"{file}: [source] key 'url' may only hold an embedded DuckDB URL (duckdb:///file); "
+        raise ConfigError(f"{src.file}: [source] key 'url' may only hold an embedded DuckDB URL (duckdb:///file); "
                           "put server URLs in an environment variable and name it with 'url_env'")
     schema, table = _split_table(src.name("table"))
     if not table:
@@ -486,8 +519,11 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     if nulls not in NULL_POLICIES:
         raise src.error("nulls", f"must be one of {', '.join(NULL_POLICIES)}, got {nulls!r}")
     src.finish()
-    source = SourceConfig(table=table, schema=schema or None, url=url, url_env=url_env, nulls=nulls, base_dir=base)
+    return SourceConfig(table=table, schema=schema or None, url=url, url_env=url_env, nulls=nulls, base_dir=base)
 
+
+def _quasi_identifier_tables(top: _Table, file: Path) -> list[tuple[str, Any, str]]:
+    """``[[quasi_identifiers]]`` as ``(column, hierarchy table, where)``, for ``assemble``."""
     raw_qis = top.get("quasi_identifiers", list, what="an array of tables [[quasi_identifiers]]")
     if not raw_qis:
         raise ConfigError(f"{file}: [[quasi_identifiers]] must list at least one quasi-identifier")
@@ -497,67 +533,58 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
         column = t.name("column")
         qi_tables.append((column, t.get("hierarchy", dict), f"{t.where} ({column!r}) hierarchy"))
         t.finish()
+    return qi_tables
 
-    sensitive: tuple[str, ...] = ()
-    if "sensitive" in data:
-        st = _Table(top.get("sensitive", dict), "[sensitive]", file)
-        sensitive = st.names("columns")
-        st.finish()
 
-    raw_models = top.get("models", list, what="an array of tables [[models]]")
-    if not raw_models:
-        raise ConfigError(f"{file}: [[models]] must list at least one privacy model")
-    search = search_settings(top.get("search", dict), file) if "search" in data else SearchConfig()
-    config = assemble(file=file, base=base, source=source, quasi_identifiers=qi_tables, sensitive=sensitive,
-                      models=[(raw, f"[[models]] #{i}") for i, raw in enumerate(raw_models, start=1)],
-                      search=search, text=text, check_hierarchies=check_hierarchies)
-    columns = list(config.attributes)
+def _release(r: _Table) -> ReleaseConfig:
+    """``[release]``'s keys, each of its type (``_check_release`` then checks them against each other)."""
+    release = ReleaseConfig(
+        name=r.name("name"),
+        schema=r.name("schema", "published"),
+        catalog_schema=r.name("catalog_schema", "veil"),
+        drop_columns=r.names("drop_columns", ()),
+        keep_columns=r.names("keep_columns", ()),
+        grant_select_to=r.names("grant_select_to", ()),
+        series=r.name("series", "cohort"),
+        keep_versions=r.get("keep_versions", int, 10),
+        key=r.names("key", ()),
+        batch=r.get("batch", int, None),
+        report=r.get("report", str, None),
+    )
+    r.finish()
+    return release
 
-    release = None
-    if "release" in data:
-        r = _Table(top.get("release", dict), "[release]", file)
-        release = ReleaseConfig(
-            name=r.name("name"),
-            schema=r.name("schema", "published"),
-            catalog_schema=r.name("catalog_schema", "veil"),
-            drop_columns=r.names("drop_columns", ()),
-            keep_columns=r.names("keep_columns", ()),
-            grant_select_to=r.names("grant_select_to", ()),
-            series=r.name("series", "cohort"),
-            keep_versions=r.get("keep_versions", int, 10),
-            key=r.names("key", ()),
-            batch=r.get("batch", int, None),
-            report=r.get("report", str, None),
-        )
-        r.finish()
-        _release_places(r, release, base, allowed)
-        if release.series == "defer":
-            raise r.error("series", "\"defer\" was replaced by \"cohort\" (its padding depended on a leaver's values, "
-                                    "so a reader could replay it: docs/series.md §4); write series = \"cohort\"")
-        if release.series not in SERIES_POLICIES:
-            raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
-        if release.batch is not None and release.batch < 2:
-            raise r.error("batch", f"must be at least 2 (a batch of one is one person), got {release.batch!r}")
-        if release.keep_versions < 1:
-            raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
-        overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | set(columns) | set(sensitive)))
-        if overlap:
-            raise ConfigError(f"{file}: [release] drop_columns names column(s) {', '.join(map(repr, overlap))} "
-                              "that are also kept, quasi-identifiers or sensitive")
-        kept_clash = sorted(set(release.keep_columns) & (set(columns) | set(sensitive)))
-        if kept_clash:
-            raise ConfigError(f"{file}: [release] keep_columns names column(s) {', '.join(map(repr, kept_clash))} "
-                              "that are quasi-identifiers or sensitive (those are always published)")
-        if source.schema is not None and release.schema == source.schema:
-            raise ConfigError(f"{file}: [release] schema {release.schema!r} is the source's schema; "
-                              "Veil never writes into the source's schema")
-        if release.catalog_schema == source.schema:
-            raise ConfigError(f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
-                              "Veil never writes into the source's schema")
-        release_names(release, source, file)
-    parse_audit(top.get("audit", dict, {}), file, sensitive)  # [audit]: validated here, read by veil.audit
-    top.finish()
-    return replace(config, release=release, data=data, files=referenced_files(data, base))
+
+def _check_release(r: _Table, release: ReleaseConfig, config: Config, allowed: Sequence[Path]) -> None:
+    """``[release]`` against itself, the source and the columns: where it writes, its policy and sizes, columns
+    dropped or kept that are also published, schemas that are the source's, names too long."""
+    file, source = r.file, config.source
+    columns, sensitive = set(config.attributes), set(config.sensitive)
+    _release_places(r, release, source.base_dir, allowed)
+    if release.series == "defer":
+        raise r.error("series", "\"defer\" was replaced by \"cohort\" (its padding depended on a leaver's values, "
+                                "so a reader could replay it: docs/series.md §4); write series = \"cohort\"")
+    if release.series not in SERIES_POLICIES:
+        raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
+    if release.batch is not None and release.batch < 2:
+        raise r.error("batch", f"must be at least 2 (a batch of one is one person), got {release.batch!r}")
+    if release.keep_versions < 1:
+        raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
+    overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | columns | sensitive))
+    if overlap:
+        raise ConfigError(f"{file}: [release] drop_columns names column(s) {', '.join(map(repr, overlap))} "
+                          "that are also kept, quasi-identifiers or sensitive")
+    kept_clash = sorted(set(release.keep_columns) & (columns | sensitive))
+    if kept_clash:
+        raise ConfigError(f"{file}: [release] keep_columns names column(s) {', '.join(map(repr, kept_clash))} "
+                          "that are quasi-identifiers or sensitive (those are always published)")
+    if source.schema is not None and release.schema == source.schema:
+        raise ConfigError(f"{file}: [release] schema {release.schema!r} is the source's schema; "
+                          "Veil never writes into the source's schema")
+    if release.catalog_schema == source.schema:
+        raise ConfigError(f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
+                          "Veil never writes into the source's schema")
+    release_names(release, source, file)
 
 
 MAX_IDENTIFIER = 63  # bytes: PostgreSQL truncates longer names, so two of Veil's objects could collide
@@ -612,9 +639,8 @@ def release_names(release: ReleaseConfig, source: SourceConfig, file: Path | str
     Traceback (most recent call last):
     veil.errors.ConfigError: v.toml: [release] name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' is too long: ...
     """
-    from veil.queries import publication as pub
-
-    generated = [*pub.names(release.name, 2**31 - 1).values(), f"{pub.names(release.name)['block_rows']}_version"]
+    generated = [*releasenames.names(release.name, 2**31 - 1).values(),
+                 f"{releasenames.names(release.name)['block_rows']}_version"]
     longest = max(generated, key=lambda n: len(n.encode()))
     if len(longest.encode()) > MAX_IDENTIFIER:
         room = MAX_IDENTIFIER - (len(longest.encode()) - len(release.name.encode()))
@@ -663,7 +689,7 @@ def search_settings(data: Any, file: Path | str, where: str = "[search]",
     s = _Table(data, where, file, key)
     strategy = s.get("strategy", str, "optimal")
     if strategy not in STRATEGIES:
-        raise s.error("strategy", f"must be one of {', '.join(STRATEGIES)}, got {strategy!r}")
+        raise s.error("strategy", f"must be one of {', '.join(STRATEGIES.names())}, got {strategy!r}")
     metric = s.get("metric", str, "discernibility")
     if metric not in METRICS:
         raise s.error("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")

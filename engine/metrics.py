@@ -37,10 +37,10 @@ a lower bound there.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import ClassVar, Protocol, Union
+from typing import Any, ClassVar, Protocol, Union
 
 import numpy as np
 
@@ -244,23 +244,94 @@ class KLDivergence(_Reported):
         return self.value(counts, np.zeros(counts.n_blocks, dtype=bool), rows)
 
 
+@dataclass(frozen=True)
+class MetricContext:
+    """What a metric may be built from: the lattice's heights, each hierarchy's leaf counts per level, the bottom
+    node's block sizes (KL-divergence), and — for metrics that read more than counts (``workload``) — the config
+    and the prepared warehouse of the run (``None`` where a caller has none)."""
+
+    heights: tuple[int, ...]
+    leaf_counts: tuple[tuple[np.ndarray, ...], ...] = ()
+    original_sizes: np.ndarray | None = None
+    config: Any = None
+    warehouse: Any = None
+
+
+@dataclass(frozen=True)
+class MetricEntry:
+    """One ``[search] metric``: its name, a one-line summary (config validation, CLI errors, the generated
+    reference docs), whether the search may prune with its bound across the lattice, and its builder."""
+
+    name: str
+    summary: str
+    build: Callable[[MetricContext], Metric]
+    needs_config: bool = False  # built from the config and the warehouse (``MetricContext.config``/``warehouse``)
+
+
+REGISTRY: dict[str, MetricEntry] = {}
+"""Every utility metric by name, in registration order: the one list config validation, the CLI, the docs
+generator (``docs/gen_reference.py``), the report and ``make_metric`` read."""
+
+
+def register(name: str, summary: str, *, needs_config: bool = False) -> Callable[[Callable[[MetricContext], Metric]],
+                                                                                Callable[[MetricContext], Metric]]:
+    """Decorator: register ``build`` as the metric ``name``."""
+    def decorate(build: Callable[[MetricContext], Metric]) -> Callable[[MetricContext], Metric]:
+        if name in REGISTRY:
+            raise ValueError(f"metric {name!r} is registered twice")
+        REGISTRY[name] = MetricEntry(name, summary, build, needs_config)
+        return build
+    return decorate
+
+
+@register("height", "generalization height Σ li")
+def _height(ctx: MetricContext) -> Metric:
+    return Height()
+
+
+@register("precision", "Sweeney's precision 1 - mean(li / hi), higher is better")
+def _precision(ctx: MetricContext) -> Metric:
+    return Precision(tuple(ctx.heights))
+
+
+@register("avg-block-size", "average block size |T_released| / #blocks")
+def _avg_block_size(ctx: MetricContext) -> Metric:
+    return AverageBlockSize()
+
+
+@register("discernibility", "Σ n(E)² + suppressed rows · |T| (Bayardo & Agrawal)")
+def _discernibility(ctx: MetricContext) -> Metric:
+    return Discernibility()
+
+
+@register("kl-divergence", "KL-divergence of the original QI distribution from its reconstruction")
+def _kl(ctx: MetricContext) -> Metric:
+    if ctx.original_sizes is None:
+        raise ValueError("kl-divergence needs the original block sizes")
+    return KLDivergence(tuple(tuple(levels) for levels in ctx.leaf_counts), KLDivergence.entropy(ctx.original_sizes))
+
+
+@register("workload", "weighted error of the [[workload]] queries answered from the release (docs/workload.md)",
+          needs_config=True)
+def _workload(ctx: MetricContext) -> Metric:
+    from veil.workload import workload_metric  # loads only when asked for (it reads the warehouse)
+
+    return workload_metric(ctx)
+
+
+METRICS: tuple[str, ...] = tuple(REGISTRY)
+"""The registered metric names (``veil.config.METRICS`` is this tuple)."""
+
+
 def make_metric(name: str, heights: Sequence[int], leaf_counts: Sequence[Sequence[np.ndarray]] = (),
-                original_sizes: np.ndarray | None = None) -> Metric:
-    """The metric called ``name`` (config ``[search] metric``); KL needs the hierarchies' leaf counts and the
-    bottom node's block sizes."""
-    if name == "height":
-        return Height()
-    if name == "precision":
-        return Precision(tuple(heights))
-    if name == "avg-block-size":
-        return AverageBlockSize()
-    if name == "discernibility":
-        return Discernibility()
-    if name == "kl-divergence":
-        if original_sizes is None:
-            raise ValueError("kl-divergence needs the original block sizes")
-        return KLDivergence(tuple(tuple(levels) for levels in leaf_counts), KLDivergence.entropy(original_sizes))
-    raise ValueError(f"unknown metric {name!r}")
+                original_sizes: np.ndarray | None = None, *, config: Any = None, warehouse: Any = None) -> Metric:
+    """The metric called ``name`` (config ``[search] metric``), from the registry; KL needs the hierarchies' leaf
+    counts and the bottom node's block sizes, ``workload`` the config and the prepared warehouse."""
+    entry = REGISTRY.get(name)
+    if entry is None:
+        raise ValueError(f"unknown metric {name!r}; one of {', '.join(REGISTRY)}")
+    return entry.build(MetricContext(tuple(heights), tuple(tuple(levels) for levels in leaf_counts), original_sizes,
+                                     config, warehouse))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice, finer
 from veil.metrics import Metric, OnSizes, make_metric
 from veil.privacy import Evaluation, Specification
+from veil.queries.ddl import create_table
 from veil.search import SearchResult
 from veil.warehouse import Stats, Warehouse, value_text
 
@@ -138,18 +139,18 @@ def generalized_select(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray
     ``veil release`` materializes it; ``veil.anonymize`` reads it back."""
     if suppressed.any():
         table = q.suppressed_table(len(wh.attributes))
-        wh.session.execute(sa.schema.CreateTable(table), "listing suppressed blocks")
+        wh.session.execute(create_table(table), "listing suppressed blocks")
         wh.session.bulk_load(table, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
                              "listing suppressed blocks")
     return q.release_select(wh.source_table(published), wh.layout, counts.node, wh.attributes, published,
                             bool(suppressed.any()), not_null)
 
 
-def metric_for(wh: Warehouse, name: str) -> Metric:
+def metric_for(wh: Warehouse, name: str, config: Config | None = None) -> Metric:
     """The configured utility metric, with what KL-divergence needs from the hierarchies and the bottom."""
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
     bottom = wh.counts(tuple(0 for _ in wh.hierarchies)).sizes if name == "kl-divergence" else None
-    return make_metric(name, wh.heights, leaf, bottom)
+    return make_metric(name, wh.heights, leaf, bottom, config=config, warehouse=wh)  # workload: [[workload]]
 
 
 _NONE = np.zeros(0, dtype=np.int64)
@@ -215,7 +216,7 @@ def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -
     a progress bar on a terminal."""
     lattice = Lattice(wh.heights)
     spec = Specification(config.models, config.search.max_suppression)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric))
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
     with log.progress("searching", lattice.size) as update:
         return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update,
                           probe=probe, prefetch=prefetch)

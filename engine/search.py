@@ -42,11 +42,11 @@ from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.lattice import Lattice, Node
 from veil.metrics import Loss, Metric
 from veil.privacy import Evaluation, Specification
+from veil.registry import STRATEGIES
 
 CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
 PrefetchFn = Callable[[Sequence[tuple[Level, ...]]], None]
 AHEAD = 32  # nodes ``brute-force`` announces to ``prefetch`` at once: the next ones in order
-STRATEGIES = ("optimal", "incognito", "brute-force")
 
 
 @dataclass(frozen=True)
@@ -377,95 +377,105 @@ def _as_float(value: Loss) -> tuple[float, bool]:
 
 def optimal(lattice: Lattice, ev: Evaluator) -> Optimum | None:
     """The proven-optimal passing node: branch and bound with predictive tagging."""
-    nodes = lattice.ordered
-    size = lattice.size
-    matrix = lattice.matrix
-    status = np.zeros(size, dtype=np.int8)       # 0 unknown, 1 passes, -1 fails
-    evaluated = np.zeros(size, dtype=bool)
-    bounds = Bounds(size, ev.metric.rounding)
-    best_loss: Loss = 0
-    best_idx = size
-    spec = ev.spec
-    tags_up = spec.tags_up
-    rel = np.array([1.0 / h if h else 0.0 for h in lattice.heights])
+    return _BranchAndBound(lattice, ev).run()
 
-    def evaluate(i: int) -> None:
-        nonlocal best_loss, best_idx
-        node = nodes[i]
-        if best_idx < size and not evaluated[i]:
+
+class _BranchAndBound:
+    """``optimal``'s state: each node's status (0 unknown, 1 passes, -1 fails), which nodes were evaluated, the
+    bounds the evaluated nodes give the nodes above them, and the best passing node so far."""
+
+    def __init__(self, lattice: Lattice, ev: Evaluator) -> None:
+        self.lattice, self.ev = lattice, ev
+        self.size = lattice.size
+        self.status = np.zeros(self.size, dtype=np.int8)
+        self.evaluated = np.zeros(self.size, dtype=bool)
+        self.bounds = Bounds(self.size, ev.metric.rounding)
+        self.best_loss: Loss = 0
+        self.best_idx = self.size  # none yet
+        self.tags_up = ev.spec.tags_up
+        self.rel = np.array([1.0 / h if h else 0.0 for h in lattice.heights])
+
+    def run(self) -> Optimum | None:
+        status, evaluated, from_top = self.status, self.evaluated, False
+        while True:
+            open_ = (status != -1) & ~evaluated & ~self.pruned()
+            if not open_.any():
+                break
+            unknown = open_ & (status == 0)
+            if unknown.any() and (self.tags_up or self.ev.spec.monotone_models):
+                # Alternately: a chain upward from the lowest unknown node, binary-searched (finds the border fast
+                # when most nodes pass), and the highest unknown node alone (when few pass, a failure there tags
+                # its whole down-set: the border's maximal failing nodes are what the search must find).
+                from_top = not from_top
+                candidates = np.flatnonzero(unknown)
+                path = self.chain(int(candidates[-1] if from_top else candidates[0]), unknown)
+                while True:
+                    live = (status == 0) & ~evaluated & ~self.pruned()
+                    remaining = [j for j in path if live[j]]
+                    if not remaining:
+                        break
+                    self.evaluate(remaining[len(remaining) // 2])
+            else:
+                candidates = np.flatnonzero(open_)
+                order = np.lexsort((candidates, self.bounds.level[candidates]))
+                self.evaluate(int(candidates[order[0]]))
+        if self.best_idx >= self.size:
+            return None
+        node = self.lattice.ordered[self.best_idx]
+        return Optimum(node, self.ev.metric.name, self.ev.scores[node])
+
+    def chain(self, start: int, unknown: np.ndarray) -> list[int]:
+        """A chain of unknown nodes upward from ``start``: at each step the successor that generalizes least
+        (its greatest relative height, then their sum, then the attribute)."""
+        lattice = self.lattice
+        path = [start]
+        while True:
+            here = lattice.matrix[path[-1]]
+            options = []
+            for a in range(len(lattice.heights)):
+                if here[a] < lattice.heights[a]:
+                    succ = here.copy()
+                    succ[a] += 1
+                    j = lattice.index[tuple(int(x) for x in succ)]
+                    if unknown[j]:
+                        options.append(((succ * self.rel).max(), float((succ * self.rel).sum()), a, j))
+            if not options:
+                return path
+            path.append(min(options)[3])
+
+    def pruned(self) -> np.ndarray:
+        """Nodes whose bound proves them no better than the best: above it, or tied and later in order."""
+        if self.best_idx >= self.size:
+            return np.zeros(self.size, dtype=bool)
+        return self.bounds.no_better(self.best_loss, self.best_idx)
+
+    def evaluate(self, i: int) -> None:
+        """Evaluate node ``i`` — unless its block sizes alone prove it no better than the best — and tag."""
+        ev, lattice, node = self.ev, self.lattice, self.lattice.ordered[i]
+        if self.best_idx < self.size and not self.evaluated[i]:
             bound = ev.bound(node)
             if bound is not None:  # its sizes alone may prove it no better: then its verdict is not needed
-                bounds.raise_to(lattice.above(node), i, bound)
-                if bounds.no_better(best_loss, best_idx)[i] and node not in ev.fail_on_sizes:
+                self.bounds.raise_to(lattice.above(node), i, bound)
+                if self.bounds.no_better(self.best_loss, self.best_idx)[i] and node not in ev.fail_on_sizes:
                     ev.probed += 1
                     return
                 # a node whose sizes already fail the monotone part is evaluated anyway: its verdict costs no
                 # query (the sizes decide it) and its failure tags every node below it
         e = ev(node)
-        evaluated[i] = True
+        self.evaluated[i] = True
         up = lattice.above(node)
-        bounds.raise_to(up, i, ev.bounds[node])
+        self.bounds.raise_to(up, i, ev.bounds[node])
         if e.passed:
-            status[i] = 1
-            if tags_up:
-                status[up & (status == 0)] = 1
+            self.status[i] = 1
+            if self.tags_up:
+                self.status[up & (self.status == 0)] = 1
             loss = ev.losses[node]
-            if best_idx >= size or _better(loss, i, best_loss, best_idx):
-                best_loss, best_idx = loss, i
+            if self.best_idx >= self.size or _better(loss, i, self.best_loss, self.best_idx):
+                self.best_loss, self.best_idx = loss, i
         else:
-            status[i] = -1
+            self.status[i] = -1
             if e.prune_down:
-                down = lattice.below(node)
-                status[down] = -1
-
-    from_top = False
-
-    def pruned() -> np.ndarray:
-        """Nodes whose bound proves them no better than the best: above it, or tied and later in order."""
-        if best_idx >= size:
-            return np.zeros(size, dtype=bool)
-        return bounds.no_better(best_loss, best_idx)
-
-    while True:
-        open_ = (status != -1) & ~evaluated & ~pruned()
-        if not open_.any():
-            break
-        unknown = open_ & (status == 0)
-        if unknown.any() and (tags_up or spec.monotone_models):
-            # Alternately: a chain upward from the lowest unknown node, binary-searched (finds the border fast
-            # when most nodes pass), and the highest unknown node alone (when few pass, a failure there tags
-            # its whole down-set: the border's maximal failing nodes are what the search must find).
-            from_top = not from_top
-            candidates = np.flatnonzero(unknown)
-            start = int(candidates[-1] if from_top else candidates[0])
-            path = [start]
-            while True:
-                here = matrix[path[-1]]
-                options = []
-                for a in range(len(lattice.heights)):
-                    if here[a] < lattice.heights[a]:
-                        succ = here.copy()
-                        succ[a] += 1
-                        j = lattice.index[tuple(int(x) for x in succ)]
-                        if unknown[j]:
-                            options.append(((succ * rel).max(), float((succ * rel).sum()), a, j))
-                if not options:
-                    break
-                path.append(min(options)[3])
-            while True:
-                live = (status == 0) & ~evaluated & ~pruned()
-                remaining = [j for j in path if live[j]]
-                if not remaining:
-                    break
-                evaluate(remaining[len(remaining) // 2])
-        else:
-            candidates = np.flatnonzero(open_)
-            order = np.lexsort((candidates, bounds.level[candidates]))
-            evaluate(int(candidates[order[0]]))
-    if best_idx >= size:
-        return None
-    node = nodes[best_idx]
-    return Optimum(node, ev.metric.name, ev.scores[node])
+                self.status[lattice.below(node)] = -1
 
 
 def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], counts_for: CountsFn,
@@ -486,15 +496,12 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
     ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe, prefetch)
     result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
     for strategy in strategies:
+        try:
+            search = STRATEGIES.get(strategy)
+        except KeyError:
+            raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES.names())}") from None
         before = _tally(ev, strategy)
-        if strategy == "brute-force":
-            result.minimal, result.optimal = brute_force(lattice, ev)
-        elif strategy == "incognito":
-            result.minimal = incognito(lattice, ev)
-        elif strategy == "optimal":
-            result.optimal = optimal(lattice, ev)
-        else:
-            raise ValueError(f"unknown strategy {strategy!r}; one of {', '.join(STRATEGIES)}")
+        search(lattice, ev, result)
         after = _tally(ev, strategy)
         result.work.append(StrategyWork(strategy, after.lattice_nodes - before.lattice_nodes,
                                         after.subset_nodes - before.subset_nodes,
@@ -507,3 +514,21 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
     result.evaluations = [(node, e.passed, e.suppressed_rows, ev.scores.get(node)) for node, e in ev.results.items()]
     result.seconds = time.perf_counter() - started
     return result
+
+
+# The strategies ``[search] strategy`` and ``veil search --strategy`` name, in the order help lists them: each
+# runs on the shared evaluator and fills its part of the result.
+
+@STRATEGIES.register("optimal")
+def _optimal(lattice: Lattice, ev: Evaluator, result: SearchResult) -> None:
+    result.optimal = optimal(lattice, ev)
+
+
+@STRATEGIES.register("incognito")
+def _incognito(lattice: Lattice, ev: Evaluator, result: SearchResult) -> None:
+    result.minimal = incognito(lattice, ev)
+
+
+@STRATEGIES.register("brute-force")
+def _brute_force(lattice: Lattice, ev: Evaluator, result: SearchResult) -> None:
+    result.minimal, result.optimal = brute_force(lattice, ev)

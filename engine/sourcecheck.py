@@ -2,8 +2,8 @@
 all have NULLs, non-finite numbers, and quasi-identifiers that look like direct identifiers.
 
 ``Warehouse.prepare`` calls :func:`check_scan` right after the scan (and after the NULL policy applied), with
-the distinct values of every quasi-identifier and counted sensitive column and their row counts, so the
-checks cost no query.  Errors are ``SourceError`` lines naming the table, the column and how many rows;
+what the scan counted — the source's rows, those the NULL policy kept, the distinct values of every
+quasi-identifier and counted sensitive column and their row counts — so the checks cost no query.  Errors are ``SourceError`` lines naming the table, the column and how many rows;
 the identifier checks only warn (``veil.sourcecheck`` log lines, WARNING).
 
 Non-finite numbers (NaN, +Infinity, -Infinity in a DOUBLE/REAL or a PostgreSQL NUMERIC column) have no place
@@ -20,28 +20,31 @@ import decimal
 import logging
 import math
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from veil.errors import SourceError
 from veil.hierarchy import ValueKind
-
-if TYPE_CHECKING:
-    from veil.warehouse import Warehouse
 
 log = logging.getLogger("veil.sourcecheck")
 
 Values = Sequence[tuple[Any, int]]
 
 
-def check_scan(wh: Warehouse, values: Mapping[str, Values], nulls: Mapping[str, int]) -> None:
+def check_scan(table: str, read: int, rows: int, kinds: Mapping[str, ValueKind | None],
+               values: Mapping[str, Values], nulls: Mapping[str, int]) -> None:
     """Raise for an empty source, one left empty by the NULL policy, or non-finite numbers; warn about
-    quasi-identifiers that look like direct identifiers.  ``values``: column → (value, rows) as scanned;
-    ``nulls``: column → rows with a NULL there (the columns the NULL policy looked at)."""
-    table = wh.table_name
-    read = wh.stats.rows_read
+    quasi-identifiers that look like direct identifiers.  ``table``: the source as named to the user;
+    ``read``: the rows scanned; ``rows``: those the NULL policy kept; ``kinds``: quasi-identifier → its
+    column's kind of value; ``values``: column → (value, rows) as scanned; ``nulls``: column → rows with a
+    NULL there (the columns the NULL policy looked at).
+
+    >>> check_scan("raw.t", 3, 0, {"age": None}, {}, {"age": 3})
+    Traceback (most recent call last):
+    veil.errors.SourceError: all 3 rows of source table 'raw.t' have NULLs in column(s) 'age' (3 rows); ...
+    """
     if read == 0:
         raise SourceError(f"source table {table!r} has no rows; there is nothing to anonymize")
-    if wh.rows == 0:
+    if rows == 0:
         listing = ", ".join(f"{k!r} ({v} rows)" for k, v in nulls.items() if v)
         raise SourceError(f"all {read} rows of source table {table!r} have NULLs in column(s) {listing}; "
                           "[source] nulls = \"drop\" leaves every row out, so there is nothing to anonymize")
@@ -49,14 +52,14 @@ def check_scan(wh: Warehouse, values: Mapping[str, Values], nulls: Mapping[str, 
     for name, vals in values.items():
         found = non_finite_rows(vals)
         if found:
-            kinds = ", ".join(f"{k}: {n}" for k, n in found.items())
-            bad.append(f"column {name!r} in {sum(found.values())} rows ({kinds})")
+            counted = ", ".join(f"{k}: {n}" for k, n in found.items())
+            bad.append(f"column {name!r} in {sum(found.values())} rows ({counted})")
     if bad:
         raise SourceError(f"source table {table!r} holds non-finite numbers: {'; '.join(bad)}; Veil cannot "
                           "generalize or count NaN or ±Infinity, so filter or replace them (a view over the "
                           "table) first")
-    for qi in wh.quasi_identifiers:
-        message = identifier_warning(qi.column, wh.columns[qi.column].kind, values.get(qi.column, ()), wh.rows)
+    for column, kind in kinds.items():
+        message = identifier_warning(column, kind, values.get(column, ()), rows)
         if message:
             log.warning(f"source table {table!r}: {message}")
 

@@ -37,6 +37,8 @@ from veil.errors import BackendError, HierarchyError, SourceError
 from veil.frequencies import Floors, FrequencySet
 from veil.hierarchies import build_all
 from veil.hierarchy import Hierarchy, ValueKind, label_text, sort_key
+from veil.queries.ddl import create_table, relation
+from veil.queries.nodes import base_total
 from veil.rollup import Counters, Rollups
 from veil.sourcecheck import check_scan
 
@@ -217,7 +219,8 @@ class Warehouse:
         if self.session.backend.group_source and self.source.table != q.GROUPED:  # else the temporary table hides it
             self._group_source()
         values, with_nulls = self._scan()
-        check_scan(self, values, with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
+        check_scan(self.table_name, self.stats.rows_read, self.rows, {c: self.columns[c].kind for c in qis}, values,
+                   with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
 
         self.on_step("validating hierarchies")
         self.hierarchies = build_all(self.session, self.quasi_identifiers,
@@ -237,7 +240,7 @@ class Warehouse:
             self.load_dimension(i, h, self.columns[qi.column].sa_type)
         for j, (name, dom) in enumerate(zip(self.sensitive, self.domains)):
             ddl = q.sensitive_domain_table(j, self.columns[name].sa_type)
-            self.session.execute(sa.schema.CreateTable(ddl), f"creating the value table of {name!r}")
+            self.session.execute(create_table(ddl), f"creating the value table of {name!r}")
             self.session.bulk_load(ddl, [(v, c) for c, v in enumerate(self.raw_values[name])],
                                    f"loading the values of {name!r}")
         self.on_step(f"coding {self.table_name} into the base frequency set")
@@ -258,8 +261,8 @@ class Warehouse:
             weight += "_"
         what = f"grouping source table {self.table_name!r}"
         grouped = q.source_grouped(self.source_table(columns), columns, weight)
-        self.session.execute(q.working_table(sa.table(q.GROUPED), grouped), what)
-        self.session.analyze(sa.table(q.GROUPED), what)  # else PostgreSQL joins it to the dimensions by nested loops
+        self.session.execute(q.working_table(relation(q.GROUPED), grouped), what)
+        self.session.analyze(relation(q.GROUPED), what)  # else PostgreSQL joins it to the dimensions by nested loops
         self._weight = weight
 
     def _read(self, names: Sequence[str]) -> sa.Table:
@@ -316,9 +319,7 @@ class Warehouse:
                                           into=self._into, weight=self._weight),
                              f"coding source table {self.table_name!r} into the base frequency set")
         self._not_null = tuple(not_null)
-        base = self.layout.base()
-        coded, cells = self.session.rows(sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count()),
-                                         "checking the base frequency set")[0]
+        coded, cells = self.session.rows(base_total(self.layout), "checking the base frequency set")[0]
         if int(coded) != self.rows:
             raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                                "a value's type differs between the source and its dimension table")
@@ -404,7 +405,7 @@ class Warehouse:
             raise HierarchyError(f"hierarchy for column {h.attribute!r} ({h.source}) lists value {label_text(misfit)}, "
                                  f"which column {h.attribute!r} ({level0_type}) cannot hold")
         ddl = q.dim_table(i, h.height, level0_type)
-        self.session.execute(sa.schema.CreateTable(ddl), f"creating the dimension table of {h.attribute!r}")
+        self.session.execute(create_table(ddl), f"creating the dimension table of {h.attribute!r}")
         codes = [h.codes(j).tolist() for j in range(h.height + 1)]
         rows = [(leaf, *(col[k] for col in h.labels), *(c[k] for c in codes)) for k, leaf in enumerate(h.leaves)]
         self.session.bulk_load(ddl, rows, f"loading the hierarchy of {h.attribute!r}")
@@ -545,7 +546,7 @@ class Warehouse:
             name = self.sensitive[j]
             for ddl, columns in zip((*q.distances.lookup_tables(j), q.distances.bucket_table(j)),
                                     (d.positions, d.inverse, buckets)):
-                self.session.execute(sa.schema.CreateTable(ddl), f"creating the distribution table of {name!r}")
+                self.session.execute(create_table(ddl), f"creating the distribution table of {name!r}")
                 self.session.load_columns(ddl, columns, f"loading the distribution of {name!r}")
             self._references[j] = q.distances.Reference(j, d.rows, d.width, d.buckets, d.integral)
             self._buckets[j] = q.distances.Buckets(j, width, len(buckets["k"]) - 1)

@@ -245,3 +245,62 @@ def test_the_notebook_page_example_prints_what_the_page_shows(tmp_path: Path, mo
     with contextlib.redirect_stdout(printed):
         exec(compile(code.group(1), str(NOTEBOOK_DOC), "exec"), {"__name__": "readme"})
     assert printed.getvalue() == shown.group(1)
+
+
+WORKLOAD = [{"group_by": ["age", "nationality"]}, {"group_by": ["zip", "condition"], "weight": 2},
+            {"group_by": ["age"], "where": {"nationality": ["Russian", "American"]}},
+            {"group_by": ["nationality"], "aggregate": "avg(id)"}]   # id: read by the workload, not published
+WORKLOAD_TOML = """
+[[workload]]
+group_by = ["age", "nationality"]
+
+[[workload]]
+group_by = ["zip", "condition"]
+weight = 2
+
+[[workload]]
+group_by = ["age"]
+where = { nationality = ["Russian", "American"] }
+
+[[workload]]
+group_by = ["nationality"]
+aggregate = "avg(id)"
+"""
+
+
+def test_anonymize_minimizes_a_workload_as_veil_search_does(patients: pd.DataFrame, tmp_path: Path) -> None:
+    """``workload=`` is the ``[[workload]]`` tables as dicts: ``metric="workload"`` finds ``veil search``'s node and
+    error on the same table; with another metric the optimal node's workload error is still reported."""
+    import json
+
+    inpatient = duckdb_patients(tmp_path)
+    path = inpatient.write_config("patients", inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
+                                  + '\n[search]\nmetric = "workload"\n' + WORKLOAD_TOML)
+    res = run_veil("search", "--config", str(path), "--json")
+    assert res.returncode == 0, res.stderr
+    doc = json.loads(res.stdout)
+    r = veil.anonymize(patients, QIS, "condition", [K4, ENTROPY], metric="workload", workload=WORKLOAD)
+    assert list(r.node) == doc["optimal"]["node"] and r.metric_name == "workload"
+    assert r.metric == pytest.approx(doc["optimal"]["value"]) and r.workload_error == pytest.approx(r.metric)
+    assert r.workload_errors is not None and len(r.workload_errors) == 4
+    assert list(r.workload_errors) == pytest.approx(doc["workload"]["optimal"]["per_query"])
+    assert list(r.data.columns) == ["zip", "age", "nationality", "condition"]   # id read, not published
+    d = veil.anonymize(patients, QIS, "condition", [K4, ENTROPY], workload=WORKLOAD)
+    assert (d.metric_name, d.node) == ("discernibility", (1, 2, 1)) and d.workload_error is not None
+    assert d.workload_error >= r.workload_error - 1e-12
+    plain = veil.anonymize(patients, QIS, "condition", [K4, ENTROPY])
+    assert plain.workload_error is None and plain.workload_errors is None
+
+
+def test_workload_argument_errors(patients: pd.DataFrame) -> None:
+    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): argument 'metric' is \"workload\" but argument "
+                                                    "'workload' lists no query")):
+        veil.anonymize(patients, QIS, "condition", [K4], metric="workload")
+    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): [[workload]] #2 key 'aggregate' must be "
+                                                    "\"count\", \"sum(column)\" or \"avg(column)\", got 'median(age)'")):
+        veil.anonymize(patients, QIS, "condition", [K4], workload=[WORKLOAD[0], {"group_by": ["age"],
+                                                                                 "aggregate": "median(age)"}])
+    with pytest.raises(ConfigError, match=r"argument 'workload' must be a list of query dicts"):
+        veil.anonymize(patients, QIS, "condition", [K4], workload={"group_by": ["age"]})
+    with pytest.raises(SourceError, match=r"argument 'workload' reads column 'income', which does not exist"):
+        veil.anonymize(patients, QIS, "condition", [K4], workload=[{"group_by": ["income"]}])

@@ -16,7 +16,7 @@ from veil.risk.attacks import audit_counts, resolve
 from veil.risk.diversity import eliminations
 from veil.risk.distance import windows
 from veil.risk.histogram import Histogram
-from veil.risk.settings import AuditSettings, parse_audit
+from veil.auditsettings import AuditSettings, parse_audit
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
 from veil.models.epsilon import EpsilonPrivacy
@@ -247,10 +247,11 @@ def test_histogram_merges_cells_of_other_attributes() -> None:
     assert Counter(dict(h.of_block(0))) == Counter({0: 3, 1: 1}) and h.sizes.tolist() == [4]
 
 
-@pytest.mark.parametrize("name", ["settings", "histogram", "exposure", "diversity", "adapters", "distance"])
+@pytest.mark.parametrize("name", ["auditsettings", "risk.histogram", "risk.exposure", "risk.diversity",
+                                  "risk.adapters", "risk.distance"])
 def test_doctests(name: str) -> None:
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"veil.risk.{name}"), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(importlib.import_module(f"veil.{name}"), optionflags=doctest.ELLIPSIS)
     assert result.attempted > 0 and result.failed == 0

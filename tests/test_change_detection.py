@@ -9,7 +9,6 @@ from pathlib import Path
 
 import pytest
 
-import veil
 from veil import config as cfg
 from veil.demo import HIERARCHIES
 from veil.models import params
@@ -86,7 +85,7 @@ def test_release_semantics_are_part_of_the_hash(tmp_path: Path, monkeypatch: pyt
     path = _config(tmp_path)
     before = cfg.load(path).digest
     assert cfg.load(path).digest == before
-    monkeypatch.setattr(veil, "RELEASE_SEMANTICS", veil.RELEASE_SEMANTICS + 1)
+    monkeypatch.setattr(cfg, "RELEASE_SEMANTICS", cfg.RELEASE_SEMANTICS + 1)
     assert cfg.load(path).digest != before
 
 

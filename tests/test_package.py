@@ -84,7 +84,7 @@ def test_no_runtime_dependency_the_runtime_never_imports() -> None:
             continue
         imported |= _imports(path)
     # distribution name -> what proves the runtime needs it
-    needed_by = {"duckdb-engine": "sqlalchemy dialect 'duckdb://'", "psycopg": "sqlalchemy dialect 'postgresql+psycopg'",
+    needed_by = {"duckdb-engine": "sqlalchemy dialect 'duckdb://'", "duckdb": "the database under duckdb-engine's dialect", "psycopg": "sqlalchemy dialect 'postgresql+psycopg'",
                  "tzdata": "zoneinfo's fallback database (veil.schedule.zone)",
                  "vl-convert-python": "imported as vl_convert (veil.report.charts)"}
     for dep in _pyproject()["project"]["dependencies"]:

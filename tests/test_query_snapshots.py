@@ -14,6 +14,9 @@ import pytest
 import sqlalchemy as sa
 
 from veil import queries as q
+from veil.queries import demo
+from veil.queries import duckdb as qd
+from veil.queries.nodes import base_total, ordered
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 # the dialects Veil runs with (duckdb-engine's numeric_dollar binds; psycopg 3 with its casts)
@@ -86,6 +89,17 @@ def statements() -> dict[str, object]:
         "cells_into_scratch": q.cells_table(src, q.Layout((5, 3, 1), 0), (1, 0, 1), ["Zip Code", "age", HOSTILE],
                                             ["condition"], ["condition"], ["none"], into="veil_work_12_1"),
         "detach_scratch": q.Attach("veil_work_12_1"),
+        # the base frequency set checked to hold every kept row; a node's counts streamed in block-key order
+        "base_total": base_total(lay),
+        "stream_ordered": ordered(q.node_counts(lay, (2, 1, 1)), ["g0", "g1", "g2"]),
+        # DuckDB: numpy columns and DataFrames registered with the connection, read into tables
+        "insert_frame": qd.insert_frame(q.dim_table(0, 1, sa.Text()), "veil_frame_3", ["level_0", "code_1"],
+                                        {"level_1": "*", "code_0": 7}),
+        "table_from_frame": qd.table_from_frame(sa.table("dataframe"), "veil_frame_4"),
+        # ``veil seed`` (DuckDB or PostgreSQL) and what ``veil demo`` reads back from its DuckDB warehouse
+        "census_table": sa.schema.CreateTable(demo.census_table("raw", "census")),
+        "demo_first_rows": demo.first_rows("published", "census"),
+        "demo_release_history": demo.release_history("published", "census"),
     }
 
 
@@ -118,7 +132,8 @@ DISTANCES = {"distance_positions_table", "distance_inverse_table", "distance_buc
              "node_distance_bounds"}
 # DuckDB's scratch database (veil.backends.scratch): issued on DuckDB only
 DUCKDB_ONLY = {"attach_scratch", "search_path_with_scratch", "base_coded_into_scratch", "materialize_into_scratch",
-               "cells_into_scratch", "detach_scratch"}
+               "cells_into_scratch", "detach_scratch", "insert_frame", "table_from_frame", "demo_first_rows",
+               "demo_release_history"}
 
 
 def render(which: str = "queries") -> dict[str, str]:

@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import sys
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -55,7 +56,7 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
     html = out.read_text(encoding="utf-8")
     self_contained(html)
     charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', html)
-    assert charts == ["blocks", "distribution:condition", "lattice", "node"], charts
+    assert charts == ["blocks", "distribution:condition", "attribute-utility", "lattice", "node"], charts
     doc = embedded(html)
     assert doc["lattice"]["heights"] == [5, 3, 1] and doc["lattice"]["chosen"] == [1, 2, 1]
     assert doc["lattice"]["size"] == 48 and [1, 2, 1] in doc["lattice"]["minimal"]
@@ -74,6 +75,76 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
     assert head["risk_after"] == {"rows": 12, "blocks": 3, "highest": 0.25, "average": 0.25, "records_at_risk": 12,
                                   "threshold": 0.2}
     assert head["models_holding"] == head["models"] == 2
+
+
+WORKLOAD = ('\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
+            'weight = 2\n\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n')
+
+
+@pytest.mark.parametrize("metric", ["workload", "discernibility"])
+def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_path: Path, metric: str) -> None:
+    """With ``[[workload]]``: each query's error at the reported node, at the workload-optimal node (a workload
+    search) and at the discernibility-optimal node, as ``veil.workload`` computes them; ARX's utility per attribute
+    as ``veil.utility`` does; both drawn.  Without: no workload metric is built and no workload section shown."""
+    from veil.utility import attribute_utility, leaf_totals
+    from veil.workload import metric_for_config
+
+    path = inpatient.write_config("patients", inpatient_body() + ENTROPY + f'\n[search]\nmetric = "{metric}"\n'
+                                  + WORKLOAD)
+    res = run_veil("report", "--config", str(path), "--node", "2,2,1", "--out", str(tmp_path / "w.html"))
+    assert res.returncode == 0, res.stderr
+    html = (tmp_path / "w.html").read_text(encoding="utf-8")
+    self_contained(html)
+    doc = embedded(html)
+    conf = cfg.load(path)
+    with open_backend(conf.source.resolved_url()).session() as session:
+        wh = prepared_warehouse(session, conf)
+        metrics = metrics_for(wh, conf)
+        assert list(metrics) == list(cfg.METRICS)
+        spec = Specification(conf.models, conf.search.max_suppression)
+        optimal = {m: search.run(("brute-force",), Lattice(wh.heights), wh.attributes, wh.counts, spec, metrics[m],
+                                 wh.rows).optimal for m in ("workload", "discernibility")}
+        wanted = [("this node", (2, 2, 1))] + ([("workload-optimal", optimal["workload"].node)]
+                                               if metric == "workload" else [])
+        wanted.append(("discernibility-optimal", optimal["discernibility"].node))
+        merged: dict[tuple[int, ...], list[str]] = {}
+        for label, n in wanted:
+            merged.setdefault(tuple(n), []).append(label)
+        workload = metric_for_config(wh, conf)
+        assert workload is not None
+        expected = []
+        for n, labels in merged.items():
+            counts = wh.counts(n)
+            gone = spec.evaluate(counts, wh.rows).failing
+            expected.append({"label": " = ".join(labels), "node": list(n), "error": workload.loss(counts, gone, wh.rows),
+                             "per_query": workload.errors(counts, gone)})
+        counts = wh.counts((2, 2, 1))
+        utility = attribute_utility(counts, spec.evaluate(counts, wh.rows).failing, wh.hierarchies,
+                                    leaf_totals(wh.counts((0, 0, 0))))
+        plain = metrics_for(wh, replace(conf, data={k: v for k, v in conf.data.items() if k != "workload"}))
+        assert "workload" not in plain and list(plain) == [m for m in cfg.METRICS if m != "workload"]
+        assert "workload" not in metrics_for(wh)
+    assert optimal["discernibility"].node == (1, 2, 1)
+    assert [q["query"] for q in doc["workload"]["queries"]] == [
+        "count by age, nationality", "count by zip, condition", "count by age where nationality in ['Russian', 'American']"]
+    assert [q["weight"] for q in doc["workload"]["queries"]] == [1.0, 2.0, 1.0]
+    got = doc["workload"]["nodes"]
+    assert [(n["label"], n["node"]) for n in got] == [(e["label"], e["node"]) for e in expected]
+    for g, e in zip(got, expected):
+        assert g["error"] == pytest.approx(e["error"]) and g["per_query"] == pytest.approx(e["per_query"])
+    assert 0 < got[0]["error"] <= 1 and got[0]["node"] == [2, 2, 1]
+    assert doc["utility_per_attribute"] == utility
+    assert [a["level"] for a in utility] == [2, 2, 1] and utility[2]["generalization_intensity"] == 0.0
+    charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', html)
+    assert "workload" in charts and "attribute-utility" in charts
+    assert "count by zip, condition" in html and "non-uniform entropy" in html
+    # the same table and models without [[workload]]: no workload section, utility per attribute still there
+    plain_path = inpatient.write_config("patients", inpatient_body() + ENTROPY, name="plain.toml")
+    assert run_veil("report", "--config", str(plain_path), "--node", "2,2,1",
+                    "--out", str(tmp_path / "p.html")).returncode == 0
+    plain_html = (tmp_path / "p.html").read_text(encoding="utf-8")
+    assert embedded(plain_html)["workload"] is None and embedded(plain_html)["utility_per_attribute"] == utility
+    assert 'data-chart="workload"' not in plain_html and "Workload error" not in plain_html
 
 
 def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
@@ -150,7 +221,7 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
 
 def test_page_escapes_hostile_names() -> None:
     from veil.risk.attacks import audit_counts
-    from veil.risk.settings import AuditSettings
+    from veil.auditsettings import AuditSettings
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report import content
 
@@ -172,7 +243,7 @@ def test_numbers_read_as_numbers() -> None:
     from veil.report.content import distributions, size_bins
     from veil.report.formatting import human, plain_text
     from veil.risk.attacks import audit_counts
-    from veil.risk.settings import AuditSettings
+    from veil.auditsettings import AuditSettings
 
     assert human(100719234.0) == "100,719,234" and human(8.48502e6) == "8,485,020" and human(2.8284271) == "2.828"
     assert plain_text("p_out = 5e-05; D = 1.00719e+08") == "p_out = 0.00005; D = 100,719,000"

@@ -190,9 +190,13 @@ def test_inpatient_report_renders(browser: object, tmp_path: Path) -> None:
     con.close()
     path = tmp_path / "veil.toml"
     path.write_text(f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.patients"\n' + inpatient_body()
-                    + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n[search]\nstrategy = "brute-force"\n')
+                    + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n[search]\nstrategy = "brute-force"\n'
+                    + '\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
+                    + '\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n')
     page = build_report(cfg.load(path), tmp_path / "inpatient.html", node="2,1,1")
-    charts, _facts = open_and_check(browser, page, expect={"blocks", "distribution:condition", "lattice", "node"})
+    charts, _facts = open_and_check(browser, page, expect={"blocks", "distribution:condition", "lattice", "node",
+                                                           "workload", "attribute-utility"})
+    assert "error 0" in hover_shows_details(browser, "workload", "count by age, nationality")
     lattice = next(c for c in charts if c["chart"] == "lattice")
     assert 0 < lattice["marks"] <= 3 * 10 + 10 + 4      # 10 heights × 3 verdicts, the minimal strip, 2 lines × 2 panels
     assert "height" in hover_shows_details(browser, "lattice", "nodes")
@@ -233,7 +237,7 @@ def test_census_report_reads_at_scale(browser: object, census: Path, tmp_path: P
 def test_a_lattice_of_eleven_thousand_nodes_reads(browser: object, tmp_path: Path) -> None:
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.risk.attacks import audit_counts
-    from veil.risk.settings import AuditSettings
+    from veil.auditsettings import AuditSettings
 
     heights = (4, 3, 3, 2, 2, 3, 3)                    # 5·4·4·3·3·4·4 = 11,520 nodes, every one evaluated
     nodes = list(itertools.product(*(range(h + 1) for h in heights)))

@@ -21,7 +21,7 @@ from veil import cli
 HEAVY = {"numpy", "sqlalchemy", "duckdb", "duckdb_engine", "psycopg", "psycopg_binary", "pandas", "pyarrow",
          "pyspark", "alembic", "rich", "altair", "vl_convert", "narwhals", "jinja2", "jsonschema", "cronsim",
          "scipy", "yaml"}
-CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors"}
+CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors", "veil.registry"}
 LISTED = "\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
 RUN_CLI = ("import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
            "    assert e.code == 0, e.code" + LISTED)

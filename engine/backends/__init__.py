@@ -1,34 +1,25 @@
-"""Backends: the only place that executes SQL.  ``open_backend(url)`` picks one by URL scheme."""
+"""Backends: the only place that executes SQL.  ``open_backend(url)`` picks one by URL scheme, from the backends
+that registered theirs (``@BACKENDS.register("duckdb")`` on the class, ``veil.registry``)."""
 
 from __future__ import annotations
 
-import sqlalchemy as sa
-
-from veil.backends.base import Backend, Session
+from veil.backends.base import Backend, Session, parse_url
 from veil.errors import BackendError
+from veil.registry import BACKENDS
 
 
 def open_backend(url: str) -> Backend:
-    """A backend for a URL: ``duckdb:///file``, ``postgresql[+psycopg]://…`` or Spark Connect's ``sc://host:port``."""
-    if url.startswith("sc://"):
-        from veil.backends.spark import SparkBackend
-
-        return SparkBackend(url)
-    try:
-        parsed = sa.make_url(url)
-    except sa.exc.ArgumentError:
-        raise BackendError("the database URL is not a valid SQLAlchemy URL (check [source] url / url_env)") from None
-    backend = parsed.get_backend_name()
-    if backend == "duckdb":
-        from veil.backends.duckdb import DuckDBBackend
-
-        return DuckDBBackend(parsed)
-    if backend in ("postgresql", "postgres"):
-        from veil.backends.postgres import PostgresBackend
-
-        return PostgresBackend(parsed.set(drivername="postgresql+psycopg"))
-    raise BackendError(f"unsupported database {backend!r} in URL {parsed.render_as_string(hide_password=True)}; "
-                       "Veil runs on DuckDB, PostgreSQL and Spark (sc://)")
+    """A backend for a URL: ``duckdb:///file``, ``postgresql[+psycopg]://…`` or Spark Connect's ``sc://host:port``
+    — a URL whose scheme (before any ``+driver``) a backend registered."""
+    scheme = url.split("://", 1)[0] if "://" in url else ""
+    if scheme not in BACKENDS:
+        parsed = parse_url(url)  # not a valid URL: say so
+        scheme = parsed.get_backend_name()
+        if scheme not in BACKENDS:
+            raise BackendError(f"unsupported database {scheme!r} in URL {parsed.render_as_string(hide_password=True)}; "
+                               f"Veil runs on {', '.join(f'{s}://' for s in BACKENDS.names())}")
+    backend: Backend = BACKENDS.get(scheme).open(url)
+    return backend
 
 
-__all__ = ["Backend", "Session", "open_backend"]
+__all__ = ["BACKENDS", "Backend", "Session", "open_backend"]

@@ -16,8 +16,16 @@ import sqlalchemy as sa
 
 from veil import queries as q
 from veil.errors import BackendError, BusyError, Interruption
+from veil.queries.nodes import ordered
 
 LOAD_CHUNK = 100_000  # rows per insert when loading columns
+
+
+def parse_url(url: str) -> sa.URL:
+    try:
+        return sa.make_url(url)
+    except sa.exc.ArgumentError:
+        raise BackendError("the database URL is not a valid SQLAlchemy URL (check [source] url / url_env)") from None
 
 
 def first_line(exc: BaseException) -> str:
@@ -68,6 +76,11 @@ class Backend:
             self.engine = sa.create_engine(url, **self.engine_options())
         except (sa.exc.ArgumentError, ImportError, sa.exc.NoSuchModuleError) as exc:
             raise BackendError(f"cannot use database URL {self.display_url}: {first_line(exc)}") from None
+
+    @classmethod
+    def open(cls, url: str) -> Backend:
+        """The backend for ``url``, a URL of a scheme it registered (``veil.registry.BACKENDS``)."""
+        return cls(parse_url(url))
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool}
@@ -247,8 +260,7 @@ class Session:
         Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
         override it so that only one chunk is ever in the client.  ``settle=False``: the transaction is left as it
         is once the result is read (DuckDB otherwise settles it: never between a release's writes)."""
-        sub = stmt.subquery("o")
-        data = self.columns(sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)), what)
+        data = self.columns(ordered(stmt, order_by), what)
         total = len(next(iter(data.values()))) if data else 0
         for lo in range(0, total, max(chunk, 1)):
             yield {k: v[lo:lo + chunk] for k, v in data.items()}

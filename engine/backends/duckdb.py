@@ -23,7 +23,9 @@ from veil.backends.base import Backend, Session
 from veil.backends.scratch import Scratch, folder, parse_bytes
 from veil.errors import BackendError, Interruption
 from veil.hierarchy import real_value
-from veil.queries import CreateTableAs
+from veil.queries import duckdb as qd
+from veil.queries.nodes import ordered
+from veil.registry import BACKENDS
 
 # Where duckdb_engine's dialect is, said up front: SQLAlchemy would otherwise try ``sqlalchemy.dialects.duckdb``
 # and then scan every installed distribution's entry points for it at each engine's creation (issue 36).
@@ -38,6 +40,7 @@ _HOLDER = re.compile(r"lock is held in (?P<program>.+?) \(PID (?P<pid>\d+)\)")
 _VEIL = re.compile(r"(?:^|[\s/])veil(?:\.cli)?(?:\s|$)")  # `veil ...`, `.venv/bin/veil`, `python -m veil.cli`
 
 
+@BACKENDS.register("duckdb")
 class DuckDBBackend(Backend):
     name: ClassVar[str] = "DuckDB"
     temp_schema: ClassVar[str] = "temp"
@@ -198,8 +201,7 @@ class DuckDBSession(Session):
                what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
         """One query ordered by ``order_by`` (empty: in any order), its result fetched ``chunk`` rows at a time
         (DuckDB sorts out of core under its memory limit): one chunk in Python at a time, in that order."""
-        sub = stmt.subquery("o")
-        compiled = sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by)).compile(dialect=self.dialect)
+        compiled = ordered(stmt, order_by).compile(dialect=self.dialect)
         positional = [compiled.params[name] for name in (compiled.positiontup or [])]
         chunk = max(chunk, 1)
         vectors = -(-chunk // VECTOR)
@@ -230,7 +232,7 @@ class DuckDBSession(Session):
         finally:
             if not drained:  # the consumer stopped early: let the connection go of the open result
                 try:
-                    self.raw.execute(str(sa.select(sa.literal(1)).compile(
+                    self.raw.execute(str(qd.release_result().compile(
                         dialect=self.dialect, compile_kwargs={"literal_binds": True}))).fetchall()
                 except Exception:
                     pass
@@ -275,16 +277,12 @@ class DuckDBSession(Session):
         """INSERT INTO ``table`` the columns of ``frame`` (registered with DuckDB for the statement) and
         ``constants`` (bound, typed as ``table``'s columns)."""
         name = f"veil_frame_{next(_frames)}"
-        constants = constants or {}
         try:
             self.raw.register(name, frame)
         except Exception as exc:
             raise self.fail(exc, what) from None
         try:
-            src = sa.table(name, *(sa.column(c) for c in frame))
-            names = [c for c in table.c.keys() if c in frame or c in constants]
-            cols = [src.c[c] if c in frame else sa.literal(constants[c], type_=table.c[c].type).label(c) for c in names]
-            self.execute(table.insert().from_select(names, sa.select(*cols)), what)
+            self.execute(qd.insert_frame(table, name, list(frame), constants), what)
         finally:
             try:
                 self.raw.unregister(name)
@@ -300,8 +298,7 @@ class DuckDBSession(Session):
         except Exception as exc:
             raise self.fail(exc, what) from None
         try:
-            select = sa.select(sa.literal_column("*")).select_from(sa.table(name))
-            self.execute(CreateTableAs(table, select, temporary=False), what)
+            self.execute(qd.table_from_frame(table, name), what)
         finally:
             try:
                 self.raw.unregister(name)

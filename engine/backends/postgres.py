@@ -25,8 +25,9 @@ import sqlalchemy as sa
 
 import numpy as np
 
-from veil.backends.base import Backend, Session, first_line
+from veil.backends.base import Backend, Session, first_line, parse_url
 from veil.errors import Interruption
+from veil.registry import BACKENDS
 from veil.queries import (CreateSchema, DropSchema, backend_sessions, copy_from_stdin, current_setting, owned_schemas,
                           packed, session_settings)
 
@@ -60,6 +61,7 @@ def owner_of(schema: str) -> tuple[int, int] | None:
     return (int(found[1]), int(found[2])) if found else None
 
 
+@BACKENDS.register("postgresql", "postgres")
 class PostgresBackend(Backend):
     name: ClassVar[str] = "PostgreSQL"
     temp_schema: ClassVar[str] = "pg_temp"
@@ -77,6 +79,10 @@ class PostgresBackend(Backend):
     # 19.4, 19.7 s; t-closeness 29.1, 27.7 / 25.7, 26.3 / 24.0, 24.2 s; 0.003 and 0.001 slower again).
     hub_ratio: ClassVar[float] = 0.01
     group_source: ClassVar[bool] = True  # one parallel GROUP BY of the source, then the scans read it
+
+    @classmethod
+    def open(cls, url: str) -> Backend:
+        return cls(parse_url(url).set(drivername="postgresql+psycopg"))  # the one driver Veil installs
 
     def engine_options(self) -> dict[str, Any]:
         return {"poolclass": sa.pool.NullPool, "connect_args": {"connect_timeout": 10}}

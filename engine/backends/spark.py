@@ -41,7 +41,8 @@ import sqlalchemy as sa
 
 from veil.backends.base import Backend, Session
 from veil.errors import BackendError
-from veil.queries.ddl import CreateTableAs, DropObject
+from veil.registry import BACKENDS
+from veil.queries.ddl import CreateTableAs, DropObject, relation
 from veil.queries import spark as sq
 from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
 
@@ -66,6 +67,7 @@ def _connect_module() -> Any:
     return connect
 
 
+@BACKENDS.register("sc")
 class SparkBackend(Backend):
     """A Spark cluster behind a Spark Connect server; the source is any table its catalog sees."""
 
@@ -84,6 +86,10 @@ class SparkBackend(Backend):
     row_updates: ClassVar[bool] = False
     migrations: ClassVar[bool] = False
     lock_tables: ClassVar[bool] = True
+
+    @classmethod
+    def open(cls, url: str) -> Backend:
+        return cls(url)  # Spark Connect's sc://host:port, no SQLAlchemy URL
 
     def __init__(self, url: str) -> None:  # no SQLAlchemy engine: Spark Connect is not a DBAPI driver
         self.url = url  # type: ignore[assignment]
@@ -266,7 +272,7 @@ class SparkSQLSession(Session):
         ``information_schema``); an empty list when the catalog has no such table."""
         self.statements += 1
         try:
-            name = DIALECT.identifier_preparer.format_table(sa.table(table, schema=schema))
+            name = DIALECT.identifier_preparer.format_table(relation(table, schema))
             if not self.spark.catalog.tableExists(name):
                 return []
             found = self.spark.catalog.listColumns(name)

@@ -10,22 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-import duckdb
-import sqlalchemy as sa
-
 from veil import queries as q
 from veil.backends import open_backend
 from veil.config import Config
-from veil.demo import census_sql
+from veil.queries.ddl import create_table
+from veil.queries.demo import CENSUS_COLUMNS, census, census_table
 
-CENSUS_COLUMNS = {"person_id": sa.BigInteger, "age": sa.Integer, "sex": sa.Text, "race": sa.Text,
-                  "marital_status": sa.Text, "education": sa.Text, "zip": sa.Text, "occupation": sa.Text,
-                  "income": sa.Integer}
+__all__ = ["CENSUS_COLUMNS", "CHUNK", "census_table", "seed"]
+
 CHUNK = 50_000
-
-
-def census_table(schema: str | None, name: str) -> sa.Table:
-    return sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in CENSUS_COLUMNS.items()), schema=schema)
+GENERATOR = "duckdb:///:memory:"  # the census is drawn inside an in-memory DuckDB, whatever the target
 
 
 def seed(config: Config, rows: int = 100_000, seed: int = 42, step: Callable[[str], None] = lambda _m: None) -> str:
@@ -42,16 +36,12 @@ def seed(config: Config, rows: int = 100_000, seed: int = 42, step: Callable[[st
             return f"{source.qualified} exists ({count:,} rows): nothing to seed"
         if source.schema:
             session.execute(q.CreateSchema(source.schema), f"creating schema {source.schema!r}")
-        session.execute(sa.schema.CreateTable(table), f"creating {source.qualified}")
-        generator = duckdb.connect()
-        try:
-            cursor = generator.execute(census_sql(), {"rows": rows, "seed": seed})
+        session.execute(create_table(table), f"creating {source.qualified}")
+        with open_backend(GENERATOR).session() as generator_session:
             loaded = 0
-            while chunk := cursor.fetchmany(CHUNK):
+            for chunk in generator_session.row_chunks(census(rows, seed), "generating the census", CHUNK):
                 session.bulk_load(table, chunk, f"loading the census into {source.qualified}")
                 loaded += len(chunk)
                 step(f"loaded {loaded:,} of {rows:,} rows into {source.qualified}")
-        finally:
-            generator.close()
         session.commit()
     return f"seeded {source.qualified} with {rows:,} synthetic census rows ({backend.name})"

@@ -17,7 +17,7 @@ _MISSING = object()
 def unknown_keys(found: Iterable[Any], known: Iterable[Any]) -> str:
     """The unknown keys ``found`` for an error, each with the closest of the ``known`` keys when one is close
     (``difflib``, case ignored) — shared by every reader of config keys (``config._Table``, ``Params``,
-    ``risk.settings._Reader``).
+    ``auditsettings._Reader``).
 
     >>> unknown_keys(["column", "zz"], ["columns", "type"])
     "'column' (did you mean 'columns'?), 'zz'"

@@ -166,6 +166,25 @@ def _epsilon_privacy(p: Params) -> Model:
                                    stubbornness=stubbornness, known_rows=known, where=p.where))
 
 
+
+def _average_risk(p: Params) -> Model:
+    from veil.models.risk import AverageRisk
+
+    return _done(p, AverageRisk(threshold=p.number("threshold", above=0, maximum=1), where=p.where))
+
+
+def _population_uniqueness(p: Params) -> Model:
+    from veil.models.risk import PopulationUniqueness
+    from veil.reidentification.uniqueness import MODELS
+
+    threshold = p.number("threshold", above=0, maximum=1)
+    model = p.text("model", default="dankar", choices=MODELS)
+    fraction = p.number("sampling_fraction", above=0, maximum=1) if p.has("sampling_fraction") else None
+    population = p.integer("population", minimum=1) if p.has("population") else None
+    return _done(p, PopulationUniqueness(threshold=threshold, model=model, sampling_fraction=fraction,
+                                         population=population, where=p.where))
+
+
 FACTORIES: dict[str, Callable[[Params], Model]] = {
     "k-anonymity": _k_anonymity,
     "distinct-l-diversity": _distinct,
@@ -180,6 +199,8 @@ FACTORIES: dict[str, Callable[[Params], Model]] = {
     "em-anonymity": _em_anonymity,
     "delta-l-diversity": _delta_l,
     "epsilon-privacy": _epsilon_privacy,
+    "average-risk": _average_risk,
+    "population-uniqueness": _population_uniqueness,
 }
 
 

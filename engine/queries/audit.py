@@ -8,6 +8,8 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.catalog import Status
+
 CELL_BATCH = 50_000  # cells fetched per round trip (server-side cursor on PostgreSQL)
 
 
@@ -27,7 +29,7 @@ def published_release(releases: sa.Table, name: str, version: int | None) -> sa.
     r = releases
     stmt = sa.select(r.c.id, r.c.version, r.c.node, r.c.output_table, r.c.achieved, r.c.metrics, r.c.rows_read,
                      r.c.rows_published, r.c.rows_suppressed, r.c.rows_dropped_null, r.c.published_at,
-                     r.c.config).where(r.c.name == name, r.c.status == "published")
+                     r.c.config).where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
     if version is not None:
         return stmt.where(r.c.version == version)
     return stmt.order_by(r.c.version.desc()).limit(1)

@@ -262,3 +262,32 @@ def session_settings(settings: dict[str, str]) -> sa.Select[Any]:
     SELECT set_config(:set_config_2, :set_config_3, :set_config_4) AS set_config_1
     """
     return sa.select(*(sa.func.set_config(name, value, False) for name, value in settings.items()))
+
+
+def create_table(table: sa.Table, if_not_exists: bool = False) -> sa.schema.CreateTable:
+    """``CREATE [TEMPORARY] TABLE [IF NOT EXISTS] <table> (...)`` for a table defined by a builder."""
+    return sa.schema.CreateTable(table, if_not_exists=if_not_exists)
+
+
+def create_index(index: sa.Index) -> sa.schema.CreateIndex:
+    return sa.schema.CreateIndex(index)
+
+
+def drop_temporary(table: sa.Table) -> sa.schema.DropTable:
+    """``DROP TABLE <table>`` of a temporary table this run created (no ``IF EXISTS``: it must be there)."""
+    return sa.schema.DropTable(table)
+
+
+def create_view(schema: str | None, name: str, select: sa.Select[Any]) -> CreateView:
+    """``CREATE OR REPLACE VIEW <schema>.<name> AS <select>``."""
+    return CreateView(sa.table(name, schema=schema), select)
+
+
+def drop_view(name: str, schema: str | None = None) -> DropObject:
+    return DropObject("VIEW", sa.table(name, schema=schema))
+
+
+def relation(name: str, schema: str | None = None, *columns: str) -> sa.TableClause:
+    """A table or view known by name (a working table, a published object), with the ``columns`` a statement
+    names: what a caller hands back to a builder or to the backend (``Session.analyze``)."""
+    return sa.table(name, *(sa.column(c) for c in columns), schema=schema)

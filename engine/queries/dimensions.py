@@ -25,6 +25,7 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.catalog import Status
 from veil.queries.publication import MAX_IDENTIFIER, VERSION, current
 from veil.queries.release import label_of
 
@@ -121,7 +122,7 @@ def legacy(dims: sa.Table, releases: sa.Table, name: str) -> sa.Select[Any]:
     d, r = dims, releases
     return (sa.select(d.c.attribute, d.c.digest, d.c.role, d.c.version, r.c.node, d.c.dim_table, r.c.config)
             .select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
-            .where(d.c.name == name, d.c.level.is_(None), r.c.status == "published")
+            .where(d.c.name == name, d.c.level.is_(None), r.c.status == Status.PUBLISHED.value)
             .order_by(d.c.attribute, d.c.digest, d.c.version))
 
 
@@ -157,11 +158,16 @@ def mark_level(dims: sa.Table, name: str, attribute: str, versions: Sequence[int
             .values(level=level))
 
 
-def delete_unused(table: sa.Table, dims: sa.Table, releases: sa.Table, name: str, column: str) -> sa.Delete:
+def content_table(schema: str, table_name: str) -> sa.TableClause:
+    """A dimension's rows table known by name, with the column that tags each content (``DIGEST``)."""
+    return sa.table(table_name, sa.column(DIGEST), schema=schema)
+
+
+def delete_unused(table: sa.Table | sa.TableClause, dims: sa.Table, releases: sa.Table, name: str, column: str) -> sa.Delete:
     """Delete the contents no kept (``published``) version of ``name`` uses for ``column`` (after expiry)."""
     d, r = dims, releases
     kept = (sa.select(d.c.digest).select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
-            .where(d.c.name == name, d.c.attribute == column, r.c.status == "published"))
+            .where(d.c.name == name, d.c.attribute == column, r.c.status == Status.PUBLISHED.value))
     return sa.delete(table).where(table.c[DIGEST].not_in(kept))
 
 
@@ -182,7 +188,3 @@ def tables_of(dims: sa.Table, name: str) -> sa.Select[Any]:
     """Each column of release ``name`` that has a dimension, with its rows table."""
     return sa.select(dims.c.attribute, dims.c.dim_table).where(dims.c.name == name).distinct()
 
-
-def expired_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
-    r = releases
-    return sa.select(r.c.version).where(r.c.name == name, r.c.status == "expired")

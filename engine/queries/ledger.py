@@ -31,6 +31,12 @@ def next_id(table: sa.Table, name: str) -> sa.Select[Any]:
     return sa.select(sa.func.coalesce(sa.func.max(table.c.id), -1) + 1).where(table.c.name == name)
 
 
+def record_version(versions: sa.Table, **values: Any) -> sa.Insert:
+    """A version's row in ``series_versions`` (name, version, release id, node, attributes, columns, hierarchies,
+    policy, published_at)."""
+    return versions.insert().values(**values)
+
+
 def changed_table() -> sa.Table:
     """Temporary table of the block ids whose content a new version changes."""
     return sa.Table(CHANGED, sa.MetaData(), sa.Column("id", sa.BigInteger), prefixes=["TEMPORARY"])

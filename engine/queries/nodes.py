@@ -111,7 +111,7 @@ def source_grouped(source: sa.Table, columns: Sequence[str], weight: str = WEIGH
     On PostgreSQL it is the one statement over the source that runs in parallel (a partial aggregate per worker):
     ``GROUPING SETS`` never do, nor do joins with the session's temporary dimension tables.
 
-    >>> print(source_grouped(sa.table("t", sa.column("zip"), sa.column("dx")), ["zip", "dx"]))
+    >>> print(source_grouped(sa.table("t", sa.column("zip"), sa.column("dx")), ["zip", "dx"]))  # doctest: +NORMALIZE_WHITESPACE
     SELECT t.zip, t.dx, count(*) AS veil_rows
     FROM t GROUP BY t.zip, t.dx
     """
@@ -312,6 +312,28 @@ def base_leaves(layout: Layout) -> sa.Select[Any]:
     base = layout.base()
     return sa.select(*(base.c[f"q{i}_0"] for i in range(layout.qi_count)),
                      *(base.c[f"s{k}"] for k in range(layout.sensitive_count)), base.c.n)
+
+
+def base_total(layout: Layout) -> sa.Select[Any]:
+    """The base frequency set's rows (its ``n`` summed, 0 when empty) and cells: what coding it must keep.
+
+    >>> print(base_total(Layout(heights=(1,), sensitive_count=0)).compile())
+    SELECT coalesce(sum(veil_base.n), :coalesce_2) AS coalesce_1, count(*) AS count_1 
+    FROM veil_base
+    """
+    base = layout.base()
+    return sa.select(sa.func.coalesce(sa.func.sum(base.c.n), 0), sa.func.count())
+
+
+def ordered(stmt: sa.Select[Any], order_by: Sequence[str]) -> sa.Select[Any]:
+    """``stmt``'s rows ordered by its columns ``order_by`` (none: in any order), as a streamed result reads them.
+
+    >>> print(ordered(sa.select(sa.column("a"), sa.column("b")), ["b"]).compile())
+    SELECT o.a, o.b 
+    FROM (SELECT a, b) AS o ORDER BY o.b
+    """
+    sub = stmt.subquery("o")
+    return sa.select(*sub.c).order_by(*(sub.c[k] for k in order_by))
 
 
 def node_keys(layout: Layout, node: Sequence[int | None]) -> list[str]:

@@ -21,19 +21,12 @@ from typing import Any
 
 import sqlalchemy as sa
 
+from veil.queries.catalog import KEPT
 from veil.queries.ddl import CreateTableAs
+from veil.releasenames import names  # pub.names: the release's objects (the config checks their lengths too)
 
 VERSION = "veil_version"
 MAX_IDENTIFIER = 63  # PostgreSQL truncates longer names (docs/publication.md)
-
-
-def names(name: str, version: int | None = None) -> dict[str, str]:
-    """The objects of release ``name`` (and of one version)."""
-    out = {"rows": f"{name}_rows", "block_rows": f"{name}_block_rows", "view": name, "blocks": f"{name}_blocks",
-           "releases": f"{name}_releases"}
-    if version is not None:
-        out.update(version_view=f"{name}_v{version}", version_blocks=f"{name}_v{version}_blocks")
-    return out
 
 
 def schema_exists(schema: str) -> sa.Select[Any]:
@@ -87,7 +80,33 @@ def releases_view(releases: sa.Table, publications: sa.Table, name: str, shown: 
     return (sa.select(r.c.version, r.c.id.label("release_id"), r.c.published_at, r.c.node, r.c.rows_published,
                       r.c.rows_suppressed, r.c.achieved, r.c.output_table, r.c.status, r.c.rows_deferred,
                       (r.c.version == now).label("current"))
-            .where(r.c.name == name, r.c.status.in_(["published", "expired"])))
+            .where(r.c.name == name, r.c.status.in_(KEPT)))
+
+
+def version_rows_view(rows: sa.Table, columns: Sequence[str], version: int) -> sa.Select[Any]:
+    """``<name>_v<N>``: version ``version``'s rows, the version a literal (the view shows it whatever the pointer)."""
+    return rows_view(rows, columns, sa.literal(version))
+
+
+def version_blocks_view(block_rows: sa.Table, qis: Sequence[str], sensitive: Sequence[str], version: int
+                        ) -> sa.Select[Any]:
+    """``<name>_v<N>_blocks``: version ``version``'s blocks, the version a literal."""
+    return blocks_view(block_rows, qis, sensitive, sa.literal(version))
+
+
+def blocks_of_version(schema: str, name: str, version: int) -> sa.Select[Any]:
+    """How many rows of ``<name>_block_rows`` belong to version ``version`` (none: its rows expired, or an earlier
+    Veil published it in a table of its own): ``veil rollback`` shows only versions still there."""
+    table = sa.table(names(name)["block_rows"], sa.column(VERSION), schema=schema)
+    return sa.select(sa.func.count()).select_from(table).where(sa.column(VERSION) == version)
+
+
+def legacy_copy(schema: str, target: str, source: str, version: int) -> CreateTableAs:
+    """An earlier Veil's table of one version (``<name>_v<N>``, ``<name>_v<N>_blocks``) copied into ``target``
+    (``<name>_rows``, ``<name>_block_rows``), every row tagged with ``version`` and the types kept."""
+    copy: sa.Select[Any] = (sa.select(sa.literal(version, sa.Integer).label(VERSION), sa.literal_column("*"))
+                            .select_from(sa.table(source, schema=schema)))
+    return CreateTableAs(sa.table(target, schema=schema), copy, temporary=False)
 
 
 def insert_rows(rows: sa.Table, columns: Sequence[str], select: Any) -> sa.Insert:

@@ -23,7 +23,7 @@ CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS STRING) AS
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -32,7 +32,8 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-from veil.queries.ddl import CreateTableAs
+from veil.queries import publication as pub
+from veil.queries.ddl import CreateTableAs, CreateView
 
 
 class _Underscore(dict[str, str]):
@@ -288,6 +289,11 @@ def latest(table: sa.Table, log: sa.Table) -> sa.Select[Any]:
     return sa.select(*(newest.c[c.name] for c in table.columns)).where(newest.c.veil_rn == 1)
 
 
+def latest_view(table: sa.Table, log: sa.Table) -> CreateView:
+    """``CREATE OR REPLACE VIEW <table> AS`` the newest entry of every key in ``log`` (``latest``)."""
+    return CreateView(table, latest(table, log))
+
+
 def _values(stmt: sa.Insert | sa.Update) -> dict[str, Any]:
     found = getattr(stmt, "_values", None)
     if not found:
@@ -375,6 +381,25 @@ def _create_view_at(element: CreateViewAt, compiler: Any, **kw: Any) -> str:
     return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} TBLPROPERTIES ({props}) AS {body}"
 
 
+def switched_views(schema: str, name: str, version: int, properties: dict[str, str], columns: Sequence[str],
+                   qis: Sequence[str], sensitive: Sequence[str], releases: sa.Table, publications: sa.Table
+                   ) -> list[tuple[str, CreateViewAt]]:
+    """Every view of release ``name`` pointed at version ``version``'s tables, in the order they switch: the
+    version's own views, then ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker); each carries
+    ``properties`` (``veil.version``, ``veil.release_id``)."""
+    names = pub.names(name, version)
+    rows = sa.table(f"{name}_rows_v{version}", *(sa.column(c) for c in ("veil_version", *columns)), schema=schema)
+    blocks = sa.table(f"{name}_block_rows_v{version}",
+                      *(sa.column(c) for c in ("veil_version", *qis, *sensitive, "n")), schema=schema)
+    at = sa.literal(version, sa.Integer)
+    steps = [(names["version_view"], pub.rows_view(rows, columns, at)),
+             (names["version_blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
+             (names["blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
+             (names["releases"], pub.releases_view(releases, publications, name, at)),
+             (names["view"], pub.rows_view(rows, columns, at))]
+    return [(view, CreateViewAt(sa.table(view, schema=schema), select, properties)) for view, select in steps]
+
+
 class CreateLock(Executable, ClauseElement):
     """``CREATE TABLE <lock> (owner STRING) TBLPROPERTIES (...)``: one metastore operation that fails when
     the table exists — the lock of a release name; the properties say who holds it."""
@@ -398,6 +423,10 @@ class ShowProperties(Executable, ClauseElement):
 
     def __init__(self, table: sa.TableClause) -> None:
         self.table = table
+
+
+def show_properties(schema: str, name: str) -> ShowProperties:
+    return ShowProperties(sa.table(name, schema=schema))
 
 
 @compiles(ShowProperties, "spark")

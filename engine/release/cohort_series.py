@@ -37,6 +37,7 @@ from veil.release.differences import Judge
 from veil.release.ledger import canonical
 from veil.release.secret import Coins, new_secret
 from veil.queries import members as mq
+from veil.queries.ddl import create_table, relation
 
 if TYPE_CHECKING:  # annotations only: `veil releases` reads this module without the warehouse
     from veil.warehouse import Warehouse
@@ -156,7 +157,7 @@ def start(s: Series, node: Sequence[int], version: int, previous: State | None) 
         live = s.session.rows(mq.cells(old, [], [mq.LIVE]), f"counting {schema}.{previous.members}")
         s.carried = int(live[0][-1]) if live else 0
     s.session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
-    s.session.execute(sa.schema.CreateTable(s.members(state)), f"creating {schema}.{table}")
+    s.session.execute(create_table(s.members(state)), f"creating {schema}.{table}")
     s.session.execute(mq.forget_state(s.tables.series_state, s.name), "starting a series")
     s.session.execute(mq.record_state(s.tables.series_state, {
         "name": s.name, "series": state.series, "started_version": version, "node": json.dumps(list(state.node)),
@@ -270,7 +271,7 @@ def _withdraw(s: Series, members: sa.Table, found: _Found, checks: Checks) -> in
         return 0
     what = "withdrawing cohorts an erasure left too small"
     leaving = mq.leaving_table()
-    s.session.execute(sa.schema.CreateTable(leaving), what)
+    s.session.execute(create_table(leaving), what)
     s.session.bulk_load(leaving, [(c.id,) for c in gone], what)
     s.session.execute(mq.withdraw(members), what)
     s.session.execute(q.drop_table(mq.LEAVING), what)
@@ -283,13 +284,13 @@ def _apply(s: Series, members: sa.Table, plan: cohorts.Plan, next_cohort: int, v
     what = "applying the series step"
     if plan.form:
         forming = mq.forming_table(qis)
-        s.session.execute(sa.schema.CreateTable(forming), what)
+        s.session.execute(create_table(forming), what)
         s.session.bulk_load(forming, [(next_cohort + i, *key.split(SEP)) for i, key in enumerate(plan.form)], what)
         s.session.execute(mq.form(members, qis, version), what)
         s.session.execute(q.drop_table(mq.FORMING), what)
     if plan.remove:
         leaving = mq.leaving_table()
-        s.session.execute(sa.schema.CreateTable(leaving), what)
+        s.session.execute(create_table(leaving), what)
         s.session.bulk_load(leaving, [(c,) for c in plan.remove], what)
         s.session.execute(mq.depart(members), what)
         s.session.execute(q.drop_table(mq.LEAVING), what)
@@ -370,8 +371,7 @@ def audit(session: Session, tables: catalog.CatalogTables, config: Config, name:
         return None
     qis, counted = list(config.attributes), list(sensitive_needed(config))
     schema = tables.series_state.schema or ""
-    members = sa.table(state.members, *(sa.column(c) for c in ("veil_state", "veil_cohort", *qis, *counted)),
-                       schema=schema)
+    members = relation(state.members, schema, "veil_state", "veil_cohort", *qis, *counted)
     published: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
     states: Counter[int] = Counter()
     for st, cohort, *rest in session.rows(mq.histograms(members, qis, counted), "reading the series' members"):

@@ -45,6 +45,8 @@ from veil.config import Config
 from veil.counts import SensitiveDomain
 from veil.errors import ReleaseError
 from veil.hierarchy import CsvSpec, Hierarchy, ValueKind, build
+from veil.queries import catalog as qc
+from veil.queries.ddl import create_index, create_table, create_view
 from veil.release import legacy_dimensions
 from veil.release.publication import drop_quietly
 from veil.warehouse import Warehouse
@@ -153,8 +155,7 @@ def publish(session: Session, tables: catalog.CatalogTables, schema: str, name: 
         # rows(), not scalar(): DuckDB refuses a bulk load while a result is not fetched to its end
         if not session.rows(dims.has_digest(table, shown), f"looking up the hierarchy of {d.attribute!r}")[0][0]:
             _copy(session, table, d, shown, labels, dims.published_labels(block_rows, d.attribute, [version]))
-        session.execute(q.CreateView(sa.table(names["version_view"], schema=schema),
-                                     dims.version_view(table, d.height, shown)),
+        session.execute(create_view(schema, names["version_view"], dims.version_view(table, d.height, shown)),
                         f"creating view {schema}.{names['version_view']}")
         views += [names["view"], names["version_view"]]
         records.append({"name": name, "version": version, "attribute": d.attribute, "role": d.role,
@@ -180,8 +181,8 @@ def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name:
     refused (the view is never redefined), a shorter one leaves the levels above its top NULL."""
     if names["rows"] not in objects:
         table = dims.rows_table(schema, names["rows"], d.height, d.level0_type)
-        session.execute(sa.schema.CreateTable(table), f"creating {schema}.{names['rows']}")
-        session.execute(sa.schema.CreateIndex(dims.digest_index(table)), f"indexing {names['rows']}")
+        session.execute(create_table(table), f"creating {schema}.{names['rows']}")
+        session.execute(create_index(dims.digest_index(table)), f"indexing {names['rows']}")
     else:
         have = [c for (c,) in session.rows(q.publication.column_names(schema, names["rows"]), "reading columns")]
         height = len(have) - 2
@@ -194,8 +195,7 @@ def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name:
         table = dims.rows_table(schema, names["rows"], height, d.level0_type)
     if names["view"] not in objects:
         select = dims.current_view(table, tables.publication_dimensions, tables.publications, name, d.attribute)
-        session.execute(q.CreateView(sa.table(names["view"], schema=schema), select),
-                        f"creating view {schema}.{names['view']}")
+        session.execute(create_view(schema, names["view"], select), f"creating view {schema}.{names['view']}")
     return table
 
 
@@ -228,8 +228,7 @@ def expire(session: Session, tables: catalog.CatalogTables, schema: str, name: s
     t = tables.publication_dimensions
     used = session.rows(dims.tables_of(t, name), "listing the dimension tables")
     for attribute, table_name in used:
-        table = sa.table(table_name, sa.column(dims.DIGEST), schema=schema)
-        session.execute(dims.delete_unused(table, t, tables.releases, name, attribute),
+        session.execute(dims.delete_unused(dims.content_table(schema, table_name), t, tables.releases, name, attribute),
                         f"deleting unused hierarchies from {schema}.{table_name}")
 
 
@@ -237,7 +236,7 @@ def cleanup(session: Session, tables: catalog.CatalogTables, schema: str, name: 
     """After the commit: drop expired versions' dimension views (before the version views, whose names theirs
     contain); returns what stays, with the reason."""
     r, t = tables.releases, tables.publication_dimensions
-    expired = [v for (v,) in session.rows(dims.expired_versions(r, name), "listing expired versions")]
+    expired = [v for (v,) in session.rows(qc.expired_versions(r, name), "listing expired versions")]
     listed = session.rows(dims.of_release(t, name, expired), "listing expired dimensions") if expired else []
     session.commit()
     if not listed:

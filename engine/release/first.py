@@ -37,6 +37,7 @@ from veil.backends.base import Session
 from veil.counts import NodeCounts, narrowed
 from veil.errors import ReleaseError
 from veil.hierarchy import Hierarchy
+from veil.queries.ddl import create_table, drop_temporary, relation
 from veil.release import ledger as ledger_mod
 from veil.release.alignment import Layout
 from veil.release.series import Version
@@ -91,7 +92,7 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
     merge = len(np.unique(value_ids)) < len(value_ids)  # two published tuples with one ledger text: summed
     t = ledger.tables.series_cells
     if blocks is None:
-        for table in (block_ids, value_table, sa.table(q.CELLS)):
+        for table in (block_ids, value_table, relation(q.CELLS)):
             session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
         session.execute(q.ledger.copy_cells(t, ledger.name, number, catalog.OPEN, d, merge), WHAT)
     else:
@@ -110,10 +111,10 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
         raise ReleaseError(f"verification failed: the ledger recorded {int(written)} rows of version {number}, "
                            f"which publishes {published}")
     for table in (block_ids, value_table):
-        session.execute(sa.schema.DropTable(table), WHAT)
+        session.execute(drop_temporary(table), WHAT)
 
 
 def load_table(session: Session, table: sa.Table, columns: Mapping[str, np.ndarray]) -> None:
-    session.execute(sa.schema.CreateTable(table), WHAT)
+    session.execute(create_table(table), WHAT)
     if len(next(iter(columns.values()))):
         session.load_columns(table, columns, WHAT)

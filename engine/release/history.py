@@ -9,16 +9,17 @@ import json
 import uuid
 from typing import Any
 
-import sqlalchemy as sa
-
 from veil import catalog
 from veil import queries as q
+from veil.catalog import Status
 from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError
+from veil.queries import catalog as qc
 from veil.release import cohort_series, ledger as ledger_mod
 from veil.release import series, spark_publication
 from veil.release.differences import Judge
-from veil.release.runtime import connect, interruptible, locked, now
+from veil.release.locks import locked
+from veil.release.runtime import connect, interruptible, now
 
 
 def _time(value: Any) -> str | None:
@@ -36,13 +37,9 @@ def releases(config: Config) -> dict[str, Any]:
     _, session, ctx = connect(config, 0.0)
     try:
         tables = catalog.require(session, rel.catalog_schema)
-        r = tables.releases
         pointer = session.rows(q.publication.read_pointer(tables.publications, rel.name), "reading the pointer")
         current = int(pointer[0][0]) if pointer else None
-        rows = session.rows(sa.select(r.c.version, r.c.status, r.c.node, r.c.rows_published, r.c.rows_suppressed,
-                                      r.c.rows_deferred, r.c.achieved, r.c.started_at, r.c.published_at, r.c.error,
-                                      r.c.series).where(r.c.name == rel.name).order_by(r.c.started_at),
-                            "reading the release history")
+        rows = session.rows(qc.history(tables.releases, rel.name), "reading the release history")
     finally:
         ctx.__exit__(None, None, None)
     history = []
@@ -53,7 +50,7 @@ def releases(config: Config) -> dict[str, Any]:
             "rows_published": pub, "rows_suppressed": sup,
             "rows_deferred": step.get("rows_deferred", deferred),  # the catalog's own record (analysts: NULL)
             "achieved": json.loads(achieved) if achieved else None, "started_at": _time(started),
-            "published_at": _time(published), "current": status == "published" and version == current,
+            "published_at": _time(published), "current": status == Status.PUBLISHED and version == current,
             "series": step.get("policy"), "message": error})
     return {"name": rel.name, "current": current, "releases": history}
 
@@ -71,21 +68,18 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
             pointer = session.rows(q.publication.read_pointer(tables.publications, rel.name), "reading the pointer")
             if not pointer:
                 raise ReleaseError(f"release {rel.name!r} has no published version to roll back")
-            found = dict(session.rows(sa.select(r.c.version, r.c.status).where(
-                r.c.name == rel.name, r.c.status.in_(["published", "expired"])), "reading the versions"))
-            if found.get(to) != "published":
-                kept = sorted(v for v, s in found.items() if s == "published")
-                why = "has expired: its rows were deleted" if found.get(to) == "expired" else "was never published"
+            found = dict(session.rows(qc.kept_versions(r, rel.name), "reading the versions"))
+            if found.get(to) != Status.PUBLISHED:
+                kept = sorted(v for v, s in found.items() if s == Status.PUBLISHED)
+                why = "has expired: its rows were deleted" if found.get(to) == Status.EXPIRED else "was never published"
                 raise ConfigError(f"--to {to}: version {to} of {rel.name!r} {why}; kept versions: {kept}")
             schema = pointer[0][1]
             if session.backend.transactions:
-                shown = session.scalar(sa.select(sa.func.count()).select_from(
-                    sa.table(q.publication.names(rel.name)["block_rows"], sa.column("veil_version"), schema=schema))
-                    .where(sa.column("veil_version") == to), "looking for the version's rows")
+                shown = session.scalar(q.publication.blocks_of_version(schema, rel.name, to),
+                                       "looking for the version's rows")
             else:
                 shown = spark_publication.has_version(session, schema, rel.name, to)
-            published = session.scalar(sa.select(r.c.rows_published).where(
-                r.c.name == rel.name, r.c.version == to, r.c.status == "published"), "reading the version")
+            published = session.scalar(qc.rows_published(r, rel.name, to), "reading the version")
             if not shown and published:
                 raise ConfigError(f"--to {to}: version {to} of {rel.name!r} was published by an earlier Veil (table "
                                   f"{schema}.{rel.name}_v{to}); only versions in {schema}.{rel.name}_rows can be shown "
@@ -98,10 +92,8 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
                                             config.sensitive)
             session.execute(q.publication.set_pointer(tables.publications, rel.name, to, when), "moving the pointer")
             message = f"rolled back {rel.name!r} from version {before} to version {to}"
-            session.execute(r.insert().values(
-                id=rollback_id, name=rel.name, version=to, status="rollback", started_at=when, finished_at=when,
-                config=config.text, config_hash=config.digest, backend=session.backend.name, error=message),
-                "recording the rollback")
+            session.execute(qc.record_rollback(r, rollback_id, rel.name, to, when, config.text, config.digest,
+                                               session.backend.name, message), "recording the rollback")
             session.commit()
     finally:
         ctx.__exit__(None, None, None)
@@ -141,16 +133,13 @@ def exposure(config: Config) -> dict[str, Any]:
 
 def _series_records(session: Any, tables: catalog.CatalogTables, name: str) -> list[dict[str, Any]]:
     """Each published (or expired) version's ``series`` record, with its version and node, oldest first."""
-    r = tables.releases
-    rows = session.rows(sa.select(r.c.version, r.c.node, r.c.series).where(
-        r.c.name == name, r.c.status.in_(["published", "expired"])).order_by(r.c.version), "reading the series")
+    rows = session.rows(qc.series_records(tables.releases, name), "reading the series")
     return [{**(json.loads(info) if info else {}), "version": int(v), "node": json.loads(node) if node else None}
             for v, node, info in rows]
 
 
 def _numeric(session: Any, tables: catalog.CatalogTables, name: str) -> dict[str, bool]:
-    v = tables.series_versions
-    rows = session.rows(sa.select(v.c.columns).where(v.c.name == name), "reading the ledger's columns")
+    rows = session.rows(q.ledger.of_release(tables.series_versions, name, "columns"), "reading the ledger's columns")
     out: dict[str, bool] = {}
     for (text,) in rows:
         for c in json.loads(text).get("numeric", []):

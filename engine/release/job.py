@@ -43,20 +43,24 @@ import sqlalchemy as sa
 from veil import catalog, log
 from veil import queries as q
 from veil.backends.base import Session
+from veil.catalog import Status
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
 from veil.errors import CTRL_C, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError, redact
 from veil.hierarchies import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
+from veil.queries import catalog as qc
+from veil.queries.ddl import create_table, relation
 from veil.release import cohort_series, dimensions, first, later
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
+from veil.release.locks import locked
 from veil.release.publication import cleanup, grant, upgrade_legacy
+from veil.release.runtime import connect, failpoint, interruptible, now
 from veil.release.spark_publication import publication_class, recover
-from veil.release.runtime import connect, failpoint, interruptible, locked, now
 from veil.release.verify import Counted, same, verify
 from veil.run import metric_for, no_solution, search_counts
 from veil.search import SearchResult
@@ -66,6 +70,7 @@ from veil.warehouse import Warehouse
 VERSION_VIEW = "{name}_v{version}"
 CELL_CHUNK = 1 << 18  # candidate cells per fetched chunk
 INIT_WAIT = 60.0  # seconds ``veil init`` waits by default for a DuckDB file another process holds
+WOULD_PUBLISH = "would_publish"  # a dry run's outcome (never a catalog status: nothing is written)
 
 
 @dataclass(frozen=True)
@@ -91,7 +96,7 @@ class Outcome:
 
     @property
     def exit_code(self) -> int:
-        return 0 if self.status in ("published", "skipped", "would_publish") else 1
+        return 0 if self.status in (Status.PUBLISHED, Status.SKIPPED, WOULD_PUBLISH) else 1
 
     def document(self) -> dict[str, Any]:
         return {"status": self.status, "name": self.name, "release_id": None if self.dry_run else self.release_id,
@@ -136,9 +141,8 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
             else:  # what a killed run left (docs/spark.md)
                 recover(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
             release_id = str(uuid.uuid4())
-            session.execute(tables.releases.insert().values(
-                id=release_id, name=rel.name, status="running", started_at=now(), config=config.text,
-                config_hash=config.digest, backend=backend.name), "recording the release as running")
+            session.execute(qc.start_run(tables.releases, release_id, rel.name, now(), config.text, config.digest,
+                                         backend.name), "recording the release as running")
             session.commit()
             try:
                 outcome = _run(config, session, tables, release_id, force, on_step)
@@ -166,7 +170,7 @@ def _rehearse(config: Config, session: Session, tables: catalog.CatalogTables, f
             outcome = _run(config, session, tables, str(uuid.uuid4()), force, on_step, dry_run=True)
         finally:
             session.rollback()
-    if outcome.status == "skipped":
+    if outcome.status == Status.SKIPPED:
         return replace(outcome, dry_run=True, message=f"dry run: {outcome.message}")
     return outcome
 
@@ -183,7 +187,7 @@ def _stopped(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig
     reason = _reason(stopped or exc)
     status = _fail(session, tables, release_id,
                    f"{reason}; nothing was published" if isinstance(stopped or exc, KeyboardInterrupt) else reason)
-    if status not in ("published", "skipped"):
+    if status not in (Status.PUBLISHED, Status.SKIPPED):
         if stopped is not None:
             raise stopped from None
         raise exc
@@ -208,8 +212,7 @@ def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, erro
     r = tables.releases
     try:
         session.rollback()
-        session.execute(sa.update(r).where(r.c.id == release_id, r.c.status == "running").values(
-            status="failed", finished_at=now(), error=redact(error)[:4000]), "recording the failure")
+        session.execute(qc.fail_run(r, release_id, now(), redact(error)[:4000]), "recording the failure")
         session.commit()
         return str(session.scalar(q.runs.status(r, release_id), "reading the run's status"))
     except VeilError:
@@ -218,10 +221,9 @@ def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, erro
 
 def _close_interrupted(session: Session, tables: catalog.CatalogTables, name: str) -> None:
     """Runs still 'running' while we hold the lock died mid-release (killed): mark them failed."""
-    r = tables.releases
-    session.execute(sa.update(r).where(r.c.name == name, r.c.status == "running").values(
-        status="failed", finished_at=now(), error="interrupted: the process ended before the release finished"),
-        "closing interrupted runs")
+    session.execute(qc.close_interrupted(tables.releases, name, now(),
+                                         "interrupted: the process ended before the release finished"),
+                    "closing interrupted runs")
     session.commit()
 
 
@@ -266,8 +268,7 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     wh.end_counting()  # no node is counted again: the memory of the search's tables goes to the candidate's
     suppressed = run.spec.evaluate(counts, wh.rows).failing
     counts = counts.uncached()  # the checkers' cached tables (73 MB at the 10M t-closeness optimum) freed
-    version = int(session.scalar(sa.select(sa.func.coalesce(sa.func.max(tables.releases.c.version), 0))
-                                 .where(tables.releases.c.name == run.rel.name), "numbering the release")) + 1
+    version = _next_version(run)
     on_step("counting the candidate's cells")
     if session.backend.transactions and not ledger.versions:  # nothing to compare: the cells stay in the database
         ledger_mod.read_cells(session, ledger)
@@ -338,9 +339,7 @@ def _identity(run: _Run) -> tuple[str, ...]:
 
 
 def _next_version(run: _Run) -> int:
-    r = run.tables.releases
-    return int(run.session.scalar(sa.select(sa.func.coalesce(sa.func.max(r.c.version), 0)).where(
-        r.c.name == run.rel.name), "numbering the release")) + 1
+    return int(run.session.scalar(qc.next_version(run.tables.releases, run.rel.name), "numbering the release")) + 1
 
 
 @dataclass(frozen=True)
@@ -395,7 +394,7 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     layout = cells[0]
     sharding = None
     if run.session.backend.transactions:
-        total = int(run.session.scalar(q.count_rows(sa.table(q.CELLS)), "counting the candidate's cells"))
+        total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), "counting the candidate's cells"))
         sharding = later.plan(ledger, layout, run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
         ledger_mod.read_cells(run.session, ledger)
@@ -496,18 +495,15 @@ def _inspect(run: _Run, force: bool) -> Outcome | None:
     count, total = session.rows(q.fingerprint(run.source, run.published, session.backend.fingerprint_style),
                                 "fingerprinting the source")[0]
     run.fingerprint = f"{int(count)}:{int(total)}"
-    last = session.rows(sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
-                        .where(r.c.name == rel.name, r.c.status.in_(["published", "expired"]))
-                        .order_by(r.c.version.desc()).limit(1), "reading the latest release")
+    last = session.rows(qc.latest_release(r, rel.name), "reading the latest release")
     if not (last and not force and last[0][1] == config.digest and last[0][2] == run.fingerprint):
         return None
     session.rollback()
     message = (f"release {rel.name!r} is unchanged since version {last[0][0]} (same source fingerprint and "
                "config): nothing published (use --force to publish anyway)")
-    session.execute(sa.update(r).where(r.c.id == run.release_id).values(
-        status="skipped", finished_at=now(), source_fingerprint=run.fingerprint, error=message), "recording the skip")
+    session.execute(qc.skip_run(r, run.release_id, now(), run.fingerprint, message), "recording the skip")
     session.commit()
-    return Outcome("skipped", rel.name, run.release_id, message, version=last[0][0])
+    return Outcome(Status.SKIPPED, rel.name, run.release_id, message, version=last[0][0])
 
 
 def _choose_node(run: _Run, ledger: ledger_mod.Ledger
@@ -556,7 +552,7 @@ def _search(run: _Run, previous: list[int] | None, reason: str
     wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric))
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric, run.config))
     with log.progress("searching", lattice.size) as update:
         result = run_search(["optimal"], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
                             on_evaluate=update, probe=probe, prefetch=prefetch)
@@ -741,7 +737,7 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     _expire_views(run, info)
     deferred = info.get("rows_deferred", 0)
     message = _published(rel, version, node, rows_published, rows_suppressed, deferred, expired)
-    return Outcome("published", rel.name, run.release_id, message, version=version, node=node,
+    return Outcome(Status.PUBLISHED, rel.name, run.release_id, message, version=version, node=node,
                    output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
                    rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
                    rows_deferred=deferred, series=info)
@@ -757,7 +753,7 @@ def _rehearsed(run: _Run, version: int, node: tuple[int, ...], rows_published: i
     message = (f"dry run: would publish {rel.name!r} version {version} at node {list(node)}: {rows_published} rows "
                f"({rows_suppressed} suppressed, {deferred} deferred by the series policy {rel.series!r}){expiring}; "
                "verified, then rolled back: nothing was written")
-    return Outcome("would_publish", rel.name, run.release_id, message, version=version, node=node,
+    return Outcome(WOULD_PUBLISH, rel.name, run.release_id, message, version=version, node=node,
                    output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
                    rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
                    rows_deferred=deferred, series=info, dry_run=True)
@@ -769,14 +765,14 @@ def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.n
     held-back rows' value columns (``None`` when nothing is held back; empty when only QIs are published)."""
     if suppressed.any():
         sup = q.suppressed_table(len(wh.attributes))
-        session.execute(sa.schema.CreateTable(sup), "listing suppressed blocks")
+        session.execute(create_table(sup), "listing suppressed blocks")
         session.bulk_load(sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
                           "listing suppressed blocks")
     if not content.held:
         return None
     columns = list(content.columns)
     table = q.withheld_table(len(wh.attributes), [wh.columns[c].sa_type for c in columns])
-    session.execute(sa.schema.CreateTable(table), "listing the rows held back")
+    session.execute(create_table(table), "listing the rows held back")
     session.bulk_load(table, content.held, "listing the rows held back")
     return columns
 
@@ -786,25 +782,23 @@ def _record(run: _Run, result: SearchResult | None, counts: NodeCounts, suppress
             info: dict[str, Any], when: Any) -> None:
     """The catalog row of a published version, its evaluated nodes and hierarchies."""
     wh, rel = run.wh, run.rel
-    r = run.tables.releases
     if result is not None and result.optimal is not None:
         metrics = {"metric": result.optimal.metric, "value": result.optimal.value,
                    "nodes_evaluated": result.nodes_evaluated, "lattice_size": result.lattice_size}
         evaluations = result.evaluations
     else:
-        metric = metric_for(wh, run.config.search.metric)
+        metric = metric_for(wh, run.config.search.metric, run.config)
         value = metric.score(counts, suppressed, wh.rows)
         metrics = {"metric": metric.name, "value": value, "nodes_evaluated": 1,
                    "lattice_size": Lattice(wh.heights).size}
         evaluations = [(node, True, rows_suppressed, value)]
-    run.session.execute(sa.update(r).where(r.c.id == run.release_id).values(
-        status="published", version=version, finished_at=when, published_at=when,
+    run.session.execute(qc.publish_run(run.tables.releases, run.release_id, version, when, dict(
         config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
         source_fingerprint=run.fingerprint, node=json.dumps(list(node)), achieved=json.dumps(achieved),
         metrics=json.dumps(metrics), rows_read=wh.stats.rows_read, rows_published=rows_published,
         rows_suppressed=rows_suppressed, rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
         series=json.dumps(info), output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-        rows_dropped_null=wh.stats.rows_dropped_null), "recording the release")
+        rows_dropped_null=wh.stats.rows_dropped_null)), "recording the release")
     _record_details(run.session, run.tables, run.release_id, wh, evaluations)
 
 
@@ -846,7 +840,7 @@ def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConf
     row = dict(zip(q.runs.SUMMARY, session.rows(q.runs.summary(tables.releases, release_id), "reading the run")[0]))
     info = json.loads(row["series"]) if row["series"] else {}
     version = row["version"]
-    if row["status"] == "published":
+    if row["status"] == Status.PUBLISHED:
         warning = (f"release {rel.name!r} version {version} is published, but the steps after its commit did not "
                    f"finish ({reason}): the next `veil release` drops the views of expired versions"
                    + (f"; write its report with `veil report --release {version} --out FILE`" if rel.report else ""))
@@ -861,12 +855,12 @@ def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConf
     except VeilError:
         pass  # the warning is still logged and printed
     log.log.warning(redact(warning))
-    if row["status"] != "published":
-        return Outcome("skipped", rel.name, release_id, f"{row['error']}; warning: {warning}", version=version,
+    if row["status"] != Status.PUBLISHED:
+        return Outcome(Status.SKIPPED, rel.name, release_id, f"{row['error']}; warning: {warning}", version=version,
                        warning=warning)
     node = tuple(json.loads(row["node"]))
     message = _published(rel, version, node, row["rows_published"], row["rows_suppressed"], row["rows_deferred"], [])
-    return Outcome("published", rel.name, release_id, f"{message}; warning: {warning}", version=version, node=node,
+    return Outcome(Status.PUBLISHED, rel.name, release_id, f"{message}; warning: {warning}", version=version, node=node,
                    output_table=row["output_table"], rows_published=row["rows_published"],
                    rows_suppressed=row["rows_suppressed"], achieved=json.loads(row["achieved"] or "null"),
                    rows_deferred=row["rows_deferred"], series=info, warning=warning)
@@ -874,9 +868,8 @@ def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConf
 
 def _note_left(run: _Run, info: dict[str, Any], left: list[str]) -> None:
     """Expired versions' views that could not be dropped now (a reader or a dependent view): recorded, retried."""
-    r = run.tables.releases
     info["expired_objects_kept"] = left
-    run.session.execute(sa.update(r).where(r.c.id == run.release_id).values(series=json.dumps(info)),
+    run.session.execute(q.runs.set_series(run.tables.releases, run.release_id, json.dumps(info)),
                         "recording the views kept")
     run.session.commit()
 

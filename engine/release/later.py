@@ -24,7 +24,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
-import sqlalchemy as sa
 
 from veil import catalog
 from veil import queries as q
@@ -32,6 +31,7 @@ from veil.backends.base import Session
 from veil.counts import NodeCounts, narrowed
 from veil.errors import ReleaseError
 from veil.privacy import Specification
+from veil.queries.ddl import create_table, relation
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -150,7 +150,7 @@ def _stage_shards(task: Task, sharding: Sharding, counts: NodeCounts, block_shar
     known = task.ledger.dictionary.blocks[:task.ledger.first_block]
     ids = q.ledger.block_shards_table()
     load_table(session, ids, {"block_id": np.arange(len(known), dtype=np.int64), "shard": sharding.of_labels(known)})
-    for table in (blocks, ids, sa.table(q.CELLS)):
+    for table in (blocks, ids, relation(q.CELLS)):
         session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the shards by nested loops
     session.settle()  # DuckDB: the shards' tables committed before the scratch database is written
     session.execute(q.ledger.sharded_cells(d, task.into), WHAT)  # one sort each: a shard then reads only its own
@@ -158,9 +158,9 @@ def _stage_shards(task: Task, sharding: Sharding, counts: NodeCounts, block_shar
                                             ledger_mod.CELL_COLUMNS, task.into), WHAT)
     session.settle()
     for name in (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER):
-        session.analyze(sa.table(name), WHAT)
-    session.execute(sa.schema.CreateTable(q.ledger.changed_table()), WHAT)
-    session.execute(sa.schema.CreateTable(q.ledger.new_cells_table()), WHAT)
+        session.analyze(relation(name), WHAT)
+    session.execute(create_table(q.ledger.changed_table()), WHAT)
+    session.execute(create_table(q.ledger.new_cells_table()), WHAT)
 
 
 def _history(task: Task, shard: int, acc: _Totals) -> ledger_mod.Ledger:

@@ -25,6 +25,7 @@ from veil.backends.base import Session
 from veil.counts import fits_int32, narrowed, pair_keys, sorted_sum
 from veil.errors import ReleaseError
 from veil.hierarchy import Hierarchy
+from veil.queries.ddl import create_table, drop_temporary
 from veil.release.alignment import Chain, Dictionary, Layout
 from veil.release.series import Version
 
@@ -379,8 +380,8 @@ def record_version(session: Session, ledger: Ledger, v: Version, numeric_columns
     numeric = [c for c in v.layout.columns if numeric_columns.get(c)]
     columns = {"sensitive": list(v.layout.sensitive), "keep": list(v.layout.keep), "numeric": numeric,
                "totals": v.totals}
-    session.execute(t.series_versions.insert().values(
-        name=name, version=v.number, release_id=release_id, node=json.dumps(list(v.layout.node)),
+    session.execute(q.ledger.record_version(
+        t.series_versions, name=name, version=v.number, release_id=release_id, node=json.dumps(list(v.layout.node)),
         attributes=json.dumps(list(v.layout.attributes)), columns=json.dumps(columns, ensure_ascii=False),
         hierarchies=json.dumps({c.attribute: c.digest for c in v.layout.chains}), policy=policy, published_at=when),
         "recording the version in the ledger")
@@ -419,10 +420,10 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
         return
     changed, block, value, rows_of = change
     temp = q.ledger.changed_table()
-    session.execute(sa.schema.CreateTable(temp), "listing the changed blocks")
+    session.execute(create_table(temp), "listing the changed blocks")
     session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
     close_changed(session, ledger, cand.version.number)
-    session.execute(sa.schema.DropTable(temp), "listing the changed blocks")
+    session.execute(drop_temporary(temp), "listing the changed blocks")
     names = list(ledger.tables.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
     session.load_columns(ledger.tables.series_cells,
                          dict(zip(names, (ledger.name, block, value, rows_of, cand.version.number, catalog.OPEN))),

@@ -22,6 +22,8 @@ from veil import catalog
 from veil import queries as q
 from veil.backends.base import Session
 from veil.errors import ConfigError, ReleaseError, VeilError
+from veil.queries import catalog as qc
+from veil.queries.ddl import create_index, create_table, create_view, drop_table, drop_view
 from veil.release.runtime import now as now_utc
 
 pub = q.publication
@@ -69,7 +71,7 @@ class Publication:
                     f"a new [release] name, or drop {self.schema}.{names['rows']} and the views on it first")
         else:
             for table in (self.rows, self.block_rows):
-                self.session.execute(sa.schema.CreateTable(table), f"creating {self.schema}.{table.name}")
+                self.session.execute(create_table(table), f"creating {self.schema}.{table.name}")
             self.index_versions()
         for view, select in self.views().items():
             if view not in found:
@@ -79,7 +81,7 @@ class Publication:
         """Index both tables on ``veil_version`` where the backend wants it (``Backend.version_indexes``)."""
         if self.session.backend.version_indexes:
             for table in (self.rows, self.block_rows):
-                self.session.execute(sa.schema.CreateIndex(pub.version_index(table)), f"indexing {table.name}")
+                self.session.execute(create_index(pub.version_index(table)), f"indexing {table.name}")
 
     def views(self) -> dict[str, Any]:
         names = pub.names(self.name)
@@ -89,7 +91,7 @@ class Publication:
                 names["releases"]: pub.releases_view(self.tables.releases, self.tables.publications, self.name)}
 
     def _view(self, view: str, select: Any) -> None:
-        self.session.execute(q.CreateView(sa.table(view, schema=self.schema), select), f"creating view {self.schema}.{view}")
+        self.session.execute(create_view(self.schema, view, select), f"creating view {self.schema}.{view}")
 
     def insert(self, version: int, select: Any) -> None:
         self.session.execute(pub.insert_rows(self.rows, list(self.columns), select),
@@ -111,9 +113,8 @@ class Publication:
         for j in range(len(columns)):
             self.session.execute(q.drop_table(pub.KEYS.format(j)), what)
         names = pub.names(self.name, version)
-        self._view(names["version_view"], pub.rows_view(self.rows, list(self.columns), sa.literal(version)))
-        self._view(names["version_blocks"], pub.blocks_view(self.block_rows, self.qis, self.sensitive,
-                                                            sa.literal(version)))
+        self._view(names["version_view"], pub.version_rows_view(self.rows, list(self.columns), version))
+        self._view(names["version_blocks"], pub.version_blocks_view(self.block_rows, self.qis, self.sensitive, version))
         return [names["version_view"], names["version_blocks"]]
 
     def point(self, version: int, when: Any) -> None:
@@ -127,24 +128,20 @@ class Publication:
 
     def beyond(self, keep: int, current: int) -> list[int]:
         """Published versions beyond the newest ``keep`` (never ``current``), newest first: what expires now."""
-        r = self.tables.releases
-        published = [v for (v,) in self.session.rows(
-            sa.select(r.c.version).where(r.c.name == self.name, r.c.status == "published")
-            .order_by(r.c.version.desc()), "listing published versions")]
+        published = [v for (v,) in self.session.rows(qc.published_versions(self.tables.releases, self.name),
+                                                     "listing published versions")]
         kept = set(published[:keep]) | {current}
         return [v for v in published if v not in kept]
 
     def expire(self, keep: int, current: int, when: Any) -> list[int]:
         """Delete the rows of published versions beyond the newest ``keep`` (never ``current``); the catalog
         keeps them, marked expired.  Returns the versions expired now."""
-        r = self.tables.releases
         gone = self.beyond(keep, current)
         if gone:
             for table in (self.rows, self.block_rows):
                 self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")
-            self.session.execute(sa.update(r).where(r.c.name == self.name, r.c.version.in_(gone),
-                                                    r.c.status == "published")
-                                 .values(status="expired", expired_at=when), "marking versions expired")
+            self.session.execute(qc.expire_versions(self.tables.releases, self.name, gone, when),
+                                 "marking versions expired")
         return gone
 
 
@@ -161,9 +158,7 @@ def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.Cat
     if names["view"] not in found or names["rows"] in found:
         session.commit()
         return False
-    r = tables.releases
-    last = session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.status == "published")
-                        .order_by(r.c.version.desc()).limit(1), "reading the latest version")
+    last = session.rows(qc.published_versions(tables.releases, name, limit=1), "reading the latest version")
     table = pub.names(name, last[0][0])["version_view"] if last else None
     if table is None or table not in found or table + "_blocks" not in found:
         raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
@@ -171,9 +166,7 @@ def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.Cat
     version = int(last[0][0])
     columns = [c for (c,) in session.rows(pub.column_names(schema, table), "reading columns")]
     for target, source in ((names["rows"], table), (names["block_rows"], table + "_blocks")):
-        copy = sa.select(sa.literal(version, sa.Integer).label(pub.VERSION), sa.literal_column("*")) \
-            .select_from(sa.table(source, schema=schema))
-        session.execute(q.create_table_as(schema, target, copy), f"copying {schema}.{source} into {target}")
+        session.execute(pub.legacy_copy(schema, target, source, version), f"copying {schema}.{source} into {target}")
     up = Publication(session, schema, name, tables, {c: sa.types.NullType() for c in columns}, qis, sensitive)
     up.index_versions()
     up.point(version, now_utc())
@@ -188,9 +181,7 @@ def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.Cat
 def cleanup(session: Session, schema: str, name: str, tables: catalog.CatalogTables) -> list[str]:
     """After the commit: drop the views (or an earlier Veil's tables) of expired versions, each in its own
     short transaction that gives up instead of waiting; returns what stays, with the reason."""
-    r = tables.releases
-    expired = [v for (v,) in session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.status == "expired"),
-                                          "listing expired versions")]
+    expired = [v for (v,) in session.rows(qc.expired_versions(tables.releases, name), "listing expired versions")]
     session.commit()
     found = {n: t for n, t in session.rows(pub.objects_in(schema), f"listing schema {schema!r}")}
     session.commit()
@@ -218,7 +209,8 @@ def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, st
     try:
         if session.backend.lock_timeout:
             session.execute(pub.lock_timeout(LOCK_TIMEOUT_MS), "limiting lock waits")
-        session.execute(q.DropObject(kind, sa.table(obj, schema=schema)), f"dropping {schema}.{obj}")
+        drop = drop_view(obj, schema) if kind == "VIEW" else drop_table(obj, schema)
+        session.execute(drop, f"dropping {schema}.{obj}")
         session.commit()
     except VeilError as exc:
         session.rollback()

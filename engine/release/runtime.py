@@ -1,5 +1,6 @@
-"""What every writing command of a release shares: one connection (waiting for a busy DuckDB file), one run of
-a release name at a time, interrupts that end a run cleanly, UTC timestamps and test failpoints."""
+"""What every writing command of a release shares: one connection (waiting for a busy DuckDB file), interrupts
+that end a run cleanly, UTC timestamps and test failpoints (one run of a release name at a time:
+``veil.release.locks``)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from veil import busy, catalog
+from veil import busy
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config
@@ -45,18 +46,6 @@ def failpoint(step: str, session: Session | None = None) -> None:
             time.sleep(seconds)
     if point == step:
         raise ReleaseError(f"injected failure at step {step!r} (VEIL_FAILPOINT)")
-
-
-def locked(session: Session, schema: str, name: str, wait: float) -> Any:
-    """Exactly one run of a release name at a time (a release or a rollback): a PostgreSQL advisory lock
-    (DuckDB: the file lock, taken when the connection opened; Spark: a lock table, docs/spark.md)."""
-    if session.backend.lock_tables:
-        from veil.release.spark_publication import table_lock
-
-        return table_lock(session, schema, name, wait)
-    return catalog.advisory(session, catalog.lock_key("veil", schema, name), wait,
-                            f"another `veil release` of {name!r} is running (advisory lock held); nothing was "
-                            "published by this run — try again later or pass --wait")
 
 
 def connect(config: Config, wait: float) -> tuple[Any, Session, Any]:

@@ -33,8 +33,11 @@ import sqlalchemy as sa
 from veil import catalog
 from veil import queries as q
 from veil.backends.base import Backend, Session
+from veil.catalog import Status
 from veil.errors import BackendError, BusyError, ReleaseError, VeilError
+from veil.queries import catalog as qc
 from veil.queries import spark as sq
+from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import Publication
 from veil.release.runtime import failpoint, now
 
@@ -91,53 +94,39 @@ class SparkPublication(Publication):
     def expire(self, keep: int, current: int, when: Any) -> list[int]:
         """Versions beyond the newest ``keep``: marked expired, then their views and tables dropped (a table a
         run could not drop is an orphan the next run removes)."""
-        r = self.tables.releases
         gone = self.beyond(keep, current)
         if gone:
-            self.session.execute(sa.update(r).where(r.c.name == self.name, r.c.version.in_(gone),
-                                                    r.c.status == "published")
-                                 .values(status="expired", expired_at=when), "marking versions expired")
+            self.session.execute(qc.expire_versions(self.tables.releases, self.name, gone, when),
+                                 "marking versions expired")
             for v in gone:
                 drop_version(self.session, self.schema, self.name, v)
         return gone
-
-
-def _table(schema: str, name: str, columns: Sequence[str]) -> sa.TableClause:
-    return sa.table(name, *(sa.column(c) for c in ("veil_version", *columns)), schema=schema)
 
 
 def show(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int, release_id: str,
          columns: Sequence[str], qis: Sequence[str], sensitive: Sequence[str]) -> None:
     """Point every view of release ``name`` at version ``version``'s tables: the version's own views, then
     ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker) — one catalog operation each."""
-    names = pub.names(name, version)
-    rows = _table(schema, f"{name}_rows_v{version}", columns)
-    blocks = _table(schema, f"{name}_block_rows_v{version}", [*qis, *sensitive, "n"])
-    at = sa.literal(version, sa.Integer)
     props = {VERSION: str(version), RELEASE: release_id}
-    steps = [(names["version_view"], pub.rows_view(rows, columns, at)),
-             (names["version_blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
-             (names["blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
-             (names["releases"], pub.releases_view(tables.releases, tables.publications, name, at)),
-             (names["view"], pub.rows_view(rows, columns, at))]
-    for i, (view, select) in enumerate(steps):
+    steps = sq.switched_views(schema, name, version, props, columns, qis, sensitive, tables.releases,
+                              tables.publications)
+    for i, (view, statement) in enumerate(steps):
         if i == 3:
             failpoint("switch")  # test hook: <name>_blocks switched, <name> not yet
-        session.execute(sq.CreateViewAt(sa.table(view, schema=schema), select, props),
-                        f"switching view {schema}.{view} to version {version}")
+        session.execute(statement, f"switching view {schema}.{view} to version {version}")
 
 
 def drop_version(session: Session, schema: str, name: str, version: int) -> None:
     """Drop version ``version``'s views, then its tables (each ``IF EXISTS``)."""
     names = pub.names(name, version)
     for view in (names["version_view"], names["version_blocks"]):
-        session.execute(q.DropObject("VIEW", sa.table(view, schema=schema)), f"dropping {schema}.{view}")
+        session.execute(drop_view(view, schema), f"dropping {schema}.{view}")
     for table in (f"{name}_rows_v{version}", f"{name}_block_rows_v{version}"):
-        session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
+        session.execute(drop_table(table, schema), f"dropping {schema}.{table}")
 
 
 def properties(session: Session, schema: str, view: str) -> dict[str, str]:
-    return {str(k): str(v) for k, v in session.rows(sq.ShowProperties(sa.table(view, schema=schema)),
+    return {str(k): str(v) for k, v in session.rows(sq.show_properties(schema, view),
                                                     f"reading the properties of {schema}.{view}")}
 
 
@@ -154,15 +143,14 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
     - version tables and views of any version neither published nor shown (orphans) are dropped.
     Returns the objects dropped."""
     found = session.relations(schema)
-    r = tables.releases
-    status = {int(v): s for v, s in session.rows(sa.select(r.c.version, r.c.status).where(
-        r.c.name == name, r.c.version.is_not(None), r.c.status.in_(["published", "expired"])), "reading versions")}
+    status = {int(v): s for v, s in session.rows(qc.kept_versions(tables.releases, name, numbered=True),
+                                                 "reading versions")}
     shown = _shown(session, schema, name, found)
     if shown is not None:
         version, release_id = shown
-        if status.get(version) != "published":
+        if status.get(version) != Status.PUBLISHED:
             _adopt(session, tables, name, schema, version, release_id)
-            status[version] = "published"
+            status[version] = Status.PUBLISHED
         pointer = session.rows(pub.read_pointer(tables.publications, name), "reading the pointer")
         if pointer and int(pointer[0][0]) != version:  # a `veil rollback` killed after switching the views
             session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
@@ -172,7 +160,7 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
             columns = [c for c, *_ in session.source_columns(schema, name)]
             show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
     _burn(session, tables, name, status)
-    keep = {v for v, s in status.items() if s == "published"} | ({shown[0]} if shown else set())
+    keep = {v for v, s in status.items() if s == Status.PUBLISHED} | ({shown[0]} if shown else set())
     orphans = sorted(set(_versions(session, schema, name, tables, found)) - keep)
     for v in orphans:
         drop_version(session, schema, name, v)
@@ -192,7 +180,7 @@ def _versions(session: Session, schema: str, name: str, tables: catalog.CatalogT
             out.append(int(m.group(1)))
         elif kind == "VIEW" and (m := views_re.match(obj)):
             run = properties(session, schema, obj).get(RELEASE)
-            if run and session.rows(sa.select(r.c.id).where(r.c.id == run, r.c.name == name), "reading a run"):
+            if run and session.rows(qc.run_of(r, run, name), "reading a run"):
                 out.append(int(m.group(1)))
     return out
 
@@ -211,13 +199,11 @@ def _adopt(session: Session, tables: catalog.CatalogTables, name: str, schema: s
            release_id: str) -> None:
     """Record version ``version``, which the views already show, as published (its run was killed after
     switching them and before writing its catalog row)."""
-    r = tables.releases
     when = now()
     message = (f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
                "and before it wrote its catalog row")
-    session.execute(sa.update(r).where(r.c.id == release_id).values(
-        status="published", version=version, published_at=when, finished_at=when, error=message,
-        output_table=f"{schema}.{name}_v{version}"), "recording the version the views show")
+    session.execute(qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
+                    "recording the version the views show")
     p = tables.publications
     if session.rows(pub.read_pointer(p, name), "reading the pointer"):
         session.execute(pub.set_pointer(p, name, version, when), "moving the pointer")
@@ -228,15 +214,14 @@ def _adopt(session: Session, tables: catalog.CatalogTables, name: str, schema: s
 def _burn(session: Session, tables: catalog.CatalogTables, name: str, status: dict[int, str]) -> None:
     """A version the ledger recorded but that was never published keeps its number on its (failed) run."""
     v, r = tables.series_versions, tables.releases
-    numbered = {int(n) for (n,) in session.rows(sa.select(r.c.version).where(r.c.name == name, r.c.version.is_not(None)),
-                                                 "reading version numbers")}
-    for version, release_id in session.rows(sa.select(v.c.version, v.c.release_id).where(v.c.name == name),
+    numbered = {int(n) for (n,) in session.rows(qc.numbered_versions(r, name), "reading version numbers")}
+    for version, release_id in session.rows(q.ledger.of_release(v, name, "version", "release_id"),
                                             "reading the ledger's versions"):
         if int(version) in status or int(version) in numbered:
             continue
-        session.execute(sa.update(r).where(r.c.id == release_id).values(
-            version=int(version), error=f"interrupted after the ledger recorded version {version}, before any view "
-                                        "showed it; its number is not reused"), "keeping a version number")
+        session.execute(qc.keep_number(r, release_id, int(version),
+                                       f"interrupted after the ledger recorded version {version}, before any view "
+                                       "showed it; its number is not reused"), "keeping a version number")
 
 
 # --- one run per release name: a lock table -------------------------------------------------------------------
@@ -252,7 +237,7 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
     (host, PID, start).  A lock whose holder was on this host and whose PID no longer runs (a killed run) is
     taken over: renamed away (of two runs renaming it, one fails), dropped, taken again.  Any other holder:
     retried for ``wait`` seconds, then ``BusyError`` naming the lock table and how to clear it."""
-    lock = sa.table(lock_name(name), schema=schema)
+    lock = relation(lock_name(name), schema)
     token = uuid.uuid4().hex
     mine = {"veil.host": socket.gethostname(), "veil.pid": str(os.getpid()),
             "veil.started_at": now().isoformat(sep=" ", timespec="seconds"), "veil.run": token}
@@ -270,7 +255,7 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
     finally:
         try:
             if (_holder(session, lock) or {}).get("veil.run") == token:
-                session.execute(q.drop_table(lock.name, schema), f"releasing the lock {schema}.{lock.name}")
+                session.execute(drop_table(lock.name, schema), f"releasing the lock {schema}.{lock.name}")
         except VeilError:
             pass  # the connection is gone: the next run on this host takes the lock over
 
@@ -306,12 +291,12 @@ def _dead(holder: dict[str, str]) -> bool:
 
 
 def _take_over(session: Session, lock: sa.TableClause) -> None:
-    stale = sa.table(f"{lock.name}_stale_{uuid.uuid4().hex[:8]}", schema=lock.schema)
+    stale = relation(f"{lock.name}_stale_{uuid.uuid4().hex[:8]}", lock.schema)
     try:
         session.execute(sq.RenameTable(lock, stale), f"taking over the stale lock {lock.schema}.{lock.name}")
     except BackendError:
         return  # another run took it over first
-    session.execute(q.drop_table(stale.name, lock.schema), f"dropping the stale lock {lock.schema}.{stale.name}")
+    session.execute(drop_table(stale.name, lock.schema), f"dropping the stale lock {lock.schema}.{stale.name}")
 
 
 def _busy(schema: str, name: str, holder: dict[str, str] | None) -> str:

@@ -13,29 +13,81 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from veil import search
 from veil.risk.attacks import audit_counts
-from veil.risk.settings import settings_of
+from veil.auditsettings import settings_of
 from veil.risk.subject import node_label, node_of, open_subject, prepared_warehouse, table_subject
 from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError
 from veil.lattice import Lattice
-from veil.metrics import Metric, make_metric
+from veil.counts import NodeCounts
+from veil.metrics import REGISTRY, Metric, make_metric
 from veil.privacy import Specification
 from veil.report import content, page
 from veil.search import SearchResult
 from veil.warehouse import Warehouse
 
+Node = tuple[int, ...]
 
-def metrics_for(wh: Warehouse) -> dict[str, Metric]:
-    """Every utility metric of the lattice (KL-divergence with the hierarchies' leaves and the bottom's sizes)."""
+
+def metrics_for(wh: Warehouse, config: Config | None = None) -> dict[str, Metric]:
+    """Every utility metric of the lattice (KL-divergence with the hierarchies' leaves and the bottom's sizes);
+    a metric built from the config (``workload``: its ``[[workload]]`` queries) only when ``config`` lists them."""
+    from veil.workloadsettings import workload_of
+
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
     bottom = wh.counts(tuple(0 for _ in wh.hierarchies)).sizes
-    return {name: make_metric(name, wh.heights, leaf, bottom) for name in METRICS}
+    has_workload = config is not None and bool(workload_of(config))
+    return {name: make_metric(name, wh.heights, leaf, bottom, config=config, warehouse=wh) for name in METRICS
+            if not REGISTRY[name].needs_config or has_workload}
+
+
+def workload_view(config: Config, wh: Warehouse, result: SearchResult, node: Node,
+                  metrics: dict[str, Metric]) -> content.WorkloadView | None:
+    """The ``[[workload]]`` queries' errors at ``node``, at the search's optimal node when it minimized the
+    workload error, and at the discernibility-optimal node (searched here unless the search was that one);
+    ``None`` without a workload.  A node's suppressed blocks are those failing the models, as in the utility
+    table."""
+    from veil.workload import WorkloadMetric
+
+    metric = metrics.get("workload")
+    if not isinstance(metric, WorkloadMetric):
+        return None
+    spec = Specification(config.models, config.search.max_suppression)
+    optimal = result.optimal.node if result.optimal is not None else None
+    if config.search.metric == "discernibility":
+        discernible = optimal
+    else:
+        found = search.run(("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec,
+                           metrics["discernibility"], wh.rows).optimal
+        discernible = found.node if found is not None else None
+    wanted = [("this node", node)]
+    if optimal is not None and config.search.metric == "workload":
+        wanted.append(("workload-optimal", tuple(optimal)))
+    if discernible is not None:
+        wanted.append(("discernibility-optimal", tuple(discernible)))
+    labels: dict[Node, list[str]] = {}
+    for label, n in wanted:
+        labels.setdefault(tuple(int(x) for x in n), []).append(label)
+    rows = []
+    for n, names in labels.items():
+        counts = wh.counts(n)
+        gone = spec.evaluate(counts, wh.rows).failing
+        per = metric.errors(counts, gone)
+        rows.append((" = ".join(names), n, float(metric.loss(counts, gone, wh.rows)), [float(e) for e in per]))
+    return content.WorkloadView([(p.query.describe(), p.query.weight) for p in metric.prepared], rows)
+
+
+def attribute_utility(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray) -> list[dict[str, Any]]:
+    """ARX's utility per quasi-identifier at ``counts.node`` (``veil.utility``)."""
+    from veil.utility import attribute_utility as quality, leaf_totals
+
+    return quality(counts, suppressed, wh.hierarchies, leaf_totals(wh.counts(tuple(0 for _ in wh.heights))))
 
 
 def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], title: str,
@@ -48,10 +100,14 @@ def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Seque
     audit = audit_counts(counts, settings, config.models, subject, node_label(counts))
     evaluations = [(tuple(int(x) for x in n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
     bottom = wh.counts(tuple(0 for _ in wh.heights)).sizes
+    metrics = metrics or metrics_for(wh, config)
+    gone = Specification(config.models, config.search.max_suppression).evaluate(counts, wh.rows).failing
     return content.for_node(title, subject, counts, node_label(counts), audit, config.models,
-                            config.search.max_suppression, wh.rows, metrics or metrics_for(wh), wh.heights,
+                            config.search.max_suppression, wh.rows, metrics, wh.heights,
                             evaluations, result.optimal.node if result.optimal is not None else None,
-                            source_sizes=bottom, minimal=result.minimal)
+                            source_sizes=bottom, minimal=result.minimal,
+                            workload=workload_view(config, wh, result, node, metrics),
+                            attribute_utility=attribute_utility(wh, counts, gone))
 
 
 def source_sizes(config: Config) -> np.ndarray:
@@ -102,7 +158,7 @@ def build_report(config: Config, out: Path, *, node: str | None = None, release:
     backend = open_backend(config.source.resolved_url())
     with backend.session() as session:
         wh = prepared_warehouse(session, config, on_step, rollup=True)
-        metrics = metrics_for(wh)
+        metrics = metrics_for(wh, config)
         on_step("searching the lattice")
         spec = Specification(config.models, config.search.max_suppression)
         result = search.run((config.search.strategy,), Lattice(wh.heights), wh.attributes, wh.counts, spec,

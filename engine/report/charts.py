@@ -212,3 +212,46 @@ def levels_svg(attributes: Sequence[str], heights: Sequence[int], node: Sequence
     text = alt.Chart(_data(rows)).mark_text(align="left", dx=4, fontSize=11, color="#1d2330").encode(
         y=y, x=alt.X("height:Q", scale=scale), text="label:N")
     return to_svg(alt.layer(full, level, text).properties(width=NARROW - 80, height=alt.Step(20)))
+
+
+def workload_svg(queries: Sequence[tuple[str, float]], nodes: Sequence[tuple[str, Sequence[int], float,
+                                                                            Sequence[float]]]) -> str:
+    """Each ``[[workload]]`` query's error (0 to 1, lower is better) at a few nodes: grouped horizontal bars, one
+    row per query, one bar per node (the chosen node in blue)."""
+    names = [f"{label} [{','.join(map(str, n))}]: {human(e, 3)}" for label, n, e, _ in nodes]
+    order = [f"#{i} {q}" for i, (q, _w) in enumerate(queries, start=1)]
+    rows = [{"query": order[q], "node": names[s], "error": float(per[q]),
+             "detail": f"{order[q]} at the {label} node [{','.join(map(str, n))}]: error {human(float(per[q]), 3)}"}
+            for s, (label, n, _e, per) in enumerate(nodes) for q in range(len(queries))]
+    palette = [CHOSEN, "#f58518", "#72b7b2", "#b279a2"]
+    colour = alt.Color("node:N", sort=names, scale=alt.Scale(domain=names, range=palette[:len(names)]),
+                       legend=alt.Legend(title="node: workload error", orient="top", direction="vertical"))
+    chart = alt.Chart(_data(rows), title="workload error per query (lower is better)").mark_bar().encode(
+        y=alt.Y("query:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
+        yOffset=alt.YOffset("node:N", sort=names),
+        x=alt.X("error:Q", title="error", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1~f", tickCount=5)),
+        color=colour, description="detail:N").properties(width=NARROW, height=alt.Step(max(6, 30 // len(names))))
+    return to_svg(chart)
+
+
+QUALITY = (("generalization_intensity", "generalization intensity"), ("granularity", "granularity"),
+           ("non_uniform_entropy", "non-uniform entropy"))
+
+
+def attribute_utility_svg(attributes: Sequence[dict[str, Any]]) -> str:
+    """ARX's utility per quasi-identifier (``veil.utility``: three measures in [0, 1], higher is better): grouped
+    horizontal bars, one row per attribute; a measure ARX leaves undefined (one value) is not drawn."""
+    labels = [label for _key, label in QUALITY]
+    order = [f"{a['attribute']} (level {a['level']})" for a in attributes]
+    rows = [{"attribute": order[i], "measure": label, "quality": float(a[key]),
+             "detail": f"{a['attribute']} at level {a['level']}: {label} {human(float(a[key]), 3)}"}
+            for i, a in enumerate(attributes) for key, label in QUALITY if a.get(key) is not None]
+    colour = alt.Color("measure:N", sort=labels, scale=alt.Scale(domain=labels, range=[TABLE, "#f58518", "#54a24b"]),
+                       legend=alt.Legend(title=None, orient="top", direction="horizontal", columns=3))
+    chart = alt.Chart(_data(rows), title="utility per attribute (ARX; 1 = original values)").mark_bar().encode(
+        y=alt.Y("attribute:N", sort=order, title=None),
+        yOffset=alt.YOffset("measure:N", sort=labels),
+        x=alt.X("quality:Q", title="quality (higher is better)", scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format=".1~f", tickCount=5)),
+        color=colour, description="detail:N").properties(width=NARROW, height=alt.Step(8))
+    return to_svg(chart)

@@ -99,6 +99,20 @@ class Headline:
 
 
 @dataclass(frozen=True)
+class WorkloadView:
+    """The config's ``[[workload]]`` queries (``describe()`` and weight) and their errors at a few nodes: per node,
+    ``(labels, node, workload error, each query's error)`` — the chosen node first, then the optimal ones."""
+
+    queries: list[tuple[str, float]]
+    nodes: list[tuple[str, Node, float, list[float]]]
+
+    def document(self) -> dict[str, Any]:
+        return {"queries": [{"query": q, "weight": w} for q, w in self.queries],
+                "nodes": [{"label": label, "node": list(n), "error": e, "per_query": list(per)}
+                          for label, n, e, per in self.nodes]}
+
+
+@dataclass(frozen=True)
 class ReportData:
     title: str
     subject: str
@@ -121,6 +135,9 @@ class ReportData:
     minimal: list[Node] | None = None      # the search's minimal nodes (default: found from the evaluations)
     suppressed_rows: int | None = None     # a release's suppressed rows (default: rows - published rows)
     release: bool = False                  # a published version (else a candidate node)
+    workload: WorkloadView | None = None   # the [[workload]] queries' errors at a few nodes (docs/workload.md)
+    attribute_utility: list[dict[str, Any]] | None = None   # ARX's quality per quasi-identifier (veil.utility)
+    reidentification: list[dict[str, Any]] | None = None  # veil risk's figures before and after (reidentification_view)
 
     def lattice(self) -> dict[str, Any] | None:
         if self.heights is None:
@@ -326,10 +343,31 @@ def _min_k(models: Sequence[Model]) -> int | None:
     return max(ks) if ks else None
 
 
+def reidentification_view(models: Sequence[Model], source_sizes: np.ndarray | None,
+                          published: np.ndarray) -> list[dict[str, Any]]:
+    """``veil risk``'s documents of the source as it stands (when its sizes are known) and of the published blocks
+    (docs/reidentification.md); population uniqueness when a ``population-uniqueness`` model gives the population."""
+    from veil.reidentification.classes import ClassSizes
+    from veil.reidentification.summary import summarize
+
+    given = next((m for m in models if m.type == "population-uniqueness"), None)
+    out = []
+    for label, sizes in (("source", source_sizes), ("published", published)):
+        if sizes is None:
+            continue
+        doc = summarize(ClassSizes.of(sizes), subject=label,
+                        sampling_fraction=getattr(given, "sampling_fraction", None),
+                        population=getattr(given, "population", None)).document()
+        out.append(doc)
+    return out
+
+
 def for_node(title: str, subject: str, counts: NodeCounts, label: Label, audit: Audit, models: Sequence[Model],
              max_suppression: float, rows: int, metrics: dict[str, Metric], heights: tuple[int, ...],
              evaluations: Sequence[Evaluation], optimal: tuple[int, ...] | None, *,
-             source_sizes: np.ndarray | None = None, minimal: Sequence[Node] | None = None) -> ReportData:
+             source_sizes: np.ndarray | None = None, minimal: Sequence[Node] | None = None,
+             workload: WorkloadView | None = None,
+             attribute_utility: list[dict[str, Any]] | None = None) -> ReportData:
     """A candidate node (or a release's node as the search saw it); ``source_sizes`` are the bottom node's
     block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them."""
     levels, suppressed = node_levels(models, max_suppression, counts, rows)
@@ -343,7 +381,9 @@ def for_node(title: str, subject: str, counts: NodeCounts, label: Label, audit: 
                       node, optimal, seen, levels,
                       utility(metrics, counts, suppressed, rows), distributions(counts, audit), audit,
                       _min_k(models), before=None if source_sizes is None else prosecutor(source_sizes),
-                      published_sizes=published, minimal=None if minimal is None else list(minimal))
+                      published_sizes=published, minimal=None if minimal is None else list(minimal),
+                      workload=workload, attribute_utility=attribute_utility,
+                      reidentification=reidentification_view(models, source_sizes, published))
 
 
 def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Audit,
@@ -366,4 +406,5 @@ def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Au
                       tuple(counts.attributes), record.heights, record.node, None, record.evaluations, levels, util,
                       distributions(counts, audit), audit, _min_k(models),
                       before=None if source_sizes is None else prosecutor(source_sizes),
-                      suppressed_rows=record.rows_suppressed, release=True)
+                      suppressed_rows=record.rows_suppressed, release=True,
+                      reidentification=reidentification_view(models, source_sizes, counts.sizes))

@@ -131,6 +131,69 @@ def _utility(data: ReportData) -> str:
     return f"<table><tr><th>metric</th><th class=\"num\">value</th><th></th></tr>{rows}</table>"
 
 
+def _workload(data: ReportData) -> str:
+    """The ``[[workload]]`` queries' errors at the chosen node and the optimal ones (docs/workload.md)."""
+    view = data.workload
+    if view is None:
+        return ""
+    heads = "".join(f"<th class=\"num\">{escape(label)}<br>{escape(_node(n))}</th>" for label, n, _e, _p in view.nodes)
+    rows = "".join(f"<tr><td>#{i} {escape(q)}</td><td class=\"num\">{escape(human(w))}</td>"
+                   + "".join(f"<td class=\"num\">{escape(human(per[i - 1], 3))}</td>" for _l, _n, _e, per in view.nodes)
+                   + "</tr>" for i, (q, w) in enumerate(view.queries, start=1))
+    total = "".join(f"<td class=\"num\"><b>{escape(human(e, 3))}</b></td>" for _l, _n, e, _p in view.nodes)
+    return ("<h3>Workload error</h3><p class=\"muted\">Each query of the config's <code>[[workload]]</code> answered "
+            "from the node's release (a generalized value spread uniformly over the original values it covers, "
+            "suppressed rows over the whole domain) against its answer on the source: error 0 is exact, 1 shares "
+            "nothing. The workload error is the queries' weighted mean.</p>"
+            + _figure("workload", charts.workload_svg(view.queries, view.nodes))
+            + f"<table><tr><th>query</th><th class=\"num\">weight</th>{heads}</tr>{rows}"
+            f"<tr><td><b>workload error</b></td><td></td>{total}</tr></table>")
+
+
+def _attribute_utility(data: ReportData) -> str:
+    """ARX's utility per quasi-identifier at the chosen node (``veil.utility``)."""
+    if not data.attribute_utility:
+        return ""
+    cells = "".join(
+        f"<tr><td>{escape(str(a['attribute']))}</td><td class=\"num\">{a['level']}</td>"
+        + "".join(f"<td class=\"num\">{escape(human(a[key], 3)) if a[key] is not None else '—'}</td>"
+                  for key, _label in charts.QUALITY) + "</tr>" for a in data.attribute_utility)
+    return ("<h3>Utility per attribute</h3><p class=\"muted\">ARX's per-attribute quality at this node, each in "
+            "[0, 1], higher is better (1: the original values): generalization intensity (Sweeney's precision), "
+            "granularity (Iyengar's loss) and non-uniform entropy (de Waal &amp; Willenborg); suppressed rows count "
+            "as fully generalized. — marks a measure that is undefined for an attribute of one value.</p>"
+            + _figure("attribute-utility", charts.attribute_utility_svg(data.attribute_utility))
+            + "<table class=\"narrow\"><tr><th>attribute</th><th class=\"num\">level</th>"
+            + "".join(f"<th class=\"num\">{escape(label)}</th>" for _key, label in charts.QUALITY)
+            + f"</tr>{cells}</table>")
+
+
+def _reidentification(data: ReportData) -> str:
+    """``veil risk``'s figures of the source as it stands and of the published blocks (docs/reidentification.md)."""
+    docs = data.reidentification or []
+    if not docs:
+        return ""
+
+    def pct(v: float | None) -> str:
+        return "—" if v is None else f"{100 * v:.3g}%"
+
+    rows = [("prosecutor: highest", lambda d: d["prosecutor"]["highest"]),
+            ("prosecutor: average", lambda d: d["prosecutor"]["average"]),
+            ("prosecutor: records at risk (> 20%)", lambda d: d["prosecutor"]["records_at_risk"]),
+            ("journalist: average (the sample as its population)", lambda d: d["journalist"]["average"]),
+            ("marketer", lambda d: d["marketer"]["average"]),
+            ("sample uniques", lambda d: d["sample_uniques"]),
+            ("population uniques (Dankar et al.)", lambda d: None if d["population_uniqueness"] is None
+             else d["population_uniqueness"]["population_uniques"]["dankar"])]
+    heads = "".join(f"<th class=\"num\">{escape(d['subject'])}</th>" for d in docs)
+    cells = "".join(f"<tr><td>{escape(name)}</td>" + "".join(f"<td class=\"num\">{pct(get(d))}</td>" for d in docs)
+                    + "</tr>" for name, get in rows)
+    return ("<p class=\"muted\">Re-identification risk as ARX reports it (<code>veil risk</code>, "
+            "docs/reidentification.md): a record in a class of f records is re-identified with probability 1/f; "
+            "population uniques are estimated when a <code>population-uniqueness</code> model gives the sampling "
+            f"fraction.</p><table class=\"narrow\"><tr><th>figure</th>{heads}</tr>{cells}</table>")
+
+
 def _blocks(data: ReportData) -> str:
     bins = data.size_bins()
     if not bins:
@@ -231,7 +294,10 @@ def _document(data: ReportData, h: Headline) -> dict[str, Any]:
                          "attacks_exposing": h.exposing, "attacks": h.attacks,
                          "risk_before": None if h.before is None else h.before.document(),
                          "risk_after": h.after.document(), "models_holding": h.holding, "models": h.models},
-            "audit": data.audit.document()}
+            "audit": data.audit.document(),
+            "workload": None if data.workload is None else data.workload.document(),
+            "utility_per_attribute": data.attribute_utility,
+            "reidentification": data.reidentification}
 
 
 def render(data: ReportData) -> str:
@@ -242,7 +308,8 @@ def render(data: ReportData) -> str:
                 ("blocks", "Block sizes", _blocks(data)),
                 ("distributions", "Sensitive attributes", _distributions(data)),
                 ("audit", "Attack audit", _audit(data, h.worst)),
-                ("utility", "Utility", _utility(data)),
+                ("reidentification", "Re-identification risk", _reidentification(data)),
+                ("utility", "Utility", _utility(data) + _workload(data) + _attribute_utility(data)),
                 ("lattice", "Generalization lattice", _lattice(data))]
     body = (f"<header><h1>{escape(data.title)}</h1><p class=\"sub\">{escape(data.subject)} · generated "
             f"{escape(data.generated)} by Veil</p></header>"

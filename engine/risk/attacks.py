@@ -1,6 +1,6 @@
 """Run every attack on every counted sensitive attribute of one node's counts: ``audit_counts``.
 
-Thresholds come from ``[audit]`` (``veil.risk.settings``); what it leaves open comes from the configured
+Thresholds come from ``[audit]`` (``veil.auditsettings``); what it leaves open comes from the configured
 models (the largest integer ``l`` of an l-diversity model for the background-knowledge adversary, a
 t-closeness model's ``t``, distance and hierarchy, an ε-privacy model's adversary, an (ε,m)-anonymity or
 (δ,l)-diversity model's neighbourhood), else from the documented defaults (``l = 2``, ``t = 0.2``, a class III
@@ -20,7 +20,7 @@ import numpy as np
 from veil.risk import distance, diversity
 from veil.risk.exposure import Audit, Exposure, Label, skipped
 from veil.risk.histogram import Histogram
-from veil.risk.settings import AttributeSettings, AuditSettings
+from veil.auditsettings import AttributeSettings, AuditSettings
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
 from veil.hierarchy import CsvSpec, ValueKind, build

@@ -20,7 +20,7 @@ import numpy as np
 from veil import catalog
 from veil.risk.attacks import audit_counts
 from veil.risk.exposure import Audit, Label, shown
-from veil.risk.settings import settings_of
+from veil.auditsettings import settings_of
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config, require_release

@@ -27,7 +27,10 @@ MINIMAL = {
     "em-anonymity": {"epsilon": 1000, "m": 2, "attribute": "salary"},
     "delta-l-diversity": {"delta": 500, "l": 2, "attribute": "salary"},
     "epsilon-privacy": {"epsilon": 3, "adversary": "II", "stubbornness": 1000},
+    "average-risk": {"threshold": 0.1},
+    "population-uniqueness": {"threshold": 0.1, "sampling_fraction": 0.5},
 }
+TABLE_LEVEL = ("k-anonymity", "multi-attribute-l-diversity", "average-risk", "population-uniqueness")
 
 
 def make(kind, sensitive=("disease",), base_dir=Path("."), **params):
@@ -42,8 +45,7 @@ def test_every_type_is_registered_and_builds():
         assert isinstance(m, Model) and m.type == kind
         assert isinstance(m.describe(), str) and m.describe()
         assert isinstance(m.properties.needs, Needs)
-        assert m.attribute == (None if kind in ("k-anonymity", "multi-attribute-l-diversity")
-                               else params.get("attribute", "disease"))
+        assert m.attribute == (None if kind in TABLE_LEVEL else params.get("attribute", "disease"))
 
 
 def test_models_check_a_small_table():
@@ -56,7 +58,7 @@ def test_models_check_a_small_table():
         if kind == "nt-closeness":
             continue   # needs hierarchies: tests/models/test_closeness.py
         m = make(kind, sensitive=("disease", "salary"), **{"attribute": "disease", **params}
-                 if kind not in ("k-anonymity", "multi-attribute-l-diversity") else params)
+                 if kind not in TABLE_LEVEL else params)
         m.validate({"disease": dis, "salary": sal})
         v = m.check(nc)
         assert v.passed.shape == (2,) and v.passed.dtype == bool

@@ -324,3 +324,34 @@ INSERT INTO veil.publication_dimensions (name, version, attribute, role, digest,
 DELETE FROM published."census_dim_Zip Code_rows" WHERE (published."census_dim_Zip Code_rows".veil_dim NOT IN (SELECT veil.publication_dimensions.digest 
 FROM veil.publication_dimensions JOIN veil.releases ON veil.releases.name = veil.publication_dimensions.name AND veil.releases.version = veil.publication_dimensions.version 
 WHERE veil.publication_dimensions.name = $1 AND veil.publication_dimensions.attribute = $2 AND veil.releases.status = $3));
+
+-- rows_version_index
+CREATE INDEX census_rows_version ON published.census_rows (veil_version);
+
+-- view_version_blocks
+CREATE OR REPLACE VIEW published.census_v7_blocks AS SELECT published.census_block_rows."Zip Code", published.census_block_rows.age, CAST(sum(published.census_block_rows.n) OVER (PARTITION BY published.census_block_rows."Zip Code", published.census_block_rows.age) AS BIGINT) AS block_size, published.census_block_rows.condition, published.census_block_rows.n AS count 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = 7;
+
+-- blocks_of_version
+SELECT count(*) AS count_1 
+FROM published.census_block_rows 
+WHERE veil_version = $1;
+
+-- legacy_copy_rows
+CREATE TABLE published.census_rows AS SELECT $1 AS veil_version, * 
+FROM published.census_v7;
+
+-- drop_expired_view
+DROP VIEW IF EXISTS published.census_v1_blocks;
+
+-- drop_expired_table
+DROP TABLE IF EXISTS published.census_v1;
+
+-- dim_rows_index
+CREATE INDEX "census_dim_Zip Code_rows_digest" ON published."census_dim_Zip Code_rows" (veil_dim);
+
+-- dim_expire_by_name
+DELETE FROM published."census_dim_Zip Code_rows" WHERE (published."census_dim_Zip Code_rows".veil_dim NOT IN (SELECT veil.publication_dimensions.digest 
+FROM veil.publication_dimensions JOIN veil.releases ON veil.releases.name = veil.publication_dimensions.name AND veil.releases.version = veil.publication_dimensions.version 
+WHERE veil.publication_dimensions.name = $1 AND veil.publication_dimensions.attribute = $2 AND veil.releases.status = $3));

@@ -198,3 +198,42 @@ WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, d2.code_1, r.vid;
 
 -- detach_scratch
 DETACH veil_work_12_1;
+
+-- base_total
+SELECT coalesce(sum(veil_base.n), $1) AS coalesce_1, count(*) AS count_1 
+FROM veil_base;
+
+-- stream_ordered
+SELECT o.g0, o.g1, o.g2, o.s0, o.s1, o.n 
+FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS o ORDER BY o.g0, o.g1, o.g2;
+
+-- insert_frame
+INSERT INTO veil_dim_0 (level_0, level_1, code_0, code_1) SELECT veil_frame_3.level_0, $1 AS level_1, $2 AS code_0, veil_frame_3.code_1 
+FROM veil_frame_3;
+
+-- table_from_frame
+CREATE TABLE dataframe AS SELECT * 
+FROM veil_frame_4;
+
+-- census_table
+CREATE TABLE raw.census (
+	person_id BIGINT, 
+	age INTEGER, 
+	sex TEXT, 
+	race TEXT, 
+	marital_status TEXT, 
+	education TEXT, 
+	zip TEXT, 
+	occupation TEXT, 
+	income INTEGER
+);
+
+-- demo_first_rows
+SELECT * 
+FROM published.census 
+ LIMIT $1;
+
+-- demo_release_history
+SELECT published.census_releases.version, published.census_releases.published_at, published.census_releases.node, published.census_releases.rows_published, published.census_releases.rows_suppressed 
+FROM published.census_releases ORDER BY published.census_releases.version;

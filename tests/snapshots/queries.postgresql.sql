@@ -176,3 +176,25 @@ FROM veil_base AS b GROUP BY GROUPING SETS((b.q0_1, b.q1_0, b.q2_1), (b.q0_2, b.
 SELECT e.gid, e.size, count(*) AS blocks 
 FROM (SELECT grouping(b.q0_1) * %(param_1)s::INTEGER + grouping(u0.u2) * %(param_2)s::INTEGER + grouping(u0.u3) * %(param_3)s::INTEGER + grouping(b.q1_0) * %(param_4)s::INTEGER + grouping(u1.u1) * %(param_5)s::INTEGER + grouping(b.q2_1) * %(param_6)s::INTEGER AS gid, sum(b.n) AS size 
 FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 JOIN veil_up_1_0 AS u1 ON u1.c = b.q1_0 GROUP BY GROUPING SETS((u0.u2, u1.u1, b.q2_1), (u0.u3, b.q2_1), (b.q0_1, b.q1_0, b.q2_1))) AS e GROUP BY e.gid, e.size;
+
+-- base_total
+SELECT coalesce(sum(veil_base.n), %(coalesce_2)s::INTEGER) AS coalesce_1, count(*) AS count_1 
+FROM veil_base;
+
+-- stream_ordered
+SELECT o.g0, o.g1, o.g2, o.s0, o.s1, o.n 
+FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
+FROM veil_base AS b GROUP BY b.q0_2, b.q1_1, b.q2_1, b.s0, b.s1) AS o ORDER BY o.g0, o.g1, o.g2;
+
+-- census_table
+CREATE TABLE raw.census (
+	person_id BIGINT, 
+	age INTEGER, 
+	sex TEXT, 
+	race TEXT, 
+	marital_status TEXT, 
+	education TEXT, 
+	zip TEXT, 
+	occupation TEXT, 
+	income INTEGER
+);

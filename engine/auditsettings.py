@@ -1,4 +1,5 @@
-"""The ``[audit]`` table of the config: the thresholds of the attack audit (``docs``: README "Audit").
+"""The ``[audit]`` table of the config: the thresholds of the attack audit (``veil.risk``, docs/audit.md).  It sits
+beside ``veil.config``, below the audit, so that parsing a config never imports the audit's package.
 
 Every key is optional; the defaults are what the README documents.  ``config.py`` calls ``parse_audit`` once
 (so a bad ``[audit]`` fails at load time, naming the key); the audit reads the settings again from the
@@ -60,7 +61,8 @@ class _Reader:
     def __init__(self, data: Any, where: str, file: Path) -> None:
         if not isinstance(data, Mapping):
             raise ConfigError(f"{file}: {where} must be a table, got {data!r}")
-        self.data, self.where, self.file, self.seen = data, where, file, set()
+        self.data, self.where, self.file = data, where, file
+        self.seen: set[str] = set()
 
     def fail(self, key: str, message: str) -> ConfigError:
         return ConfigError(f"{self.file}: {self.where} key {key!r} {message}")

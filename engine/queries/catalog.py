@@ -1,0 +1,274 @@
+"""The catalog's tables and the statements that read and write them (``veil.catalog`` applies the migrations;
+``veil.release`` runs these).  A run is one row of ``releases``: ``running`` → ``published``, ``skipped`` or
+``failed``; a published version whose rows were deleted is ``expired``; a ``veil rollback`` is a row of its own
+(``rollback``).  ``Status`` names them; statements bind the stored text (``Status.X.value``), so no driver ever
+sees the enum.
+
+>>> r = tables("veil").releases
+>>> print(published_versions(r, "census"))
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = :name_1 AND veil.releases.status = :status_1 ORDER BY veil.releases.version DESC
+>>> sorted(published_versions(r, "census").compile().params.values())
+['census', 'published']
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+
+
+class Status(enum.StrEnum):
+    """The ``status`` of a ``releases`` row, as stored (the values are the catalog's text)."""
+
+    RUNNING = "running"
+    PUBLISHED = "published"
+    SKIPPED = "skipped"
+    FAILED = "failed"
+    EXPIRED = "expired"
+    ROLLBACK = "rollback"
+
+
+KEPT = (Status.PUBLISHED.value, Status.EXPIRED.value)  # the versions a release ever published, in the history
+
+
+@dataclass(frozen=True)
+class CatalogTables:
+    releases: sa.Table
+    release_nodes: sa.Table
+    hierarchies: sa.Table
+    version: sa.Table
+    publications: sa.Table
+    series_versions: sa.Table
+    series_hierarchies: sa.Table
+    series_blocks: sa.Table
+    series_values: sa.Table
+    series_cells: sa.Table
+    publication_dimensions: sa.Table
+    series_state: sa.Table
+
+    def all(self) -> list[sa.Table]:
+        """Every table, in the order of the fields."""
+        return [getattr(self, f) for f in self.__dataclass_fields__]
+
+
+def tables(schema: str) -> CatalogTables:
+    """The catalog's tables at the head revision (for queries; ``migrations/`` creates them)."""
+    md = sa.MetaData(schema=schema)
+    releases = sa.Table(
+        "releases", md,
+        sa.Column("id", sa.String(36), primary_key=True), sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
+        sa.Column("status", sa.Text), sa.Column("started_at", sa.DateTime), sa.Column("finished_at", sa.DateTime),
+        sa.Column("published_at", sa.DateTime), sa.Column("config", sa.Text), sa.Column("config_hash", sa.Text),
+        sa.Column("source_fingerprint", sa.Text), sa.Column("node", sa.Text), sa.Column("achieved", sa.Text),
+        sa.Column("metrics", sa.Text), sa.Column("rows_read", sa.BigInteger), sa.Column("rows_published", sa.BigInteger),
+        sa.Column("rows_suppressed", sa.BigInteger), sa.Column("output_table", sa.Text), sa.Column("error", sa.Text),
+        sa.Column("backend", sa.Text), sa.Column("rows_dropped_null", sa.BigInteger),
+        sa.Column("rows_deferred", sa.BigInteger), sa.Column("series", sa.Text), sa.Column("expired_at", sa.DateTime),
+    )
+    nodes = sa.Table(
+        "release_nodes", md,
+        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("passed", sa.Boolean),
+        sa.Column("suppressed_rows", sa.BigInteger), sa.Column("metric", sa.Float),
+    )
+    hierarchies = sa.Table(
+        "hierarchies", md,
+        sa.Column("release_id", sa.String(36)), sa.Column("attribute", sa.Text), sa.Column("height", sa.Integer),
+        sa.Column("source", sa.Text), sa.Column("leaves", sa.Integer), sa.Column("definition", sa.Text),
+    )
+    version = sa.Table("alembic_version", md, sa.Column("version_num", sa.String(32)))
+    publications = sa.Table(
+        "publications", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("schema", sa.Text),
+        sa.Column("current_version", sa.Integer), sa.Column("updated_at", sa.DateTime),
+    )
+    versions = sa.Table(
+        "series_versions", md, sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
+        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text), sa.Column("hierarchies", sa.Text), sa.Column("policy", sa.Text),
+        sa.Column("published_at", sa.DateTime),
+    )
+    s_hier = sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
+                      sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
+    s_blocks = sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                        sa.Column("labels", sa.Text))
+    s_values = sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                        sa.Column("value", sa.Text))
+    s_cells = sa.Table(
+        "series_cells", md, sa.Column("name", sa.Text), sa.Column("block_id", sa.BigInteger),
+        sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
+        sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
+    )
+    dims = sa.Table(
+        "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
+        sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
+        sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
+    )
+    state = sa.Table(
+        "series_state", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("series", sa.Integer),
+        sa.Column("started_version", sa.Integer), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text), sa.Column("shape", sa.Text), sa.Column("members", sa.Text),
+        sa.Column("batch", sa.Integer), sa.Column("next_cohort", sa.BigInteger), sa.Column("secret", sa.Text),
+    )
+    return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
+                         s_cells, dims, state)
+
+
+# --- the revision (``alembic_version``) --------------------------------------------------------------------------
+
+def revision(version: sa.Table) -> sa.Select[Any]:
+    """The catalog's applied revision."""
+    return sa.select(version.c.version_num)
+
+
+def record_revision(version: sa.Table, head: str) -> sa.Insert:
+    """Where Alembic cannot run (Spark): the revision row, written once every table exists."""
+    return version.insert().values(version_num=head)
+
+
+# --- a run's row (``releases``) ------------------------------------------------------------------------------------
+
+def start_run(releases: sa.Table, release_id: str, name: str, when: Any, config: str, config_hash: str,
+              backend: str) -> sa.Insert:
+    """A run's row, ``running``: committed before the release's transaction begins."""
+    return releases.insert().values(id=release_id, name=name, status=Status.RUNNING.value, started_at=when,
+                                    config=config, config_hash=config_hash, backend=backend)
+
+
+def fail_run(releases: sa.Table, release_id: str, when: Any, error: str) -> sa.Update:
+    """Mark the run failed, unless its row is no longer ``running`` (a committed version stays published)."""
+    r = releases
+    return (sa.update(r).where(r.c.id == release_id, r.c.status == Status.RUNNING.value)
+            .values(status=Status.FAILED.value, finished_at=when, error=error))
+
+
+def close_interrupted(releases: sa.Table, name: str, when: Any, error: str) -> sa.Update:
+    """Every run of ``name`` still ``running`` (seen while holding the release's lock: killed mid-run): failed."""
+    r = releases
+    return (sa.update(r).where(r.c.name == name, r.c.status == Status.RUNNING.value)
+            .values(status=Status.FAILED.value, finished_at=when, error=error))
+
+
+def next_version(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """The highest version number ``name``'s runs hold (0 when none): the next version is one more."""
+    r = releases
+    return sa.select(sa.func.coalesce(sa.func.max(r.c.version), 0)).where(r.c.name == name)
+
+
+def latest_release(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """``(version, config_hash, source_fingerprint)`` of ``name``'s newest published or expired version."""
+    r = releases
+    return (sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
+            .where(r.c.name == name, r.c.status.in_(KEPT))
+            .order_by(r.c.version.desc()).limit(1))
+
+
+def skip_run(releases: sa.Table, release_id: str, when: Any, fingerprint: str, message: str) -> sa.Update:
+    """The run found nothing changed since the latest version: ``skipped``, and why."""
+    r = releases
+    return (sa.update(r).where(r.c.id == release_id)
+            .values(status=Status.SKIPPED.value, finished_at=when, source_fingerprint=fingerprint, error=message))
+
+
+def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, values: Mapping[str, Any]
+                ) -> sa.Update:
+    """The run's row once its version is written and verified: ``published`` at ``when``, with ``values`` (node,
+    achieved levels, metrics, rows, series record, output table ...)."""
+    r = releases
+    return (sa.update(r).where(r.c.id == release_id)
+            .values(status=Status.PUBLISHED.value, version=version, finished_at=when, published_at=when, **values))
+
+
+def adopt_run(releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str
+              ) -> sa.Update:
+    """Spark: a run killed after its views showed ``version`` (verified) and before its row said so — recorded
+    ``published`` by the next run (``veil.release.spark_publication.recover``)."""
+    r = releases
+    return (sa.update(r).where(r.c.id == release_id)
+            .values(status=Status.PUBLISHED.value, version=version, published_at=when, finished_at=when, error=error,
+                    output_table=output_table))
+
+
+def keep_number(releases: sa.Table, release_id: str, version: int, error: str) -> sa.Update:
+    """Spark: a version the ledger recorded but no view showed keeps its number on its (failed) run."""
+    r = releases
+    return sa.update(r).where(r.c.id == release_id).values(version=version, error=error)
+
+
+def record_rollback(releases: sa.Table, rollback_id: str, name: str, version: int, when: Any, config: str,
+                    config_hash: str, backend: str, message: str) -> sa.Insert:
+    """``veil rollback``'s own row: the version the views show again, and what moved."""
+    return releases.insert().values(
+        id=rollback_id, name=name, version=version, status=Status.ROLLBACK.value, started_at=when, finished_at=when,
+        config=config, config_hash=config_hash, backend=backend, error=message)
+
+
+def run_of(releases: sa.Table, release_id: str, name: str) -> sa.Select[Any]:
+    """The run ``release_id`` when it is a run of ``name`` (one row, else none)."""
+    r = releases
+    return sa.select(r.c.id).where(r.c.id == release_id, r.c.name == name)
+
+
+# --- a release's versions (``releases``) ---------------------------------------------------------------------------
+
+def history(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """Every run of ``name``, oldest first (``veil releases``)."""
+    r = releases
+    return (sa.select(r.c.version, r.c.status, r.c.node, r.c.rows_published, r.c.rows_suppressed, r.c.rows_deferred,
+                      r.c.achieved, r.c.started_at, r.c.published_at, r.c.error, r.c.series)
+            .where(r.c.name == name).order_by(r.c.started_at))
+
+
+def kept_versions(releases: sa.Table, name: str, numbered: bool = False) -> sa.Select[Any]:
+    """``(version, status)`` of ``name``'s published and expired versions (``numbered``: and only rows with a
+    version number, as Spark's repair asks)."""
+    r = releases
+    where = [r.c.name == name, *([r.c.version.is_not(None)] if numbered else []), r.c.status.in_(KEPT)]
+    return sa.select(r.c.version, r.c.status).where(*where)
+
+
+def rows_published(releases: sa.Table, name: str, version: int) -> sa.Select[Any]:
+    """The rows published version ``version`` of ``name`` holds, while it is published."""
+    r = releases
+    return sa.select(r.c.rows_published).where(r.c.name == name, r.c.version == version,
+                                               r.c.status == Status.PUBLISHED.value)
+
+
+def series_records(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """``(version, node, series)`` of each published or expired version of ``name``, oldest first."""
+    r = releases
+    return sa.select(r.c.version, r.c.node, r.c.series).where(r.c.name == name, r.c.status.in_(KEPT)) \
+        .order_by(r.c.version)
+
+
+def published_versions(releases: sa.Table, name: str, limit: int | None = None) -> sa.Select[Any]:
+    """The versions of ``name`` still published, newest first (``limit``: only so many)."""
+    r = releases
+    stmt = (sa.select(r.c.version).where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
+            .order_by(r.c.version.desc()))
+    return stmt if limit is None else stmt.limit(limit)
+
+
+def expired_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """The versions of ``name`` whose rows were deleted."""
+    r = releases
+    return sa.select(r.c.version).where(r.c.name == name, r.c.status == Status.EXPIRED.value)
+
+
+def numbered_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """Every version number a run of ``name`` holds, whatever its status."""
+    r = releases
+    return sa.select(r.c.version).where(r.c.name == name, r.c.version.is_not(None))
+
+
+def expire_versions(releases: sa.Table, name: str, versions: Sequence[int], when: Any) -> sa.Update:
+    """Published versions ``versions`` of ``name``, their rows deleted: ``expired`` at ``when``."""
+    r = releases
+    return (sa.update(r).where(r.c.name == name, r.c.version.in_(list(versions)),
+                               r.c.status == Status.PUBLISHED.value)
+            .values(status=Status.EXPIRED.value, expired_at=when))

@@ -1,0 +1,102 @@
+"""One registry per extension point — search strategies, backends — each read by config validation, the
+command line's choices and help, the docs reference and dispatch.
+
+An implementation registers itself where it is defined, once, like sqlglot's dialects::
+
+    @BACKENDS.register("postgresql", "postgres")
+    class PostgresBackend(Backend): ...
+
+so adding one touches its own file (and its tests).  Listing the names must stay cheap — ``veil --help`` lists
+the strategies without loading numpy, and a run imports only the models its config names — so a registry
+finds the declarations in the source of the modules it covers (the literal names of ``@<REGISTRY>.register``)
+without importing them, and imports a module only when one of its entries is asked for.
+``tests/test_registry.py`` checks that what the source declares is what importing registers.
+
+This module imports nothing from Veil: the command line reads it at start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any, Generic, TypeVar
+
+T = TypeVar("T")
+PACKAGE = Path(__file__).resolve().parent  # the folder installed as ``veil``
+
+
+class Registry(Generic[T]):
+    """The entries of one extension point, declared in the modules ``where`` (a module, or every module of a
+    package) as ``@<var>.register("name", "alias", ...)``; ``attribute`` (if any) is set on each registered
+    object to its name."""
+
+    def __init__(self, kind: str, var: str, where: str, attribute: str | None = None) -> None:
+        self.kind, self.var, self.where, self.attribute = kind, var, where, attribute
+        self._entries: dict[str, T] = {}
+        self._declared: dict[str, tuple[str, bool]] | None = None  # name → (module, an alias)
+
+    def register(self, name: str, *aliases: str) -> Callable[[T], T]:
+        def decorate(obj: T) -> T:
+            for key in (name, *aliases):
+                if key in self._entries and self._entries[key] is not obj:
+                    raise ValueError(f"{self.kind} {key!r} is registered twice")
+                self._entries[key] = obj
+            if self.attribute:
+                setattr(obj, self.attribute, name)
+            return obj
+        return decorate
+
+    def declared(self) -> dict[str, tuple[str, bool]]:
+        """Every name the source declares: name → (its module, whether it is an alias), without importing."""
+        if self._declared is None:
+            pattern = re.compile(rf"^\s*@(?:\w+\.)*{re.escape(self.var)}\.register\(([^)]*)\)", re.MULTILINE)
+            found: dict[str, tuple[str, bool]] = {}
+            for module, path in self._modules():
+                for match in pattern.finditer(path.read_text(encoding="utf-8")):
+                    for i, key in enumerate(re.findall(r"\"([^\"]+)\"", match.group(1))):
+                        found[key] = (module, i > 0)
+            self._declared = found
+        return self._declared
+
+    def names(self, aliases: bool = False) -> tuple[str, ...]:
+        """The registered names in the order their modules declare them (``aliases``: also the other names)."""
+        return tuple(k for k, (_, alias) in self.declared().items() if aliases or not alias)
+
+    def get(self, name: str) -> T:
+        """The entry registered as ``name`` (its module imported now); ``KeyError`` for an unknown name."""
+        if name not in self._entries:
+            module = self.declared().get(name)
+            if module is None:
+                raise KeyError(name)
+            importlib.import_module(module[0])
+        return self._entries[name]
+
+    def load_all(self) -> dict[str, T]:
+        """Every entry, each module imported (the docs' generator and the tests)."""
+        for module in dict.fromkeys(m for m, _ in self.declared().values()):
+            importlib.import_module(module)
+        return dict(self._entries)
+
+    def _modules(self) -> list[tuple[str, Path]]:
+        rel = Path(*self.where.split(".")[1:])
+        if (PACKAGE / rel).is_dir():
+            return [(f"{self.where}.{p.stem}", p) for p in sorted((PACKAGE / rel).glob("*.py"))
+                    if p.stem != "__init__"]
+        return [(self.where, PACKAGE / rel.with_suffix(".py"))]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.names())
+
+    def __contains__(self, name: object) -> bool:
+        return name in self.declared()
+
+    def __repr__(self) -> str:
+        return f"Registry({self.kind!r}: {', '.join(self.names())})"
+
+
+# search strategies: functions ``(lattice, evaluator, result) -> None`` in veil.search, in the order help lists them
+STRATEGIES: Registry[Callable[..., Any]] = Registry("strategy", "STRATEGIES", "veil.search")
+# backends: ``Backend`` classes, by URL scheme (``sc`` for Spark Connect), in veil.backends; ``cls.open(url)``
+BACKENDS: Registry[Any] = Registry("backend", "BACKENDS", "veil.backends")

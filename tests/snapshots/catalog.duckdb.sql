@@ -1,0 +1,188 @@
+-- revision
+SELECT veil.alembic_version.version_num 
+FROM veil.alembic_version;
+
+-- record_revision
+INSERT INTO veil.alembic_version (version_num) VALUES ($1);
+
+-- start_run
+INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, backend) VALUES ($1, $2, $3, $4, $5, $6, $7);
+
+-- close_interrupted
+UPDATE veil.releases SET status=$1, finished_at=$2, error=$3 WHERE veil.releases.name = $4 AND veil.releases.status = $5;
+
+-- latest_release
+SELECT veil.releases.version, veil.releases.config_hash, veil.releases.source_fingerprint 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version DESC 
+ LIMIT $2;
+
+-- skip_run
+UPDATE veil.releases SET status=$1, finished_at=$2, source_fingerprint=$3, error=$4 WHERE veil.releases.id = $5;
+
+-- next_version
+SELECT coalesce(max(veil.releases.version), $1) AS coalesce_1 
+FROM veil.releases 
+WHERE veil.releases.name = $2;
+
+-- published_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status = $2 ORDER BY veil.releases.version DESC;
+
+-- latest_published_version
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status = $2 ORDER BY veil.releases.version DESC 
+ LIMIT $3;
+
+-- expire_versions
+UPDATE veil.releases SET status=$1, expired_at=$2 WHERE veil.releases.name = $3 AND veil.releases.version IN (__[POSTCOMPILE_version_1]) AND veil.releases.status = $4;
+
+-- publish_run
+UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, config_hash=$5, source_fingerprint=$6, node=$7, achieved=$8, metrics=$9, rows_read=$10, rows_published=$11, rows_suppressed=$12, output_table=$13, rows_dropped_null=$14, rows_deferred=$15, series=$16 WHERE veil.releases.id = $17;
+
+-- expired_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status = $2;
+
+-- set_series
+UPDATE veil.releases SET series=$1 WHERE veil.releases.id = $2;
+
+-- fail_run
+UPDATE veil.releases SET status=$1, finished_at=$2, error=$3 WHERE veil.releases.id = $4 AND veil.releases.status = $5;
+
+-- run_status
+SELECT veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.id = $1;
+
+-- run_summary
+SELECT veil.releases.status, veil.releases.version, veil.releases.node, veil.releases.rows_published, veil.releases.rows_suppressed, veil.releases.rows_deferred, veil.releases.achieved, veil.releases.series, veil.releases.output_table, veil.releases.error 
+FROM veil.releases 
+WHERE veil.releases.id = $1;
+
+-- record_ledger_version
+INSERT INTO veil.series_versions (name, version, release_id, node, attributes, columns, hierarchies, policy, published_at) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9);
+
+-- history
+SELECT veil.releases.version, veil.releases.status, veil.releases.node, veil.releases.rows_published, veil.releases.rows_suppressed, veil.releases.rows_deferred, veil.releases.achieved, veil.releases.started_at, veil.releases.published_at, veil.releases.error, veil.releases.series 
+FROM veil.releases 
+WHERE veil.releases.name = $1 ORDER BY veil.releases.started_at;
+
+-- kept_versions
+SELECT veil.releases.version, veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
+
+-- rows_published
+SELECT veil.releases.rows_published 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.version = $2 AND veil.releases.status = $3;
+
+-- record_rollback
+INSERT INTO veil.releases (id, name, version, status, started_at, finished_at, config, config_hash, error, backend) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
+
+-- series_records
+SELECT veil.releases.version, veil.releases.node, veil.releases.series 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version;
+
+-- ledger_columns
+SELECT veil.series_versions.columns 
+FROM veil.series_versions 
+WHERE veil.series_versions.name = $1;
+
+-- kept_numbered_versions
+SELECT veil.releases.version, veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.version IS NOT NULL AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
+
+-- run_of
+SELECT veil.releases.id 
+FROM veil.releases 
+WHERE veil.releases.id = $1 AND veil.releases.name = $2;
+
+-- adopt_run
+UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, output_table=$5, error=$6 WHERE veil.releases.id = $7;
+
+-- numbered_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = $1 AND veil.releases.version IS NOT NULL;
+
+-- ledger_versions
+SELECT veil.series_versions.version, veil.series_versions.release_id 
+FROM veil.series_versions 
+WHERE veil.series_versions.name = $1;
+
+-- keep_number
+UPDATE veil.releases SET version=$1, error=$2 WHERE veil.releases.id = $3;
+
+-- suppressed_table
+CREATE TEMPORARY TABLE veil_suppressed (
+	g0 INTEGER, 
+	g1 INTEGER
+);
+
+-- withheld_table
+CREATE TEMPORARY TABLE veil_withheld (
+	id INTEGER, 
+	g0 INTEGER, 
+	g1 INTEGER, 
+	v0 TEXT, 
+	v1 INTEGER, 
+	held BIGINT
+);
+
+-- ledger_changed_table
+CREATE TEMPORARY TABLE veil_changed_blocks (
+	id BIGINT
+);
+
+-- ledger_new_cells_table
+CREATE TEMPORARY TABLE veil_new_cells (
+	block_id BIGINT, 
+	value_id BIGINT, 
+	count BIGINT
+);
+
+-- drop_ledger_changed_table
+DROP TABLE veil_changed_blocks;
+
+-- drop_ledger_block_ids
+DROP TABLE veil_cell_blocks;
+
+-- count_cells
+SELECT count(*) AS count_1 
+FROM veil_cells;
+
+-- members_table
+CREATE TABLE veil.census_members (
+	veil_id BIGINT NOT NULL, 
+	veil_state SMALLINT, 
+	veil_cohort BIGINT, 
+	veil_joined INTEGER, 
+	veil_since INTEGER, 
+	veil_gone INTEGER, 
+	"Zip Code" TEXT, 
+	"x""; DROP TABLE t; --" TEXT, 
+	condition TEXT
+);
+
+-- members_leaving_table
+CREATE TEMPORARY TABLE veil_leaving (
+	veil_cohort BIGINT
+);
+
+-- members_forming_table
+CREATE TEMPORARY TABLE veil_forming (
+	veil_cohort BIGINT, 
+	g0 TEXT, 
+	g1 TEXT
+);
+
+-- members_histograms
+SELECT veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition, count(*) AS n 
+FROM veil.census_members GROUP BY veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition;

@@ -1,0 +1,188 @@
+-- revision
+SELECT veil.alembic_version.version_num 
+FROM veil.alembic_version;
+
+-- record_revision
+INSERT INTO veil.alembic_version (version_num) VALUES (%(version_num)s::VARCHAR);
+
+-- start_run
+INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, backend) VALUES (%(id)s::VARCHAR, %(name)s::VARCHAR, %(status)s::VARCHAR, %(started_at)s::TIMESTAMP WITHOUT TIME ZONE, %(config)s::VARCHAR, %(config_hash)s::VARCHAR, %(backend)s::VARCHAR);
+
+-- close_interrupted
+UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, error=%(error)s::VARCHAR WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR;
+
+-- latest_release
+SELECT veil.releases.version, veil.releases.config_hash, veil.releases.source_fingerprint 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version DESC 
+ LIMIT %(param_1)s::INTEGER;
+
+-- skip_run
+UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, source_fingerprint=%(source_fingerprint)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- next_version
+SELECT coalesce(max(veil.releases.version), %(coalesce_2)s::INTEGER) AS coalesce_1 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR;
+
+-- published_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR ORDER BY veil.releases.version DESC;
+
+-- latest_published_version
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR ORDER BY veil.releases.version DESC 
+ LIMIT %(param_1)s::INTEGER;
+
+-- expire_versions
+UPDATE veil.releases SET status=%(status)s::VARCHAR, expired_at=%(expired_at)s::TIMESTAMP WITHOUT TIME ZONE WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version IN (__[POSTCOMPILE_version_1]) AND veil.releases.status = %(status_1)s::VARCHAR;
+
+-- publish_run
+UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, config_hash=%(config_hash)s::VARCHAR, source_fingerprint=%(source_fingerprint)s::VARCHAR, node=%(node)s::VARCHAR, achieved=%(achieved)s::VARCHAR, metrics=%(metrics)s::VARCHAR, rows_read=%(rows_read)s::BIGINT, rows_published=%(rows_published)s::BIGINT, rows_suppressed=%(rows_suppressed)s::BIGINT, output_table=%(output_table)s::VARCHAR, rows_dropped_null=%(rows_dropped_null)s::BIGINT, rows_deferred=%(rows_deferred)s::BIGINT, series=%(series)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- expired_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR;
+
+-- set_series
+UPDATE veil.releases SET series=%(series)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- fail_run
+UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR;
+
+-- run_status
+SELECT veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- run_summary
+SELECT veil.releases.status, veil.releases.version, veil.releases.node, veil.releases.rows_published, veil.releases.rows_suppressed, veil.releases.rows_deferred, veil.releases.achieved, veil.releases.series, veil.releases.output_table, veil.releases.error 
+FROM veil.releases 
+WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- record_ledger_version
+INSERT INTO veil.series_versions (name, version, release_id, node, attributes, columns, hierarchies, policy, published_at) VALUES (%(name)s::VARCHAR, %(version)s::INTEGER, %(release_id)s::VARCHAR, %(node)s::VARCHAR, %(attributes)s::VARCHAR, %(columns)s::VARCHAR, %(hierarchies)s::VARCHAR, %(policy)s::VARCHAR, %(published_at)s::TIMESTAMP WITHOUT TIME ZONE);
+
+-- history
+SELECT veil.releases.version, veil.releases.status, veil.releases.node, veil.releases.rows_published, veil.releases.rows_suppressed, veil.releases.rows_deferred, veil.releases.achieved, veil.releases.started_at, veil.releases.published_at, veil.releases.error, veil.releases.series 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR ORDER BY veil.releases.started_at;
+
+-- kept_versions
+SELECT veil.releases.version, veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
+
+-- rows_published
+SELECT veil.releases.rows_published 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version = %(version_1)s::INTEGER AND veil.releases.status = %(status_1)s::VARCHAR;
+
+-- record_rollback
+INSERT INTO veil.releases (id, name, version, status, started_at, finished_at, config, config_hash, error, backend) VALUES (%(id)s::VARCHAR, %(name)s::VARCHAR, %(version)s::INTEGER, %(status)s::VARCHAR, %(started_at)s::TIMESTAMP WITHOUT TIME ZONE, %(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, %(config)s::VARCHAR, %(config_hash)s::VARCHAR, %(error)s::VARCHAR, %(backend)s::VARCHAR);
+
+-- series_records
+SELECT veil.releases.version, veil.releases.node, veil.releases.series 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version;
+
+-- ledger_columns
+SELECT veil.series_versions.columns 
+FROM veil.series_versions 
+WHERE veil.series_versions.name = %(name_1)s::VARCHAR;
+
+-- kept_numbered_versions
+SELECT veil.releases.version, veil.releases.status 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version IS NOT NULL AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
+
+-- run_of
+SELECT veil.releases.id 
+FROM veil.releases 
+WHERE veil.releases.id = %(id_1)s::VARCHAR AND veil.releases.name = %(name_1)s::VARCHAR;
+
+-- adopt_run
+UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, output_table=%(output_table)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- numbered_versions
+SELECT veil.releases.version 
+FROM veil.releases 
+WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version IS NOT NULL;
+
+-- ledger_versions
+SELECT veil.series_versions.version, veil.series_versions.release_id 
+FROM veil.series_versions 
+WHERE veil.series_versions.name = %(name_1)s::VARCHAR;
+
+-- keep_number
+UPDATE veil.releases SET version=%(version)s::INTEGER, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+
+-- suppressed_table
+CREATE TEMPORARY TABLE veil_suppressed (
+	g0 INTEGER, 
+	g1 INTEGER
+);
+
+-- withheld_table
+CREATE TEMPORARY TABLE veil_withheld (
+	id INTEGER, 
+	g0 INTEGER, 
+	g1 INTEGER, 
+	v0 TEXT, 
+	v1 INTEGER, 
+	held BIGINT
+);
+
+-- ledger_changed_table
+CREATE TEMPORARY TABLE veil_changed_blocks (
+	id BIGINT
+);
+
+-- ledger_new_cells_table
+CREATE TEMPORARY TABLE veil_new_cells (
+	block_id BIGINT, 
+	value_id BIGINT, 
+	count BIGINT
+);
+
+-- drop_ledger_changed_table
+DROP TABLE veil_changed_blocks;
+
+-- drop_ledger_block_ids
+DROP TABLE veil_cell_blocks;
+
+-- count_cells
+SELECT count(*) AS count_1 
+FROM veil_cells;
+
+-- members_table
+CREATE TABLE veil.census_members (
+	veil_id BIGINT NOT NULL, 
+	veil_state SMALLINT, 
+	veil_cohort BIGINT, 
+	veil_joined INTEGER, 
+	veil_since INTEGER, 
+	veil_gone INTEGER, 
+	"Zip Code" TEXT, 
+	"x""; DROP TABLE t; --" TEXT, 
+	condition TEXT
+);
+
+-- members_leaving_table
+CREATE TEMPORARY TABLE veil_leaving (
+	veil_cohort BIGINT
+);
+
+-- members_forming_table
+CREATE TEMPORARY TABLE veil_forming (
+	veil_cohort BIGINT, 
+	g0 TEXT, 
+	g1 TEXT
+);
+
+-- members_histograms
+SELECT veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition, count(*) AS n 
+FROM veil.census_members GROUP BY veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition;

@@ -1,0 +1,180 @@
+-- create_releases_log
+CREATE TABLE IF NOT EXISTS `veil`.`releases_log` (
+	`id` STRING, 
+	`name` STRING, 
+	`version` INT, 
+	`status` STRING, 
+	`started_at` TIMESTAMP, 
+	`finished_at` TIMESTAMP, 
+	`published_at` TIMESTAMP, 
+	`config` STRING, 
+	`config_hash` STRING, 
+	`source_fingerprint` STRING, 
+	`node` STRING, 
+	`achieved` STRING, 
+	`metrics` STRING, 
+	`rows_read` BIGINT, 
+	`rows_published` BIGINT, 
+	`rows_suppressed` BIGINT, 
+	`output_table` STRING, 
+	`error` STRING, 
+	`backend` STRING, 
+	`rows_dropped_null` BIGINT, 
+	`rows_deferred` BIGINT, 
+	`series` STRING, 
+	`expired_at` TIMESTAMP, 
+	`veil_seq` BIGINT
+);
+
+-- view_releases
+CREATE OR REPLACE VIEW `veil`.`releases` AS SELECT `newest`.`id`, `newest`.`name`, `newest`.`version`, `newest`.`status`, `newest`.`started_at`, `newest`.`finished_at`, `newest`.`published_at`, `newest`.`config`, `newest`.`config_hash`, `newest`.`source_fingerprint`, `newest`.`node`, `newest`.`achieved`, `newest`.`metrics`, `newest`.`rows_read`, `newest`.`rows_published`, `newest`.`rows_suppressed`, `newest`.`output_table`, `newest`.`error`, `newest`.`backend`, `newest`.`rows_dropped_null`, `newest`.`rows_deferred`, `newest`.`series`, `newest`.`expired_at` 
+FROM (SELECT `veil`.`releases_log`.`id` AS `id`, `veil`.`releases_log`.`name` AS `name`, `veil`.`releases_log`.`version` AS `version`, `veil`.`releases_log`.`status` AS `status`, `veil`.`releases_log`.`started_at` AS `started_at`, `veil`.`releases_log`.`finished_at` AS `finished_at`, `veil`.`releases_log`.`published_at` AS `published_at`, `veil`.`releases_log`.`config` AS `config`, `veil`.`releases_log`.`config_hash` AS `config_hash`, `veil`.`releases_log`.`source_fingerprint` AS `source_fingerprint`, `veil`.`releases_log`.`node` AS `node`, `veil`.`releases_log`.`achieved` AS `achieved`, `veil`.`releases_log`.`metrics` AS `metrics`, `veil`.`releases_log`.`rows_read` AS `rows_read`, `veil`.`releases_log`.`rows_published` AS `rows_published`, `veil`.`releases_log`.`rows_suppressed` AS `rows_suppressed`, `veil`.`releases_log`.`output_table` AS `output_table`, `veil`.`releases_log`.`error` AS `error`, `veil`.`releases_log`.`backend` AS `backend`, `veil`.`releases_log`.`rows_dropped_null` AS `rows_dropped_null`, `veil`.`releases_log`.`rows_deferred` AS `rows_deferred`, `veil`.`releases_log`.`series` AS `series`, `veil`.`releases_log`.`expired_at` AS `expired_at`, row_number() OVER (PARTITION BY `veil`.`releases_log`.`id` ORDER BY `veil`.`releases_log`.`veil_seq` DESC) AS `veil_rn` 
+FROM `veil`.`releases_log`) AS `newest` 
+WHERE `newest`.`veil_rn` = 1;
+
+-- create_release_nodes
+CREATE TABLE IF NOT EXISTS `veil`.`release_nodes` (
+	`release_id` STRING, 
+	`node` STRING, 
+	`passed` BOOLEAN, 
+	`suppressed_rows` BIGINT, 
+	`metric` DOUBLE
+);
+
+-- revision
+SELECT `veil`.`alembic_version`.`version_num` 
+FROM `veil`.`alembic_version`;
+
+-- record_revision
+INSERT INTO `veil`.`alembic_version` (`version_num`) VALUES (:version_num);
+
+-- start_run
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT CAST(:param_1 AS STRING) AS `id`, CAST(:param_2 AS STRING) AS `name`, CAST(NULL AS INT) AS `version`, CAST(:param_3 AS STRING) AS `status`, CAST(:param_4 AS TIMESTAMP) AS `started_at`, CAST(NULL AS TIMESTAMP) AS `finished_at`, CAST(NULL AS TIMESTAMP) AS `published_at`, CAST(:param_5 AS STRING) AS `config`, CAST(:param_6 AS STRING) AS `config_hash`, CAST(NULL AS STRING) AS `source_fingerprint`, CAST(NULL AS STRING) AS `node`, CAST(NULL AS STRING) AS `achieved`, CAST(NULL AS STRING) AS `metrics`, CAST(NULL AS BIGINT) AS `rows_read`, CAST(NULL AS BIGINT) AS `rows_published`, CAST(NULL AS BIGINT) AS `rows_suppressed`, CAST(NULL AS STRING) AS `output_table`, CAST(NULL AS STRING) AS `error`, CAST(:param_7 AS STRING) AS `backend`, CAST(NULL AS BIGINT) AS `rows_dropped_null`, CAST(NULL AS BIGINT) AS `rows_deferred`, CAST(NULL AS STRING) AS `series`, CAST(NULL AS TIMESTAMP) AS `expired_at`, :param_8 AS `veil_seq`;
+
+-- close_interrupted
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, CAST(:param_1 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_2 AS TIMESTAMP) AS `finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_3 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_4 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1;
+
+-- latest_release
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2) ORDER BY `veil`.`releases`.`version` DESC
+ LIMIT :param_1;
+
+-- skip_run
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, CAST(:param_1 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_2 AS TIMESTAMP) AS `finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, CAST(:param_3 AS STRING) AS `source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_4 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_5 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- next_version
+SELECT coalesce(max(`veil`.`releases`.`version`), :coalesce_2) AS `coalesce_1` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1;
+
+-- published_versions
+SELECT `veil`.`releases`.`version` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1 ORDER BY `veil`.`releases`.`version` DESC;
+
+-- latest_published_version
+SELECT `veil`.`releases`.`version` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1 ORDER BY `veil`.`releases`.`version` DESC
+ LIMIT :param_1;
+
+-- expire_versions
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, CAST(:param_1 AS STRING) AS `status`, `veil`.`releases`.`started_at`, `veil`.`releases`.`finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, `veil`.`releases`.`error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, CAST(:param_2 AS TIMESTAMP) AS `expired_at`, :param_3 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` IN (:version_1_1, :version_1_2) AND `veil`.`releases`.`status` = :status_1;
+
+-- publish_run
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, CAST(:param_2 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_3 AS TIMESTAMP) AS `finished_at`, CAST(:param_4 AS TIMESTAMP) AS `published_at`, `veil`.`releases`.`config`, CAST(:param_5 AS STRING) AS `config_hash`, CAST(:param_6 AS STRING) AS `source_fingerprint`, CAST(:param_7 AS STRING) AS `node`, CAST(:param_8 AS STRING) AS `achieved`, CAST(:param_9 AS STRING) AS `metrics`, CAST(:param_10 AS BIGINT) AS `rows_read`, CAST(:param_11 AS BIGINT) AS `rows_published`, CAST(:param_12 AS BIGINT) AS `rows_suppressed`, CAST(:param_13 AS STRING) AS `output_table`, `veil`.`releases`.`error`, `veil`.`releases`.`backend`, CAST(:param_14 AS BIGINT) AS `rows_dropped_null`, CAST(:param_15 AS BIGINT) AS `rows_deferred`, CAST(:param_16 AS STRING) AS `series`, `veil`.`releases`.`expired_at`, :param_17 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- expired_versions
+SELECT `veil`.`releases`.`version` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1;
+
+-- set_series
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, `veil`.`releases`.`status`, `veil`.`releases`.`started_at`, `veil`.`releases`.`finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, `veil`.`releases`.`error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, CAST(:param_1 AS STRING) AS `series`, `veil`.`releases`.`expired_at`, :param_2 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- fail_run
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, CAST(:param_1 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_2 AS TIMESTAMP) AS `finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_3 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_4 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1 AND `veil`.`releases`.`status` = :status_1;
+
+-- run_status
+SELECT `veil`.`releases`.`status` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- run_summary
+SELECT `veil`.`releases`.`status`, `veil`.`releases`.`version`, `veil`.`releases`.`node`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`achieved`, `veil`.`releases`.`series`, `veil`.`releases`.`output_table`, `veil`.`releases`.`error` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- record_ledger_version
+INSERT INTO `veil`.`series_versions` (`name`, `version`, `release_id`, `node`, `attributes`, `columns`, `hierarchies`, `policy`, `published_at`) VALUES (:name, :version, :release_id, :node, :attributes, :columns, :hierarchies, :policy, :published_at);
+
+-- history
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status`, `veil`.`releases`.`node`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`achieved`, `veil`.`releases`.`started_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`error`, `veil`.`releases`.`series` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 ORDER BY `veil`.`releases`.`started_at`;
+
+-- kept_versions
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2);
+
+-- rows_published
+SELECT `veil`.`releases`.`rows_published` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` = :version_1 AND `veil`.`releases`.`status` = :status_1;
+
+-- record_rollback
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT CAST(:param_1 AS STRING) AS `id`, CAST(:param_2 AS STRING) AS `name`, CAST(:param_3 AS INT) AS `version`, CAST(:param_4 AS STRING) AS `status`, CAST(:param_5 AS TIMESTAMP) AS `started_at`, CAST(:param_6 AS TIMESTAMP) AS `finished_at`, CAST(NULL AS TIMESTAMP) AS `published_at`, CAST(:param_7 AS STRING) AS `config`, CAST(:param_8 AS STRING) AS `config_hash`, CAST(NULL AS STRING) AS `source_fingerprint`, CAST(NULL AS STRING) AS `node`, CAST(NULL AS STRING) AS `achieved`, CAST(NULL AS STRING) AS `metrics`, CAST(NULL AS BIGINT) AS `rows_read`, CAST(NULL AS BIGINT) AS `rows_published`, CAST(NULL AS BIGINT) AS `rows_suppressed`, CAST(NULL AS STRING) AS `output_table`, CAST(:param_9 AS STRING) AS `error`, CAST(:param_10 AS STRING) AS `backend`, CAST(NULL AS BIGINT) AS `rows_dropped_null`, CAST(NULL AS BIGINT) AS `rows_deferred`, CAST(NULL AS STRING) AS `series`, CAST(NULL AS TIMESTAMP) AS `expired_at`, :param_11 AS `veil_seq`;
+
+-- series_records
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`node`, `veil`.`releases`.`series` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2) ORDER BY `veil`.`releases`.`version`;
+
+-- ledger_columns
+SELECT `veil`.`series_versions`.`columns` 
+FROM `veil`.`series_versions` 
+WHERE `veil`.`series_versions`.`name` = :name_1;
+
+-- kept_numbered_versions
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` IS NOT NULL AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2);
+
+-- run_of
+SELECT `veil`.`releases`.`id` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1 AND `veil`.`releases`.`name` = :name_1;
+
+-- adopt_run
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, CAST(:param_2 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_3 AS TIMESTAMP) AS `finished_at`, CAST(:param_4 AS TIMESTAMP) AS `published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, CAST(:param_5 AS STRING) AS `output_table`, CAST(:param_6 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_7 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;
+
+-- numbered_versions
+SELECT `veil`.`releases`.`version` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` IS NOT NULL;
+
+-- ledger_versions
+SELECT `veil`.`series_versions`.`version`, `veil`.`series_versions`.`release_id` 
+FROM `veil`.`series_versions` 
+WHERE `veil`.`series_versions`.`name` = :name_1;
+
+-- keep_number
+INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, `veil`.`releases`.`status`, `veil`.`releases`.`started_at`, `veil`.`releases`.`finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_2 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_3 AS `veil_seq` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`id` = :id_1;

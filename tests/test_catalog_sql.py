@@ -1,0 +1,148 @@
+"""The catalog's statements (``veil.queries.catalog``: a run's row, a release's versions, the revision) and the
+DDL the release issues through the generic builders (``veil.queries.ddl.create_table`` ...), compiled per
+dialect against reviewed snapshots: ``tests/snapshots/catalog.<dialect>.sql`` — DuckDB and PostgreSQL, and Spark
+(``catalog.spark.sql``: the statements as the Spark session sends them, an ``INSERT``/``UPDATE`` of a table whose
+rows change rewritten as one append to its log, ``veil.queries.spark.logged``; compiled, no cluster needed).
+
+Regenerate after an intended change with ``VEIL_UPDATE_SNAPSHOTS=1 pytest tests/test_catalog_sql.py`` and review
+the diff like code; a missing snapshot is written outside CI and the test still fails; with ``CI=true`` nothing
+is ever written (``tests.test_query_snapshots.check_snapshot``)."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+
+from tests.test_query_snapshots import DIALECTS, HOSTILE, check_snapshot
+from veil import catalog
+from veil import queries as q
+from veil.queries import catalog as qc
+from veil.queries import members as mq
+from veil.queries import spark as sq
+from veil.queries.ddl import create_table, drop_temporary, relation
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+WHEN = dt.datetime(2026, 1, 2, 2, 0, 1)
+RUN = "6f1c2a7e-0000-4000-8000-000000000001"
+
+
+def statements() -> dict[str, Any]:
+    """The catalog's reads and writes, in the order a release, a rollback and ``veil releases`` issue them."""
+    t = catalog.tables("veil")
+    r = t.releases
+    return {
+        "revision": qc.revision(t.version),
+        "record_revision": qc.record_revision(t.version, catalog.HEAD),
+        "start_run": qc.start_run(r, RUN, "census", WHEN, "[source]\n...", "c0ffee", "duckdb"),
+        "close_interrupted": qc.close_interrupted(r, "census", WHEN, "interrupted: the process ended"),
+        "latest_release": qc.latest_release(r, "census"),
+        "skip_run": qc.skip_run(r, RUN, WHEN, "100:12345", "release 'census' is unchanged"),
+        "next_version": qc.next_version(r, "census"),
+        "published_versions": qc.published_versions(r, "census"),
+        "latest_published_version": qc.published_versions(r, "census", limit=1),
+        "expire_versions": qc.expire_versions(r, "census", [1, 2], WHEN),
+        "publish_run": qc.publish_run(r, RUN, 7, WHEN, {
+            "config_hash": "c0ffee", "source_fingerprint": "100:12345", "node": "[1, 0]", "achieved": "{}",
+            "metrics": "{}", "rows_read": 100, "rows_published": 98, "rows_suppressed": 2, "rows_deferred": None,
+            "series": "{}", "output_table": "published.census_v7", "rows_dropped_null": 0}),
+        "expired_versions": qc.expired_versions(r, "census"),
+        "set_series": q.runs.set_series(r, RUN, '{"expired_objects_kept": []}'),
+        "fail_run": qc.fail_run(r, RUN, WHEN, "interrupted: Ctrl-C; nothing was published"),
+        "run_status": q.runs.status(r, RUN),
+        "run_summary": q.runs.summary(r, RUN),
+        "record_ledger_version": q.ledger.record_version(
+            t.series_versions, name="census", version=7, release_id=RUN, node="[1, 0]", attributes='["zip"]',
+            columns="{}", hierarchies="{}", policy="cohort", published_at=WHEN),
+        # veil releases, veil rollback, veil audit --series
+        "history": qc.history(r, "census"),
+        "kept_versions": qc.kept_versions(r, "census"),
+        "rows_published": qc.rows_published(r, "census", 3),
+        "record_rollback": qc.record_rollback(r, RUN, "census", 3, WHEN, "[source]\n...", "c0ffee", "postgresql",
+                                              "rolled back 'census' from version 7 to version 3"),
+        "series_records": qc.series_records(r, "census"),
+        "ledger_columns": q.ledger.of_release(t.series_versions, "census", "columns"),
+        # Spark's repair of what a killed run left (veil.release.spark_publication.recover)
+        "kept_numbered_versions": qc.kept_versions(r, "census", numbered=True),
+        "run_of": qc.run_of(r, RUN, "census"),
+        "adopt_run": qc.adopt_run(r, RUN, 7, WHEN, "recorded by a later run", "published.census_v7"),
+        "numbered_versions": qc.numbered_versions(r, "census"),
+        "ledger_versions": q.ledger.of_release(t.series_versions, "census", "version", "release_id"),
+        "keep_number": qc.keep_number(r, RUN, 7, "interrupted after the ledger recorded version 7"),
+    }
+
+
+def ddl() -> dict[str, Any]:
+    """The release's temporary tables, created and dropped through ``veil.queries.ddl`` (DuckDB, PostgreSQL)."""
+    members = mq.members_table("veil", "census_members", ["Zip Code", HOSTILE], {"condition": sa.Text()})
+    return {
+        "suppressed_table": create_table(q.suppressed_table(2)),
+        "withheld_table": create_table(q.withheld_table(2, [sa.Text(), sa.Integer()])),
+        "ledger_changed_table": create_table(q.ledger.changed_table()),
+        "ledger_new_cells_table": create_table(q.ledger.new_cells_table()),
+        "drop_ledger_changed_table": drop_temporary(q.ledger.changed_table()),
+        "drop_ledger_block_ids": drop_temporary(q.ledger.block_ids_table(2)),
+        "count_cells": q.count_rows(relation(q.CELLS)),
+        "members_table": create_table(members),
+        "members_leaving_table": create_table(mq.leaving_table()),
+        "members_forming_table": create_table(mq.forming_table(["Zip Code", HOSTILE])),
+        "members_histograms": mq.histograms(relation("census_members", "veil", "veil_state", "veil_cohort",
+                                                     "Zip Code", HOSTILE, "condition"),
+                                            ["Zip Code", HOSTILE], ["condition"]),
+    }
+
+
+def spark() -> dict[str, Any]:
+    """On Spark: the catalog created table by table (``veil.catalog._create``; a table whose rows change is a log
+    behind a view), then the catalog statements as the session sends them."""
+    t = catalog.tables("veil")
+    out: dict[str, Any] = {}
+    for table in (t.releases, t.release_nodes):
+        if table.name in sq.LOGGED:
+            log = sq.log_table(table)
+            out[f"create_{log.name}"] = create_table(log, if_not_exists=True)
+            out[f"view_{table.name}"] = sq.latest_view(table, log)
+        else:
+            out[f"create_{table.name}"] = create_table(table, if_not_exists=True)
+    for name, stmt in statements().items():
+        target = getattr(stmt, "table", None)
+        if isinstance(stmt, sa.Insert | sa.Update) and isinstance(target, sa.Table) and target.name in sq.LOGGED:
+            stmt = sq.logged(stmt, sq.log_table(target), 42)
+        out[name] = stmt
+    return out
+
+
+def render(dialect: str) -> str:
+    if dialect == "spark":
+        return "\n".join(f"-- {name}\n{str(sq.compile_sql(stmt)).strip()};\n" for name, stmt in spark().items())
+    parts = {**statements(), **ddl()}
+    return "\n".join(f"-- {name}\n{str(stmt.compile(dialect=DIALECTS[dialect])).strip()};\n"
+                     for name, stmt in parts.items())
+
+
+@pytest.mark.parametrize("dialect", [*DIALECTS, "spark"])
+def test_catalog_statements_match_their_snapshot(dialect: str) -> None:
+    check_snapshot(SNAPSHOTS / f"catalog.{dialect}.sql", render(dialect))
+
+
+def test_statuses_are_bound_as_the_catalogs_text() -> None:
+    """The enum never reaches a driver: every status is bound as its stored text (a plain ``str``)."""
+    r = catalog.tables("veil").releases
+    for stmt in (qc.published_versions(r, "x"), qc.expire_versions(r, "x", [1], WHEN), qc.fail_run(r, RUN, WHEN, "e"),
+                 qc.start_run(r, RUN, "x", WHEN, "", "", "duckdb"), qc.kept_versions(r, "x")):
+        params = stmt.compile(dialect=DIALECTS["postgresql"]).params
+        bound = [x for v in params.values() for x in (v if isinstance(v, list | tuple) else [v])]
+        statuses = [x for x in bound if isinstance(x, str) and x in catalog.STATUSES]
+        assert statuses and all(type(s) is str for s in statuses), params
+    assert [str(s) for s in catalog.Status] == ["running", "published", "skipped", "failed", "expired", "rollback"]
+    assert catalog.STATUSES == tuple(catalog.Status) and "published" in catalog.STATUSES
+
+
+def test_values_are_bound_and_identifiers_quoted() -> None:
+    sql = render("postgresql")
+    assert "unchanged" not in sql and "c0ffee" not in sql  # values bound, never inlined
+    assert '"x""; DROP TABLE t; --"' in sql  # a hostile column of the members table, quoted by the dialect
+    assert "`veil`.`releases_log`" in render("spark")

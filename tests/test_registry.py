@@ -1,0 +1,37 @@
+"""The registries (``veil.registry``): what the source declares — read without importing, for ``veil --help``
+and lazy dispatch — is what importing the modules registers; a declaration is found, an unknown name is not."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from veil import registry
+from veil.registry import BACKENDS, STRATEGIES, Registry
+
+
+@pytest.mark.parametrize("reg", [STRATEGIES, BACKENDS], ids=lambda r: r.kind)
+def test_what_the_source_declares_is_what_imports_register(reg: Registry) -> None:
+    declared = reg.declared()
+    assert declared and set(reg.load_all()) == set(declared)
+    assert all(reg.get(name) is reg.load_all()[name] for name in declared)
+
+
+def test_names_in_declaration_order_and_aliases() -> None:
+    assert STRATEGIES.names() == ("optimal", "incognito", "brute-force")
+    assert "postgres" in BACKENDS and "postgres" not in BACKENDS.names() and "postgres" in BACKENDS.names(aliases=True)
+    with pytest.raises(KeyError):
+        STRATEGIES.get("fastest")
+
+
+def test_a_new_entry_is_one_decorator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "plugins").mkdir()
+    (tmp_path / "plugins" / "a.py").write_text('from veil.registry import Registry\n\n@THINGS.register("x", "y")\n'
+                                               'def f(): ...\n')
+    monkeypatch.setattr(registry, "PACKAGE", tmp_path)
+    things: Registry[object] = Registry("thing", "THINGS", "veil.plugins")
+    assert things.declared() == {"x": ("veil.plugins.a", False), "y": ("veil.plugins.a", True)}
+    assert list(things) == ["x"]
+    registered = things.register("z")(len)
+    assert registered is len and things.get("z") is len
