@@ -48,12 +48,15 @@ class World:
     left: dict[int, int] = field(default_factory=dict)
     next_id: int = 1
 
-    def add(self, night: int, zip_: str, age: int) -> None:
-        self.people[self.next_id] = (zip_, age, self.rng.choice(DISEASES))
+    def add(self, night: int, zip_: str, age: int, disease: str | None = None) -> None:
+        self.people[self.next_id] = (zip_, age, disease or self.rng.choice(DISEASES))
         self.joined[self.next_id] = night
         self.next_id += 1
 
-    def night(self, n: int, leave: int, join: list[tuple[str, int]], where: tuple[str, int] | None = None) -> None:
+    def night(self, n: int, leave: int, join: list[tuple[str, int]], where: tuple[str, int] | None = None,
+              successors: int = 0) -> None:
+        """``leave`` people go (from ``where`` when it has enough), ``join`` arrive; the first ``successors``
+        leavers are followed by a newcomer with their very row (the same block and disease: a takeover)."""
         present = sorted(i for i in self.people if i not in self.left)
         near = [i for i in present if where is not None and self.people[i][:2] == where]
         gone = self.rng.sample(near if len(near) >= leave else present, leave)
@@ -61,6 +64,8 @@ class World:
             self.left[i] = n
         for zip_, age in join:
             self.add(n, zip_, age)
+        for i in gone[:successors]:
+            self.add(n, self.people[i][0], self.people[i][1], self.people[i][2])
         statements = [f'DELETE FROM "{self.db.schema}".people WHERE id IN ({", ".join(map(str, gone))})'] if gone else []
         statements += [f"INSERT INTO \"{self.db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')"
                        for i, (z, a, d) in self.people.items() if self.joined[i] == n]
@@ -94,7 +99,7 @@ def run_nights(world: World, path: Path, nights: int) -> list[Any]:
     for n in range(1, nights + 1):
         hot = [("a1", 20), ("b2", 35)][n % 2]
         join = [hot] * 3 + [(world.rng.choice(list(ZIPS)), int(world.rng.choice(list(AGES))))]
-        world.night(n, 3, join, [("a2", 25), ("b1", 30)][n % 2])
+        world.night(n, 3, join, [("a2", 25), ("b1", 30)][n % 2], successors=int(n % 3 == 0))
         outcomes.append(release(cfg.load(path)))
     return outcomes
 
@@ -129,27 +134,38 @@ def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[st
             cohorts[block(world, person, node)] = cohorts[block(world, person, node)] or [[]]
             cohorts[block(world, person, node)][0].append(person)
             candidates[person] = set(first[block(world, person, node)])
+    exact: set[int] = set()   # joiners the reader placed in an entering cohort for certain
     for v in range(2, len(per_block) + 1):
         before, after = per_block[v - 2], per_block[v - 1]
+        night = v - 1     # version v is published on night v - 1
         for b in set(before) | set(after):
             diff = Counter(after.get(b, Counter()))
             diff.subtract(before.get(b, Counter()))
             added = {d for d, n in diff.items() if n > 0}
             gone = {d for d, n in diff.items() if n < 0}
-            night = v - 1     # version v is published on night v - 1
-            if added:         # a cohort entered: everyone waiting in the block (joined since, still there)
-                seen = {p for c in cohorts[b] for p in c}
+            shown = set(before.get(b, Counter()))
+            if added:         # a cohort entered: everyone waiting in the block (joined since, still there) —
+                seen = {p for c in cohorts[b] for p in c}       # but for those who took a stand-in over (§2)
                 waiting = [p for p in world.people if world.joined[p] <= night and p not in seen
                            and world.left.get(p, 10**9) > night and block(world, p, node) == b]
                 cohorts[b].append(waiting)
+                entered = sum(n for n in diff.values() if n > 0)
+                possible = set(added) if entered == len(waiting) else set(added) | shown
+                if entered == len(waiting):
+                    exact.update(waiting)
                 for p in waiting:
-                    candidates[p] = candidates.get(p, set(added)) & set(added)
+                    candidates[p] = candidates.get(p, possible) & possible
             if gone:          # stand-ins left: the people of one cohort who left since, each among them
+                # a joiner of the block not placed for certain may have taken over a stand-in (§2): a departed
+                # person's row may then stay, held by him, so the reader can only say "left, or still shown"
+                takers = any(world.joined[p] > 0 and p not in exact and block(world, p, node) == b
+                             and world.joined[p] <= night for p in world.people)
                 for i, c in enumerate(cohorts[b]):
                     departed = {p for p in c if world.left.get(p, 10**9) <= night} - removed[id(c)]
                     if departed and sum(-n for n in diff.values() if n < 0) <= len(departed):
+                        possible = set(gone) | (set(after.get(b, Counter())) if takers else set())
                         for p in departed:
-                            candidates[p] = candidates.get(p, set(gone)) & set(gone)
+                            candidates[p] = candidates.get(p, possible) & possible
                         removed[id(c)] |= departed
                         break
     return candidates
@@ -165,7 +181,9 @@ def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cl
     formed = sum(o.series["cohorts_formed"] for o in outcomes[1:])
     left = sum(o.series["cohorts_left"] for o in outcomes[1:])
     assert formed >= 2 and left >= 1, (formed, left)     # the reader had batches to attack
+    assert sum(o.series["taken_over"] for o in outcomes[1:]) >= 2     # successors took stand-ins over
     candidates = attribute(world, kept)
+    assert all(world.people[p][2] in c for p, c in candidates.items())  # the reader reasons soundly
     single = {p: c for p, c in candidates.items() if len(c) < 2}
     assert single == {}
     assert len([p for p in candidates if world.joined[p] > 0]) >= 6     # joiners were attributed and stayed hidden

@@ -27,7 +27,7 @@ from veil.queries.nodes import Layout
 from veil.queries.release import _generalized
 
 PENDING, LIVE, GONE = 0, 1, 2  # a member's state: waiting to enter, published, standing in after leaving
-NOW, FORMING, LEAVING = "veil_now", "veil_forming", "veil_leaving"
+NOW, FORMING, LEAVING, TAKING = "veil_now", "veil_forming", "veil_leaving", "veil_taking"
 BOOKKEEPING = ("veil_id", "veil_state", "veil_cohort", "veil_joined", "veil_since", "veil_gone")
 
 
@@ -118,6 +118,56 @@ def arrive(members: sa.Table, published: Sequence[str], version: int) -> sa.Inse
                      *(now.c[c] for c in published))
            .where(~sa.exists().where(members.c.veil_id == now.c.veil_id)))
     return members.insert().from_select(["veil_id", "veil_state", "veil_joined", *published], new)
+
+
+def takeovers(members: sa.Table) -> CreateTableAs:
+    """``veil_taking``: waiting members paired one to one with stand-ins whose row — labels and every shown
+    value, NULLs equal — is the same (docs/series.md §2): each waiting member takes over such a stand-in, so the
+    version shows exactly the rows it showed.  Among identical stand-ins the oldest cohort's go first.
+
+    >>> m = members_table("veil", "t_members", ["zip"], {"dx": sa.Text()})
+    >>> sql = str(takeovers(m).select)
+    >>> "row_number() OVER (PARTITION BY w.zip, w.dx ORDER BY w.veil_id)" in sql
+    True
+    """
+    shown = [c.name for c in members.c if c.name not in BOOKKEEPING]
+    waiting, standing = members.alias("w"), members.alias("g")
+
+    def ranked(t: Any, state: int, order: Sequence[Any]) -> Any:
+        rank = sa.func.row_number().over(partition_by=[t.c[c] for c in shown], order_by=list(order))
+        return (sa.select(t.c.veil_id, t.c.veil_cohort, *(t.c[c] for c in shown), rank.label("veil_rank"))
+                .where(t.c.veil_state == state).subquery())
+
+    w = ranked(waiting, PENDING, [waiting.c.veil_id])
+    g = ranked(standing, GONE, [standing.c.veil_cohort, standing.c.veil_id])
+    same = sa.and_(w.c.veil_rank == g.c.veil_rank, *(w.c[c].is_not_distinct_from(g.c[c]) for c in shown))
+    pairs = sa.select(w.c.veil_id.label("veil_waiting"), g.c.veil_id.label("veil_standing"),
+                      g.c.veil_cohort).select_from(w.join(g, same))
+    return CreateTableAs(sa.table(TAKING), pairs)
+
+
+def _taking() -> sa.TableClause:
+    return sa.table(TAKING, sa.column("veil_waiting"), sa.column("veil_standing"), sa.column("veil_cohort"))
+
+
+def taking_count() -> sa.Select[Any]:
+    """How many waiting members ``veil_taking`` pairs with a stand-in."""
+    return sa.select(sa.func.count()).select_from(_taking())
+
+
+def take_over(members: sa.Table, version: int) -> sa.Update:
+    """The waiting members of ``veil_taking`` are published from tonight in their stand-in's cohort."""
+    t = _taking()
+    cohort = sa.select(t.c.veil_cohort).where(t.c.veil_waiting == members.c.veil_id).scalar_subquery()
+    return (sa.update(members).where(members.c.veil_state == PENDING,
+                                     members.c.veil_id.in_(sa.select(t.c.veil_waiting)))
+            .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version))
+
+
+def taken_over(members: sa.Table) -> sa.Delete:
+    """The stand-ins of ``veil_taking``: their rows are their successors' now."""
+    t = _taking()
+    return sa.delete(members).where(members.c.veil_state == GONE, members.c.veil_id.in_(sa.select(t.c.veil_standing)))
 
 
 def histograms(members: sa.Table, qis: Sequence[str], counted: Sequence[str]) -> sa.Select[Any]:

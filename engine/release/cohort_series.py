@@ -182,6 +182,7 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     s.session.execute(mq.arrive(members, list(s.published), version), what)
     s.session.execute(q.drop_table(mq.NOW), what)
     erased = _erase(s, members) if erase else 0
+    taken = 0 if first else _take_over(s, members, version)
     found = _histograms(s, members)
     checks = Checks(Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving,
                     1 if first else state.batch)
@@ -192,6 +193,7 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     next_cohort = _apply(s, members, plan, state.next_cohort, version)
     s.session.execute(mq.advance(s.tables.series_state, s.name, next_cohort), "recording the series")
     night = _night(s, members, plan, found, version, erased, state)
+    night.info["taken_over"] = taken
     if erase:
         night.info["withdrawn"] = withdrawn
     return night
@@ -259,6 +261,19 @@ def _erase(s: Series, members: sa.Table) -> int:
     standing = sum(int(r[-1]) for r in s.session.rows(mq.cells(members, [], [mq.GONE]), "counting stand-ins"))
     s.session.execute(mq.erase(members), "erasing the departed")
     return standing
+
+
+def _take_over(s: Series, members: sa.Table, version: int) -> int:
+    """Waiting members whose row equals a stand-in's take it over (``queries.members.takeovers``): published
+    tonight in that cohort, the version's rows unchanged (docs/series.md §2); returns how many."""
+    what = "handing stand-ins' rows to waiting members with the same row"
+    s.session.execute(mq.takeovers(members), what)
+    taken = int(s.session.rows(mq.taking_count(), what)[0][0])
+    if taken:
+        s.session.execute(mq.take_over(members, version), what)
+        s.session.execute(mq.taken_over(members), what)
+    s.session.execute(q.drop_table(mq.TAKING), what)
+    return taken
 
 
 def _withdraw(s: Series, members: sa.Table, found: _Found, checks: Checks) -> int:
