@@ -92,6 +92,11 @@ def ddl() -> dict[str, Any]:
         "members_histograms": mq.histograms(relation("census_members", "veil", "veil_state", "veil_cohort",
                                                      "Zip Code", HOSTILE, "condition"),
                                             ["Zip Code", HOSTILE], ["condition"]),
+        # a waiting member takes over a stand-in with the same row (docs/series.md §2)
+        "members_takeovers": mq.takeovers(members),
+        "members_taking_count": mq.taking_count(),
+        "members_take_over": mq.take_over(members, 7),
+        "members_taken_over": mq.taken_over(members),
     }
 
 

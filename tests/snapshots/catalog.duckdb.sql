@@ -186,3 +186,25 @@ CREATE TEMPORARY TABLE veil_forming (
 -- members_histograms
 SELECT veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition, count(*) AS n 
 FROM veil.census_members GROUP BY veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition;
+
+-- members_takeovers
+CREATE TEMPORARY TABLE veil_taking AS SELECT anon_1.veil_id AS veil_waiting, anon_2.veil_id AS veil_standing, anon_2.veil_cohort 
+FROM (SELECT w.veil_id AS veil_id, w.veil_cohort AS veil_cohort, w."Zip Code" AS "Zip Code", w."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.condition AS condition, row_number() OVER (PARTITION BY w."Zip Code", w."x""; DROP TABLE t; --", w.condition ORDER BY w.veil_id) AS veil_rank 
+FROM veil.census_members AS w 
+WHERE w.veil_state = $1) AS anon_1 JOIN (SELECT g.veil_id AS veil_id, g.veil_cohort AS veil_cohort, g."Zip Code" AS "Zip Code", g."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", g.condition AS condition, row_number() OVER (PARTITION BY g."Zip Code", g."x""; DROP TABLE t; --", g.condition ORDER BY g.veil_cohort, g.veil_id) AS veil_rank 
+FROM veil.census_members AS g 
+WHERE g.veil_state = $2) AS anon_2 ON anon_1.veil_rank = anon_2.veil_rank AND anon_1."Zip Code" IS NOT DISTINCT FROM anon_2."Zip Code" AND anon_1."x""; DROP TABLE t; --" IS NOT DISTINCT FROM anon_2."x""; DROP TABLE t; --" AND anon_1.condition IS NOT DISTINCT FROM anon_2.condition;
+
+-- members_taking_count
+SELECT count(*) AS count_1 
+FROM veil_taking;
+
+-- members_take_over
+UPDATE veil.census_members SET veil_state=$1, veil_cohort=(SELECT veil_taking.veil_cohort 
+FROM veil_taking 
+WHERE veil.census_members.veil_id = veil_taking.veil_waiting), veil_since=$2 WHERE veil.census_members.veil_state = $3 AND veil.census_members.veil_id IN (SELECT veil_taking.veil_waiting 
+FROM veil_taking);
+
+-- members_taken_over
+DELETE FROM veil.census_members WHERE veil.census_members.veil_state = $1 AND veil.census_members.veil_id IN (SELECT veil_taking.veil_standing 
+FROM veil_taking);
