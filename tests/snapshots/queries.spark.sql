@@ -10,6 +10,18 @@ FROM `raw`.`Patients` GROUP BY GROUPING SETS((`raw`.`Patients`.`Zip Code`), (`ra
 CACHE TABLE `veil_base` AS SELECT `d0`.`code_0` AS `q0_0`, `d0`.`code_1` AS `q0_1`, `d0`.`code_2` AS `q0_2`, `d0`.`code_3` AS `q0_3`, `d0`.`code_4` AS `q0_4`, `d0`.`code_5` AS `q0_5`, `d1`.`code_0` AS `q1_0`, `d1`.`code_1` AS `q1_1`, `d1`.`code_2` AS `q1_2`, `d1`.`code_3` AS `q1_3`, `d2`.`code_0` AS `q2_0`, `d2`.`code_1` AS `q2_1`, `v0`.`code` AS `s0`, `v1`.`code` AS `s1`, count(*) AS `n` 
 FROM `raw`.`Patients` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`age` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`x"; DROP TABLE t; --` = `d2`.`level_0` JOIN `veil_sdom_0` AS `v0` ON `r`.`condition` = `v0`.`value` JOIN `veil_sdom_1` AS `v1` ON `r`.`income` = `v1`.`value` GROUP BY `d0`.`code_0`, `d0`.`code_1`, `d0`.`code_2`, `d0`.`code_3`, `d0`.`code_4`, `d0`.`code_5`, `d1`.`code_0`, `d1`.`code_1`, `d1`.`code_2`, `d1`.`code_3`, `d2`.`code_0`, `d2`.`code_1`, `v0`.`code`, `v1`.`code`;
 
+-- source_grouped
+SELECT `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`, `raw`.`Patients`.`condition`, count(*) AS `veil_rows` 
+FROM `raw`.`Patients` GROUP BY `raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`, `raw`.`Patients`.`x"; DROP TABLE t; --`, `raw`.`Patients`.`condition`;
+
+-- source_values_grouped
+SELECT `veil_source`.`Zip Code` AS `v0`, `veil_source`.`age` AS `v1`, `veil_source`.`x"; DROP TABLE t; --` AS `v2`, grouping(`veil_source`.`Zip Code`) AS `k0`, grouping(`veil_source`.`age`) AS `k1`, grouping(`veil_source`.`x"; DROP TABLE t; --`) AS `k2`, CAST(coalesce(sum(`veil_source`.`veil_rows`), :coalesce_1) AS BIGINT) AS `n`, sum(CASE WHEN (`veil_source`.`condition` IS NULL) THEN `veil_source`.`veil_rows` ELSE :param_1 END) AS `x0`, sum(CASE WHEN (`veil_source`.`Zip Code` IS NULL OR `veil_source`.`age` IS NULL OR `veil_source`.`x"; DROP TABLE t; --` IS NULL OR `veil_source`.`condition` IS NULL) THEN :param_2 ELSE `veil_source`.`veil_rows` END) AS `complete` 
+FROM `veil_source` GROUP BY GROUPING SETS((`veil_source`.`Zip Code`), (`veil_source`.`age`), (`veil_source`.`x"; DROP TABLE t; --`), ());
+
+-- base_coded_grouped
+CACHE TABLE `veil_base` AS SELECT `d0`.`code_0` AS `q0_0`, `d0`.`code_1` AS `q0_1`, `d0`.`code_2` AS `q0_2`, `d0`.`code_3` AS `q0_3`, `d0`.`code_4` AS `q0_4`, `d0`.`code_5` AS `q0_5`, `d1`.`code_0` AS `q1_0`, `d1`.`code_1` AS `q1_1`, `d1`.`code_2` AS `q1_2`, `d1`.`code_3` AS `q1_3`, `d2`.`code_0` AS `q2_0`, `d2`.`code_1` AS `q2_1`, `v0`.`code` AS `s0`, CAST(coalesce(sum(`r`.`veil_rows`), :coalesce_1) AS BIGINT) AS `n` 
+FROM `veil_source` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`age` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`x"; DROP TABLE t; --` = `d2`.`level_0` JOIN `veil_sdom_0` AS `v0` ON `r`.`condition` = `v0`.`value` GROUP BY `d0`.`code_0`, `d0`.`code_1`, `d0`.`code_2`, `d0`.`code_3`, `d0`.`code_4`, `d0`.`code_5`, `d1`.`code_0`, `d1`.`code_1`, `d1`.`code_2`, `d1`.`code_3`, `d2`.`code_0`, `d2`.`code_1`, `v0`.`code`;
+
 -- base_coded_sizes_only_narrowed
 CACHE TABLE `veil_base` AS SELECT CAST(`d0`.`code_0` AS INT) AS `q0_0`, CAST(`d0`.`code_1` AS SMALLINT) AS `q0_1`, CAST(`d0`.`code_2` AS SMALLINT) AS `q0_2`, CAST(`d0`.`code_3` AS TINYINT) AS `q0_3`, CAST(`d0`.`code_4` AS TINYINT) AS `q0_4`, CAST(`d0`.`code_5` AS TINYINT) AS `q0_5`, CAST(`d1`.`code_0` AS TINYINT) AS `q1_0`, CAST(`d1`.`code_1` AS TINYINT) AS `q1_1`, CAST(`d1`.`code_2` AS TINYINT) AS `q1_2`, CAST(`d1`.`code_3` AS TINYINT) AS `q1_3`, CAST(`d2`.`code_0` AS TINYINT) AS `q2_0`, CAST(`d2`.`code_1` AS TINYINT) AS `q2_1`, count(*) AS `n` 
 FROM `raw`.`Patients` AS `r` JOIN `veil_dim_0` AS `d0` ON `r`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `r`.`age` = `d1`.`level_0` JOIN `veil_dim_2` AS `d2` ON `r`.`x"; DROP TABLE t; --` = `d2`.`level_0` 
@@ -89,6 +101,28 @@ FROM `veil_base` AS `b` GROUP BY GROUPING SETS((`b`.`q0_1`, `b`.`q1_0`, `b`.`q2_
 SELECT `e`.`gid`, `e`.`size`, count(*) AS `blocks` 
 FROM (SELECT grouping(`b`.`q0_1`) * :param_1 + grouping(`u0`.`u2`) * :param_2 + grouping(`u0`.`u3`) * :param_3 + grouping(`b`.`q1_0`) * :param_4 + grouping(`u1`.`u1`) * :param_5 + grouping(`b`.`q2_1`) * :param_6 AS `gid`, sum(`b`.`n`) AS `size` 
 FROM `veil_node_4` AS `b` JOIN `veil_up_0_1` AS `u0` ON `u0`.`c` = `b`.`q0_1` JOIN `veil_up_1_0` AS `u1` ON `u1`.`c` = `b`.`q1_0` GROUP BY GROUPING SETS((`u0`.`u2`, `u1`.`u1`, `b`.`q2_1`), (`u0`.`u3`, `b`.`q2_1`), (`b`.`q0_1`, `b`.`q1_0`, `b`.`q2_1`))) AS `e` GROUP BY `e`.`gid`, `e`.`size`;
+
+-- base_total
+SELECT coalesce(sum(`veil_base`.`n`), :coalesce_2) AS `coalesce_1`, count(*) AS `count_1` 
+FROM `veil_base`;
+
+-- stream_ordered
+SELECT `o`.`g0`, `o`.`g1`, `o`.`g2`, `o`.`s0`, `o`.`s1`, `o`.`n` 
+FROM (SELECT `b`.`q0_2` AS `g0`, `b`.`q1_1` AS `g1`, `b`.`q2_1` AS `g2`, `b`.`s0` AS `s0`, `b`.`s1` AS `s1`, sum(`b`.`n`) AS `n` 
+FROM `veil_base` AS `b` GROUP BY `b`.`q0_2`, `b`.`q1_1`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`) AS `o` ORDER BY `o`.`g0`, `o`.`g1`, `o`.`g2`;
+
+-- census_table
+CREATE TABLE `raw`.`census` (
+	`person_id` BIGINT, 
+	`age` INT, 
+	`sex` STRING, 
+	`race` STRING, 
+	`marital_status` STRING, 
+	`education` STRING, 
+	`zip` STRING, 
+	`occupation` STRING, 
+	`income` INT
+);
 
 -- delete_from_working_view_keeps
 SELECT * 
