@@ -19,9 +19,9 @@ from common import SHARED, WORK, duckdb_file, machine_facts, save
 
 from veil import config as cfg
 from veil import search
-from veil.risk.attacks import audit_counts
+from veil.adversary.attacks import audit_counts
 from veil.auditsettings import AuditSettings
-from veil.risk.subject import node_label
+from veil.adversary.subject import node_label
 from veil.lattice import Lattice
 from veil.metrics import make_metric
 from veil.models import EntropyLDiversity, KAnonymity, TCloseness

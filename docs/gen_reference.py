@@ -5,12 +5,13 @@
 
 ``cli.md`` is read off the typer app in ``engine/cli.py``: every command, its help text, its options with
 their types, defaults and help texts.  ``config.md`` is read off the parsers themselves: ``veil.config.parse``
-(which calls the model registry, ``engine/models/registry.py`` through ``params.py``, and the ``[audit]``
-settings, ``engine/auditsettings.py``) parses SAMPLE — a config naming every hierarchy kind and every model
-type — while each typed read is recorded, so every key the code reads is listed with the type, range,
-choices and default the code applies.  What a key *means* is prose, kept below (MEANINGS, MODELS,
-HIERARCHIES); a key the code reads without a meaning here, a meaning for a key the code no longer reads, a
-model type or hierarchy kind missing from SAMPLE: each stops the generator with one line saying what to add.
+(which calls the model registry, ``engine/models/registry.py``, and the ``[audit]`` settings,
+``engine/auditsettings.py``; every table is read through the one reader, ``engine/settings.py``) parses SAMPLE —
+a config naming every hierarchy kind and every model type — while each typed read of that reader is recorded, so
+every key the code reads is listed with the type, range, choices and default the code applies.  What a key *means* is prose, kept below (MEANINGS, HIERARCHIES) and on
+each model's class (``Reference``: its achieved level, and a sample table that SAMPLE includes); a key the code
+reads without a meaning here, a meaning for a key the code no longer reads, a hierarchy kind missing from
+SAMPLE: each stops the generator with one line saying what to add.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import inspect
 import re
 import sys
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -150,6 +151,7 @@ def _options_table(params: list[Any]) -> list[str]:
 
 # A config that names every hierarchy kind and every model type, with every optional key, so that parsing it
 # reads every key the code knows.  It is parsed, never run (hierarchies are not checked: no file is read).
+# The models are each registered model's own sample (``sample()``: ``Reference.sample`` on the model's class).
 SAMPLE = """\
 [files]
 allow = []
@@ -184,84 +186,7 @@ hierarchy = { taxonomy = { "flu" = ["respiratory", "*"] } }
 [sensitive]
 columns = ["s", "n"]
 
-[[models]]
-type = "k-anonymity"
-k = 2
-[[models]]
-type = "distinct-l-diversity"
-l = 2
-attribute = "s"
-[[models]]
-type = "frequency-l-diversity"
-l = 2
-attribute = "s"
-[[models]]
-type = "entropy-l-diversity"
-l = 2
-attribute = "s"
-[[models]]
-type = "recursive-cl-diversity"
-c = 3
-l = 2
-attribute = "s"
-[[models]]
-type = "pd-recursive-cl-diversity"
-c = 3
-l = 2
-allowed = ["flu"]
-attribute = "s"
-[[models]]
-type = "npd-recursive-cl-diversity"
-c1 = 3
-c2 = 10
-l = 2
-allowed = ["flu"]
-protected = ["cancer"]
-attribute = "s"
-[[models]]
-type = "multi-attribute-l-diversity"
-instantiation = "recursive"
-l = 2
-c = 3
-[[models]]
-type = "t-closeness"
-t = 0.2
-distance = "hierarchical"
-hierarchy = { csv = "s.csv", delimiter = ";" }
-attribute = "s"
-[[models]]
-type = "nt-closeness"
-n = 5
-t = 0.2
-distance = "equal"
-attribute = "s"
-[[models]]
-type = "em-anonymity"
-epsilon = 100
-m = 2
-mode = "absolute"
-attribute = "n"
-[[models]]
-type = "delta-l-diversity"
-delta = 100
-l = 2
-attribute = "n"
-[[models]]
-type = "epsilon-privacy"
-epsilon = 2
-adversary = "I"
-prior = { "flu" = 500, "cancer" = 500 }
-stubbornness = 1000
-known_rows = 0
-attribute = "s"
-[[models]]
-type = "average-risk"
-threshold = 0.05
-[[models]]
-type = "population-uniqueness"
-threshold = 0.01
-model = "dankar"
-sampling_fraction = 0.1
+# [[models]]: one table per registered model type, its Reference.sample (sample())
 
 [search]
 strategy = "optimal"
@@ -285,6 +210,26 @@ adversary = { adversary = "II", stubbornness = 1000, epsilon = 3 }
 """
 
 
+def _inline(value: Any) -> str:
+    """A value of a model's sample as TOML (an inline table for a mapping)."""
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{k}" = {_inline(v)}' for k, v in value.items()) + " }"
+    if isinstance(value, (tuple, list)):
+        return "[" + ", ".join(_inline(v) for v in value) + "]"
+    return f'"{value}"' if isinstance(value, str) else repr(value)
+
+
+def sample() -> str:
+    """SAMPLE with a ``[[models]]`` table for every registered model type (``veil.registry.MODELS``), from the
+    sample on its class: a model added in its own module is documented from there."""
+    from veil.registry import MODELS as registered
+
+    tables = [f'[[models]]\ntype = "{kind}"\n' + "".join(f"{k} = {_inline(v)}\n" for k, v in model.reference.sample.items())
+              for kind, model in registered.load_all().items()]
+    marker = next(line for line in SAMPLE.splitlines(keepends=True) if line.startswith("# [[models]]"))
+    return SAMPLE.replace(marker, "".join(tables))
+
+
 @dataclass
 class Read:
     """One key as the parser read it: the reader's method and its arguments (type, default, range...)."""
@@ -305,15 +250,15 @@ class Table:
 
 
 def _readers() -> list[tuple[type, str]]:
-    """(class, typed getter) of each reader the parsers use; each has ``where`` (how its errors name the table)
-    and a set of the keys it read (``read``, ``_read``, ``seen``: what ``finish`` accepts)."""
-    from veil import config
+    """(class, typed getter) of the config's one reader (``veil.settings.Table``), which every section reads
+    through, and the reads a model's ``Params`` records too (a parameter taken as it is, one read only when
+    present).  Each reader has ``where`` (how its errors name the table) and ``read``, the keys it read (what
+    ``finish`` accepts)."""
+    from veil import settings
     from veil.models import params
-    from veil import auditsettings as settings
 
-    return [(config._Table, m) for m in ("name", "names", "get")] + \
-           [(params.Params, m) for m in ("integer", "number", "text", "strings", "raw", "has")] + \
-           [(settings._Reader, m) for m in ("number", "whole", "choice")]
+    return [(settings.Table, m) for m in ("name", "names", "get", "integer", "number", "text", "strings")] + \
+           [(params.Params, m) for m in ("raw", "has")]
 
 
 @contextmanager
@@ -338,7 +283,7 @@ def _recording() -> Iterator[dict[int, tuple[Any, Table]]]:
                 table.known.append(key)
             return original(self, key, *args, **kwargs)
 
-        patched.append((cls, method, original))
+        patched.append((cls, method, cls.__dict__.get(method)))   # None: inherited, restored by deleting
         setattr(cls, method, recorded)
 
     for cls, method in _readers():
@@ -346,8 +291,11 @@ def _recording() -> Iterator[dict[int, tuple[Any, Table]]]:
     try:
         yield tables
     finally:
-        for cls, method, original in reversed(patched):
-            setattr(cls, method, original)
+        for cls, method, own in reversed(patched):
+            if own is None:
+                delattr(cls, method)
+            else:
+                setattr(cls, method, own)
 
 
 def read_config() -> dict[str, list[Table]]:
@@ -356,12 +304,12 @@ def read_config() -> dict[str, list[Table]]:
 
     with tempfile.TemporaryDirectory() as folder, _recording() as tables:
         file = Path(folder) / "veil.toml"
-        file.write_text(SAMPLE, encoding="utf-8")
-        config.parse(SAMPLE, file, check_hierarchies=False)
+        text = sample()
+        file.write_text(text, encoding="utf-8")
+        config.parse(text, file, check_hierarchies=False)
     sections: dict[str, list[Table]] = {}
     for reader, table in tables.values():
-        accepted = getattr(reader, "read", None) or getattr(reader, "_read", None) or getattr(reader, "seen", ())
-        table.known += sorted(set(accepted) - set(table.known))   # keys taken as they are, not through a getter
+        table.known += sorted(set(reader.read) - set(table.known))   # keys taken as they are, not through a getter
         section = _section(table.where)
         if section is not None:
             sections.setdefault(section, []).append(table)
@@ -392,9 +340,7 @@ def _toml(value: Any) -> str:
     return repr(value)
 
 
-def _range(low: Any, high: Any, open_low: bool = False, above: Any = None) -> str:
-    if above is not None:
-        return f" > {above:g}"
+def _range(low: Any, high: Any, open_low: bool = False) -> str:
     if low is not None and high is not None and high != float("inf"):
         return f" in {'(' if open_low else '['}{low:g}, {high:g}]"
     if low is not None:
@@ -404,7 +350,7 @@ def _range(low: Any, high: Any, open_low: bool = False, above: Any = None) -> st
 
 def describe(read: Read | None, choices: tuple[str, ...] | None = None) -> tuple[str, str]:
     """(value, default) of a key as the code reads it."""
-    from veil import config
+    from veil import settings
 
     if read is None:
         return "", ""
@@ -412,20 +358,17 @@ def describe(read: Read | None, choices: tuple[str, ...] | None = None) -> tuple
     default: Any = a.get("default", ...)
     if m == "get":
         kinds = a["kinds"] if isinstance(a["kinds"], tuple) else (a["kinds"],)
-        value = a.get("what") or ("a number" if set(kinds) == {int, float} else config._names(kinds))
+        value = a.get("what") or ("a number" if set(kinds) == {int, float} else settings.kind_names(kinds))
     elif m == "name":
         value = "a non-empty string"
     elif m == "names":
         value = "a list of strings"
     elif m == "integer":
         value = "a whole number" + _range(a["minimum"], None)
-    elif m == "number" and "above" in a:                                      # Params.number
-        value = "a number" + _range(a["minimum"], a["maximum"], above=a["above"])
-    elif m == "number":                                                         # settings._Reader.number
-        value = "a number" + _range(a["low"], a["high"], a["open_low"])
-    elif m == "whole":
-        value = "a whole number" + _range(a["low"], None)
-    elif m in ("text", "choice"):
+    elif m == "number":
+        low = a["above"] if a["above"] is not None else a["minimum"]
+        value = "a number" + _range(low, a["maximum"], open_low=a["above"] is not None)
+    elif m == "text":
         value = "a string"
         choices = a.get("choices") or choices
     elif m == "strings":
@@ -434,7 +377,7 @@ def describe(read: Read | None, choices: tuple[str, ...] | None = None) -> tuple
         value, default = "", None
     if choices:
         value = "one of " + ", ".join(f"`{_toml(c)}`" for c in choices)
-    if default is ... or type(default).__name__ == "object":  # config's ``...``, params' ``_MISSING``
+    if default is ...:  # ``veil.settings.REQUIRED``
         return value, "optional" if read.optional else "required"
     return value, "" if default is None else f"`{_toml(default)}`"
 
@@ -543,28 +486,6 @@ HIERARCHIES = {
     "taxonomy": ('{ taxonomy = { "flu" = ["respiratory", "*"] } }', "explicit labels for levels 1..h per value"),
 }
 
-# Each model type: what ``check`` and the catalog report as its achieved level, and what its parameters are.
-MODELS = {
-    "k-anonymity": "`min n(E)`",
-    "distinct-l-diversity": "`min m`",
-    "frequency-l-diversity": "`min n(E)/r1`",
-    "entropy-l-diversity": "`exp(min entropy)`",
-    "recursive-cl-diversity": "smallest c: `max r1/(rl+…+rm)`",
-    "pd-recursive-cl-diversity": "smallest c; `allowed` is Y",
-    "npd-recursive-cl-diversity": "smallest c1 (null if a W-share fails); `c2` in percent, `allowed` is Y, "
-                                  "`protected` is W",
-    "multi-attribute-l-diversity": "over all sub-blocks; `c` for the recursive instantiation",
-    "t-closeness": "`max EMD`; `hierarchy` (`{ csv = ... }` or `{ table = ..., columns = [...] }`) for the "
-                   "hierarchical distance",
-    "nt-closeness": "smallest t; `hierarchy` as for t-closeness",
-    "em-anonymity": "`min n(E)/max x(t)` (numeric)",
-    "delta-l-diversity": "`min n(E)/max n_δ(v)` (numeric)",
-    "epsilon-privacy": "smallest ε (class IV: null, never passes); `prior`: a table of value → σ(s), "
-                       "`\"uniform\"` or `\"table\"`",
-    "average-risk": "average prosecutor risk `u/n` (docs/reidentification.md)",
-    "population-uniqueness": "estimated share of population uniques; `model` dankar | pitman | zayatz | snb, "
-                             "`sampling_fraction` or `population`",
-}
 # Parameters whose value is read as is (``Params.raw``, ``Params.attribute``), all optional.
 MODEL_PARAMETERS = {"hierarchy": "a table, optional", "prior": "a table or a string, optional",
                     "attribute": "a sensitive column, optional (default: the only one)",
@@ -673,7 +594,6 @@ def config_page() -> str:
     import importlib
 
     from veil import config
-    from veil.models.registry import FACTORIES
 
     sections = read_config()
     top = {k for t in sections.pop("top") for k in t.known}
@@ -682,7 +602,8 @@ def config_page() -> str:
     if top != documented:
         raise SystemExit(f"gen_reference: the config's top level reads {sorted(top)}, documented: {sorted(documented)}")
     problems: list[str] = []
-    out = [STAMP.format(sources="engine/config.py, engine/models/registry.py and engine/auditsettings.py"), "",
+    out = [STAMP.format(sources="engine/config.py, engine/settings.py, engine/models/registry.py and "
+                                  "engine/auditsettings.py"), "",
            CONFIG_INTRO]
     for section, heading in TABLE_ORDER:
         out += [f"## {heading}", ""]
@@ -692,7 +613,7 @@ def config_page() -> str:
             models = {s.split(" ", 1)[1]: ts for s, ts in list(sections.items()) if s.startswith("model ")}
             for s in [s for s in sections if s.startswith("model ")]:
                 del sections[s]
-            out += _models(models, FACTORIES, problems)
+            out += _models(models, problems)
         elif section == "[[workload]]":
             out += _workload(problems)
         else:
@@ -797,15 +718,13 @@ def _hierarchies(tables: list[Table], kinds: tuple[str, ...], problems: list[str
     return out + [""]
 
 
-def _models(models: dict[str, list[Table]], factories: dict[str, Callable[..., Any]], problems: list[str]) -> list[str]:
+def _models(models: dict[str, list[Table]], problems: list[str]) -> list[str]:
+    """The model types as registered (``veil.registry.MODELS``): each one's parameters as ``from_params`` read its
+    sample, and its achieved level (``Reference`` on its class)."""
+    from veil.registry import MODELS as registered
+
     out = ["| `type` | parameters | achieved level (`check`, catalog) |", "|---|---|---|"]
-    for kind in factories:
-        if kind not in models:
-            problems.append(f"model type {kind!r} is missing from SAMPLE")
-            continue
-        if kind not in MODELS:
-            problems.append(f"model type {kind!r} has no entry in MODELS")
-            continue
+    for kind, model in registered.load_all().items():
         (t,) = models[kind]
         params = []
         for key in t.known:
@@ -819,8 +738,7 @@ def _models(models: dict[str, list[Table]], factories: dict[str, Callable[..., A
                 problems.append(f"model parameter {key!r} of {kind!r} needs a value in MODEL_PARAMETERS")
             optional = "" if default == "required" else f", default {default}" if default.startswith("`") else ", optional"
             params.append(f"`{key}`: {value}{optional}")
-        out.append(f"| `{kind}` | {'; '.join(params)} | {MODELS[kind]} |")
-    problems += [f"MODELS describes {k!r}, which is no model type" for k in MODELS if k not in factories]
+        out.append(f"| `{kind}` | {'; '.join(params)} | {model.reference.achieved} |")
     return out + [""]
 
 

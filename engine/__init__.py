@@ -1,16 +1,17 @@
 """Veil: a SQL-backed anonymization engine (k-anonymity, l-diversity, t-closeness, ε-privacy).
 
-From Python: ``veil.anonymize(df, ...)``, ``veil.check(df, ...)`` and ``veil.audit(df, ...)`` (see ``veil.api``),
-loaded on first use.  Importing ``veil`` imports nothing else: ``import veil`` and the ``veil`` command stay fast (``veil
+From Python: ``veil.anonymize(df, ...)``, ``veil.check(df, ...)``, ``veil.audit(df, ...)`` and ``veil.risk(df, ...)``
+(see ``veil.api``), loaded on first use.  Importing ``veil`` imports nothing else: ``import veil`` and the ``veil`` command stay fast (``veil
 --help`` loads no numpy, SQLAlchemy, pandas or driver), and each module imports what it needs.
 """
 
 from typing import Any
 
 __version__ = "0.1.0"
-__all__ = ["anonymize", "audit", "check"]
+__all__ = ["anonymize", "audit", "check", "risk"]
 
-_API = ("anonymize", "audit", "check")  # the attack audit itself lives in veil.risk
+# the attack audit lives in veil.adversary, re-identification risk in veil.reidentification
+_API = ("anonymize", "audit", "check", "risk")
 
 
 def __getattr__(name: str) -> Any:

@@ -47,7 +47,7 @@ from veil.warehouse import Warehouse
 
 if TYPE_CHECKING:
     from veil.reidentification.summary import RiskSummary
-    from veil.risk.exposure import Audit
+    from veil.adversary.exposure import Audit
 
 TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
 POPULATION = "population"    # ``veil.risk``'s population DataFrame, beside it
@@ -177,9 +177,9 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
     ``attributes``), the models say what the adversary is assumed to know (README "Audit and report").
     Returns the audit: ``document()`` is ``veil audit --json``'s, ``find(attack, attribute)`` one exposure;
     ``progress`` as for ``anonymize``."""
-    from veil.risk.attacks import audit_counts
+    from veil.adversary.attacks import audit_counts
     from veil.auditsettings import parse_audit
-    from veil.risk.subject import node_label
+    from veil.adversary.subject import node_label
 
     origin = "veil.audit()"
     config, published = _config(origin, df, quasi_identifiers, sensitive, models, (), nulls, base_dir, {})
@@ -288,7 +288,7 @@ def _workload(origin: str, df: Any, config: cfg.Config, workload: Any) -> tuple[
                           f"(its columns: {', '.join(repr(c) for c in list(df.columns)[:20])})")
     if not queries:
         return config, []
-    return replace(config, data={**config.data, "workload": [dict(q) for q in workload]}), read
+    return replace(config, data={**config.data, "workload": [dict(q) for q in workload]}, workload=queries), read
 
 
 def _columns(origin: str, argument: str, value: Any) -> tuple[str, ...]:

@@ -1,9 +1,9 @@
-"""The ``[audit]`` table of the config: the thresholds of the attack audit (``veil.risk``, docs/audit.md).  It sits
+"""The ``[audit]`` table of the config: the thresholds of the attack audit (``veil.adversary``, docs/audit.md).  It sits
 beside ``veil.config``, below the audit, so that parsing a config never imports the audit's package.
 
-Every key is optional; the defaults are what the README documents.  ``config.py`` calls ``parse_audit`` once
-(so a bad ``[audit]`` fails at load time, naming the key); the audit reads the settings again from the
-config's text with ``settings_of``.
+Every key is optional; the defaults are the dataclasses' (what the README documents).  ``config.py`` calls
+``parse_audit`` once, through the config's one reader (``veil.settings.Table``), so a bad ``[audit]`` fails at load
+time naming the key; the audit reads the result, ``Config.audit``.
 
 >>> s = parse_audit({"share": 0.8, "attributes": {"condition": {"similarity_level": 2}}}, Path("veil.toml"),
 ...                 ("condition",))
@@ -13,15 +13,13 @@ config's text with ``settings_of``.
 
 from __future__ import annotations
 
-import math
-import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from veil.errors import ConfigError
-from veil.models.params import unknown_keys
+from veil.settings import Table, defaults
 
 DISTANCES = ("equal", "ordered", "hierarchical")
 MODES = ("absolute", "relative")
@@ -55,114 +53,75 @@ class AuditSettings:
         return self.attributes.get(name, AttributeSettings())
 
 
-class _Reader:
-    """Typed access to one table of ``[audit]``; ``done()`` rejects unknown keys."""
+def _hierarchy(r: Table) -> tuple[Path | None, str]:
+    """``hierarchy = { csv = "disease.csv" }`` (with ``delimiter``): the sensitive values' taxonomy."""
+    delimiter = defaults(AttributeSettings)["delimiter"]
+    if not r.has("hierarchy"):
+        r.read.add("hierarchy")
+        return None, delimiter
+    raw = r.raw("hierarchy")
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("csv"), str) or set(raw) - {"csv", "delimiter"}:
+        raise r.error("hierarchy", f'must be a table like {{ csv = "disease.csv" }}, got {raw!r}')
+    delimiter = raw.get("delimiter", delimiter)
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise r.error("hierarchy", f"delimiter must be one character, got {delimiter!r}")
+    file = Path(r.file)
+    return (Path(raw["csv"]) if Path(raw["csv"]).is_absolute() else file.parent / raw["csv"]), delimiter
 
-    def __init__(self, data: Any, where: str, file: Path) -> None:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{file}: {where} must be a table, got {data!r}")
-        self.data, self.where, self.file = data, where, file
-        self.seen: set[str] = set()
 
-    def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.file}: {self.where} key {key!r} {message}")
+def _adversary(r: Table, name: str, sensitive: Sequence[str]) -> tuple[tuple[str, Any], ...] | None:
+    """``adversary = { ... }``: the epsilon-privacy model's parameters, validated now by the model registry."""
+    if not r.has("adversary"):
+        r.read.add("adversary")
+        return None
+    from veil.models.registry import build
 
-    def number(self, key: str, default: float | None, low: float, high: float, open_low: bool = False) -> float | None:
-        self.seen.add(key)
-        if key not in self.data:
-            return default
-        v = self.data[key]
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
-            raise self.fail(key, f"must be a number, got {v!r}")
-        if v < low or v > high or (open_low and v == low):
-            bound = f"in ({low:g}, {high:g}]" if open_low else f"in [{low:g}, {high:g}]"
-            raise self.fail(key, f"must be {bound}, got {v!r}")
-        return float(v)
-
-    def whole(self, key: str, default: int | None, low: int) -> int | None:
-        self.seen.add(key)
-        if key not in self.data:
-            return default
-        v = self.data[key]
-        if isinstance(v, bool) or not isinstance(v, int) or v < low:
-            raise self.fail(key, f"must be a whole number >= {low}, got {v!r}")
-        return v
-
-    def choice(self, key: str, default: str | None, choices: Sequence[str]) -> str | None:
-        self.seen.add(key)
-        if key not in self.data:
-            return default
-        v = self.data[key]
-        if v not in choices:
-            raise self.fail(key, f"must be one of {', '.join(map(repr, choices))}, got {v!r}")
-        return str(v)
-
-    def done(self) -> None:
-        unknown = set(self.data) - self.seen
-        if unknown:
-            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(unknown, self.seen)}")
+    raw = r.raw("adversary")
+    if not isinstance(raw, Mapping):
+        raise r.error("adversary", f"must be a table of epsilon-privacy parameters, got {raw!r}")
+    table = {"type": "epsilon-privacy", "attribute": name, **raw}
+    file = Path(r.file)
+    build(table, where=f"{file}: {r.where} adversary", sensitive=tuple(sensitive),
+          base_dir=file.parent)  # validates now; the audit builds it again from the parameters
+    return tuple((k, v) for k, v in table.items())
 
 
 def _attribute(data: Any, name: str, file: Path, sensitive: Sequence[str]) -> AttributeSettings:
-    r = _Reader(data, f"[audit.attributes.{name}]", file)
-    hierarchy, delimiter = None, ";"
-    r.seen.add("hierarchy")
-    if "hierarchy" in data:
-        raw = data["hierarchy"]
-        if not isinstance(raw, Mapping) or not isinstance(raw.get("csv"), str) or set(raw) - {"csv", "delimiter"}:
-            raise r.fail("hierarchy", f'must be a table like {{ csv = "disease.csv" }}, got {raw!r}')
-        delimiter = raw.get("delimiter", ";")
-        if not isinstance(delimiter, str) or len(delimiter) != 1:
-            raise r.fail("hierarchy", f"delimiter must be one character, got {delimiter!r}")
-        hierarchy = Path(raw["csv"]) if Path(raw["csv"]).is_absolute() else file.parent / raw["csv"]
-    distance = r.choice("distance", None, DISTANCES)
+    r, d = Table(data, f"[audit.attributes.{name}]", file), defaults(AttributeSettings)
+    hierarchy, delimiter = _hierarchy(r)
+    distance = r.text("distance", d["distance"], DISTANCES)
     if distance == "hierarchical" and hierarchy is None:
-        raise r.fail("distance", "'hierarchical' needs key 'hierarchy' (the sensitive values' taxonomy)")
-    adversary = None
-    r.seen.add("adversary")
-    if "adversary" in data:
-        from veil.models.registry import build
-
-        raw = data["adversary"]
-        if not isinstance(raw, Mapping):
-            raise r.fail("adversary", f"must be a table of epsilon-privacy parameters, got {raw!r}")
-        table = {"type": "epsilon-privacy", "attribute": name, **raw}
-        build(table, where=f"{file}: [audit.attributes.{name}] adversary", sensitive=tuple(sensitive),
-              base_dir=file.parent)  # validates now; the audit builds it again
-        adversary = tuple((k, v) for k, v in table.items())
+        raise r.error("distance", "'hierarchical' needs key 'hierarchy' (the sensitive values' taxonomy)")
+    adversary = _adversary(r, name, sensitive)
     settings = AttributeSettings(
         distance=distance, hierarchy=hierarchy, delimiter=delimiter,
-        similarity_level=int(r.whole("similarity_level", 1, 1)),  # type: ignore[arg-type]
-        proximity_epsilon=r.number("proximity_epsilon", None, 0.0, math.inf),
-        proximity_mode=str(r.choice("proximity_mode", "absolute", MODES)), adversary=adversary)
-    r.done()
+        similarity_level=r.integer("similarity_level", d["similarity_level"], minimum=1, interval=True),
+        proximity_epsilon=r.number("proximity_epsilon", d["proximity_epsilon"], minimum=0),
+        proximity_mode=r.text("proximity_mode", d["proximity_mode"], MODES), adversary=adversary)
+    r.finish()
     return settings
 
 
 def parse_audit(data: Any, file: Path, sensitive: Sequence[str]) -> AuditSettings:
     """The ``[audit]`` table (``{}`` when absent); errors name the file and the key."""
-    r = _Reader(data, "[audit]", file)
-    attributes: dict[str, AttributeSettings] = {}
-    r.seen.add("attributes")
-    per = data.get("attributes", {})
+    r, d = Table(data, "[audit]", file), defaults(AuditSettings)
+    per = r.raw("attributes", {})
     if not isinstance(per, Mapping):
-        raise r.fail("attributes", f"must be a table of sensitive columns, got {per!r}")
+        raise r.error("attributes", f"must be a table of sensitive columns, got {per!r}")
+    attributes: dict[str, AttributeSettings] = {}
     for name, table in per.items():
         if name not in sensitive:
             raise ConfigError(f"{file}: [audit.attributes.{name}] names {name!r}, which is not a sensitive column "
                               f"(sensitive columns: {', '.join(map(repr, sensitive)) or 'none'})")
         attributes[name] = _attribute(table, name, file, sensitive)
+    unit: dict[str, Any] = {"maximum": 1.0, "above": 0.0, "interval": True}  # a share: in (0, 1]
     settings = AuditSettings(
-        share=float(r.number("share", 0.9, 0.0, 1.0, open_low=True)),  # type: ignore[arg-type]
-        l=r.whole("l", None, 1), t=r.number("t", None, 0.0, 1.0),
-        posterior=float(r.number("posterior", 0.8, 0.0, 1.0, open_low=True)),  # type: ignore[arg-type]
-        proximity_share=float(r.number("proximity_share", 0.5, 0.0, 1.0, open_low=True)),  # type: ignore[arg-type]
-        worst=int(r.whole("worst", 5, 1)),  # type: ignore[arg-type]
+        share=r.number("share", d["share"], **unit),
+        l=r.integer("l", d["l"], minimum=1, interval=True),
+        t=r.number("t", d["t"], minimum=0.0, maximum=1.0, interval=True),
+        posterior=r.number("posterior", d["posterior"], **unit),
+        proximity_share=r.number("proximity_share", d["proximity_share"], **unit),
+        worst=r.integer("worst", d["worst"], minimum=1, interval=True),
         attributes=attributes)
-    r.done()
+    r.finish()
     return settings
-
-
-def settings_of(text: str, file: Path, sensitive: Sequence[str]) -> AuditSettings:
-    """The ``[audit]`` settings of a config file's text (already validated when the config loaded)."""
-    return parse_audit(tomllib.loads(text).get("audit", {}), file, sensitive)

@@ -424,7 +424,7 @@ def audit(config: ConfigOpt = None,
             raise ConfigError("veil audit: --node, --release and --series are mutually exclusive")
         if series:
             return _series_exposure(_load(config))
-        from veil.risk.subject import run_audit
+        from veil.adversary.subject import run_audit
 
         doc = run_audit(_load(config), node=node, release=release, on_step=log.step).document()
         return Result({"status": "ok", **doc}, OK, lambda: _show_audit(doc))

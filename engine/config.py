@@ -1,9 +1,11 @@
 """The release config: frozen dataclasses parsed from a TOML file, the user's single source of truth.
 
-Unknown keys, wrong types and missing required keys are ``ConfigError`` naming the file and the key.
-Names are taken literally (case-sensitive, quoted in SQL).  Credentials never sit in the file: ``url_env``
-names an environment variable; a literal ``url`` is for embedded DuckDB files (relative to the config's
-folder).
+Every section is read once, through the config's one reader (``veil.settings.Table``; ``[[models]]`` parameters
+through its ``Params``, ``[audit]`` in ``veil.auditsettings``, ``[[workload]]`` in ``veil.workloadsettings``, both
+kept on the ``Config``); defaults are written once, on the dataclasses below.  Unknown keys, wrong types and
+missing required keys are ``ConfigError`` naming the file and the key.  Names are taken literally
+(case-sensitive, quoted in SQL).  Credentials never sit in the file: ``url_env`` names an environment variable;
+a literal ``url`` is for embedded DuckDB files (relative to the config's folder).
 
 >>> import tempfile, pathlib
 >>> d = pathlib.Path(tempfile.mkdtemp())
@@ -38,13 +40,13 @@ from typing import Any
 from veil import files as fs
 from veil import hierarchy as h
 from veil import releasenames, tomlscan
-from veil.auditsettings import parse_audit
+from veil.auditsettings import AuditSettings, parse_audit
 from veil.errors import ConfigError
 from veil.models import Model
 from veil.models import build as build_model
-from veil.models.params import near, unknown_keys
 from veil.registry import STRATEGIES
-from veil.workloadsettings import parse_workload
+from veil.settings import Table, defaults, near, unknown_keys
+from veil.workloadsettings import Query, parse_workload
 
 # Config keys whose string value names a file (relative to the config's folder), wherever they occur:
 # quasi-identifier hierarchies and model hierarchies (``hierarchy = { csv = "..." }``).  A new key that names
@@ -61,7 +63,7 @@ NULL_POLICIES = ("error", "drop")
 # veil.metrics.REGISTRY's names (tests/test_workload.py keeps them equal; a config parse loads no numpy)
 METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence", "workload")
 # The top-level keys ``parse`` reads (the optional sections only when present): a misspelt one is refused
-# first, with a suggestion — read as absent, it would otherwise surface as another error (``_Table.typos``).
+# first, with a suggestion — read as absent, it would otherwise surface as another error (``Table.typos``).
 TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit",
              "workload")
 SERIES_POLICIES = ("cohort", "refuse", "off")  # docs/series.md
@@ -146,6 +148,8 @@ class Config:
     text: str = field(default="", repr=False)
     data: Mapping[str, Any] = field(default_factory=dict, repr=False, compare=False)
     files: tuple[Path, ...] = ()
+    audit: AuditSettings = field(default_factory=AuditSettings, repr=False, compare=False)  # [audit], parsed once
+    workload: tuple[Query, ...] = field(default=(), repr=False, compare=False)  # [[workload]], parsed once
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -184,78 +188,7 @@ class Config:
 
     @property
     def catalog_schema(self) -> str:
-        return self.release.catalog_schema if self.release else "veil"
-
-
-class _Table:
-    """One table being read (a TOML table or a dict given to the Python API): typed getters; ``finish()``
-    rejects keys nobody read.  Errors start with ``file`` (the config file, or ``veil.anonymize()``) and
-    name the key as ``key(name)`` says (default: ``<where> key 'name'``)."""
-
-    def __init__(self, data: Any, where: str, file: Path | str, key: Callable[[str], str] | None = None) -> None:
-        if not isinstance(data, Mapping):
-            raise ConfigError(f"{file}: {where} must be a table, got {type(data).__name__}")
-        self.data, self.where, self.file = data, where, file
-        self.read: set[str] = set()
-        self.known: set[str] = set()  # keys read only when present (``typos``): suggestions for unknown ones
-        self.key = key or (lambda name: f"{where} key {name!r}")
-
-    def error(self, key: str, message: str) -> ConfigError:
-        return ConfigError(f"{self.file}: {self.key(key)} {message}")
-
-    def get(self, key: str, kinds: type | tuple[type, ...], default: Any = ..., what: str = "") -> Any:
-        self.read.add(key)
-        if key not in self.data:
-            if default is ...:
-                typos = near(set(self.data) - self.read, key)  # reported first: the likely cause
-                unknown = f"has unknown key(s) {unknown_keys(typos, [key])} and " if typos else ""
-                raise ConfigError(f"{self.file}: {self.where} {unknown}is missing required key {key!r}")
-            return default
-        value = self.data[key]
-        kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-        if list in kinds and isinstance(value, tuple):   # Python callers write tuples for lists
-            value = list(value)
-        if dict in kinds and isinstance(value, Mapping):
-            value = dict(value)
-        if isinstance(value, bool) and bool not in kinds:
-            raise self.error(key, f"must be {what or _names(kinds)}, got {value!r}")
-        if not isinstance(value, kinds):
-            raise self.error(key, f"must be {what or _names(kinds)}, got {type(value).__name__} {value!r}")
-        return value
-
-    def name(self, key: str, default: Any = ...) -> Any:
-        value = self.get(key, str, default, "a non-empty string")
-        if isinstance(value, str) and not value:
-            raise self.error(key, "must not be empty")
-        return value
-
-    def names(self, key: str, default: Any = ...) -> tuple[str, ...]:
-        value = self.get(key, list, default, "a list of strings")
-        if not all(isinstance(v, str) and v for v in value):
-            raise self.error(key, f"must be a list of non-empty strings, got {value!r}")
-        if len(set(value)) != len(value):
-            raise self.error(key, f"lists a name twice: {value!r}")
-        return tuple(value)
-
-    def typos(self, known: Sequence[str]) -> None:
-        """Refuse now the unknown keys that look like misspellings of ``known`` ones (the others wait for
-        ``finish``), and suggest from ``known`` in ``finish`` too."""
-        self.known.update(known)
-        close = [k for k in self.data if k not in self.known and any(near([k], name) for name in known)]
-        if close:
-            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(close, known)}")
-
-    def finish(self) -> None:
-        unknown = set(self.data) - self.read
-        if unknown:
-            known = self.read | self.known
-            raise ConfigError(f"{self.file}: {self.where} has unknown key(s) {unknown_keys(unknown, known)}")
-
-
-def _names(kinds: type | tuple[type, ...]) -> str:
-    kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-    words = {str: "a string", int: "a whole number", float: "a number", list: "a list", dict: "a table", bool: "true/false"}
-    return " or ".join(words.get(k, k.__name__) for k in kinds)
+        return self.release.catalog_schema if self.release else defaults(ReleaseConfig)["catalog_schema"]
 
 
 HIERARCHY_KINDS = ("csv", "table", "intervals", "mask", "suppress", "dates", "taxonomy")
@@ -268,7 +201,7 @@ def _hierarchy(data: Any, where: str, file: Path | str, base: Path, column: str,
     if isinstance(data, h.RowsSpec):
         spec: h.HierarchySpec = data
     else:
-        t = _Table(data, where, file)
+        t = Table(data, where, file)
         kinds = [k for k in HIERARCHY_KINDS if k in t.data]
         if len(kinds) != 1:
             typos = list(dict.fromkeys(k for kind in HIERARCHY_KINDS for k in near(t.data, kind))) if not kinds else []
@@ -286,7 +219,7 @@ def _hierarchy(data: Any, where: str, file: Path | str, base: Path, column: str,
     return spec
 
 
-def _csv(t: _Table, base: Path) -> h.HierarchySpec:
+def _csv(t: Table, base: Path) -> h.HierarchySpec:
     rel = t.get("csv", (str, os.PathLike), what="a file name")
     if not str(rel):
         raise t.error("csv", "must not be empty")
@@ -302,7 +235,7 @@ def _resolve(value: str | os.PathLike[str], base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _table(t: _Table, base: Path) -> h.HierarchySpec:
+def _table(t: Table, base: Path) -> h.HierarchySpec:
     name = t.name("table")
     columns = t.names("columns") if "columns" in t.data else None
     if columns is not None and len(columns) < 2:
@@ -310,7 +243,7 @@ def _table(t: _Table, base: Path) -> h.HierarchySpec:
     return h.TableSpec(name=name, columns=columns)
 
 
-def _intervals(t: _Table, base: Path) -> h.HierarchySpec:
+def _intervals(t: Table, base: Path) -> h.HierarchySpec:
     """``{ intervals = [10, 20], start = 0 }``: finite positive widths and a finite start (``inf`` and ``nan``
     are valid TOML floats, but no interval has them as bounds)."""
     widths = t.get("intervals", list)
@@ -326,15 +259,15 @@ def _intervals(t: _Table, base: Path) -> h.HierarchySpec:
     return h.IntervalsSpec(widths=tuple(widths), start=start)
 
 
-def _flag(kind: str, spec: h.HierarchySpec) -> Callable[[_Table, Path], h.HierarchySpec]:
-    def read(t: _Table, base: Path) -> h.HierarchySpec:
+def _flag(kind: str, spec: h.HierarchySpec) -> Callable[[Table, Path], h.HierarchySpec]:
+    def read(t: Table, base: Path) -> h.HierarchySpec:
         if t.get(kind, bool) is not True:
             raise t.error(kind, "must be true")
         return spec
     return read
 
 
-def _dates(t: _Table, base: Path) -> h.HierarchySpec:
+def _dates(t: Table, base: Path) -> h.HierarchySpec:
     value = t.get("dates", (bool, list))
     if value is True:
         return h.DatesSpec()
@@ -343,7 +276,7 @@ def _dates(t: _Table, base: Path) -> h.HierarchySpec:
     return h.DatesSpec(steps=tuple(value))
 
 
-def _taxonomy(t: _Table, base: Path) -> h.HierarchySpec:
+def _taxonomy(t: Table, base: Path) -> h.HierarchySpec:
     mapping = t.get("taxonomy", dict)
     rows = []
     for value, labels in mapping.items():
@@ -358,7 +291,7 @@ def _taxonomy(t: _Table, base: Path) -> h.HierarchySpec:
     return h.TaxonomySpec(mapping=tuple(rows))
 
 
-_HIERARCHY_READERS: dict[str, Callable[[_Table, Path], h.HierarchySpec]] = {
+_HIERARCHY_READERS: dict[str, Callable[[Table, Path], h.HierarchySpec]] = {
     "csv": _csv, "table": _table, "intervals": _intervals, "mask": _flag("mask", h.MaskSpec()),
     "suppress": _flag("suppress", h.SuppressSpec()), "dates": _dates, "taxonomy": _taxonomy,
 }
@@ -421,7 +354,7 @@ def allowed_folders(data: Any, file: Path | str, base: Path) -> tuple[Path, ...]
     the report folder), resolved; each must be a folder, none under ``/proc``, ``/sys`` or ``/dev``."""
     if "files" not in data:
         return ()
-    t = _Table(data["files"], "[files]", file)
+    t = Table(data["files"], "[files]", file)
     entries = t.names("allow", ())
     t.finish()
     folders = []
@@ -471,17 +404,17 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     every problem of every hierarchy at once); where the files it names are, and what they are, is checked
     either way (``check_files``)."""
     data = _toml(text, file)
-    top = _Table(data, "the top level", file)
+    top = Table(data, "the top level", file)
     top.typos(TOP_LEVEL)
     base = file.parent
     top.read.add("files")
     allowed = allowed_folders(data, file, base)
     check_files(data, file, base, allowed)
-    source = _source(_Table(top.get("source", dict), "[source]", file), base)
+    source = _source(Table(top.get("source", dict), "[source]", file), base)
     qi_tables = _quasi_identifier_tables(top, file)
     sensitive: tuple[str, ...] = ()
     if "sensitive" in data:
-        st = _Table(top.get("sensitive", dict), "[sensitive]", file)
+        st = Table(top.get("sensitive", dict), "[sensitive]", file)
         sensitive = st.names("columns")
         st.finish()
     raw_models = top.get("models", list, what="an array of tables [[models]]")
@@ -493,16 +426,17 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
                       search=search, text=text, check_hierarchies=check_hierarchies)
     release = None
     if "release" in data:
-        r = _Table(top.get("release", dict), "[release]", file)
+        r = Table(top.get("release", dict), "[release]", file)
         release = _release(r)
         _check_release(r, release, config, allowed)
-    parse_audit(top.get("audit", dict, {}), file, sensitive)  # [audit]: validated here, read by veil.audit
-    parse_workload(top.get("workload", list, [], what="an array of tables [[workload]]"), file, config)  # [[workload]]
+    audit = parse_audit(top.get("audit", dict, {}), file, sensitive)
+    workload = parse_workload(top.get("workload", list, [], what="an array of tables [[workload]]"), file, config)
     top.finish()
-    return replace(config, release=release, data=data, files=referenced_files(data, base))
+    return replace(config, release=release, data=data, files=referenced_files(data, base), audit=audit,
+                   workload=workload)
 
 
-def _source(src: _Table, base: Path) -> SourceConfig:
+def _source(src: Table, base: Path) -> SourceConfig:
     """``[source]``: where the table is (``url`` for an embedded DuckDB file, else ``url_env``) and its NULLs."""
     url = src.get("url", str, None)
     url_env = src.get("url_env", str, None)
@@ -522,40 +456,42 @@ def _source(src: _Table, base: Path) -> SourceConfig:
     return SourceConfig(table=table, schema=schema or None, url=url, url_env=url_env, nulls=nulls, base_dir=base)
 
 
-def _quasi_identifier_tables(top: _Table, file: Path) -> list[tuple[str, Any, str]]:
+def _quasi_identifier_tables(top: Table, file: Path) -> list[tuple[str, Any, str]]:
     """``[[quasi_identifiers]]`` as ``(column, hierarchy table, where)``, for ``assemble``."""
     raw_qis = top.get("quasi_identifiers", list, what="an array of tables [[quasi_identifiers]]")
     if not raw_qis:
         raise ConfigError(f"{file}: [[quasi_identifiers]] must list at least one quasi-identifier")
     qi_tables: list[tuple[str, Any, str]] = []
     for i, raw in enumerate(raw_qis, start=1):
-        t = _Table(raw, f"[[quasi_identifiers]] #{i}", file)
+        t = Table(raw, f"[[quasi_identifiers]] #{i}", file)
         column = t.name("column")
         qi_tables.append((column, t.get("hierarchy", dict), f"{t.where} ({column!r}) hierarchy"))
         t.finish()
     return qi_tables
 
 
-def _release(r: _Table) -> ReleaseConfig:
-    """``[release]``'s keys, each of its type (``_check_release`` then checks them against each other)."""
+def _release(r: Table) -> ReleaseConfig:
+    """``[release]``'s keys, each of its type, defaults as ``ReleaseConfig`` declares them (``_check_release``
+    then checks them against each other)."""
+    d = defaults(ReleaseConfig)
     release = ReleaseConfig(
         name=r.name("name"),
-        schema=r.name("schema", "published"),
-        catalog_schema=r.name("catalog_schema", "veil"),
-        drop_columns=r.names("drop_columns", ()),
-        keep_columns=r.names("keep_columns", ()),
-        grant_select_to=r.names("grant_select_to", ()),
-        series=r.name("series", "cohort"),
-        keep_versions=r.get("keep_versions", int, 10),
-        key=r.names("key", ()),
-        batch=r.get("batch", int, None),
-        report=r.get("report", str, None),
+        schema=r.name("schema", d["schema"]),
+        catalog_schema=r.name("catalog_schema", d["catalog_schema"]),
+        drop_columns=r.names("drop_columns", d["drop_columns"]),
+        keep_columns=r.names("keep_columns", d["keep_columns"]),
+        grant_select_to=r.names("grant_select_to", d["grant_select_to"]),
+        series=r.name("series", d["series"]),
+        keep_versions=r.get("keep_versions", int, d["keep_versions"]),
+        key=r.names("key", d["key"]),
+        batch=r.get("batch", int, d["batch"]),
+        report=r.get("report", str, d["report"]),
     )
     r.finish()
     return release
 
 
-def _check_release(r: _Table, release: ReleaseConfig, config: Config, allowed: Sequence[Path]) -> None:
+def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Sequence[Path]) -> None:
     """``[release]`` against itself, the source and the columns: where it writes, its policy and sizes, columns
     dropped or kept that are also published, schemas that are the source's, names too long."""
     file, source = r.file, config.source
@@ -607,7 +543,7 @@ def _toml(text: str, file: Path) -> dict[str, Any]:
         raise ConfigError(f"{file}: not valid TOML: {' '.join(str(exc).split())}") from None
 
 
-def _release_places(r: _Table, release: ReleaseConfig, base: Path, allowed: Sequence[Path]) -> None:
+def _release_places(r: Table, release: ReleaseConfig, base: Path, allowed: Sequence[Path]) -> None:
     """Where a release writes: no schema a database reserves for itself, a report folder inside the
     config's folder (or a folder of ``[files] allow``)."""
     for key, schema in (("schema", release.schema), ("catalog_schema", release.catalog_schema)):
@@ -686,18 +622,18 @@ def assemble(*, file: Path | str, base: Path, source: SourceConfig, quasi_identi
 def search_settings(data: Any, file: Path | str, where: str = "[search]",
                     key: Callable[[str], str] | None = None) -> SearchConfig:
     """``[search]`` — or the Python API's ``metric`` / ``max_suppression`` arguments, named by ``key``."""
-    s = _Table(data, where, file, key)
-    strategy = s.get("strategy", str, "optimal")
+    s, d = Table(data, where, file, key), defaults(SearchConfig)
+    strategy = s.get("strategy", str, d["strategy"])
     if strategy not in STRATEGIES:
         raise s.error("strategy", f"must be one of {', '.join(STRATEGIES.names())}, got {strategy!r}")
-    metric = s.get("metric", str, "discernibility")
+    metric = s.get("metric", str, d["metric"])
     if metric not in METRICS:
         raise s.error("metric", f"must be one of {', '.join(METRICS)}, got {metric!r}")
-    budget = s.get("max_suppression", (int, float), 0.0)
+    budget = s.get("max_suppression", (int, float), d["max_suppression"])
     if not 0 <= budget < 1:
         full = "; 1.0 would allow a release with every row suppressed" if budget >= 1 else ""
         raise s.error("max_suppression", f"must be a fraction in [0, 1), got {budget!r}{full}")
-    local = s.get("local_cells", int, None)
+    local = s.get("local_cells", int, d["local_cells"])
     if local is not None and (isinstance(local, bool) or local < 0):
         raise s.error("local_cells", f"must be a whole number of cells, 0 or more, got {local!r}")
     s.finish()

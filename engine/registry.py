@@ -1,5 +1,5 @@
-"""One registry per extension point — search strategies, backends — each read by config validation, the
-command line's choices and help, the docs reference and dispatch.
+"""One registry per extension point — search strategies, backends, privacy models — each read by config
+validation, the command line's choices and help, the docs reference and dispatch.
 
 An implementation registers itself where it is defined, once, like sqlglot's dialects::
 
@@ -40,7 +40,8 @@ class Registry(Generic[T]):
     def register(self, name: str, *aliases: str) -> Callable[[T], T]:
         def decorate(obj: T) -> T:
             for key in (name, *aliases):
-                if key in self._entries and self._entries[key] is not obj:
+                known = self._entries.get(key)
+                if known is not None and known is not obj and not _reloaded(known, obj):
                     raise ValueError(f"{self.kind} {key!r} is registered twice")
                 self._entries[key] = obj
             if self.attribute:
@@ -100,3 +101,13 @@ class Registry(Generic[T]):
 STRATEGIES: Registry[Callable[..., Any]] = Registry("strategy", "STRATEGIES", "veil.search")
 # backends: ``Backend`` classes, by URL scheme (``sc`` for Spark Connect), in veil.backends; ``cls.open(url)``
 BACKENDS: Registry[Any] = Registry("backend", "BACKENDS", "veil.backends")
+# privacy models: classes in veil.models, by config ``type``; ``cls.from_params(params)`` builds one from its
+# ``[[models]]`` table (``veil.models.build``), and registering sets ``cls.type`` (the name is written once)
+MODELS: Registry[Any] = Registry("model", "MODELS", "veil.models", attribute="type")
+
+
+def _reloaded(old: object, new: object) -> bool:
+    """The same definition again: its module re-imported (``importlib.reload``, a test loading it without an
+    optional dependency), so the newer object replaces the older."""
+    return (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == \
+        (getattr(new, "__module__", None), getattr(new, "__qualname__", None))

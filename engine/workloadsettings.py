@@ -2,8 +2,9 @@
 answers from each node's release (``veil.workload``, docs/workload.md).  It sits beside ``veil.config`` and loads
 no numpy, so that parsing a config stays light.
 
-``config.py`` calls ``parse_workload`` once (a bad table fails at load time, naming the file, the table, the key
-and the value); the metric reads the queries again from the config's data with ``workload_of``.
+``config.py`` calls ``parse_workload`` once, through the config's one reader (``veil.settings.Table``): a bad table
+fails at load time, naming the file, the table, the key and the value; the metric reads the queries parsed then
+(``Config.workload``, ``workload_of``).
 
 >>> qs = parse_workload([{"group_by": ["age", "sex"], "aggregate": "sum(hours)",
 ...                       "where": {"education": ["Bachelors", "Masters"]}, "weight": 2}], Path("veil.toml"))
@@ -25,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from veil.errors import ConfigError
-from veil.models.params import unknown_keys
+from veil.settings import Table
 
 AGGREGATES = ("count", "sum", "avg")
 KEYS = ("group_by", "aggregate", "where", "weight")
@@ -67,64 +68,61 @@ class Query:
                 "where": {c: list(v) for c, v in self.where}, "weight": self.weight}
 
 
-def _error(file: Path | str, where: str, key: str, message: str) -> ConfigError:
-    return ConfigError(f"{file}: {where} key {key!r} {message}")
-
-
 def _value_ok(v: Any) -> bool:
     return isinstance(v, (str, int, float, bool)) and not (isinstance(v, float) and not math.isfinite(v))
 
 
 def _one(raw: Any, index: int, file: Path | str) -> Query:
-    where_name = f"[[workload]] #{index}"
-    if not isinstance(raw, Mapping):
-        raise ConfigError(f"{file}: {where_name} must be a table, got {type(raw).__name__}")
-    unknown = sorted(set(raw) - set(KEYS))
-    if unknown:
-        raise ConfigError(f"{file}: {where_name} has unknown key(s) {unknown_keys(unknown, KEYS)}")
-    if "group_by" not in raw:
-        raise ConfigError(f"{file}: {where_name} is missing required key 'group_by'")
-    group_by = raw["group_by"]
+    t = Table(raw, f"[[workload]] #{index}", file)
+    t.only(KEYS)  # every key refused first: the checks below read the keys together
+    group_by = t.raw("group_by")
     if isinstance(group_by, tuple):
         group_by = list(group_by)
     if not isinstance(group_by, list) or not all(isinstance(c, str) and c for c in group_by):
-        raise _error(file, where_name, "group_by", f"must be a list of column names, got {group_by!r}")
+        raise t.error("group_by", f"must be a list of column names, got {group_by!r}")
     if len(set(group_by)) != len(group_by):
-        raise _error(file, where_name, "group_by", f"lists a column twice: {group_by!r}")
-    aggregate = raw.get("aggregate", "count")
+        raise t.error("group_by", f"lists a column twice: {group_by!r}")
+    kind, column = _aggregate(t)
+    where = _where(t)
+    weight = t.raw("weight", 1.0)
+    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
+        raise t.error("weight", f"must be a positive number, got {weight!r}")
+    t.finish()
+    return Query(index, tuple(group_by), kind, column, where, float(weight))
+
+
+def _aggregate(t: Table) -> tuple[str, str | None]:
+    """``aggregate``: ``count`` (the default), ``sum(column)`` or ``avg(column)`` as (kind, column)."""
+    aggregate = t.raw("aggregate", "count")
+    shapes = "must be \"count\", \"sum(column)\" or \"avg(column)\", got"
     if not isinstance(aggregate, str):
-        raise _error(file, where_name, "aggregate", f"must be \"count\", \"sum(column)\" or \"avg(column)\", "
-                                                    f"got {type(aggregate).__name__} {aggregate!r}")
-    column = None
+        raise t.error("aggregate", f"{shapes} {type(aggregate).__name__} {aggregate!r}")
     if aggregate.strip() == "count":
-        kind = "count"
-    else:
-        m = _AGGREGATE.match(aggregate)
-        if m is None:
-            raise _error(file, where_name, "aggregate",
-                         f"must be \"count\", \"sum(column)\" or \"avg(column)\", got {aggregate!r}")
-        kind, column = m.group(1), m.group(2).strip('"')
-    where_raw = raw.get("where", {})
+        return "count", None
+    m = _AGGREGATE.match(aggregate)
+    if m is None:
+        raise t.error("aggregate", f"{shapes} {aggregate!r}")
+    return m.group(1), m.group(2).strip('"')
+
+
+def _where(t: Table) -> tuple[tuple[str, tuple[Any, ...]], ...]:
+    """``where = { column = [values] }``: each column's values, once each, in order."""
+    where_raw = t.raw("where", {})
     if not isinstance(where_raw, Mapping):
-        raise _error(file, where_name, "where", f"must be a table {{ column = [values] }}, got {where_raw!r}")
+        raise t.error("where", f"must be a table {{ column = [values] }}, got {where_raw!r}")
     where = []
     for col, values in where_raw.items():
         if not col:
-            raise _error(file, where_name, "where", "names an empty column")
+            raise t.error("where", "names an empty column")
         if isinstance(values, tuple):
             values = list(values)
         if not isinstance(values, list) or not values or len(values) > MAX_VALUES:
-            raise _error(file, where_name, f"where.{col}",
-                         f"must be a non-empty list of at most {MAX_VALUES:,} values, got {values!r}")
+            raise t.error(f"where.{col}", f"must be a non-empty list of at most {MAX_VALUES:,} values, got {values!r}")
         bad = [v for v in values if not _value_ok(v)]
         if bad:
-            raise _error(file, where_name, f"where.{col}",
-                         f"must list strings, numbers or booleans, got {bad[0]!r}")
+            raise t.error(f"where.{col}", f"must list strings, numbers or booleans, got {bad[0]!r}")
         where.append((col, tuple(dict.fromkeys(values))))
-    weight = raw.get("weight", 1.0)
-    if isinstance(weight, bool) or not isinstance(weight, (int, float)) or not math.isfinite(weight) or weight <= 0:
-        raise _error(file, where_name, "weight", f"must be a positive number, got {weight!r}")
-    return Query(index, tuple(group_by), kind, column, tuple(where), float(weight))
+    return tuple(where)
 
 
 def parse_workload(raw: Any, file: Path | str, config: Any = None) -> tuple[Query, ...]:
@@ -142,9 +140,9 @@ def parse_workload(raw: Any, file: Path | str, config: Any = None) -> tuple[Quer
 
 
 def workload_of(config: Any) -> tuple[Query, ...]:
-    """The config's ``[[workload]]`` queries (read again from its data; none for a config without them)."""
-    data = getattr(config, "data", None) or {}
-    return parse_workload(data.get("workload", []), getattr(config, "path", "config"))
+    """The config's ``[[workload]]`` queries, as ``parse_workload`` read them when the config was parsed
+    (``Config.workload``; none for a config without them)."""
+    return tuple(getattr(config, "workload", ()))
 
 
 def require_columns(queries: Sequence[Query], known: Sequence[str], file: Path | str, table: str) -> None:

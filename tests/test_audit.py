@@ -12,10 +12,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from veil.risk.attacks import audit_counts, resolve
-from veil.risk.diversity import eliminations
-from veil.risk.distance import windows
-from veil.risk.histogram import Histogram
+from veil.adversary.attacks import audit_counts, resolve
+from veil.adversary.diversity import eliminations
+from veil.adversary.distance import windows
+from veil.adversary.histogram import Histogram
 from veil.auditsettings import AuditSettings, parse_audit
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
@@ -247,8 +247,8 @@ def test_histogram_merges_cells_of_other_attributes() -> None:
     assert Counter(dict(h.of_block(0))) == Counter({0: 3, 1: 1}) and h.sizes.tolist() == [4]
 
 
-@pytest.mark.parametrize("name", ["auditsettings", "risk.histogram", "risk.exposure", "risk.diversity",
-                                  "risk.adapters", "risk.distance"])
+@pytest.mark.parametrize("name", ["auditsettings", "adversary.histogram", "adversary.exposure", "adversary.diversity",
+                                  "adversary.adapters", "adversary.distance"])
 def test_doctests(name: str) -> None:
     import doctest
     import importlib

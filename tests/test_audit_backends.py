@@ -9,7 +9,7 @@ import json
 import sqlalchemy as sa
 
 from veil import config as cfg
-from veil.risk.subject import run_audit
+from veil.adversary.subject import run_audit
 from tests.conftest import Db, error_line, inpatient_body, run_veil
 
 FIGURE_2_TABLE = [  # papers/000 Figure 2, as a publisher would have stored it

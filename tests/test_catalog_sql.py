@@ -65,7 +65,7 @@ def statements() -> dict[str, Any]:
                                               "rolled back 'census' from version 7 to version 3"),
         "series_records": qc.series_records(r, "census"),
         "ledger_columns": q.ledger.of_release(t.series_versions, "census", "columns"),
-        # Spark's repair of what a killed run left (veil.release.spark_publication.recover)
+        # Spark's repair of what a killed run left (veil.release.autocommit.recover)
         "kept_numbered_versions": qc.kept_versions(r, "census", numbered=True),
         "run_of": qc.run_of(r, RUN, "census"),
         "adopt_run": qc.adopt_run(r, RUN, 7, WHEN, "recorded by a later run", "published.census_v7"),

@@ -111,7 +111,7 @@ def test_search_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert json.loads(res.stdout)["optimal"]["node"]
     assert {"numpy", "sqlalchemy", "duckdb", "veil.models.kanonymity"} <= modules
     assert not ({m.split(".")[0] for m in modules} & (HEAVY - {"numpy", "sqlalchemy", "duckdb", "duckdb_engine"}))
-    unused = ("veil.release", "veil.report", "veil.risk.attacks", "veil.risk.exposure", "veil.risk.subject",
+    unused = ("veil.release", "veil.report", "veil.adversary.attacks", "veil.adversary.exposure", "veil.adversary.subject",
               "veil.catalog", "veil.api", "veil.schedule", "veil.demo.setup", "veil.coverage", "veil.preflight",
               "veil.backends.postgres", "veil.backends.spark", "veil.queries.spark", "veil.models.ldiversity",
               "veil.models.closeness", "veil.models.epsilon", "veil.models.proximity", "veil.models.emd")

@@ -497,3 +497,107 @@ def test_the_python_api_refuses_proc_and_fifos_too(tmp_path: Path) -> None:
     for path, why in (("/proc/self/environ", "is under /proc"), ("/dev/zero", "is under /dev")):
         with pytest.raises((ConfigError, HierarchyError), match=rf"cannot read hierarchy file {path}: it {why}"):
             veil.anonymize(df, {"age": {"csv": path, "delimiter": "\0"}}, "condition", [{"type": "k-anonymity", "k": 2}])
+
+
+# --- one reader (issue 37): every section through veil.settings.Table, each parsed once, defaults written once ---
+
+FULL = BASE.replace('table = "patients"', 'table = "raw.patients"') + """
+[search]
+metric = "workload"
+
+[release]
+name = "r"
+
+[audit]
+share = 0.8
+
+[audit.attributes.condition]
+similarity_level = 2
+
+[[workload]]
+group_by = ["age"]
+"""
+
+
+def test_every_section_is_read_once_by_the_one_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each table of the file is opened by ``veil.settings.Table`` (model parameters by its ``Params``) exactly
+    once: ``[audit]`` and ``[[workload]]`` are parsed with the config and kept on it, never parsed again."""
+    from veil import auditsettings, settings, workloadsettings
+    from veil.models.params import Params
+
+    opened: list[str] = []
+    init = settings.Table.__init__
+
+    def counting(self: settings.Table, data: Any, where: str, *args: Any, **kwargs: Any) -> None:
+        opened.append(re.sub(r"^.*?: (?=\[)", "", where))
+        init(self, data, where, *args, **kwargs)
+
+    monkeypatch.setattr(settings.Table, "__init__", counting)
+    c = cfg.load(write(tmp_path, FULL))
+    assert sorted(opened) == sorted([
+        "the top level", "[source]", "[[quasi_identifiers]] #1", "[[quasi_identifiers]] #1 ('zip') hierarchy",
+        "[[quasi_identifiers]] #2", "[[quasi_identifiers]] #2 ('age') hierarchy", "[sensitive]",
+        "[[models]] #1 (k-anonymity)", "[search]", "[release]", "[audit]", "[audit.attributes.condition]",
+        "[[workload]] #1"])
+    opened.clear()
+    assert c.audit.share == 0.8 and c.audit.attribute("condition").similarity_level == 2
+    assert workloadsettings.workload_of(c) == c.workload and c.workload[0].group_by == ("age",)
+    assert opened == []  # the audit and the workload metric read what the parse kept
+    assert issubclass(Params, settings.Table) and not hasattr(auditsettings, "_Reader")
+    assert not hasattr(auditsettings, "settings_of") and not hasattr(cfg, "_Table")
+
+
+def test_defaults_are_the_dataclasses(tmp_path: Path) -> None:
+    """``[release]``, ``[search]`` and ``[audit]`` defaults are written once, on their dataclasses."""
+    from veil.auditsettings import AttributeSettings, AuditSettings, parse_audit
+
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + '\n[release]\nname = "r"\n'
+    c = cfg.load(write(tmp_path, text))
+    assert c.release == cfg.ReleaseConfig("r") and c.search == cfg.SearchConfig() and c.audit == AuditSettings()
+    assert c.catalog_schema == cfg.ReleaseConfig("r").catalog_schema
+    assert cfg.search_settings({}, "v.toml") == cfg.SearchConfig()
+    parsed = parse_audit({"attributes": {"condition": {}}}, Path("v.toml"), ("condition",))
+    assert parsed.attribute("condition") == AttributeSettings() and replace(parsed, attributes={}) == AuditSettings()
+
+
+@pytest.mark.parametrize("change, message", [
+    # a value that is not a table is quoted like any other wrong type: the type and the value
+    (("[[models]]", "[audit]\nattributes = { condition = 5 }\n[[models]]"),
+     "[audit.attributes.condition] must be a table, got int 5 (was: got 5)"),
+    # a choice that is not even a string: the choices, not just "a string"
+    (('type = "k-anonymity"\nk = 4', 'type = "em-anonymity"\nepsilon = 1\nm = 2\nmode = 5'),
+     "[[models]] #1 (em-anonymity): parameter 'mode' must be one of 'absolute', 'relative', got 5 "
+     "(was: must be a string, got 5)"),
+    # the audit's numbers as the models' are: finite, and an open-ended range as its bound
+    (("[[models]]", "[audit]\nshare = inf\n[[models]]"),
+     "[audit] key 'share' must be a finite number, got inf (was: must be a number, got inf)"),
+    (("[[models]]", "[audit.attributes.condition]\nproximity_epsilon = -1\n[[models]]"),
+     "[audit.attributes.condition] key 'proximity_epsilon' must be >= 0, got -1 (was: must be in [0, inf], got -1)"),
+    # unchanged: the audit's ranges keep naming the interval, its whole numbers the whole rule
+    (("[[models]]", "[audit]\nshare = 0\n[[models]]"), "[audit] key 'share' must be in (0, 1], got 0"),
+    (("[[models]]", "[audit]\nt = 1.5\n[[models]]"), "[audit] key 't' must be in [0, 1], got 1.5"),
+    (("[[models]]", "[audit]\nworst = 0\n[[models]]"), "[audit] key 'worst' must be a whole number >= 1, got 0"),
+    (("[[models]]", '[audit.attributes.condition]\ndistance = "far"\n[[models]]'),
+     "[audit.attributes.condition] key 'distance' must be one of 'equal', 'ordered', 'hierarchical', got 'far'"),
+    (("[[models]]", '[[workload]]\ngroup_by = ["age"]\nweight = 0\n[[models]]'),
+     "[[workload]] #1 key 'weight' must be a positive number, got 0"),
+    (("[[models]]", '[[workload]]\ngroupby = ["age"]\n[[models]]'),
+     "[[workload]] #1 has unknown key(s) 'groupby' (did you mean 'group_by'?)"),
+])
+def test_one_reader_one_error_shape(tmp_path: Path, change: tuple[str, str], message: str) -> None:
+    """Errors of every section from the one reader; the five that changed when the readers merged say what they
+    said before (``was:``) — each now gives the type and value, the choices, or the bound it broke."""
+    text = BASE.replace(*change)
+    assert text != BASE
+    with pytest.raises(ConfigError) as info:
+        cfg.load(write(tmp_path, text))
+    assert str(info.value) == f"{tmp_path / 'veil.toml'}: {message.split(' (was: ')[0]}"
+
+
+def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
+    """A column name where a ``[[quasi_identifiers]]`` table belongs: the error shows it (was: ``got str``)."""
+    text = 'quasi_identifiers = ["zip"]\n' + BASE.split("[[quasi_identifiers]]")[0] + "[sensitive]" + \
+        BASE.split("[sensitive]")[1]
+    with pytest.raises(ConfigError) as info:
+        cfg.load(write(tmp_path, text))
+    assert str(info.value) == f"{tmp_path / 'veil.toml'}: [[quasi_identifiers]] #1 must be a table, got str 'zip'"

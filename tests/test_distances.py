@@ -43,7 +43,7 @@ def by_size(rows: list[tuple]) -> Counter:  # type: ignore[type-arg]
 def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
     conf = salaries(db, 0.2)
     with open_run(conf, local_cells=0) as (conf, wh):
-        ref = wh._reference(0)
+        ref = wh.threshold_tests.reference(0)
         stmt = q.node_statistics(wh.layout, (0,), 0, [("ordered", 0.2), ("ordered", 0.25), ("equal", 0.7)],
                                  reference=ref)
         rows = wh.session.rows(stmt, "test")
@@ -57,7 +57,8 @@ def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
         for node in ((1,), (None,)):  # one block, the whole table: at distance 0 (bounds, then exact statement)
             whole = wh.block_tests(node, "salary", [("ordered", 0.01), ("equal", 0.01)])
             assert whole is not None and whole.sizes.tolist() == [9] and whole.passed.tolist() == [[True, True]]
-            bounds = wh.session.rows(q.node_bounds(wh.layout, node, 0, [0.2], ref, wh._buckets[0]), "test")
+            bounds = wh.session.rows(q.node_bounds(wh.layout, node, 0, [0.2], ref, wh.threshold_tests.buckets[0]),
+                                     "test")
             assert [(int(r[0]), int(r[1]), int(r[2])) for r in bounds] == [(9, 1, 1)]
 
 
@@ -99,7 +100,7 @@ def test_the_bounds_never_decide_a_block_the_wrong_way(db: Db, seed: int) -> Non
             nc = wh.counts((0,))
             exact = TCloseness(t=0.2, distance="ordered", attribute="v").distances(nc)
             emd = {int(s): Fraction(float(d)) for s, d in zip(nc.sizes, exact)}
-            ref, bkt = wh._reference(0), wh._buckets[0]
+            ref, bkt = wh.threshold_tests.reference(0), wh.threshold_tests.buckets[0]
             cuts = sorted({float(d) for d in exact} | {0.0, 1.0})
             thresholds = cuts + [(a + b) / 2 for a, b in zip(cuts, cuts[1:])]
             decided = 0

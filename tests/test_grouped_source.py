@@ -34,7 +34,7 @@ def _run(db: Db, monkeypatch: pytest.MonkeyPatch, grouped: bool) -> dict[str, An
     with open_warehouse(conf) as wh:
         found = search_warehouse(wh, conf, ["incognito", "optimal"])
         nodes = [(a, b) for a in range(2) for b in range(3)]
-        return {"rows": wh.rows, "weight": wh._weight,
+        return {"rows": wh.rows, "weight": wh.source_scan.weight,
                 "domains": [(d.values.tolist(), d.total.tolist()) for d in wh.domains],
                 "sizes": {n: wh.sizes(n).sizes.tolist() for n in nodes},
                 "cells": {n: (wh.counts(n).keys.tolist(), wh.counts(n).rows) for n in nodes},

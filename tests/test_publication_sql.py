@@ -118,14 +118,14 @@ def statements() -> dict[str, object]:
 
 
 def spark_statements() -> dict[str, object]:
-    """Spark's publication (``veil.release.spark_publication``): version N's views switched one by one, each
+    """Spark's publication (``veil.release.autocommit``): version N's views switched one by one, each
     carrying its version and run; what a view carries read back; an expired version's views and tables dropped."""
     t = catalog.tables("veil")
     props = {"veil.version": "7", "veil.release_id": "6f1c2a7e-0000-4000-8000-000000000001"}
-    switched = sq.switched_views("published", "census", 7, props, ["Zip Code", "age", "condition", HOSTILE],
+    switched = pub.switched_views("published", "census", 7, props, ["Zip Code", "age", "condition", HOSTILE],
                                  ["Zip Code", "age"], ["condition"], t.releases, t.publications)
     return {**{f"switch_{view}": statement for view, statement in switched},
-            "show_properties": sq.show_properties("published", "census"),
+            "show_properties": pub.show_properties("published", "census"),
             "drop_version_view": drop_view("census_v1_blocks", "published"),
             "drop_version_table": drop_table("census_block_rows_v1", "published")}
 

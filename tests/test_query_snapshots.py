@@ -113,8 +113,7 @@ def release_statements() -> dict[str, object]:
     published = ["Zip Code", "age", "nationality", "condition"]
     return {
         "try_advisory_lock": q.try_advisory_lock(-1234567890123),
-        "fingerprint_duckdb": q.fingerprint(src, published, "duckdb"),
-        "fingerprint_postgresql": q.fingerprint(src, published, "postgresql"),
+        "fingerprint": q.fingerprint(src, published),  # the row hash compiled per dialect (``queries.source.RowHash``)
         "create_release_schema": q.CreateSchema("published"),
         "suppressed_table": sa.schema.CreateTable(q.suppressed_table(3)),
         "level0_labels": q.level0_labels(lay, 1),

@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 
 from veil import registry
-from veil.registry import BACKENDS, STRATEGIES, Registry
+from veil.registry import BACKENDS, MODELS, STRATEGIES, Registry
 
 
-@pytest.mark.parametrize("reg", [STRATEGIES, BACKENDS], ids=lambda r: r.kind)
+@pytest.mark.parametrize("reg", [STRATEGIES, BACKENDS, MODELS], ids=lambda r: r.kind)
 def test_what_the_source_declares_is_what_imports_register(reg: Registry) -> None:
     declared = reg.declared()
     assert declared and set(reg.load_all()) == set(declared)
@@ -35,3 +35,25 @@ def test_a_new_entry_is_one_decorator(tmp_path: Path, monkeypatch: pytest.Monkey
     assert list(things) == ["x"]
     registered = things.register("z")(len)
     assert registered is len and things.get("z") is len
+
+
+def test_a_model_type_is_written_once_on_its_registration() -> None:
+    """``MODELS`` sets each class's ``type`` to the name it registered; the module declaring it is the one imported."""
+    for name, cls in MODELS.load_all().items():
+        assert cls.type == name and MODELS.declared()[name][0] == cls.__module__
+
+
+def test_a_reloaded_module_registers_again_and_a_second_definition_is_refused() -> None:
+    things: Registry[object] = Registry("thing", "THINGS", "veil.plugins")
+
+    def make() -> type:
+        class Thing:  # the same module and qualified name each time: what importlib.reload produces
+            pass
+        return Thing
+
+    first, again = make(), make()
+    things.register("thing")(first)
+    things.register("thing")(again)          # a reload: the newer definition replaces the older
+    other = type("Other", (), {})
+    with pytest.raises(ValueError, match="thing 'thing' is registered twice"):
+        things.register("thing")(other)

@@ -17,7 +17,7 @@ import pytest
 
 from veil import config as cfg
 from veil import search
-from veil.risk.subject import prepared_warehouse
+from veil.adversary.subject import prepared_warehouse
 from veil.backends import open_backend
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -121,7 +121,7 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
         counts = wh.counts((2, 2, 1))
         utility = attribute_utility(counts, spec.evaluate(counts, wh.rows).failing, wh.hierarchies,
                                     leaf_totals(wh.counts((0, 0, 0))))
-        plain = metrics_for(wh, replace(conf, data={k: v for k, v in conf.data.items() if k != "workload"}))
+        plain = metrics_for(wh, replace(conf, workload=(), data={k: v for k, v in conf.data.items() if k != "workload"}))
         assert "workload" not in plain and list(plain) == [m for m in cfg.METRICS if m != "workload"]
         assert "workload" not in metrics_for(wh)
     assert optimal["discernibility"].node == (1, 2, 1)
@@ -220,7 +220,7 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
 
 
 def test_page_escapes_hostile_names() -> None:
-    from veil.risk.attacks import audit_counts
+    from veil.adversary.attacks import audit_counts
     from veil.auditsettings import AuditSettings
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report import content
@@ -242,7 +242,7 @@ def test_numbers_read_as_numbers() -> None:
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report.content import distributions, size_bins
     from veil.report.formatting import human, plain_text
-    from veil.risk.attacks import audit_counts
+    from veil.adversary.attacks import audit_counts
     from veil.auditsettings import AuditSettings
 
     assert human(100719234.0) == "100,719,234" and human(8.48502e6) == "8,485,020" and human(2.8284271) == "2.828"

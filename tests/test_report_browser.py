@@ -236,7 +236,7 @@ def test_census_report_reads_at_scale(browser: object, census: Path, tmp_path: P
 
 def test_a_lattice_of_eleven_thousand_nodes_reads(browser: object, tmp_path: Path) -> None:
     from veil.counts import NodeCounts, SensitiveDomain
-    from veil.risk.attacks import audit_counts
+    from veil.adversary.attacks import audit_counts
     from veil.auditsettings import AuditSettings
 
     heights = (4, 3, 3, 2, 2, 3, 3)                    # 5·4·4·3·3·4·4 = 11,520 nodes, every one evaluated

@@ -233,7 +233,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db
     def streamed(run, ledger, node, version, counts, suppressed):
         cand, counted, start = job._candidate(run, ledger, node, version, counts, suppressed,
                                               job._count_cells(run, node))
-        return job._settle(run, ledger, cand, counted, start, start)
+        return job._settle(run, ledger, cand, counted, start, start, True)
 
     monkeypatch.setattr(first, "record", spied)
     for p in (path, streamed_path):

@@ -79,7 +79,7 @@ def test_release_history_loads_no_release_job(tmp_path: Path) -> None:
     doc = json.loads(res.stdout[res.stdout.index('{"status"'):])
     assert doc["status"] == "ok" and doc["releases"] == []
     loaded = sorted(m for m in modules if m.startswith(("veil.release.job", "veil.run", "veil.search", "veil.metrics",
-                                                         "veil.warehouse", "veil.report", "veil.risk.attacks",
+                                                         "veil.warehouse", "veil.report", "veil.adversary.attacks",
                                                          "veil.api")))
     assert loaded == []
     assert not heavy(modules) & {"alembic", "rich", "pandas", "altair", "vl_convert", "pyspark"}

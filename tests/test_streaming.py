@@ -291,7 +291,7 @@ def test_hubs_are_read_by_the_nodes_above_them(db: Db) -> None:
         expected = {node: (blocks_of([plain.counts(node)]), plain.sizes(node).blocks.tolist()) for node in nodes}
         tests = {node: _tested(plain, node) for node in nodes}
     with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=0.0, hub_ratio=1.0) as (conf, wh):
-        blocks, cells = wh._block_rollups(), wh._cell_rollups
+        blocks, cells = wh.base.block_rollups(), wh.base.cell_rollups
         # codes per level: age 53, 7, 4, 2, 1; sex 2, 1; region 4, 2, 1; score 5 values; 362 base cells.  From
         # (3, 1, 2) (bound 2) each step lowers the level multiplying the bound least, ties to the first QI:
         # age (2, 1, 2) 4, age (1, 1, 2) 7, sex (1, 0, 2) 14, region (1, 0, 1) 28, region (1, 0, 0) 56; age to 0
@@ -348,10 +348,10 @@ def test_hubs_are_sized_by_the_backend_unless_the_run_says(db: Db) -> None:
     table = people(db, n=400)
     conf = config(db, table, K + ENTROPY, 0.0)
     with open_run(conf, local_cells=0) as (_, wh):
-        ratios = {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())}
+        ratios = {r.hub_ratio for r in (wh.base.cell_rollups, wh.base.block_rollups())}
         assert ratios == {{"duckdb": 0.1, "postgres": 0.01}[db.kind]}
     with open_run(conf, local_cells=0, hub_ratio=0.5) as (_, wh):
-        assert {r.hub_ratio for r in (wh._cell_rollups, wh._block_rollups())} == {0.5}
+        assert {r.hub_ratio for r in (wh.base.cell_rollups, wh.base.block_rollups())} == {0.5}
 
 
 def test_sessions_are_set_up_for_counting(db: Db, tmp_path) -> None:  # type: ignore[no-untyped-def]

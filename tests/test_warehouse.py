@@ -105,7 +105,7 @@ def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inp
         assert wh.rollups == ()
         with pytest.raises(BackendError):
             wh.session.rows(sa.select(sa.func.count()).select_from(sa.table(q.BASE)), "reading the dropped base")
-        wh._cache.clear()  # the node's counts must come from the warehouse again, not from Python
+        wh.node_counter.cache.clear()  # the node's counts must come from the warehouse again, not from Python
         assert counts_document(wh, wh.counts((1, 1, 0))) == before
         assert len(wh.rollups) >= 1
 

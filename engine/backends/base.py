@@ -39,19 +39,17 @@ class Backend:
     """A database Veil runs on.  Subclasses set the flags and override the few differing operations."""
 
     name: ClassVar[str] = "database"
-    temp_schema: ClassVar[str] = ""
     advisory_locks: ClassVar[bool] = False    # pg_try_advisory_lock; else the database file's own lock
     grants: ClassVar[bool] = False            # GRANT SELECT to roles
     default_schema: ClassVar[str] = ""
-    fingerprint_style: ClassVar[str] = ""     # which row hash queries.fingerprint uses
-    transactions: ClassVar[bool] = True       # multi-statement transactions (commit/rollback undo work)
-    temp_tables: ClassVar[bool] = True        # session TEMPORARY tables (else working tables are session views)
-    information_schema: ClassVar[bool] = True  # information_schema.columns/tables (else the session's catalog)
+    # How a release is published: the name of a protocol of ``veil.release.publication.PUBLICATIONS`` —
+    # "transactional" (one transaction per release, docs/publication.md) or "autocommit" (every statement commits
+    # on its own: a table per version, verified, then the views switched, docs/spark.md)
+    publication: ClassVar[str] = "transactional"
     lock_timeout: ClassVar[bool] = False      # set_config('lock_timeout'): give up waiting for a lock (release)
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
     row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
     migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
-    lock_tables: ClassVar[bool] = False       # one run per release name by a lock table in the catalog schema
     tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
@@ -66,7 +64,7 @@ class Backend:
     batch_sizes: ClassVar[bool] = False       # a statement's fixed cost outweighs a pass over the data: a search's
     #                                           likely next nodes are counted together (``Warehouse.prefetch_sizes``)
     group_source: ClassVar[bool] = False      # the source grouped once, in parallel, before the two scans read it
-    #                                           (``Warehouse._group_source``: GROUPING SETS and joins with temporary
+    #                                           (``SourceScan.group``: GROUPING SETS and joins with temporary
     #                                           tables run in one process)
     create_missing: bool = False              # an embedded database file may be created (``veil seed``)
 
@@ -180,6 +178,13 @@ class Session:
 
     def drop_scratch(self) -> None:
         """The session is ending: drop where ``scratch`` put working tables (nothing here)."""
+
+    def discard(self, tables: Sequence[str], what: str) -> None:
+        """Working tables read for the last time: dropped now, and what they held freed by the database
+        (``settle``) before Python works on what was read from them."""
+        for table in tables:
+            self.execute(q.drop_table(table), what)
+        self.settle()
 
     def begin_snapshot(self) -> None:
         """Start a transaction in which every read sees one snapshot of the database."""

@@ -43,7 +43,6 @@ _VEIL = re.compile(r"(?:^|[\s/])veil(?:\.cli)?(?:\s|$)")  # `veil ...`, `.venv/b
 @BACKENDS.register("duckdb")
 class DuckDBBackend(Backend):
     name: ClassVar[str] = "DuckDB"
-    temp_schema: ClassVar[str] = "temp"
     advisory_locks: ClassVar[bool] = False
     grants: ClassVar[bool] = False
     # A version's rows are appended together, so the zonemaps of their row groups find them as fast as an ART
@@ -51,7 +50,6 @@ class DuckDBBackend(Backend):
     # ledger's index on open cells 0.85 s of a first version's (migrations/versions/0005_ledger_index.py).
     version_indexes: ClassVar[bool] = False
     default_schema: ClassVar[str] = "main"
-    fingerprint_style: ClassVar[str] = "duckdb"
     view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
     tiny_integers: ClassVar[bool] = True
     block_tests: ClassVar[bool] = True

@@ -64,11 +64,9 @@ def owner_of(schema: str) -> tuple[int, int] | None:
 @BACKENDS.register("postgresql", "postgres")
 class PostgresBackend(Backend):
     name: ClassVar[str] = "PostgreSQL"
-    temp_schema: ClassVar[str] = "pg_temp"
     advisory_locks: ClassVar[bool] = True
     grants: ClassVar[bool] = True
     default_schema: ClassVar[str] = "public"
-    fingerprint_style: ClassVar[str] = "postgresql"
     lock_timeout: ClassVar[bool] = True
     block_tests: ClassVar[bool] = True
     analyze: ClassVar[bool] = True

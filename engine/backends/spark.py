@@ -4,17 +4,20 @@ their named parameters (``spark.sql(text, args=...)``), results fetched as Arrow
 Needs the optional extra (``pip install 'veil[spark]'``).  What differs from DuckDB and PostgreSQL is
 declared as capability flags:
 
-- ``transactions = False``: Spark commits every statement on its own; ``commit``/``rollback`` do nothing.
-- ``temp_tables = False``: working tables are temporary views of this run's own Spark Connect session
+- ``publication = "autocommit"``: Spark commits every statement on its own (``commit``/``rollback`` do nothing),
+  so a release publishes by ``veil.release.autocommit``: a table per version, verified, the views switched last, one
+  run per release name by a lock table in the catalog schema (docs/spark.md).
+- working tables are temporary views of this run's own Spark Connect session
   (``CACHE TABLE <name> AS <select>``: computed once, kept columnar on the executors) under names and plans of
   the run's own (``sq.run_dialect``, ``sq.run_owned``: another run ending frees none of them), dropped — and their
   cached rows freed — when the run ends, also on an error, Ctrl-C or SIGTERM.  Nothing is written to the
   catalog or the warehouse directory.  A run killed outright (SIGKILL) leaves no table or view either: its
   session's views vanish when the server expires the idle session; its cached blocks stay on the executors
-  (evicted under memory pressure to local disk) until the Connect server restarts.
-- ``information_schema = False``: the source's columns come from the Spark catalog (``listColumns``).
-- ``advisory_locks = False``, ``grants = False``; ``lock_tables = True``: one release per name at a time by a
-  lock table in the catalog schema (``veil.release.spark_publication``).
+  (evicted under memory pressure to local disk) until the Connect server restarts.  (``discard`` leaves them
+  to the end of the run.)
+- the source's columns come from the Spark catalog (``listColumns``), not ``information_schema``
+  (``SparkSQLSession.source_columns``).
+- ``advisory_locks = False``, ``grants = False``.
 - ``row_updates = False``: Spark's built-in tables have no ``UPDATE``/``DELETE``; the catalog tables whose rows
   change are append-only logs behind views (``veil.queries.spark.LOGGED``), and this session turns an
   ``INSERT``/``UPDATE`` of one into one append to its log.
@@ -72,20 +75,15 @@ class SparkBackend(Backend):
     """A Spark cluster behind a Spark Connect server; the source is any table its catalog sees."""
 
     name: ClassVar[str] = "Spark"
-    temp_schema: ClassVar[str] = ""
     advisory_locks: ClassVar[bool] = False
     grants: ClassVar[bool] = False
     default_schema: ClassVar[str] = "default"
-    fingerprint_style: ClassVar[str] = "spark"
-    transactions: ClassVar[bool] = False
-    temp_tables: ClassVar[bool] = False
+    publication: ClassVar[str] = "autocommit"  # no multi-statement transactions (``veil.release.autocommit``)
     batch_sizes: ClassVar[bool] = True  # ~1 s a job whatever the rows: a search's next nodes go in one job
     local_cells: ClassVar[int] = 1 << 21  # and searching 2M cells in memory costs less than a few jobs
     tiny_integers: ClassVar[bool] = True
-    information_schema: ClassVar[bool] = False
     row_updates: ClassVar[bool] = False
     migrations: ClassVar[bool] = False
-    lock_tables: ClassVar[bool] = True
 
     @classmethod
     def open(cls, url: str) -> Backend:
@@ -316,6 +314,10 @@ class SparkSQLSession(Session):
 
     def _recover(self) -> None:
         pass
+
+    def discard(self, tables: Sequence[str], what: str) -> None:
+        """Nothing now: a run's working views are dropped, and their cached rows freed, when its session ends
+        (``close``)."""
 
     def ensure_transaction(self) -> None:
         pass

@@ -1,7 +1,9 @@
 """Privacy models: pure numpy checkers of one node's sparse counts (docs/models.md).
 
-Each model's module is imported on first use (``veil.models.KAnonymity``, or building it from a config with
-``build``), so a run loads only the checkers its config names.
+Each model registers itself where it is defined (``@MODELS.register("k-anonymity")``, ``veil.registry``): the
+registry lists the types without importing them, and each model's module is imported on first use
+(``veil.models.KAnonymity``, or building it from a config with ``build``), so a run loads only the checkers its
+config names.
 """
 
 from importlib import import_module
@@ -9,6 +11,7 @@ from typing import Any
 
 from veil.models.base import Model, Needs, Properties, Verdict
 from veil.models.registry import FACTORIES, build
+from veil.registry import MODELS
 
 _LAZY = {
     "NTCloseness": "closeness", "TCloseness": "closeness",
@@ -22,7 +25,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "FACTORIES", "Model", "Needs", "Properties", "Verdict", "build",
+    "FACTORIES", "MODELS", "Model", "Needs", "Properties", "Verdict", "build",
     "KAnonymity", "DistinctLDiversity", "FrequencyLDiversity", "EntropyLDiversity", "RecursiveCLDiversity",
     "PdRecursiveCLDiversity", "NpdRecursiveCLDiversity", "MultiAttributeLDiversity", "TCloseness", "NTCloseness",
     "Taxonomy", "dense_equal", "dense_ordered", "EMAnonymity", "DeltaLDiversity", "EpsilonPrivacy", "posteriors",

@@ -35,11 +35,12 @@ from __future__ import annotations
 import enum
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import ClassVar, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
 from veil.counts import NodeCounts, SensitiveDomain
+from veil.models.params import Params
 
 
 class Needs(enum.Enum):
@@ -97,9 +98,29 @@ class Verdict:
         return int((~self.passed).sum())
 
 
+@dataclass(frozen=True)
+class Reference:
+    """What the config reference (``docs/gen_reference.py``) says of a model type beyond its parameters: the
+    ``achieved`` level as ``check`` and the catalog report it (Markdown), and a ``sample`` ``[[models]]`` table
+    (without ``type``) setting every parameter, in a config whose sensitive columns are ``s`` (text: ``flu``,
+    ``cancer``...) and ``n`` (numeric) — parsed so that the page lists every parameter the model reads."""
+
+    achieved: str
+    sample: Mapping[str, Any]
+
+
 @runtime_checkable
 class Model(Protocol):
+    """A privacy model.  Each model class registers itself (``@MODELS.register("k-anonymity")``, ``veil.registry``),
+    which sets its ``type``; ``from_params`` builds it from its ``[[models]]`` table (``veil.models.build``)."""
+
     type: ClassVar[str]
+    reference: ClassVar[Reference]
+
+    @classmethod
+    def from_params(cls, p: Params) -> Model:
+        """The model of its ``[[models]]`` table, each parameter read through ``p`` (``build`` then rejects the
+        keys no parameter read)."""
 
     @property
     def attribute(self) -> str | None:

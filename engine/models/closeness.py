@@ -34,13 +34,15 @@ import numpy as np
 
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
 from veil.errors import ConfigError, HierarchyError
-from veil.hierarchy import CsvSpec, Hierarchy, HierarchySpec, ValueKind, build
+from veil.hierarchy import CsvSpec, Hierarchy, HierarchySpec, RowsSpec, TableSpec, ValueKind, build
 from veil.models import emd as emds
-from veil.models.base import Needs, Properties, Reduction, Statistic, Verdict
+from veil.models.base import Needs, Properties, Reduction, Reference, Statistic, Verdict
 from veil.models import common
 from veil.models.common import achieved, domain_of, fail, fmt, number, require_numeric, whole
 from veil.models.emd import Taxonomy
 from veil.models.exact import Rule, decide
+from veil.models.params import Params
+from veil.registry import MODELS
 
 DISTANCES = ("equal", "ordered", "hierarchical")
 
@@ -118,9 +120,37 @@ def distances_to(emd: Distance, bc: BlockCounts, refs: BlockCounts, ref_of: np.n
     return ok, d
 
 
+def hierarchy_param(p: Params) -> tuple[str | HierarchySpec | None, str]:
+    """A closeness model's ``hierarchy`` parameter and its delimiter: ``{ csv = "disease.csv" }`` (a path),
+    ``{ table = "dims.diseases", columns = [...] }`` (read by the run through its session, see
+    ``veil.hierarchies.resolve``), or rows the Python API made of a DataFrame."""
+    if not p.has("hierarchy"):
+        return None, ";"
+    raw = p.raw("hierarchy")
+    if isinstance(raw, RowsSpec):
+        return raw, ";"
+    if isinstance(raw, Mapping) and "table" in raw:
+        columns = raw.get("columns")
+        if not isinstance(raw["table"], str) or not raw["table"] or set(raw) - {"table", "columns"} or not (
+                columns is None or (isinstance(columns, (list, tuple)) and len(columns) >= 2
+                                    and all(isinstance(c, str) and c for c in columns))):
+            raise p.error("hierarchy", 'must be a table like hierarchy = { table = "dims.diseases" } (optionally with '
+                                       f'columns = ["value", "level1", ...] naming at least two columns), got {raw!r}')
+        return TableSpec(raw["table"], tuple(columns) if columns is not None else None), ";"
+    shape = ('must be a table like hierarchy = { csv = "disease.csv" } (optionally with delimiter = ";") or '
+             'hierarchy = { table = "dims.diseases" }')
+    if not isinstance(raw, Mapping) or not isinstance(raw.get("csv"), str) or set(raw) - {"csv", "delimiter"}:
+        raise p.error("hierarchy", f"{shape}, got {raw!r}")
+    delimiter = raw.get("delimiter", ";")
+    if not isinstance(delimiter, str) or len(delimiter) != 1:
+        raise p.error("hierarchy", f"delimiter must be one character, got {delimiter!r}")
+    return str(p.path(raw["csv"])), delimiter
+
+
 # --- t-closeness ----------------------------------------------------------------------------------------------
 
 
+@MODELS.register("t-closeness")
 @dataclass(frozen=True)
 class TCloseness:
     """t-closeness (Li, Li & Venkatasubramanian, ICDE 2007, Def. 2; docs/models.md §2.5, §3): every block has
@@ -136,7 +166,11 @@ class TCloseness:
     ([False, True, True], 0.375)
     """
 
-    type: ClassVar[str] = "t-closeness"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved=("`max EMD`; `hierarchy` (`{ csv = ... }` or `{ table = ..., columns = [...] }`) for the hierarchical "
+                  "distance"),
+        sample={"t": 0.2, "distance": "hierarchical", "hierarchy": {"csv": "s.csv", "delimiter": ";"}, "attribute": "s"})
     t: float
     distance: str
     attribute: str
@@ -144,6 +178,15 @@ class TCloseness:
     delimiter: str = ";"
     where: str = "t-closeness"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_params(cls, p: Params) -> TCloseness:
+        """The model of a ``[[models]]`` table."""
+        t = p.number("t", minimum=0, maximum=1)
+        distance = p.text("distance", choices=DISTANCES)
+        hierarchy, delimiter = hierarchy_param(p)
+        return cls(t=t, distance=distance, attribute=p.attribute(), hierarchy=hierarchy, delimiter=delimiter,
+                   where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "t", self.t, minimum=0, maximum=1)
@@ -204,6 +247,7 @@ class _LazyVerdict(Verdict):
         return f"Verdict(passed={self.passed!r}, achieved={self.achieved!r})"
 
 
+@MODELS.register("nt-closeness")
 @dataclass(frozen=True)
 class NTCloseness:
     """(n,t)-closeness (Li, Li & Venkatasubramanian, "Closeness: A New Privacy Measure for Data Publishing",
@@ -236,7 +280,10 @@ class NTCloseness:
     ([False, False, True], 0.5, [0.5, 0.5, 0.0])
     """
 
-    type: ClassVar[str] = "nt-closeness"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="smallest t; `hierarchy` as for t-closeness",
+        sample={"n": 5, "t": 0.2, "distance": "equal", "attribute": "s"})
     n: int
     t: float
     distance: str
@@ -245,6 +292,16 @@ class NTCloseness:
     delimiter: str = ";"
     where: str = "nt-closeness"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_params(cls, p: Params) -> NTCloseness:
+        """The model of a ``[[models]]`` table."""
+        n = p.integer("n", minimum=1)
+        t = p.number("t", minimum=0, maximum=1)
+        distance = p.text("distance", choices=DISTANCES)
+        hierarchy, delimiter = hierarchy_param(p)
+        return cls(n=n, t=t, distance=distance, attribute=p.attribute(), hierarchy=hierarchy, delimiter=delimiter,
+                   where=p.where)
 
     def __post_init__(self) -> None:
         whole(self.where, "n", self.n, 1)

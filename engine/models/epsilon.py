@@ -55,15 +55,28 @@ import numpy as np
 
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reference, Verdict
 from veil.models.common import achieved, domain_of, fail, fmt, judge, match_values, number, whole
 from veil.models.exact import Rule, rational
+from veil.models.params import Params
+from veil.registry import MODELS
 
 ADVERSARIES = ("I", "II", "III", "IV")
 SHAPES = ("uniform", "table")
 NEVER = 2**62  # class IV's smallest passing block: none passes
 
 
+def _prior(p: Params) -> tuple[tuple[str, float], ...] | str:
+    """The ``prior`` parameter: a table of value = σ(s), or one of ``SHAPES``."""
+    raw: Any = p.raw("prior")
+    if isinstance(raw, str) and raw in SHAPES:
+        return raw
+    if isinstance(raw, Mapping) and not isinstance(raw, str):
+        return tuple((str(k), v) for k, v in raw.items())
+    raise p.error("prior", f"must be a table of value = σ(s), 'uniform' or 'table', got {raw!r}")
+
+
+@MODELS.register("epsilon-privacy")
 @dataclass(frozen=True)
 class EpsilonPrivacy:
     """ε-privacy against adversary class I, II, III or IV (see the module docstring).
@@ -83,7 +96,12 @@ class EpsilonPrivacy:
     ([True], 6.0)
     """
 
-    type: ClassVar[str] = "epsilon-privacy"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved=("smallest ε (class IV: null, never passes); `prior`: a table of value → σ(s), `\"uniform\"` or "
+                  "`\"table\"`"),
+        sample={"epsilon": 2, "adversary": "I", "prior": {"flu": 500, "cancer": 500}, "stubbornness": 1000,
+                "known_rows": 0, "attribute": "s"})
     epsilon: float
     adversary: str
     attribute: str
@@ -92,6 +110,17 @@ class EpsilonPrivacy:
     known_rows: int = 0
     where: str = "epsilon-privacy"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_params(cls, p: Params) -> EpsilonPrivacy:
+        """The model of a ``[[models]]`` table."""
+        epsilon = p.number("epsilon", above=1)
+        adversary = p.text("adversary", choices=ADVERSARIES)
+        prior = _prior(p) if p.has("prior") else None
+        stubbornness = p.number("stubbornness", minimum=1) if p.has("stubbornness") else None
+        known = p.integer("known_rows", default=0, minimum=0)
+        return cls(epsilon=epsilon, adversary=adversary, attribute=p.attribute(), prior=prior,
+                   stubbornness=stubbornness, known_rows=known, where=p.where)
 
     def __post_init__(self) -> None:
         w = self.where

@@ -19,14 +19,25 @@ import numpy as np
 
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reference, Verdict
+from veil.models.params import Params
+from veil.registry import MODELS
 
 
+@MODELS.register("k-anonymity")
 @dataclass(frozen=True)
 class KAnonymity:
-    type: ClassVar[str] = "k-anonymity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`min n(E)`",
+        sample={"k": 2})
     k: int
     where: str = "k-anonymity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> KAnonymity:
+        """The model of a ``[[models]]`` table."""
+        return cls(k=p.integer("k"), where=p.where)
 
     def __post_init__(self) -> None:
         if isinstance(self.k, bool) or not isinstance(self.k, int) or self.k < 1:

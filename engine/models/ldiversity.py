@@ -38,10 +38,12 @@ import numpy as np
 
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain, segment_reduce
 from veil.errors import ConfigError
-from veil.models.base import Needs, Properties, Reduction, Statistic, Verdict
+from veil.models.base import Needs, Properties, Reduction, Reference, Statistic, Verdict
 from veil.models.common import (achieved, domain_of, fail, fmt, judge, match_values, number, per_chunk,
                                   top_parts, whole)
 from veil.models.exact import Exact, Rule, log_sign, rational
+from veil.models.params import Params
+from veil.registry import MODELS
 
 INF = math.inf
 
@@ -225,6 +227,7 @@ def _verdict(passed: np.ndarray, levels: np.ndarray, kind: str) -> Verdict:
 # --- single-attribute models ------------------------------------------------------------------------------
 
 
+@MODELS.register("distinct-l-diversity")
 @dataclass(frozen=True)
 class DistinctLDiversity:
     """Distinct l-diversity (docs/models.md §2.2): every block has ``m >= l`` distinct sensitive values;
@@ -238,10 +241,18 @@ class DistinctLDiversity:
     ([True, False], 1.0)
     """
 
-    type: ClassVar[str] = "distinct-l-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`min m`",
+        sample={"l": 2, "attribute": "s"})
     l: int
     attribute: str
     where: str = "distinct-l-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> DistinctLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(l=p.integer("l", minimum=1), attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         _check_l(self.where, self.l, integral=True)
@@ -270,6 +281,7 @@ class DistinctLDiversity:
         return f"distinct l-diversity (l={self.l}) on {self.attribute}"
 
 
+@MODELS.register("frequency-l-diversity")
 @dataclass(frozen=True)
 class FrequencyLDiversity:
     """Frequency (probabilistic) l-diversity (docs/models.md §2.2): ``r1/n(E) <= 1/l``; achieved
@@ -283,10 +295,18 @@ class FrequencyLDiversity:
     ([True, False], 1.3333)
     """
 
-    type: ClassVar[str] = "frequency-l-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`min n(E)/r1`",
+        sample={"l": 2, "attribute": "s"})
     l: float
     attribute: str
     where: str = "frequency-l-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> FrequencyLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(l=p.number("l", minimum=1), attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         _check_l(self.where, self.l, integral=False)
@@ -314,6 +334,7 @@ class FrequencyLDiversity:
         return f"frequency l-diversity (l={fmt(self.l)}) on {self.attribute}"
 
 
+@MODELS.register("entropy-l-diversity")
 @dataclass(frozen=True)
 class EntropyLDiversity:
     """Entropy l-diversity (docs/models.md §2.2; Machanavajjhala et al. Def. 4.1): ``-sum p ln p >= ln l``;
@@ -330,10 +351,18 @@ class EntropyLDiversity:
     ([True, False], 1.7548)
     """
 
-    type: ClassVar[str] = "entropy-l-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`exp(min entropy)`",
+        sample={"l": 2, "attribute": "s"})
     l: float
     attribute: str
     where: str = "entropy-l-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> EntropyLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(l=p.number("l", minimum=1), attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         _check_l(self.where, self.l, integral=False)
@@ -363,6 +392,7 @@ class EntropyLDiversity:
         return f"entropy l-diversity (l={fmt(self.l)}) on {self.attribute}"
 
 
+@MODELS.register("recursive-cl-diversity")
 @dataclass(frozen=True)
 class RecursiveCLDiversity:
     """Recursive (c,l)-diversity (docs/models.md §2.2; Machanavajjhala et al. Def. 4.2): ``r1 < c·(rl + ... +
@@ -379,11 +409,19 @@ class RecursiveCLDiversity:
     [False]
     """
 
-    type: ClassVar[str] = "recursive-cl-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="smallest c: `max r1/(rl+…+rm)`",
+        sample={"c": 3, "l": 2, "attribute": "s"})
     c: float
     l: int
     attribute: str
     where: str = "recursive-cl-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> RecursiveCLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(c=p.number("c", above=0), l=p.integer("l", minimum=1), attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "c", self.c, above=0)
@@ -414,6 +452,7 @@ class RecursiveCLDiversity:
         return f"recursive (c,l)-diversity (c={fmt(self.c)}, l={self.l}) on {self.attribute}"
 
 
+@MODELS.register("pd-recursive-cl-diversity")
 @dataclass(frozen=True)
 class PdRecursiveCLDiversity:
     """Positive-disclosure recursive (c,l)-diversity (docs/models.md §2.3; Machanavajjhala et al. Def. 4.3)
@@ -429,12 +468,21 @@ class PdRecursiveCLDiversity:
     ([True], 0.1818)
     """
 
-    type: ClassVar[str] = "pd-recursive-cl-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="smallest c; `allowed` is Y",
+        sample={"c": 3, "l": 2, "allowed": ["flu"], "attribute": "s"})
     c: float
     l: int
     allowed: tuple[str, ...]
     attribute: str
     where: str = "pd-recursive-cl-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> PdRecursiveCLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(c=p.number("c", above=0), l=p.integer("l", minimum=1), allowed=p.strings("allowed"),
+                   attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "c", self.c, above=0)
@@ -466,6 +514,7 @@ class PdRecursiveCLDiversity:
                 f"on {self.attribute}")
 
 
+@MODELS.register("npd-recursive-cl-diversity")
 @dataclass(frozen=True)
 class NpdRecursiveCLDiversity:
     """Negative/positive-disclosure recursive (c1,c2,l)-diversity (docs/models.md §2.3; Machanavajjhala et al.
@@ -482,7 +531,10 @@ class NpdRecursiveCLDiversity:
     [False, True]
     """
 
-    type: ClassVar[str] = "npd-recursive-cl-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved=("smallest c1 (null if a W-share fails); `c2` in percent, `allowed` is Y, `protected` is W"),
+        sample={"c1": 3, "c2": 10, "l": 2, "allowed": ["flu"], "protected": ["cancer"], "attribute": "s"})
     c1: float
     c2: float
     l: int
@@ -490,6 +542,13 @@ class NpdRecursiveCLDiversity:
     protected: tuple[str, ...]
     attribute: str
     where: str = "npd-recursive-cl-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> NpdRecursiveCLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(c1=p.number("c1", above=0), c2=p.number("c2", minimum=0, maximum=100), l=p.integer("l", minimum=1),
+                   allowed=p.strings("allowed", default=()), protected=p.strings("protected"), attribute=p.attribute(),
+                   where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "c1", self.c1, above=0)
@@ -535,6 +594,7 @@ class NpdRecursiveCLDiversity:
 INSTANTIATIONS = ("distinct", "frequency", "entropy", "recursive")
 
 
+@MODELS.register("multi-attribute-l-diversity")
 @dataclass(frozen=True)
 class MultiAttributeLDiversity:
     """Multi-attribute l-diversity (docs/models.md §2.4; Machanavajjhala et al. Def. 4.5): for every sensitive
@@ -557,11 +617,22 @@ class MultiAttributeLDiversity:
     1.0
     """
 
-    type: ClassVar[str] = "multi-attribute-l-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="over all sub-blocks; `c` for the recursive instantiation",
+        sample={"instantiation": "recursive", "l": 2, "c": 3})
     instantiation: str
     l: float
     c: float | None = None
     where: str = "multi-attribute-l-diversity"
+
+    @classmethod
+    def from_params(cls, p: Params) -> MultiAttributeLDiversity:
+        """The model of a ``[[models]]`` table."""
+        inst = p.text("instantiation", choices=INSTANTIATIONS)
+        l: float = p.integer("l", minimum=1) if inst in ("distinct", "recursive") else p.number("l", minimum=1)
+        c = p.number("c", above=0) if p.has("c") else None
+        return cls(instantiation=inst, l=l, c=c, where=p.where)
 
     def __post_init__(self) -> None:
         if self.instantiation not in INSTANTIATIONS:

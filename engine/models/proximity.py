@@ -43,9 +43,11 @@ import numpy as np
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain
 from veil.errors import SourceError
 from veil.hierarchy import exact_number
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reference, Verdict
 from veil.models.common import achieved, domain_of, fail, fmt, judge, number, require_numeric
 from veil.models.exact import Rule, rational
+from veil.models.params import Params
+from veil.registry import MODELS
 
 MODES = ("absolute", "relative")
 
@@ -182,6 +184,7 @@ class _Windows:
         return Verdict(passed, achieved(lv, "min"))
 
 
+@MODELS.register("em-anonymity")
 @dataclass(frozen=True)
 class EMAnonymity(_Windows):
     """(ε,m)-anonymity (docs/models.md §2.6): for every row t of E, ``x(t)/n(E) <= 1/m`` where x(t) counts
@@ -196,13 +199,22 @@ class EMAnonymity(_Windows):
     1.5
     """
 
-    type: ClassVar[str] = "em-anonymity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`min n(E)/max x(t)` (numeric)",
+        sample={"epsilon": 100, "m": 2, "mode": "absolute", "attribute": "n"})
     epsilon: float
     m: float
     attribute: str
     mode: str = "absolute"
     where: str = "em-anonymity"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_params(cls, p: Params) -> EMAnonymity:
+        """The model of a ``[[models]]`` table."""
+        return cls(epsilon=p.number("epsilon", minimum=0), m=p.number("m", minimum=1),
+                   mode=p.text("mode", default="absolute", choices=MODES), attribute=p.attribute(), where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "epsilon", self.epsilon, minimum=0)
@@ -231,6 +243,7 @@ class EMAnonymity(_Windows):
         return f"(ε,m)-anonymity (ε={fmt(self.epsilon)} {self.mode}, m={fmt(self.m)}) on {self.attribute}"
 
 
+@MODELS.register("delta-l-diversity")
 @dataclass(frozen=True)
 class DeltaLDiversity(_Windows):
     """(δ,l)-diversity (docs/models.md §2.6): for every value v in E, ``n_δ(v) <= n(E)/l`` where ``n_δ(v)``
@@ -245,12 +258,21 @@ class DeltaLDiversity(_Windows):
     1.0
     """
 
-    type: ClassVar[str] = "delta-l-diversity"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="`min n(E)/max n_δ(v)` (numeric)",
+        sample={"delta": 100, "l": 2, "attribute": "n"})
     delta: float
     l: float
     attribute: str
     where: str = "delta-l-diversity"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    @classmethod
+    def from_params(cls, p: Params) -> DeltaLDiversity:
+        """The model of a ``[[models]]`` table."""
+        return cls(delta=p.number("delta", minimum=0), l=p.number("l", minimum=1), attribute=p.attribute(),
+                   where=p.where)
 
     def __post_init__(self) -> None:
         number(self.where, "delta", self.delta, minimum=0)

@@ -45,13 +45,16 @@ import numpy as np
 
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError
-from veil.models.base import Needs, Properties, Verdict
+from veil.models.base import Needs, Properties, Reference, Verdict
+from veil.models.params import Params
 from veil.reidentification.classes import ClassSizes
 from veil.reidentification.prosecutor import average_risk, classes_to_suppress
-from veil.reidentification.uniqueness import MODELS, dankar
+from veil.reidentification.uniqueness import MODELS as ESTIMATORS
+from veil.reidentification.uniqueness import dankar
 from veil.reidentification.pitman import pitman
 from veil.reidentification.snb import snb
 from veil.reidentification.zayatz import zayatz
+from veil.registry import MODELS
 
 TABLE_LEVEL = ("table-level: a block's verdict reads the whole node's class sizes (the smallest classes fail "
                "first), so it is evaluated on the whole node (needs = SUPERSETS)")
@@ -65,11 +68,20 @@ def _smallest_fail(sizes: np.ndarray, m: int) -> np.ndarray:
     return passed
 
 
+@MODELS.register("average-risk")
 @dataclass(frozen=True)
 class AverageRisk:
-    type: ClassVar[str] = "average-risk"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved="average prosecutor risk `u/n` (docs/reidentification.md)",
+        sample={"threshold": 0.05})
     threshold: float
     where: str = "average-risk"
+
+    @classmethod
+    def from_params(cls, p: Params) -> AverageRisk:
+        """The model of a ``[[models]]`` table."""
+        return cls(threshold=p.number("threshold", above=0, maximum=1), where=p.where)
 
     def __post_init__(self) -> None:
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) or \
@@ -106,21 +118,36 @@ class AverageRisk:
         return f"average re-identification risk (threshold={self.threshold:g})"
 
 
+@MODELS.register("population-uniqueness")
 @dataclass(frozen=True)
 class PopulationUniqueness:
-    type: ClassVar[str] = "population-uniqueness"
+    type: ClassVar[str]  # set by the registration above
+    reference: ClassVar[Reference] = Reference(
+        achieved=("estimated share of population uniques; `model` dankar | pitman | zayatz | snb, "
+                  "`sampling_fraction` or `population`"),
+        sample={"threshold": 0.01, "model": "dankar", "sampling_fraction": 0.1})
     threshold: float
     model: str = "dankar"
     sampling_fraction: float | None = None
     population: int | None = None
     where: str = "population-uniqueness"
 
+    @classmethod
+    def from_params(cls, p: Params) -> PopulationUniqueness:
+        """The model of a ``[[models]]`` table."""
+        threshold = p.number("threshold", above=0, maximum=1)
+        model = p.text("model", default="dankar", choices=ESTIMATORS)
+        fraction = p.number("sampling_fraction", above=0, maximum=1) if p.has("sampling_fraction") else None
+        population = p.integer("population", minimum=1) if p.has("population") else None
+        return cls(threshold=threshold, model=model, sampling_fraction=fraction, population=population, where=p.where)
+
     def __post_init__(self) -> None:
         if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) or \
                 not 0 < self.threshold <= 1:
             raise ConfigError(f"{self.where}: parameter 'threshold' must be a number in (0, 1], got {self.threshold!r}")
-        if self.model not in MODELS:
-            raise ConfigError(f"{self.where}: parameter 'model' must be one of {', '.join(MODELS)}, got {self.model!r}")
+        if self.model not in ESTIMATORS:
+            raise ConfigError(f"{self.where}: parameter 'model' must be one of {', '.join(ESTIMATORS)}, "
+                              f"got {self.model!r}")
         if (self.sampling_fraction is None) == (self.population is None):
             raise ConfigError(f"{self.where}: give exactly one of 'sampling_fraction' (0 < π <= 1) or 'population' "
                               "(the population's size)")

@@ -187,7 +187,7 @@ def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, va
 def adopt_run(releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str
               ) -> sa.Update:
     """Spark: a run killed after its views showed ``version`` (verified) and before its row said so — recorded
-    ``published`` by the next run (``veil.release.spark_publication.recover``)."""
+    ``published`` by the next run (``veil.release.autocommit.recover``)."""
     r = releases
     return (sa.update(r).where(r.c.id == release_id)
             .values(status=Status.PUBLISHED.value, version=version, published_at=when, finished_at=when, error=error,

@@ -20,6 +20,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from veil.queries.catalog import KEPT
 from veil.queries.ddl import CreateTableAs
@@ -213,3 +215,103 @@ def column_names(schema: str, table: str) -> sa.Select[Any]:
     return (sa.select(info.c.column_name).where(info.c.table_schema == sa.literal(schema),
                                                  info.c.table_name == sa.literal(table))
             .order_by(info.c.ordinal_position))
+
+
+# --- the autocommit publication (``veil.release.autocommit``; docs/spark.md §4–6) ------------------------------
+# Where every statement commits on its own: a table per version, views switched to it one catalog operation each,
+# carrying the version they show, and a lock table.  The constructs below have no SQL of their own: a dialect
+# whose backend publishes this way compiles them (``@compiles(CreateViewAt, "spark")``, ``veil.queries.spark``).
+
+def version_rows(schema: str, name: str, version: int, columns: dict[str, Any]) -> sa.Table:
+    """``<name>_rows_v<N>``: version N's rows (``veil_version`` and the published columns), written once."""
+    return sa.Table(f"{name}_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
+                    *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+
+
+def version_block_rows(schema: str, name: str, version: int, qis: list[str], sensitive: dict[str, Any]) -> sa.Table:
+    """``<name>_block_rows_v<N>``: per block key and sensitive combination of version N, its count."""
+    return sa.Table(f"{name}_block_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
+                    *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in sensitive.items()),
+                    sa.Column("n", sa.BigInteger), schema=schema)
+
+
+def count_blocks(rows: sa.Table, version: int, qis: list[str], sensitive: list[str]) -> sa.Select[Any]:
+    """The ``SELECT`` that ``<name>_block_rows_v<N>`` is created from (counted from the version's rows)."""
+    keys = [rows.c[c] for c in (*qis, *sensitive)]
+    return (sa.select(sa.literal(version, sa.Integer).label("veil_version"), *keys,
+                      sa.cast(sa.func.count(), sa.BigInteger).label("n")).group_by(*keys))
+
+
+VERSION_TABLES = r"^{name}_(?:rows|block_rows)_v(\d+)$"  # BASE TABLEs of release {name}
+VERSION_VIEWS = r"^{name}_v(\d+)(?:_blocks)?$"            # VIEWs
+
+
+class CreateViewAt(Executable, ClauseElement):
+    """``CREATE OR REPLACE VIEW <view> TBLPROPERTIES ('veil.version'=..., ...) AS <select>``: one catalog
+    operation that switches what the view shows and records which version it is."""
+
+    inherit_cache = False
+
+    def __init__(self, view: sa.TableClause, select: Any, properties: dict[str, str]) -> None:
+        self.view, self.select, self.properties = view, select, properties
+
+
+def switched_views(schema: str, name: str, version: int, properties: dict[str, str], columns: Sequence[str],
+                   qis: Sequence[str], sensitive: Sequence[str], releases: sa.Table, publications: sa.Table
+                   ) -> list[tuple[str, CreateViewAt]]:
+    """Every view of release ``name`` pointed at version ``version``'s tables, in the order they switch: the
+    version's own views, then ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker); each carries
+    ``properties`` (``veil.version``, ``veil.release_id``)."""
+    shown = names(name, version)
+    rows = sa.table(f"{name}_rows_v{version}", *(sa.column(c) for c in ("veil_version", *columns)), schema=schema)
+    blocks = sa.table(f"{name}_block_rows_v{version}",
+                      *(sa.column(c) for c in ("veil_version", *qis, *sensitive, "n")), schema=schema)
+    at = sa.literal(version, sa.Integer)
+    steps = [(shown["version_view"], rows_view(rows, columns, at)),
+             (shown["version_blocks"], blocks_view(blocks, qis, sensitive, at)),
+             (shown["blocks"], blocks_view(blocks, qis, sensitive, at)),
+             (shown["releases"], releases_view(releases, publications, name, at)),
+             (shown["view"], rows_view(rows, columns, at))]
+    return [(view, CreateViewAt(sa.table(view, schema=schema), select, properties)) for view, select in steps]
+
+
+class CreateLock(Executable, ClauseElement):
+    """``CREATE TABLE <lock> (owner STRING) TBLPROPERTIES (...)``: one metastore operation that fails when
+    the table exists — the lock of a release name; the properties say who holds it."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, properties: dict[str, str]) -> None:
+        self.table, self.properties = table, properties
+
+
+class ShowProperties(Executable, ClauseElement):
+    """``SHOW TBLPROPERTIES <table>``: (key, value) rows."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause) -> None:
+        self.table = table
+
+
+def show_properties(schema: str, name: str) -> ShowProperties:
+    return ShowProperties(sa.table(name, schema=schema))
+
+
+class RenameTable(Executable, ClauseElement):
+    """``ALTER TABLE <table> RENAME TO <new>`` (atomic in the metastore: of two renames, one fails)."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause, new: sa.TableClause) -> None:
+        self.table, self.new = table, new
+
+
+@compiles(CreateViewAt)
+@compiles(CreateLock)
+@compiles(ShowProperties)
+@compiles(RenameTable)
+def _autocommit_only(element: ClauseElement, compiler: Any, **kw: Any) -> str:
+    raise sa.exc.CompileError(f"{type(element).__name__} has no SQL for dialect {compiler.dialect.name!r}: a backend "
+                              f"that publishes by the autocommit publication registers it (@compiles("
+                              f"{type(element).__name__}, {compiler.dialect.name!r}), as veil.queries.spark does)")

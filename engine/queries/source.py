@@ -10,6 +10,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 
 from veil.hierarchy import ValueKind, exact_number
 
@@ -149,15 +150,41 @@ def tables_in(schema: str) -> sa.Select[Any]:
     return sa.select(info.c.table_name, info.c.table_type).where(info.c.table_schema == sa.literal(schema))
 
 
-def fingerprint(source: sa.Table, columns: Sequence[str], style: str) -> sa.Select[Any]:
-    """Order-independent fingerprint of the source's ``columns``: row count and the sum of 64-bit row
-    hashes (``style`` "duckdb": ``hash(...)``; "spark": ``xxhash64(...)``; "postgresql": ``hashtextextended(row::text, 0)``)."""
-    cols = [source.c[c] for c in columns]
-    if style == "duckdb":
-        row_hash = sa.cast(sa.func.hash(*cols), sa.Numeric(38, 0))
-    elif style == "spark":  # Spark SQL: xxhash64 of the columns (NULLs hashed as such)
-        row_hash = sa.cast(sa.func.xxhash64(*cols), sa.Numeric(38, 0))
-    else:
-        row_hash = sa.cast(sa.func.hashtextextended(sa.cast(sa.tuple_(*cols), sa.Text), 0), sa.Numeric(38, 0))
-    return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(row_hash), 0)).select_from(source)
+class RowHash(FunctionElement[Any]):
+    """A 64-bit hash of one row's columns as ``NUMERIC(38, 0)`` (summed over millions of rows without overflow),
+    compiled per dialect: DuckDB ``hash(...)``, PostgreSQL ``hashtextextended(row::text, 0)``, Spark
+    ``xxhash64(...)`` (``veil.queries.spark``).  A new backend registers its dialect's with
+    ``@compiles(RowHash, "<dialect>")``; a dialect without one is refused when the statement is compiled.
 
+    >>> from sqlalchemy.dialects import postgresql
+    >>> print(RowHash(sa.column("a"), sa.column("b")).compile(dialect=postgresql.dialect()))
+    CAST(hashtextextended(CAST((a, b) AS TEXT), %(hashtextextended_1)s::INTEGER) AS NUMERIC(38, 0))
+    """
+
+    type = sa.Numeric(38, 0)
+    name = "row_hash"
+    inherit_cache = True
+
+
+@compiles(RowHash)
+def _row_hash(element: RowHash, compiler: Any, **kw: Any) -> str:
+    raise sa.exc.CompileError(f"no row hash for dialect {compiler.dialect.name!r}: register one with "
+                              f"@compiles(RowHash, {compiler.dialect.name!r}) (veil.queries.source)")
+
+
+@compiles(RowHash, "duckdb")
+def _row_hash_duckdb(element: RowHash, compiler: Any, **kw: Any) -> str:
+    return str(compiler.process(sa.cast(sa.func.hash(*element.clauses), sa.Numeric(38, 0)), **kw))
+
+
+@compiles(RowHash, "postgresql")
+def _row_hash_postgresql(element: RowHash, compiler: Any, **kw: Any) -> str:
+    row = sa.cast(sa.tuple_(*element.clauses), sa.Text)
+    return str(compiler.process(sa.cast(sa.func.hashtextextended(row, 0), sa.Numeric(38, 0)), **kw))
+
+
+def fingerprint(source: sa.Table, columns: Sequence[str]) -> sa.Select[Any]:
+    """Order-independent fingerprint of the source's ``columns``: row count and the sum of 64-bit row hashes
+    (``RowHash``, compiled for the session's dialect)."""
+    row_hash = RowHash(*(source.c[c] for c in columns))
+    return sa.select(sa.func.count(), sa.func.coalesce(sa.func.sum(row_hash), 0)).select_from(source)

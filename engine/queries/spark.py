@@ -23,7 +23,7 @@ CREATE OR REPLACE TEMPORARY VIEW `veil_sdom_0` AS SELECT CAST(NULL AS STRING) AS
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 import sqlalchemy as sa
@@ -32,8 +32,9 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-from veil.queries import publication as pub
 from veil.queries.ddl import CreateTableAs, CreateView
+from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
+from veil.queries.source import RowHash
 
 
 class _Underscore(dict[str, str]):
@@ -193,6 +194,12 @@ def _create_table(element: sa.schema.CreateTable, compiler: Any, **kw: Any) -> s
     return f"CREATE OR REPLACE TEMPORARY VIEW {compiler.preparer.format_table(table)} AS SELECT {cols} WHERE {never}"
 
 
+@compiles(RowHash, "spark")
+def _row_hash(element: RowHash, compiler: Any, **kw: Any) -> str:
+    """The source's fingerprint on Spark: ``xxhash64`` of the columns (NULLs hashed as such)."""
+    return str(compiler.process(sa.cast(sa.func.xxhash64(*element.clauses), sa.Numeric(38, 0)), **kw))
+
+
 # Spark catalog type names (``DataType.simpleString``) that the information_schema names of
 # ``veil.queries.source.column_type`` spell differently.
 _SOURCE_TYPES = {"timestamp_ntz": "timestamp", "byte": "tinyint", "short": "smallint", "long": "bigint",
@@ -331,47 +338,13 @@ def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
     return log.insert().from_select([*(c.name for c in table.columns), SEQ], select)
 
 
-# --- publishing on Spark (docs/spark.md) ---------------------------------------------------------------------
-
-def version_rows(schema: str, name: str, version: int, columns: dict[str, Any]) -> sa.Table:
-    """``<name>_rows_v<N>``: version N's rows (``veil_version`` and the published columns), written once."""
-    return sa.Table(f"{name}_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
-                    *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
-
-
-def version_block_rows(schema: str, name: str, version: int, qis: list[str], sensitive: dict[str, Any]) -> sa.Table:
-    """``<name>_block_rows_v<N>``: per block key and sensitive combination of version N, its count."""
-    return sa.Table(f"{name}_block_rows_v{version}", sa.MetaData(), sa.Column("veil_version", sa.Integer),
-                    *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in sensitive.items()),
-                    sa.Column("n", sa.BigInteger), schema=schema)
-
-
-def count_blocks(rows: sa.Table, version: int, qis: list[str], sensitive: list[str]) -> sa.Select[Any]:
-    """The ``SELECT`` that ``<name>_block_rows_v<N>`` is created from (counted from the version's rows)."""
-    keys = [rows.c[c] for c in (*qis, *sensitive)]
-    return (sa.select(sa.literal(version, sa.Integer).label("veil_version"), *keys,
-                      sa.cast(sa.func.count(), sa.BigInteger).label("n")).group_by(*keys))
-
-
-VERSION_TABLES = r"^{name}_(?:rows|block_rows)_v(\d+)$"  # BASE TABLEs of release {name}
-VERSION_VIEWS = r"^{name}_v(\d+)(?:_blocks)?$"            # VIEWs
-
+# --- the autocommit publication's statements (``veil.queries.publication``) as Spark SQL (docs/spark.md) --------
 
 def _properties(compiler: Any, properties: dict[str, str]) -> str:
     """``'key'='value', ...`` as Spark string literals (DDL takes no parameters)."""
     text = [f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
             for k, v in properties.items()]
     return ", ".join(text)
-
-
-class CreateViewAt(Executable, ClauseElement):
-    """``CREATE OR REPLACE VIEW <view> TBLPROPERTIES ('veil.version'=..., ...) AS <select>``: one catalog
-    operation that switches what the view shows and records which version it is."""
-
-    inherit_cache = False
-
-    def __init__(self, view: sa.TableClause, select: Any, properties: dict[str, str]) -> None:
-        self.view, self.select, self.properties = view, select, properties
 
 
 @compiles(CreateViewAt, "spark")
@@ -381,66 +354,15 @@ def _create_view_at(element: CreateViewAt, compiler: Any, **kw: Any) -> str:
     return f"CREATE OR REPLACE VIEW {compiler.preparer.format_table(element.view)} TBLPROPERTIES ({props}) AS {body}"
 
 
-def switched_views(schema: str, name: str, version: int, properties: dict[str, str], columns: Sequence[str],
-                   qis: Sequence[str], sensitive: Sequence[str], releases: sa.Table, publications: sa.Table
-                   ) -> list[tuple[str, CreateViewAt]]:
-    """Every view of release ``name`` pointed at version ``version``'s tables, in the order they switch: the
-    version's own views, then ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker); each carries
-    ``properties`` (``veil.version``, ``veil.release_id``)."""
-    names = pub.names(name, version)
-    rows = sa.table(f"{name}_rows_v{version}", *(sa.column(c) for c in ("veil_version", *columns)), schema=schema)
-    blocks = sa.table(f"{name}_block_rows_v{version}",
-                      *(sa.column(c) for c in ("veil_version", *qis, *sensitive, "n")), schema=schema)
-    at = sa.literal(version, sa.Integer)
-    steps = [(names["version_view"], pub.rows_view(rows, columns, at)),
-             (names["version_blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
-             (names["blocks"], pub.blocks_view(blocks, qis, sensitive, at)),
-             (names["releases"], pub.releases_view(releases, publications, name, at)),
-             (names["view"], pub.rows_view(rows, columns, at))]
-    return [(view, CreateViewAt(sa.table(view, schema=schema), select, properties)) for view, select in steps]
-
-
-class CreateLock(Executable, ClauseElement):
-    """``CREATE TABLE <lock> (owner STRING) TBLPROPERTIES (...)``: one metastore operation that fails when
-    the table exists — the lock of a release name; the properties say who holds it."""
-
-    inherit_cache = False
-
-    def __init__(self, table: sa.TableClause, properties: dict[str, str]) -> None:
-        self.table, self.properties = table, properties
-
-
 @compiles(CreateLock, "spark")
 def _create_lock(element: CreateLock, compiler: Any, **kw: Any) -> str:
     props = _properties(compiler, element.properties)
     return f"CREATE TABLE {compiler.preparer.format_table(element.table)} (`owner` STRING) TBLPROPERTIES ({props})"
 
 
-class ShowProperties(Executable, ClauseElement):
-    """``SHOW TBLPROPERTIES <table>``: (key, value) rows."""
-
-    inherit_cache = False
-
-    def __init__(self, table: sa.TableClause) -> None:
-        self.table = table
-
-
-def show_properties(schema: str, name: str) -> ShowProperties:
-    return ShowProperties(sa.table(name, schema=schema))
-
-
 @compiles(ShowProperties, "spark")
 def _show_properties(element: ShowProperties, compiler: Any, **kw: Any) -> str:
     return f"SHOW TBLPROPERTIES {compiler.preparer.format_table(element.table)}"
-
-
-class RenameTable(Executable, ClauseElement):
-    """``ALTER TABLE <table> RENAME TO <new>`` (atomic in the metastore: of two renames, one fails)."""
-
-    inherit_cache = False
-
-    def __init__(self, table: sa.TableClause, new: sa.TableClause) -> None:
-        self.table, self.new = table, new
 
 
 @compiles(RenameTable, "spark")

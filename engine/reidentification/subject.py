@@ -1,5 +1,5 @@
 """What ``veil risk`` measures, loaded through the warehouse and the backends: a lattice node of the source
-(its block sizes, ``Warehouse.sizes``), a published release (its rows recounted, ``veil.risk.subject``), and
+(its block sizes, ``Warehouse.sizes``), a published release (its rows recounted, ``veil.adversary.subject``), and
 for journalist risk the population table's class sizes at the same node (``queries.population``)."""
 
 from __future__ import annotations
@@ -77,7 +77,7 @@ def release_risk(session: Any, config: Config, version: int, *, threshold: float
     """The figures of published version ``version``: its rows recounted (its quasi-identifier values are the
     classes).  A population table is counted at the version's node through ``wh()`` (the source's warehouse) and
     matched on the labels the hierarchies give that node's codes."""
-    from veil.risk.subject import release_record, table_subject
+    from veil.adversary.subject import release_record, table_subject
 
     record = release_record(session, config, version)
     schema, table = split(record.output_table)
@@ -100,7 +100,7 @@ def release_risk(session: Any, config: Config, version: int, *, threshold: float
 
 
 def _labels_of(wh: Warehouse, node: Sequence[int], key: tuple[int, ...]) -> tuple[str, ...]:
-    from veil.risk.exposure import shown  # the text the recount of a release gives each value
+    from veil.adversary.exposure import shown  # the text the recount of a release gives each value
 
     return tuple(shown(h.domain(level)[code]) for h, level, code in zip(wh.hierarchies, node, key))
 

@@ -1,6 +1,7 @@
 """The release: the only writer of release objects (``job``), the publication every reader can trust
-(``publication``), the series guarantee (``alignment``, ``differences``, ``series``, ``ledger``) and the
-history commands (``history``).  docs/series.md and docs/publication.md describe them.
+(``publication``: the protocol the backend chooses; ``transactional``, ``autocommit``), the series guarantee
+(``alignment``, ``differences``, ``series``, ``ledger``) and the history commands (``history``).  docs/series.md,
+docs/publication.md and docs/spark.md describe them.
 
 The names below load their module on first use, so ``veil releases``, ``veil rollback`` and ``veil audit
 --series`` (``history``) do not import the release job with the search and the warehouse (issue 36).

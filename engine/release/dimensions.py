@@ -34,7 +34,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
@@ -49,7 +49,9 @@ from veil.queries import catalog as qc
 from veil.queries.ddl import create_index, create_table, create_view
 from veil.release import legacy_dimensions
 from veil.release.publication import drop_quietly
-from veil.warehouse import Warehouse
+
+if TYPE_CHECKING:  # a rollback publishes nothing and loads no warehouse (``veil.release.transactional``)
+    from veil.warehouse import Warehouse
 
 dims = q.dimensions
 QUASI, SENSITIVE = "quasi-identifier", "sensitive"

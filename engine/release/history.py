@@ -7,6 +7,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import uuid
+from dataclasses import replace
 from typing import Any
 
 from veil import catalog
@@ -16,9 +17,9 @@ from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError
 from veil.queries import catalog as qc
 from veil.release import cohort_series, ledger as ledger_mod
-from veil.release import series, spark_publication
+from veil.release import series
 from veil.release.differences import Judge
-from veil.release.locks import locked
+from veil.release.publication import Publication, publication_for
 from veil.release.runtime import connect, interruptible, now
 
 
@@ -56,48 +57,48 @@ def releases(config: Config) -> dict[str, Any]:
 
 
 def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
-    """Repoint the views of the release to kept version ``to`` in one transaction, recorded in the catalog
-    (a ``rollback`` row); refused when ``to`` is not a kept version.  The dimension views
-    (``<name>_dim_<column>``) follow: they read the pointer too (``veil.release.dimensions``)."""
+    """Repoint the views of the release to kept version ``to`` (``Publication.roll_back``: in one transaction
+    where the backend has them), recorded in the catalog (a ``rollback`` row); refused when ``to`` is not a kept
+    version.  The dimension views (``<name>_dim_<column>``) follow: they read the pointer too
+    (``veil.release.dimensions``)."""
     rel = require_release(config)
     _, session, ctx = connect(config, wait)
     try:
         tables = catalog.require(session, rel.catalog_schema)
-        r = tables.releases
-        with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+        publication = publication_for(session, tables, config)
+        with publication.lock(wait), interruptible():
             pointer = session.rows(q.publication.read_pointer(tables.publications, rel.name), "reading the pointer")
             if not pointer:
                 raise ReleaseError(f"release {rel.name!r} has no published version to roll back")
-            found = dict(session.rows(qc.kept_versions(r, rel.name), "reading the versions"))
-            if found.get(to) != Status.PUBLISHED:
-                kept = sorted(v for v, s in found.items() if s == Status.PUBLISHED)
-                why = "has expired: its rows were deleted" if found.get(to) == Status.EXPIRED else "was never published"
-                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} {why}; kept versions: {kept}")
-            schema = pointer[0][1]
-            if session.backend.transactions:
-                shown = session.scalar(q.publication.blocks_of_version(schema, rel.name, to),
-                                       "looking for the version's rows")
-            else:
-                shown = spark_publication.has_version(session, schema, rel.name, to)
-            published = session.scalar(qc.rows_published(r, rel.name, to), "reading the version")
-            if not shown and published:
-                raise ConfigError(f"--to {to}: version {to} of {rel.name!r} was published by an earlier Veil (table "
-                                  f"{schema}.{rel.name}_v{to}); only versions in {schema}.{rel.name}_rows can be shown "
-                                  "again")
+            publication = replace(publication, schema=pointer[0][1])  # where the release was published
+            _check_kept(session, tables, publication, to)
             before = int(pointer[0][0])
             when = now()
             rollback_id = str(uuid.uuid4())
-            if not session.backend.transactions:  # the views hold their version (docs/spark.md): switch them
-                spark_publication.show_kept(session, schema, rel.name, tables, to, rollback_id, config.attributes,
-                                            config.sensitive)
-            session.execute(q.publication.set_pointer(tables.publications, rel.name, to, when), "moving the pointer")
+            publication.roll_back(to, rollback_id, when)
             message = f"rolled back {rel.name!r} from version {before} to version {to}"
-            session.execute(qc.record_rollback(r, rollback_id, rel.name, to, when, config.text, config.digest,
-                                               session.backend.name, message), "recording the rollback")
+            session.execute(qc.record_rollback(tables.releases, rollback_id, rel.name, to, when, config.text,
+                                               config.digest, session.backend.name, message), "recording the rollback")
             session.commit()
     finally:
         ctx.__exit__(None, None, None)
     return {"status": "rolled_back", "name": rel.name, "from": before, "version": to, "message": message}
+
+
+def _check_kept(session: Any, tables: catalog.CatalogTables, publication: Publication, to: int) -> None:
+    """Refuse ``--to`` unless it names a kept version whose rows can be shown again."""
+    name, r = publication.name, tables.releases
+    found = dict(session.rows(qc.kept_versions(r, name), "reading the versions"))
+    if found.get(to) != Status.PUBLISHED:
+        kept = sorted(v for v, s in found.items() if s == Status.PUBLISHED)
+        why = "has expired: its rows were deleted" if found.get(to) == Status.EXPIRED else "was never published"
+        raise ConfigError(f"--to {to}: version {to} of {name!r} {why}; kept versions: {kept}")
+    shown = publication.has_rows(to)
+    published = session.scalar(qc.rows_published(r, name, to), "reading the version")
+    if not shown and published:
+        schema = publication.schema
+        raise ConfigError(f"--to {to}: version {to} of {name!r} was published by an earlier Veil (table "
+                          f"{schema}.{name}_v{to}); only versions in {schema}.{name}_rows can be shown again")
 
 
 def exposure(config: Config) -> dict[str, Any]:

@@ -12,9 +12,10 @@ tables (``veil.release.dimensions``), an independent recount with every checker 
 to N, expired versions' rows deleted, and the catalog row marked published (docs/publication.md).  Any
 failure — an error, Ctrl-C, SIGTERM or a killed process — rolls all of it back: the previous version stays
 published and the catalog row says ``failed`` (a run killed outright is marked failed by the next run, which
-holds the lock).  Where statements commit on their own (Spark,
-``transactions = False``), the publication runs in the order of docs/spark.md instead: version table, recount,
-ledger, views last, catalog row last; the next run repairs what a killed run left (``spark_publication.recover``).
+holds the lock).  That is the transactional publication; the backend chooses the protocol
+(``veil.release.publication``): where statements commit on their own (Spark), the autocommit one runs its steps
+in the order of docs/spark.md instead — version table, recount, ledger, views last, catalog row last — and the
+next run repairs what a killed run left.  This module only calls the protocol's steps.
 
 Once the commit happened, the version is published whatever happens next: a step after it (the clean-up of
 expired versions' views, the report) that fails or is interrupted leaves the row ``published``, and the run
@@ -52,15 +53,13 @@ from veil.lattice import Lattice
 from veil.privacy import Specification
 from veil.queries import catalog as qc
 from veil.queries.ddl import create_table, relation
-from veil.release import cohort_series, dimensions, first, later
+from veil.release import cohort_series, first, later
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
-from veil.release.locks import locked
-from veil.release.publication import cleanup, grant, upgrade_legacy
+from veil.release.publication import Publication, check_grants, grant, publication_for
 from veil.release.runtime import connect, failpoint, interruptible, now
-from veil.release.spark_publication import publication_class, recover
 from veil.release.verify import Counted, same, verify
 from veil.run import metric_for, no_solution, search_counts
 from veil.search import SearchResult
@@ -129,23 +128,19 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
     backend, session, ctx = connect(config, wait)
     try:
         tables = catalog.require(session, rel.catalog_schema)
+        publication = publication_for(session, tables, config)
         if dry_run:
-            outcome = _rehearse(config, session, tables, force, wait, on_step)
+            outcome = _rehearse(config, publication, force, wait, on_step)
             return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
-        if not session.backend.transactions:  # elsewhere the release's transaction creates it (Publication.prepare)
-            catalog.ensure_schema(session, rel.schema)
-        with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+        with publication.lock(wait), interruptible():
             _close_interrupted(session, tables, rel.name)
-            if session.backend.transactions:
-                upgrade_legacy(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
-            else:  # what a killed run left (docs/spark.md)
-                recover(session, rel.schema, rel.name, tables, config.attributes, config.sensitive)
+            publication.repair()
             release_id = str(uuid.uuid4())
             session.execute(qc.start_run(tables.releases, release_id, rel.name, now(), config.text, config.digest,
                                          backend.name), "recording the release as running")
             session.commit()
             try:
-                outcome = _run(config, session, tables, release_id, force, on_step)
+                outcome = _run(config, publication, release_id, force, on_step)
             except (KeyboardInterrupt, Exception) as exc:  # an error, Ctrl-C or SIGTERM, a bug: the row says so now
                 outcome = _stopped(session, tables, rel, release_id, exc)
     finally:
@@ -153,23 +148,21 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
     return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
 
 
-def _rehearse(config: Config, session: Session, tables: catalog.CatalogTables, force: bool, wait: float,
+def _rehearse(config: Config, publication: Publication, force: bool, wait: float,
               on_step: Callable[[str], None]) -> Outcome:
     """``veil release --dry-run``: the whole run — node, series step, rows, verification — in the release's
     transaction, rolled back where a release commits (``_publish``); no catalog row, not even ``running``, and
     no repair of what earlier runs left (``_close_interrupted``, ``upgrade_legacy``, expired views).  It holds the
     release's lock like a run (its statements would otherwise wait on a concurrent run's rows) and the DuckDB
-    file while it works.  Where statements commit on their own (Spark) nothing can be rolled back: refused."""
-    rel = require_release(config)
-    if not session.backend.transactions:
-        raise ReleaseError(f"--dry-run: {session.backend.name} commits every statement on its own, so a release "
-                          "cannot be rehearsed and rolled back there; nothing was written")
-    with locked(session, rel.catalog_schema, rel.name, wait), interruptible():
+    file while it works.  Where statements commit on their own (Spark) nothing can be rolled back: refused
+    (``Publication.rehearse``)."""
+    publication.rehearse()
+    with publication.lock(wait), interruptible():
         on_step("dry run: every step in one transaction, rolled back at the end; nothing is written")
         try:
-            outcome = _run(config, session, tables, str(uuid.uuid4()), force, on_step, dry_run=True)
+            outcome = _run(config, publication, str(uuid.uuid4()), force, on_step, dry_run=True)
         finally:
-            session.rollback()
+            publication.session.rollback()
     if outcome.status == Status.SKIPPED:
         return replace(outcome, dry_run=True, message=f"dry run: {outcome.message}")
     return outcome
@@ -235,6 +228,7 @@ class _Run:
     rel: ReleaseConfig
     session: Session
     tables: catalog.CatalogTables
+    publication: Publication
     release_id: str
     on_step: Callable[[str], None]
     wh: Warehouse = field(init=False)
@@ -245,11 +239,12 @@ class _Run:
     dry_run: bool = False  # ``--dry-run``: rolled back where a release commits (``_rehearse``)
 
 
-def _run(config: Config, session: Session, tables: catalog.CatalogTables, release_id: str, force: bool,
-         on_step: Callable[[str], None], dry_run: bool = False) -> Outcome:
+def _run(config: Config, publication: Publication, release_id: str, force: bool, on_step: Callable[[str], None],
+         dry_run: bool = False) -> Outcome:
+    session, tables = publication.session, publication.tables
     session.begin_snapshot()
     config = resolve_hierarchies(session, config)  # table-backed hierarchies, read in the release's snapshot
-    run = _Run(config, require_release(config), session, tables, release_id, on_step, dry_run=dry_run)
+    run = _Run(config, require_release(config), session, tables, publication, release_id, on_step, dry_run=dry_run)
     skipped = _inspect(run, force)
     if skipped is not None:
         _expire_views(run, {})  # what an earlier run's clean-up left
@@ -270,11 +265,7 @@ def _run(config: Config, session: Session, tables: catalog.CatalogTables, releas
     counts = counts.uncached()  # the checkers' cached tables (73 MB at the 10M t-closeness optimum) freed
     version = _next_version(run)
     on_step("counting the candidate's cells")
-    if session.backend.transactions and not ledger.versions:  # nothing to compare: the cells stay in the database
-        ledger_mod.read_cells(session, ledger)
-        content, info = _first(run, ledger, node, version, counts, suppressed), _series_info(run.rel.series)
-    else:
-        content, info = _later(run, ledger, node, version, counts, suppressed)
+    content, info = _series_step(run, ledger, node, version, counts, suppressed)
     info.update(note)
     del ledger
     outcome = _publish(run, content, counts, suppressed, info, result)
@@ -286,10 +277,7 @@ def _cohort(run: _Run) -> Outcome:
     A series' first version — the release's first, or ``--new-series`` — searches the node; a later one keeps it,
     and refuses a config that changed what the series keeps (its shape)."""
     config, session, wh, rel = run.config, run.session, run.wh, run.rel
-    if not session.backend.row_updates:
-        raise ConfigError(f"{config.path}: [release] series = \"cohort\" keeps its members in a catalog table that "
-                          f"changes every night, and {session.backend.name} has no UPDATE or DELETE: use series = "
-                          "\"refuse\" or \"off\" (docs/spark.md)")
+    run.publication.check_policy(rel.series, str(config.path))
     cohort_series.require_monotone(config)
     s = cohort_series.Series(session, run.tables, rel.name, config, wh, tuple(run.published), _identity(run))
     state = cohort_series.load(session, run.tables, rel.name)
@@ -364,9 +352,9 @@ class _Content:
 
 
 def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
-            published: np.ndarray) -> _Content:
-    """What publishing needs of the candidate (``_Content``), the ledger recorded first where a transaction holds
-    it: every array of cells is then free before the version's rows are written."""
+            published: np.ndarray, early: bool) -> _Content:
+    """What publishing needs of the candidate (``_Content``), the ledger recorded first when ``early``
+    (``Publication.staged_ledger``): every array of cells is then free before the version's rows are written."""
     held = start - published
     rows = [(k, *cand.codes(i), *cand.raw(i), int(held[i])) for k, i in enumerate(np.flatnonzero(held > 0).tolist())]
     when = now()
@@ -374,7 +362,6 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     def record(_block_rows: sa.Table | None = None) -> None:
         ledger_mod.record(run.session, ledger, cand, published, run.release_id, run.rel.series, when)
 
-    early = run.session.backend.transactions
     if early:
         record()
     layout = cand.version.layout
@@ -383,24 +370,38 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
                     None if early else record)
 
 
+def _series_step(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
+                 suppressed: np.ndarray) -> tuple[_Content, dict[str, Any]]:
+    """The series step and the ledger's record of the version, as the publication allows
+    (``Publication.staged_ledger``): staged — a first version's cells copied by the database (nothing to compare:
+    they stay there), a later one compared shard by shard, the ledger written at once — or else recorded once the
+    version is verified."""
+    staged = run.publication.staged_ledger
+    if staged and not ledger.versions:
+        ledger_mod.read_cells(run.session, ledger)
+        return _first(run, ledger, node, version, counts, suppressed), _series_info(run.rel.series)
+    return _later(run, ledger, node, version, counts, suppressed, staged)
+
+
 def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-           suppressed: np.ndarray) -> tuple[_Content, dict[str, Any]]:
-    """A version after the first: compared with every earlier one shard by shard (``veil.release.later``) where a
-    transaction holds the run and the versions and models allow shards, else with every cell in memory."""
+           suppressed: np.ndarray, staged: bool) -> tuple[_Content, dict[str, Any]]:
+    """A version after the first (or any, unless ``staged``): compared with every earlier one shard by shard
+    (``veil.release.later``) where the ledger is ``staged`` and the versions and models allow shards, else with
+    every cell in memory."""
     # cells compared in shards are read from a copy sorted by shard (``later.run``): counted narrow, as the first
     # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
-    shardable = run.session.backend.transactions and later.plan(ledger, _layout(run, node), run.spec, 0) is not None
+    shardable = staged and later.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
     layout = cells[0]
     sharding = None
-    if run.session.backend.transactions:
+    if staged:
         total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), "counting the candidate's cells"))
         sharding = later.plan(ledger, layout, run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
         ledger_mod.read_cells(run.session, ledger)
         cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed, cells)
         published, info = _series(run, ledger, cand, counted, start)
-        content = _settle(run, ledger, cand, counted, start, published)
+        content = _settle(run, ledger, cand, counted, start, published, staged)
         return content, info  # the version's rows are written with none of its cells in memory
     run.session.settle()  # the cells' transaction (a scratch database's) ends before anything is written
     ledger_mod.read_dictionary(run.session, ledger)
@@ -492,8 +493,7 @@ def _inspect(run: _Run, force: bool) -> Outcome | None:
             raise SourceError(f"keep_columns: column {c!r} of {wh.table_name!r} has a type Veil cannot copy")
     run.source = wh.source_table(run.published)
     run.on_step("fingerprinting the source")
-    count, total = session.rows(q.fingerprint(run.source, run.published, session.backend.fingerprint_style),
-                                "fingerprinting the source")[0]
+    count, total = session.rows(q.fingerprint(run.source, run.published), "fingerprinting the source")[0]
     run.fingerprint = f"{int(count)}:{int(total)}"
     last = session.rows(qc.latest_release(r, rel.name), "reading the latest release")
     if not (last and not force and last[0][1] == config.digest and last[0][2] == run.fingerprint):
@@ -645,11 +645,8 @@ def _then(chunks: Iterator[dict[str, np.ndarray]], done: Callable[[], None]) -> 
 
 def _drop_cells(run: _Run) -> None:
     """The candidate's working tables, once read: dropped, and (nothing is written yet) freed by the database
-    before numpy sorts the cells."""
-    if run.session.backend.temp_tables:
-        for table in (q.CELLS, q.VALUES):
-            run.session.execute(q.drop_table(table), "counting the candidate's cells")
-        run.session.settle()
+    before numpy sorts the cells (``Session.discard``)."""
+    run.session.discard((q.CELLS, q.VALUES), "counting the candidate's cells")
 
 
 def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
@@ -692,13 +689,10 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     on_step = run.on_step
     on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
     failpoint("materialize", session)
-    if not session.backend.grants:  # refused before anything is written (Spark publishes statement by statement)
-        grant(session, rel.schema, [], rel.grant_select_to)
+    check_grants(session, rel.grant_select_to)  # before anything is written (an autocommit one stays written)
     types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
-    pub = publication_class(session.backend)(session, rel.schema, rel.name, run.tables, types, wh.attributes,
-                                             config.sensitive)
-    pub.release_id = run.release_id
-    pub.prepare()
+    pub = run.publication
+    pub.prepare(types, run.release_id)
     if content.rows is not None:
         pub.insert(version, content.rows)
     else:
@@ -712,9 +706,7 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     on_step("verifying the release independently")
     failpoint("verify")
     views = pub.insert_blocks(version)
-    if session.backend.transactions:  # dimension tables: not yet where statements commit alone (docs/spark.md)
-        views += dimensions.publish(session, run.tables, rel.schema, rel.name, version,
-                                    dimensions.of_run(wh, config, node), pub.block_rows)
+    views += pub.dimensions(version, wh, config, node)
     rows_suppressed = int(counts.sizes[suppressed].sum())
     achieved = content.check(pub.block_rows) if content.check is not None else \
         verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
@@ -728,8 +720,6 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     rows_published = content.rows_published
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when)
-    if session.backend.transactions:
-        dimensions.expire(session, run.tables, rel.schema, rel.name)
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
     if run.dry_run:  # ``--dry-run``: decided, written and verified in the transaction, which ends here
         return _rehearsed(run, version, node, rows_published, rows_suppressed, achieved, info, expired)
@@ -815,19 +805,14 @@ def _published(rel: ReleaseConfig, version: int, node: Any, rows_published: Any,
 def _expire_views(run: _Run, info: dict[str, Any]) -> None:
     """After a run's commit (a version published, or a run skipped): drop the views of expired versions — their
     dimension views first — each in a short transaction that gives up rather than wait (docs/publication.md §3).
-    What stays is noted in the run's catalog row; every later run, a skipped one too, tries again.  Spark:
-    ``recover`` at the next run (docs/spark.md).  Test failpoints at each step boundary after the commit:
-    ``committed``, ``cleanup-views`` (the dimension views dropped), ``cleaned`` (and ``report``)."""
-    session, rel = run.session, run.rel
+    What stays is noted in the run's catalog row; every later run, a skipped one too, tries again
+    (``Publication.cleanup``; the autocommit publication dropped them in the run and repairs at the next one).
+    Test failpoints at each step boundary after the commit: ``committed``, ``cleanup-views`` (the dimension views
+    dropped), ``cleaned`` (and ``report``)."""
     if run.dry_run:  # a dry run's skip: nothing committed, nothing dropped
         return
     failpoint("committed")
-    if not session.backend.transactions:
-        return
-    left = dimensions.cleanup(session, run.tables, rel.schema, rel.name)
-    failpoint("cleanup-views")
-    left += cleanup(session, rel.schema, rel.name, run.tables)
-    failpoint("cleaned")
+    left = run.publication.cleanup()
     if left:
         _note_left(run, info, left)
 

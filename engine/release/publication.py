@@ -1,124 +1,178 @@
-"""Publishing versions safely for every reader (docs/publication.md).
+"""The publication protocol: how a release name's versions are made visible, kept and rolled back, whatever
+the backend (docs/publication.md, docs/spark.md).
 
-One rows table and one blocks table per release name hold every kept version's rows, tagged with
-``veil_version``; the views ``<name>``, ``<name>_blocks`` and ``<name>_releases`` select the current version
-through the catalog's pointer row and are created once.  A release inserts its rows and blocks, creates the
-views ``<name>_v<N>`` and ``<name>_v<N>_blocks``, moves the pointer and deletes the rows of expired versions,
-all in its one transaction: readers keep their snapshot (MVCC), never block it and are never blocked by it
-(only share locks on what readers touch).  Dropping an expired version's views needs an exclusive lock, so it
-happens after the commit, each in a short transaction that gives up at once (``lock_timeout``) when a reader
-holds it or another view depends on it — retried by the next run and reported.
+A release (``veil.release.job``) and a rollback (``veil.release.history``) call its steps in one order:
+
+1. ``lock`` — one run of a release name at a time;
+2. ``repair`` — what an earlier run left (an earlier Veil's tables, a killed run's version tables and views);
+3. ``prepare`` / ``insert`` / ``insert_blocks`` / ``dimensions`` — write version N and count its blocks (then
+   verified by the job), with the ledger's record written when ``staged_ledger`` says;
+4. ``point`` — readers see N;
+5. ``expire`` — versions beyond ``keep_versions``; ``cleanup`` — after the commit, their views;
+6. ``has_rows`` / ``roll_back`` — ``veil rollback``.
+
+The backend chooses the implementation (``Backend.publication`` names one of ``PUBLICATIONS``, as SQLMesh's
+engine adapter makes ``transaction()`` a no-op where there are none):
+
+- ``transactional`` (``veil.release.transactional``; DuckDB, PostgreSQL): every step of a run in one
+  transaction — a rows table per release name tagged by version, views that read a pointer row, the ledger
+  written as soon as it is known (nobody sees it before the commit);
+- ``autocommit`` (``veil.release.autocommit``; Spark): every statement commits on its own — a table per
+  version, verified, the ledger recorded, then the views switched, the catalog row last; a lock table; the
+  next run repairs what a killed run left.
+
+Also here, for both: the grants (``grant``), and dropping an object without waiting for its readers
+(``drop_quietly``).
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import sqlalchemy as sa
 
 from veil import catalog
 from veil import queries as q
 from veil.backends.base import Session
+from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError, VeilError
 from veil.queries import catalog as qc
-from veil.queries.ddl import create_index, create_table, create_view, drop_table, drop_view
-from veil.release.runtime import now as now_utc
+from veil.queries.ddl import drop_table, drop_view
+from veil.registry import Registry
+
+if TYPE_CHECKING:  # ``veil releases`` and ``veil rollback`` load no warehouse
+    from veil.warehouse import Warehouse
 
 pub = q.publication
 LOCK_TIMEOUT_MS = 200
 
+# the protocols, by the name a backend gives (``Backend.publication``): ``@PUBLICATIONS.register("name")``
+PUBLICATIONS: Registry[type[Publication]] = Registry("publication", "PUBLICATIONS", "veil.release")
+
+
+def publication_for(session: Session, tables: catalog.CatalogTables, config: Config) -> Publication:
+    """The publication of ``config``'s release on ``session``'s backend (the protocol it names)."""
+    rel = require_release(config)
+    protocol = PUBLICATIONS.get(session.backend.publication)
+    return protocol(session, rel.schema, rel.name, tables, rel.catalog_schema, config.attributes, config.sensitive)
+
 
 @dataclass
-class Publication:
-    """The published objects of one release name in ``schema``."""
+class Publication(ABC):
+    """The published objects of release ``name`` in ``schema``, and the steps that change them (module
+    docstring).  ``columns`` (published column → type, in published order) are the run's, given to ``prepare``."""
 
     session: Session
     schema: str
     name: str
     tables: catalog.CatalogTables
-    columns: Mapping[str, Any]          # published column → type, in published order
+    catalog_schema: str
     qis: Sequence[str]
     sensitive: Sequence[str]
+    columns: Mapping[str, Any] = field(default_factory=dict)
+    release_id: str = ""
     rows: sa.Table = field(init=False)
     block_rows: sa.Table = field(init=False)
 
-    def __post_init__(self) -> None:
+    # Whether the ledger may be written as soon as the series step decides, before the version's rows (the run's
+    # transaction hides it until the commit and undoes it on a failure): then a first version's cells are copied
+    # by the database and a later one's step runs shard by shard (``veil.release.first``, ``.later``).  Else it
+    # is written once the version is verified, before any view shows it.
+    staged_ledger: ClassVar[bool] = False
+
+    # --- one run at a time, and what earlier runs left -------------------------------------------------------
+
+    @abstractmethod
+    def lock(self, wait: float) -> AbstractContextManager[None]:
+        """Held while one release or rollback of ``name`` runs; ``BusyError`` after ``wait`` seconds."""
+
+    @abstractmethod
+    def repair(self) -> None:
+        """Under the lock, before a run numbers its version: put right what an earlier run left."""
+
+    @abstractmethod
+    def rehearse(self) -> None:
+        """``veil release --dry-run``: refused where what a run writes cannot be rolled back."""
+
+    def check_policy(self, policy: str, where: str) -> None:
+        """Refuse a series policy the backend cannot keep: ``cohort`` keeps its members in a catalog table that
+        changes every night, which needs UPDATE and DELETE (``Backend.row_updates``)."""
+        if policy == "cohort" and not self.session.backend.row_updates:
+            raise ConfigError(f"{where}: [release] series = \"cohort\" keeps its members in a catalog table that "
+                              f"changes every night, and {self.session.backend.name} has no UPDATE or DELETE: use "
+                              "series = \"refuse\" or \"off\" (docs/spark.md)")
+
+    # --- a version ----------------------------------------------------------------------------------------------
+
+    def use(self, columns: Mapping[str, Any]) -> None:
+        """The published columns (name → type): the rows and blocks tables they make."""
         longest = max([*pub.names(self.name, 2**31 - 1).values()], key=lambda n: len(n.encode()))
         if len(longest.encode()) > pub.MAX_IDENTIFIER:
             raise ConfigError(f"[release] name {self.name!r} is too long: {longest!r} would exceed PostgreSQL's "
                               f"{pub.MAX_IDENTIFIER}-byte identifiers")
+        self.columns = dict(columns)
         self.rows = pub.rows_table(self.schema, self.name, self.columns)
         self.block_rows = pub.block_rows_table(self.schema, self.name, self.qis,
                                                {c: self.columns[c] for c in self.sensitive})
 
-    def objects(self) -> dict[str, str]:
-        return {n: t for n, t in self.session.rows(pub.objects_in(self.schema), f"listing schema {self.schema!r}")}
+    @abstractmethod
+    def prepare(self, columns: Mapping[str, Any], release_id: str) -> None:
+        """Before version N is written by run ``release_id``: its columns checked, what it needs created."""
 
-    def prepare(self) -> None:
-        """Create the schema, the rows tables and the three views when missing (inside the release's
-        transaction: a first release that fails leaves no schema behind)."""
-        self.session.create_schema(self.schema)
-        found = self.objects()
-        names = pub.names(self.name)
-        if names["rows"] in found:
-            have = [c for (c,) in self.session.rows(pub.column_names(self.schema, names["rows"]), "reading columns")]
-            if have[1:] != list(self.columns):
-                raise ReleaseError(
-                    f"the published columns of release {self.name!r} changed ({', '.join(have[1:])} → "
-                    f"{', '.join(self.columns)}); Veil never redefines published views on a release: publish under "
-                    f"a new [release] name, or drop {self.schema}.{names['rows']} and the views on it first")
-        else:
-            for table in (self.rows, self.block_rows):
-                self.session.execute(create_table(table), f"creating {self.schema}.{table.name}")
-            self.index_versions()
-        for view, select in self.views().items():
-            if view not in found:
-                self._view(view, select)
+    @abstractmethod
+    def insert(self, version: int, select: Any) -> None:
+        """Version ``version``'s rows, as ``select`` gives them."""
 
-    def index_versions(self) -> None:
-        """Index both tables on ``veil_version`` where the backend wants it (``Backend.version_indexes``)."""
-        if self.session.backend.version_indexes:
-            for table in (self.rows, self.block_rows):
-                self.session.execute(create_index(pub.version_index(table)), f"indexing {table.name}")
+    @abstractmethod
+    def insert_blocks(self, version: int) -> list[str]:
+        """Count the version's blocks from its rows (``block_rows``, which the job verifies) and create its own
+        views; returns their names."""
+
+    def dimensions(self, version: int, wh: Warehouse, config: Config, node: Sequence[int]) -> list[str]:
+        """Publish the hierarchies the version used (``veil.release.dimensions``); returns the views.  None here:
+        their contents are shared by versions and pruned with DELETE (docs/spark.md §8)."""
+        return []
+
+    @abstractmethod
+    def point(self, version: int, when: Any) -> None:
+        """From now (or the commit) on, the views show ``version``."""
+
+    @abstractmethod
+    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+        """Published versions beyond the newest ``keep`` (never ``current``): marked expired, their rows gone;
+        returns them."""
+
+    def cleanup(self) -> list[str]:
+        """After the commit: what expiry could not do in the run (``veil.release.transactional``); returns what
+        stays, with the reason."""
+        return []
+
+    # --- veil rollback --------------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def has_rows(self, version: int) -> bool:
+        """Whether kept version ``version``'s rows can be shown again."""
+
+    def roll_back(self, version: int, rollback_id: str, when: Any) -> None:
+        """Show kept version ``version`` again: the pointer moves (the views read it)."""
+        self.session.execute(pub.set_pointer(self.tables.publications, self.name, version, when), "moving the pointer")
+
+    # --- shared by the protocols ----------------------------------------------------------------------------------
 
     def views(self) -> dict[str, Any]:
+        """The three views of the release (name → select): ``<name>``, ``<name>_blocks``, ``<name>_releases``."""
         names = pub.names(self.name)
         now = pub.current(self.tables.publications, self.name)
         return {names["view"]: pub.rows_view(self.rows, list(self.columns), now),
                 names["blocks"]: pub.blocks_view(self.block_rows, self.qis, self.sensitive, now),
                 names["releases"]: pub.releases_view(self.tables.releases, self.tables.publications, self.name)}
 
-    def _view(self, view: str, select: Any) -> None:
-        self.session.execute(create_view(self.schema, view, select), f"creating view {self.schema}.{view}")
-
-    def insert(self, version: int, select: Any) -> None:
-        self.session.execute(pub.insert_rows(self.rows, list(self.columns), select),
-                             f"inserting version {version} into {self.schema}.{self.rows.name}")
-
-    def insert_blocks(self, version: int) -> list[str]:
-        """Count the version's blocks (by numbered values where text groups do not spill,
-        ``queries.publication.insert_blocks``) and create its views; returns the views' names."""
-        what = "counting the release's blocks"
-        numbered = not self.session.backend.text_groups_spill
-        columns = [*self.qis, *self.sensitive] if numbered else []
-        for j, c in enumerate(columns):
-            self.session.execute(pub.block_keys(self.rows, version, c, j), what)
-        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive,
-                                               numbered), what)
-        # statistics that know this version: else PostgreSQL expects no row of it and joins the recount's
-        # numbered values by nested loops (1M census, second version: minutes instead of seconds)
-        self.session.analyze(self.block_rows, what)
-        for j in range(len(columns)):
-            self.session.execute(q.drop_table(pub.KEYS.format(j)), what)
-        names = pub.names(self.name, version)
-        self._view(names["version_view"], pub.version_rows_view(self.rows, list(self.columns), version))
-        self._view(names["version_blocks"], pub.version_blocks_view(self.block_rows, self.qis, self.sensitive, version))
-        return [names["version_view"], names["version_blocks"]]
-
-    def point(self, version: int, when: Any) -> None:
-        """Move the pointer: from the commit on, the views show ``version``."""
+    def move_pointer(self, version: int, when: Any) -> None:
+        """The catalog's pointer row names ``version`` (created by the first release)."""
         t = self.tables.publications
         found = self.session.rows(pub.read_pointer(t, self.name), "reading the publication pointer")
         if found:
@@ -133,66 +187,12 @@ class Publication:
         kept = set(published[:keep]) | {current}
         return [v for v in published if v not in kept]
 
-    def expire(self, keep: int, current: int, when: Any) -> list[int]:
-        """Delete the rows of published versions beyond the newest ``keep`` (never ``current``); the catalog
-        keeps them, marked expired.  Returns the versions expired now."""
-        gone = self.beyond(keep, current)
-        if gone:
-            for table in (self.rows, self.block_rows):
-                self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")
-            self.session.execute(qc.expire_versions(self.tables.releases, self.name, gone, when),
-                                 "marking versions expired")
-        return gone
 
-
-
-def upgrade_legacy(session: Session, schema: str, name: str, tables: catalog.CatalogTables, qis: Sequence[str],
-                   sensitive: Sequence[str]) -> bool:
-    """Once, in its own short transaction: an earlier Veil published one table per version behind views it
-    dropped and re-created on every release.  Copy the current version's tables into the rows tables (types
-    kept), point at it, and replace the three views in place (``CREATE OR REPLACE``: views built on them stay;
-    an exclusive lock on each for an instant, given up after ``5 * LOCK_TIMEOUT_MS`` if a reader holds it —
-    the run then fails and the next one retries).  Returns whether it upgraded."""
-    names = pub.names(name)
-    found = {n: t for n, t in session.rows(pub.objects_in(schema), f"listing schema {schema!r}")}
-    if names["view"] not in found or names["rows"] in found:
-        session.commit()
-        return False
-    last = session.rows(qc.published_versions(tables.releases, name, limit=1), "reading the latest version")
-    table = pub.names(name, last[0][0])["version_view"] if last else None
-    if table is None or table not in found or table + "_blocks" not in found:
-        raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
-                           "choose another [release] name")
-    version = int(last[0][0])
-    columns = [c for (c,) in session.rows(pub.column_names(schema, table), "reading columns")]
-    for target, source in ((names["rows"], table), (names["block_rows"], table + "_blocks")):
-        session.execute(pub.legacy_copy(schema, target, source, version), f"copying {schema}.{source} into {target}")
-    up = Publication(session, schema, name, tables, {c: sa.types.NullType() for c in columns}, qis, sensitive)
-    up.index_versions()
-    up.point(version, now_utc())
+def limit_lock_waits(session: Session, milliseconds: int) -> None:
+    """Make the transaction's statements give up waiting for a lock after ``milliseconds`` where the backend
+    can (``Backend.lock_timeout``); elsewhere they do not wait (DuckDB) or nobody holds one."""
     if session.backend.lock_timeout:
-        session.execute(pub.lock_timeout(5 * LOCK_TIMEOUT_MS), "limiting lock waits")
-    for view, select in up.views().items():
-        up._view(view, select)
-    session.commit()
-    return True
-
-
-def cleanup(session: Session, schema: str, name: str, tables: catalog.CatalogTables) -> list[str]:
-    """After the commit: drop the views (or an earlier Veil's tables) of expired versions, each in its own
-    short transaction that gives up instead of waiting; returns what stays, with the reason."""
-    expired = [v for (v,) in session.rows(qc.expired_versions(tables.releases, name), "listing expired versions")]
-    session.commit()
-    found = {n: t for n, t in session.rows(pub.objects_in(schema), f"listing schema {schema!r}")}
-    session.commit()
-    kept = []
-    for version in sorted(expired):
-        names = pub.names(name, version)
-        for obj in (names["version_blocks"], names["version_view"]):
-            left = drop_quietly(session, schema, obj, found)
-            if left:
-                kept.append(left)
-    return kept
+        session.execute(pub.lock_timeout(milliseconds), "limiting lock waits")
 
 
 def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, str]) -> str | None:
@@ -207,8 +207,7 @@ def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, st
         if readers:
             return f"{schema}.{obj} (view(s) {', '.join(f'{s}.{v}' for s, v in readers)} read it)"
     try:
-        if session.backend.lock_timeout:
-            session.execute(pub.lock_timeout(LOCK_TIMEOUT_MS), "limiting lock waits")
+        limit_lock_waits(session, LOCK_TIMEOUT_MS)
         drop = drop_view(obj, schema) if kind == "VIEW" else drop_table(obj, schema)
         session.execute(drop, f"dropping {schema}.{obj}")
         session.commit()
@@ -218,13 +217,19 @@ def drop_quietly(session: Session, schema: str, obj: str, found: Mapping[str, st
     return None
 
 
+def check_grants(session: Session, roles: Sequence[str]) -> None:
+    """Refuse ``grant_select_to`` where the backend has no roles (``Backend.grants``) — before anything is written
+    (an autocommit publication could not undo it)."""
+    if roles and not session.backend.grants:
+        raise ConfigError(f"[release] grant_select_to is set, but {session.backend.name} has no roles to grant to")
+
+
 def grant(session: Session, schema: str, views: Sequence[str], roles: Sequence[str]) -> None:
     """GRANT USAGE on ``schema`` and SELECT on ``views`` to each of ``roles``, then check that each role holds
     them (``granted``): a grant PostgreSQL does not apply is an error, never a silent success."""
     if not roles:
         return
-    if not session.backend.grants:
-        raise ConfigError(f"[release] grant_select_to is set, but {session.backend.name} has no roles to grant to")
+    check_grants(session, roles)
     for role in roles:
         if not session.scalar(q.role_exists(role), "looking up a role"):
             raise ConfigError(f"[release] grant_select_to names role {role!r}, which does not exist")

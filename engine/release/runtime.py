@@ -1,6 +1,6 @@
 """What every writing command of a release shares: one connection (waiting for a busy DuckDB file), interrupts
 that end a run cleanly, UTC timestamps and test failpoints (one run of a release name at a time:
-``veil.release.locks``)."""
+``Publication.lock``, ``veil.release.publication``)."""
 
 from __future__ import annotations
 

@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from veil import search
-from veil.risk.attacks import audit_counts
-from veil.auditsettings import settings_of
-from veil.risk.subject import node_label, node_of, open_subject, prepared_warehouse, table_subject
+from veil.adversary.attacks import audit_counts
+from veil.adversary.subject import node_label, node_of, open_subject, prepared_warehouse, table_subject
 from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError
@@ -95,7 +94,7 @@ def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Seque
     """The report's content for ``node`` of ``wh``'s lattice, with ``result``'s evaluated nodes."""
     node = tuple(int(x) for x in node)
     counts = wh.counts(node)
-    settings = settings_of(config.text, config.path, config.sensitive)
+    settings = config.audit
     subject = f"node {list(node)} of {wh.table_name}"
     audit = audit_counts(counts, settings, config.models, subject, node_label(counts))
     evaluations = [(tuple(int(x) for x in n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
@@ -149,7 +148,7 @@ def build_report(config: Config, out: Path, *, node: str | None = None, release:
         with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
             record = subject.release
             assert record is not None
-            settings = settings_of(config.text, config.path, config.sensitive)
+            settings = config.audit
             audit = audit_counts(subject.counts, settings, config.models, subject.description, subject.label)
             title = f"Veil report — release {record.name!r} version {record.version}"
             on_step(f"counting {config.source.qualified} at its original values")

@@ -25,10 +25,10 @@ from veil.metrics import Metric
 from veil.models.base import Model
 from veil.privacy import Specification
 from veil.report.formatting import human, nice_edges
-from veil.risk.exposure import Audit, Exposure, Label, shown
-from veil.risk.histogram import Histogram
-from veil.risk.prosecutor import Prosecutor, prosecutor
-from veil.risk.subject import ReleaseRecord
+from veil.adversary.exposure import Audit, Exposure, Label, shown
+from veil.adversary.histogram import Histogram
+from veil.adversary.prosecutor import Prosecutor, prosecutor
+from veil.adversary.subject import ReleaseRecord
 
 Node = tuple[int, ...]
 Evaluation = tuple[Node, bool, int, "float | None"]

@@ -19,7 +19,7 @@ from typing import Any
 from veil.report import charts
 from veil.report.content import Distribution, Evaluation, Headline, ReportData
 from veil.report.formatting import human, percent, plain_text
-from veil.risk.prosecutor import Prosecutor
+from veil.adversary.prosecutor import Prosecutor
 
 MINIMAL_LISTED = 12   # minimal nodes listed in the table under the lattice
 

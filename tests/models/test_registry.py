@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from veil.errors import ConfigError
-from veil.models import FACTORIES, Model, Needs, build
+from veil.models import MODELS, Model, Needs, build
 from tests.models.modeltest_lib import domain, nodes
 
 WHERE = "veil.toml: [[models]] #1"
@@ -38,7 +38,7 @@ def make(kind, sensitive=("disease",), base_dir=Path("."), **params):
 
 
 def test_every_type_is_registered_and_builds():
-    assert set(FACTORIES) == set(MINIMAL)
+    assert set(MODELS) == set(MINIMAL)
     for kind, params in MINIMAL.items():
         sensitive = ("disease", "salary") if "attribute" in params else ("disease",)
         m = make(kind, sensitive=sensitive, **params)
@@ -46,6 +46,21 @@ def test_every_type_is_registered_and_builds():
         assert isinstance(m.describe(), str) and m.describe()
         assert isinstance(m.properties.needs, Needs)
         assert m.attribute == (None if kind in TABLE_LEVEL else params.get("attribute", "disease"))
+
+
+def test_each_reference_sample_builds():
+    """The sample the config reference parses (``Reference.sample``, docs/gen_reference.py) is a valid table."""
+    for kind, cls in MODELS.load_all().items():
+        m = make(kind, sensitive=("s", "n"), **cls.reference.sample)
+        assert type(m) is cls and cls.reference.achieved
+
+
+def test_an_unknown_or_missing_type_lists_the_registered_ones():
+    known = ", ".join(sorted(MINIMAL))
+    with pytest.raises(ConfigError, match=rf"unknown model type 'k-anon'; known types: {known}$"):
+        make("k-anon", k=2)
+    with pytest.raises(ConfigError, match=rf"missing required key 'type' \(one of {known}\)"):
+        build({"k": 2}, where=WHERE, sensitive=(), base_dir=Path("."))
 
 
 def test_models_check_a_small_table():

@@ -1,12 +1,8 @@
 -- try_advisory_lock
 SELECT pg_try_advisory_lock($1) AS pg_try_advisory_lock_1;
 
--- fingerprint_duckdb
+-- fingerprint
 SELECT count(*) AS count_1, coalesce(sum(CAST(hash(raw."Patients"."Zip Code", raw."Patients".age, raw."Patients".nationality, raw."Patients".condition) AS NUMERIC(38, 0))), $1) AS coalesce_1 
-FROM raw."Patients";
-
--- fingerprint_postgresql
-SELECT count(*) AS count_1, coalesce(sum(CAST(hashtextextended(CAST((raw."Patients"."Zip Code", raw."Patients".age, raw."Patients".nationality, raw."Patients".condition) AS TEXT), $1) AS NUMERIC(38, 0))), $2) AS coalesce_1 
 FROM raw."Patients";
 
 -- create_release_schema

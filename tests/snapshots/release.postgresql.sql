@@ -1,11 +1,7 @@
 -- try_advisory_lock
 SELECT pg_try_advisory_lock(%(param_1)s::BIGINT) AS pg_try_advisory_lock_1;
 
--- fingerprint_duckdb
-SELECT count(*) AS count_1, coalesce(sum(CAST(hash(raw."Patients"."Zip Code", raw."Patients".age, raw."Patients".nationality, raw."Patients".condition) AS NUMERIC(38, 0))), %(coalesce_2)s::INTEGER) AS coalesce_1 
-FROM raw."Patients";
-
--- fingerprint_postgresql
+-- fingerprint
 SELECT count(*) AS count_1, coalesce(sum(CAST(hashtextextended(CAST((raw."Patients"."Zip Code", raw."Patients".age, raw."Patients".nationality, raw."Patients".condition) AS TEXT), %(hashtextextended_1)s::INTEGER) AS NUMERIC(38, 0))), %(coalesce_2)s::INTEGER) AS coalesce_1 
 FROM raw."Patients";
 

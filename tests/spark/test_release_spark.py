@@ -25,9 +25,10 @@ from tests.spark.conftest import SPARK_URL, Twins
 from veil import config as cfg
 from veil import catalog
 from veil.errors import BusyError, ReleaseError
+from veil.queries import publication as qpub
 from veil.queries import spark as sq
 from veil.release import init, release, releases, rollback
-from veil.release import spark_publication as sp
+from veil.release import autocommit as sp
 
 @dataclass(frozen=True)
 class Target:
@@ -261,8 +262,8 @@ def test_catalog_changes_are_appends_to_a_log() -> None:
 def test_orphans_are_recognized_by_name_and_kind() -> None:
     import re
 
-    tables = re.compile(sq.VERSION_TABLES.format(name=re.escape("inp")))
-    views = re.compile(sq.VERSION_VIEWS.format(name=re.escape("inp")))
+    tables = re.compile(qpub.VERSION_TABLES.format(name=re.escape("inp")))
+    views = re.compile(qpub.VERSION_VIEWS.format(name=re.escape("inp")))
     assert [bool(tables.match(n)) for n in ("inp_rows_v3", "inp_block_rows_v12", "inp_rows", "inp_v3", "inpx_rows_v1")] \
         == [True, True, False, False, False]
     assert [bool(views.match(n)) for n in ("inp_v3", "inp_v3_blocks", "inp_blocks", "inp_rows_v3", "inp_v")] \

@@ -137,3 +137,11 @@ def test_unreachable_server_is_one_line_and_fast(tmp_path: Path) -> None:
     assert res.returncode == 1 and time.monotonic() - started < 60
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "cannot connect to Spark" in lines[0] and "Traceback" not in res.stderr
+
+
+def test_the_source_fingerprint_hashes_rows_with_xxhash64() -> None:
+    """The row fingerprint's Spark SQL (``queries.source.RowHash``, compiled by ``veil.queries.spark``)."""
+    src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer()})
+    sql = str(compile_sql(q.fingerprint(src, ["Zip Code", "age"])))
+    assert "coalesce(sum(CAST(xxhash64(`raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`) AS DECIMAL(38, 0)))" \
+        in sql

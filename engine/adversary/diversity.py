@@ -27,8 +27,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from veil.risk.exposure import Exposure, Label, exposure, values_text
-from veil.risk.histogram import Histogram
+from veil.adversary.exposure import Exposure, Label, exposure, values_text
+from veil.adversary.histogram import Histogram
 
 SLACK = 1e-9
 

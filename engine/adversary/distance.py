@@ -23,9 +23,9 @@ from pathlib import Path
 
 import numpy as np
 
-from veil.risk.adapters import emd_to_table, epsilon_beliefs, window_ranges
-from veil.risk.exposure import Exposure, Label, exposure, shown, values_text
-from veil.risk.histogram import Histogram
+from veil.adversary.adapters import emd_to_table, epsilon_beliefs, window_ranges
+from veil.adversary.exposure import Exposure, Label, exposure, shown, values_text
+from veil.adversary.histogram import Histogram
 from veil.counts import NodeCounts
 from veil.models.epsilon import EpsilonPrivacy
 

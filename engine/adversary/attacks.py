@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from veil.risk import distance, diversity
-from veil.risk.exposure import Audit, Exposure, Label, skipped
-from veil.risk.histogram import Histogram
+from veil.adversary import distance, diversity
+from veil.adversary.exposure import Audit, Exposure, Label, skipped
+from veil.adversary.histogram import Histogram
 from veil.auditsettings import AttributeSettings, AuditSettings
 from veil.counts import NodeCounts, SensitiveDomain
 from veil.errors import ConfigError

@@ -1,10 +1,11 @@
-"""Publishing where there are no multi-statement transactions (Spark; docs/spark.md).
+"""The autocommit publication (``Backend.publication = "autocommit"``: Spark; docs/spark.md).
 
-PostgreSQL and DuckDB publish a version in one transaction (``veil.release.publication``).  Here every
-statement commits on its own, so a version is published in an order in which every prefix is safe:
+The transactional publication (``veil.release.transactional``) publishes a version in one transaction.  Here
+every statement commits on its own, so a version is published in an order in which every prefix is safe:
 
 1. ``<name>_rows_v<N>`` is written (one ``CREATE TABLE AS``) and recounted independently (``verify``);
-   ``<name>_block_rows_v<N>`` is counted from it; the series ledger records N;
+   ``<name>_block_rows_v<N>`` is counted from it; the series ledger records N (``staged_ledger`` is False:
+   after the recount, never before);
 2. the views switch, one ``CREATE OR REPLACE VIEW`` (one catalog operation) each: ``<name>_v<N>``,
    ``<name>_v<N>_blocks``, then ``<name>_blocks``, ``<name>_releases`` and ``<name>`` last — each carries
    ``TBLPROPERTIES ('veil.version'=N, 'veil.release_id'=...)``; ``<name>``'s is the publication's marker;
@@ -13,7 +14,8 @@ statement commits on its own, so a version is published in an order in which eve
 
 A killed run leaves at most: version tables no view reads (orphans), or views already switched to a verified
 version whose catalog row is missing.  The next run, holding the lock, repairs both before it numbers its own
-version (``recover``).  One run per release name at a time: ``table_lock``.
+version (``recover``).  One run per release name at a time: ``table_lock``.  Nothing can be rolled back, so
+``--dry-run`` is refused; hierarchies are not published as dimension tables (docs/spark.md §8).
 """
 
 from __future__ import annotations
@@ -23,22 +25,20 @@ import re
 import socket
 import time
 import uuid
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager
 from typing import Any
 
 import sqlalchemy as sa
 
 from veil import catalog
 from veil import queries as q
-from veil.backends.base import Backend, Session
+from veil.backends.base import Session
 from veil.catalog import Status
 from veil.errors import BackendError, BusyError, ReleaseError, VeilError
 from veil.queries import catalog as qc
-from veil.queries import spark as sq
 from veil.queries.ddl import drop_table, drop_view, relation
-from veil.release.publication import Publication
+from veil.release.publication import PUBLICATIONS, Publication
 from veil.release.runtime import failpoint, now
 
 pub = q.publication
@@ -46,22 +46,31 @@ VERSION = "veil.version"
 RELEASE = "veil.release_id"
 
 
-def publication_class(backend: Backend) -> type[Publication]:
-    """The pointer-row publication in one transaction, or this one where statements commit on their own."""
-    return Publication if backend.transactions else SparkPublication
-
-
-@dataclass
-class SparkPublication(Publication):
+@PUBLICATIONS.register("autocommit")
+class AutocommitPublication(Publication):
     """Version N in tables of its own, shown by switching the views; see the module's docstring."""
 
-    release_id: str = ""
+    def lock(self, wait: float) -> AbstractContextManager[None]:
+        """A lock table in the catalog schema (``table_lock``)."""
+        return table_lock(self.session, self.catalog_schema, self.name, wait)
+
+    def repair(self) -> None:
+        """Create the release's schema (its own statement: nothing here is undone), then repair what a killed
+        run left (``recover``)."""
+        catalog.ensure_schema(self.session, self.schema)
+        recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive)
+
+    def rehearse(self) -> None:
+        raise ReleaseError(f"--dry-run: {self.session.backend.name} commits every statement on its own, so a "
+                           "release cannot be rehearsed and rolled back there; nothing was written")
 
     def objects(self) -> dict[str, str]:
         return self.session.relations(self.schema)
 
-    def prepare(self) -> None:
+    def prepare(self, columns: Mapping[str, Any], release_id: str) -> None:
         """The published columns are fixed by the first release (as on the other backends)."""
+        self.use(columns)
+        self.release_id = release_id
         if self.name not in self.objects():
             return
         have = [c for c, *_ in self.session.source_columns(self.schema, self.name)]
@@ -72,14 +81,14 @@ class SparkPublication(Publication):
                 f"new [release] name, or drop {self.schema}.{self.name}, its views and version tables first")
 
     def insert(self, version: int, select: Any) -> None:
-        self.rows = sq.version_rows(self.schema, self.name, version, dict(self.columns))
+        self.rows = pub.version_rows(self.schema, self.name, version, dict(self.columns))
         self.session.execute(q.create_table_as(self.schema, self.rows.name, select),
                              f"writing version {version} into {self.schema}.{self.rows.name}")
 
     def insert_blocks(self, version: int) -> list[str]:
         sens = {c: self.columns[c] for c in self.sensitive}
-        self.block_rows = sq.version_block_rows(self.schema, self.name, version, list(self.qis), sens)
-        select = sq.count_blocks(self.rows, version, list(self.qis), list(self.sensitive))
+        self.block_rows = pub.version_block_rows(self.schema, self.name, version, list(self.qis), sens)
+        select = pub.count_blocks(self.rows, version, list(self.qis), list(self.sensitive))
         self.session.execute(q.create_table_as(self.schema, self.block_rows.name, select),
                              "counting the release's blocks")
         names = pub.names(self.name, version)
@@ -89,7 +98,7 @@ class SparkPublication(Publication):
         """Switch the views to the verified version N, then append the pointer row."""
         show(self.session, self.schema, self.name, self.tables, version, self.release_id, list(self.columns),
              self.qis, self.sensitive)
-        super().point(version, when)
+        self.move_pointer(version, when)
 
     def expire(self, keep: int, current: int, when: Any) -> list[int]:
         """Versions beyond the newest ``keep``: marked expired, then their views and tables dropped (a table a
@@ -102,14 +111,27 @@ class SparkPublication(Publication):
                 drop_version(self.session, self.schema, self.name, v)
         return gone
 
+    def has_rows(self, version: int) -> bool:
+        """Whether version ``version``'s tables are still there."""
+        found = self.session.relations(self.schema)
+        return f"{self.name}_rows_v{version}" in found and f"{self.name}_block_rows_v{version}" in found
+
+    def roll_back(self, version: int, rollback_id: str, when: Any) -> None:
+        """Switch the views to kept version ``version`` (its columns read from its table), then move the pointer."""
+        table = f"{self.name}_rows_v{version}"
+        columns = [c for c, *_ in self.session.source_columns(self.schema, table) if c != "veil_version"]
+        show(self.session, self.schema, self.name, self.tables, version, rollback_id, columns, self.qis,
+             self.sensitive)
+        super().roll_back(version, rollback_id, when)
+
 
 def show(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int, release_id: str,
          columns: Sequence[str], qis: Sequence[str], sensitive: Sequence[str]) -> None:
     """Point every view of release ``name`` at version ``version``'s tables: the version's own views, then
     ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker) — one catalog operation each."""
     props = {VERSION: str(version), RELEASE: release_id}
-    steps = sq.switched_views(schema, name, version, props, columns, qis, sensitive, tables.releases,
-                              tables.publications)
+    steps = pub.switched_views(schema, name, version, props, columns, qis, sensitive, tables.releases,
+                               tables.publications)
     for i, (view, statement) in enumerate(steps):
         if i == 3:
             failpoint("switch")  # test hook: <name>_blocks switched, <name> not yet
@@ -126,7 +148,7 @@ def drop_version(session: Session, schema: str, name: str, version: int) -> None
 
 
 def properties(session: Session, schema: str, view: str) -> dict[str, str]:
-    return {str(k): str(v) for k, v in session.rows(sq.show_properties(schema, view),
+    return {str(k): str(v) for k, v in session.rows(pub.show_properties(schema, view),
                                                     f"reading the properties of {schema}.{view}")}
 
 
@@ -172,8 +194,8 @@ def _versions(session: Session, schema: str, name: str, tables: catalog.CatalogT
     """Versions with objects in ``schema``: its tables (``BASE TABLE``) and views — a view only when it was
     made by a run of this release (another release may be named ``<name>_v1``)."""
     out = []
-    tables_re = re.compile(sq.VERSION_TABLES.format(name=re.escape(name)))
-    views_re = re.compile(sq.VERSION_VIEWS.format(name=re.escape(name)))
+    tables_re = re.compile(pub.VERSION_TABLES.format(name=re.escape(name)))
+    views_re = re.compile(pub.VERSION_VIEWS.format(name=re.escape(name)))
     r = tables.releases
     for obj, kind in found.items():
         if kind != "VIEW" and (m := tables_re.match(obj)):
@@ -262,7 +284,7 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
 
 def _take(session: Session, lock: sa.TableClause, mine: dict[str, str]) -> bool:
     try:
-        session.execute(sq.CreateLock(lock, mine), f"taking the lock {lock.schema}.{lock.name}")
+        session.execute(pub.CreateLock(lock, mine), f"taking the lock {lock.schema}.{lock.name}")
         return True
     except BackendError as exc:
         if "ALREADY_EXISTS" in str(exc):
@@ -293,7 +315,7 @@ def _dead(holder: dict[str, str]) -> bool:
 def _take_over(session: Session, lock: sa.TableClause) -> None:
     stale = relation(f"{lock.name}_stale_{uuid.uuid4().hex[:8]}", lock.schema)
     try:
-        session.execute(sq.RenameTable(lock, stale), f"taking over the stale lock {lock.schema}.{lock.name}")
+        session.execute(pub.RenameTable(lock, stale), f"taking over the stale lock {lock.schema}.{lock.name}")
     except BackendError:
         return  # another run took it over first
     session.execute(drop_table(stale.name, lock.schema), f"dropping the stale lock {lock.schema}.{stale.name}")
@@ -305,16 +327,3 @@ def _busy(schema: str, name: str, holder: dict[str, str] | None) -> str:
     return (f"another `veil release` of {name!r} is running (lock table {schema}.{lock_name(name)} {who}); nothing "
             f"was published by this run — try again later or pass --wait; if that run is gone (its host went "
             f"down), clear the lock with DROP TABLE {schema}.{lock_name(name)}")
-
-
-def has_version(session: Session, schema: str, name: str, version: int) -> bool:
-    """Whether version ``version``'s tables are still there (``veil rollback``)."""
-    found = session.relations(schema)
-    return f"{name}_rows_v{version}" in found and f"{name}_block_rows_v{version}" in found
-
-
-def show_kept(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int,
-              release_id: str, qis: Sequence[str], sensitive: Sequence[str]) -> None:
-    """``veil rollback``: switch the views to kept version ``version`` (its columns read from its table)."""
-    columns = [c for c, *_ in session.source_columns(schema, f"{name}_rows_v{version}") if c != "veil_version"]
-    show(session, schema, name, tables, version, release_id, columns, qis, sensitive)

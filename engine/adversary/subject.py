@@ -18,9 +18,8 @@ from typing import Any
 import numpy as np
 
 from veil import catalog
-from veil.risk.attacks import audit_counts
-from veil.risk.exposure import Audit, Label, shown
-from veil.auditsettings import settings_of
+from veil.adversary.attacks import audit_counts
+from veil.adversary.exposure import Audit, Label, shown
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config, require_release
@@ -202,6 +201,6 @@ def open_subject(config: Config, *, node: str | None = None, release: int | None
 def run_audit(config: Config, *, node: str | None = None, release: int | None = None,
               on_step: Callable[[str], None] = lambda _m: None) -> Audit:
     """``veil audit``: every attack on the subject ``open_subject`` loads, with the config's ``[audit]``."""
-    settings = settings_of(config.text, config.path, config.sensitive)
+    settings = config.audit
     with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
         return audit_counts(subject.counts, settings, config.models, subject.description, subject.label)

@@ -1,0 +1,195 @@
+"""The base frequency set in the warehouse (``veil_base``: one row per distinct combination of the
+quasi-identifiers' leaf codes and the counted sensitive values' codes, with its rows — docs/lattice.md) and
+what every node query reads from it: the rollups over it (``veil.rollup``: of its cells, and of its blocks alone
+for block-size queries) and, when it is small, its cells held in this process (``veil.heldcells``).
+
+``BaseSet.code`` codes the rows the scans read (``veil.sourcescan``) through the dimension tables
+(``veil.dimensiontables``); ``end_counting`` drops it, and a node query after that codes it again (one more
+scan).  Builds SQL only through ``veil.queries``; executes only through a backend ``Session``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from veil import queries as q
+from veil.counts import Level, SensitiveDomain, SizeHistogram
+from veil.errors import BackendError
+from veil.frequencies import Floors, FrequencySet
+from veil.heldcells import HeldCells
+from veil.hierarchy import Hierarchy
+from veil.queries.nodes import base_total
+from veil.rollup import Rollups
+from veil.sourcescan import SourceScan
+from veil.workstats import Stats
+
+Node = tuple[Level, ...]
+
+
+@dataclass(frozen=True)
+class Options:
+    """The run's choices for the base and the rollups over it (``Warehouse``'s fields of the same names)."""
+
+    rollup: bool
+    rollup_ratio: float
+    rollup_min_cells: int
+    rollup_budget: float
+    hub_ratio: float | None
+    batch: bool | None
+    scratch_threshold: int | None
+    local_cells: int | None
+
+
+class BaseSet:
+    """The base of the rows ``scan`` reads (``rows`` of them, as the NULL policy kept), coded through
+    ``hierarchies`` and the counted sensitive columns' ``domains``, laid out as ``layout``.  ``known_sizes``: the
+    block-size histograms counted so far (``veil.blocksizes``), which bound the cells of their nodes."""
+
+    def __init__(self, scan: SourceScan, layout: q.Layout, hierarchies: Sequence[Hierarchy],
+                 domains: Sequence[SensitiveDomain], rows: int, stats: Stats, options: Options,
+                 on_step: Callable[[str], None]) -> None:
+        self.scan, self.session, self.layout = scan, scan.session, layout
+        self.hierarchies, self.domains, self.rows = tuple(hierarchies), tuple(domains), rows
+        self.stats, self.options, self.on_step = stats, options, on_step
+        self.known_sizes: dict[Node, SizeHistogram] = {}
+        self.cells = 0                      # the base's cells
+        self._cells: Rollups | None = None   # rollups of the cells (veil_base)
+        self._blocks: Rollups | None = None  # rollups of the blocks alone (the base without its sensitive columns)
+        self._held: HeldCells | None = None
+        self._up_tables: set[tuple[int, int]] = set()
+        self._idents = 0
+        self._into: str | None = None    # the scratch database or work schema of the base (None: temporary tables)
+        self._not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after the end)
+        self._ended = False
+
+    def code(self, not_null: Sequence[str]) -> None:
+        """``veil_base`` from the source (``base_coded``), checked to hold every row the NULL policy kept."""
+        scan, session = self.scan, self.session
+        table = scan.read(scan.quasi_identifiers + scan.sensitive + list(not_null))
+        cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
+        sizes, tiny = [d.size for d in self.domains], session.backend.tiny_integers
+        self._into = session.scratch(self.rows * q.row_bytes(cards, sizes, tiny), self.options.scratch_threshold)
+        self.stats.scratch = self._into is not None
+        session.execute(q.base_coded(self.layout, table, scan.quasi_identifiers, scan.sensitive, not_null, cards,
+                                     sizes, tiny=tiny, into=self._into, weight=scan.weight),
+                        f"coding source table {scan.name!r} into the base frequency set")
+        self._not_null = tuple(not_null)
+        coded, cells = session.rows(base_total(self.layout), "checking the base frequency set")[0]
+        if int(coded) != self.rows:
+            raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
+                               "a value's type differs between the source and its dimension table")
+        self.cells = int(cells)
+        self.stats.base_cells = self.cells
+        budget = session.backend.local_cells if self.options.local_cells is None else self.options.local_cells
+        local = self._fetch() if self.cells <= budget else None
+        # floors: in memory from the base held here; from the warehouse only where a statement's fixed cost
+        # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
+        # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
+        # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own)
+        floors = (Floors(self.hierarchies, min(budget, self.cells)) if local is not None
+                  else Floors(self.hierarchies, budget) if self.batched else None)
+        self._held = HeldCells(local, floors, len(self.domains), self.stats)
+        self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
+
+    def _fetch(self) -> FrequencySet:
+        """The base frequency set's cells, fetched once (``queries.base_leaves``), with each hierarchy's map from
+        a leaf code to its code at every level."""
+        data = self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
+        self.stats.local_cells += len(data["n"])
+        return FrequencySet([data[f"q{i}_0"] for i in range(len(self.hierarchies))],
+                            [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
+                            [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
+                            np.column_stack([data[f"s{j}"] for j in range(len(self.domains))])
+                            if self.domains else np.zeros((len(data["n"]), 0), dtype=np.int64), data["n"])
+
+    @property
+    def held(self) -> HeldCells | None:
+        """The cells held here (coded again after ``end_counting``); ``None`` before the base is coded."""
+        if self._cells is None and self._ended:
+            self.cell_rollups  # noqa: B018 — codes the base again, and fetches it when small
+        return self._held
+
+    @property
+    def batched(self) -> bool:
+        """Whether a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``; tests force it)."""
+        return bool(self.session.backend.batch_sizes if self.options.batch is None else self.options.batch)
+
+    # --- the rollups (Incognito; veil.rollup) ------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def reading(self, rollups: Rollups, node: Node, what: str) -> Iterator[tuple[str, Node | None]]:
+        """The table one node query reads (``Rollups.reading``), counted as a node query."""
+        self.stats.node_queries += 1
+        with rollups.reading(node, self.next_ident, what) as found:
+            yield found
+
+    def next_ident(self) -> int:
+        self._idents += 1
+        return self._idents
+
+    def _rollups(self, base: str, layout: q.Layout, cells: int, bounded: bool) -> Rollups:
+        cards = tuple(tuple(h.cardinality(j) for j in range(h.height + 1)) for h in self.hierarchies)
+        spread = math.prod(d.size for d in self.domains[:layout.sensitive_count])
+        o, backend = self.options, self.session.backend
+        return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=o.rollup,
+                       ratio=o.rollup_ratio, min_cells=o.rollup_min_cells, budget=o.rollup_budget,
+                       bounded=bounded, upper=self.cells_bound, cardinalities=cards, spread=spread,
+                       hub_ratio=backend.hub_ratio if o.hub_ratio is None else o.hub_ratio,
+                       into=self._into if backend.scratch_nodes else None)
+
+    @property
+    def cell_rollups(self) -> Rollups:
+        """Rollups of the cells, for counts and threshold tests (the base coded again after ``end_counting``)."""
+        if self._cells is None and self._ended:  # a node after end_counting (a release's report): code it again
+            self.on_step(f"coding {self.scan.name} into the base frequency set again")
+            self._ended = False
+            self.code(self._not_null)
+        if self._cells is None:
+            raise RuntimeError("no base frequency set: prepare() the warehouse before counting nodes")
+        return self._cells
+
+    def block_rollups(self) -> Rollups:
+        """Rollups for block-size queries: of the cells when no sensitive column is counted, else of the same base
+        read without its sensitive columns (its blocks' sizes summed over them), whose rollups — hubs first —
+        keep the blocks alone: a size query then reads no more rows than a k-anonymity search's rollups."""
+        cells = self.cell_rollups
+        if not self.domains:
+            return cells
+        if self._blocks is None:
+            self._blocks = self._rollups(q.BASE, q.Layout(self.layout.heights, 0), self.cells, bounded=False)
+        return self._blocks
+
+    @property
+    def rollups(self) -> tuple[Rollups, ...]:
+        """The rollups kept: of the cells, and of the blocks alone when sensitive values are counted."""
+        return tuple(r for r in (self._cells, self._blocks) if r is not None)
+
+    def cells_bound(self, node: Node) -> int | None:
+        """An upper bound on ``node``'s cells: its blocks (when their sizes were counted) × every counted sensitive
+        column's domain (``None`` without its block count)."""
+        hist = self.known_sizes.get(node)
+        if hist is None:
+            return None
+        return hist.n_blocks * math.prod(d.size for d in self.domains)
+
+    def end_search(self) -> None:
+        """Drop the rollups kept, and let the database free them where that cannot change what the run reads
+        (``Session.settle``).  The base stays; a later node query materializes again what it needs."""
+        for rollups in self.rollups:
+            rollups.drop_kept("dropping the search's working tables")
+        self.session.settle()
+
+    def end_counting(self) -> None:
+        """Drop the rollups and the base itself, and let the database free them; a node query after this codes
+        the base again from the source."""
+        self.end_search()
+        if self._cells is not None:
+            self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
+            self._cells = self._blocks = self._held = None
+            self._ended = True
+            self.session.settle()

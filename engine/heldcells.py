@@ -1,0 +1,56 @@
+"""Cells held in this process (docs/lattice.md, "Nodes counted in memory"): the base frequency set's, fetched
+once when it has at most ``local_cells`` (``local``), and counted nodes' kept as *floors*
+(``veil.frequencies.Floors``).  A node held here is rolled up from the fewest cells below it, with no statement.
+numpy only: the cells arrive from ``veil.baseset`` (the base's) and ``veil.nodecounting`` (a counted node's).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from veil.counts import Level
+from veil.frequencies import Floors, FrequencySet
+from veil.workstats import Stats
+
+Node = tuple[Level, ...]
+
+
+class HeldCells:
+    """The base's cells (``local``, or ``None`` when it has more than ``local_cells``) and the ``floors`` kept
+    (``None``: no floor is ever kept) of a run counting ``sensitive`` sensitive columns."""
+
+    def __init__(self, local: FrequencySet | None, floors: Floors | None, sensitive: int, stats: Stats) -> None:
+        self.local, self.floors, self.sensitive, self.stats = local, floors, sensitive, stats
+        self._last: tuple[Node, dict[str, np.ndarray]] | None = None
+
+    def holder(self, node: Node) -> FrequencySet | None:
+        """The cells held here that ``node`` rolls up from: the fewest of a kept floor below it, or the base's."""
+        floor = self.floors.holder(node) if self.floors is not None else None
+        return floor if floor is not None else self.local
+
+    def counted(self, node: Node, held: FrequencySet) -> dict[str, np.ndarray]:
+        """``node``'s cells rolled up from ``held``; kept as a floor when they are at most a quarter of those
+        (Incognito's rollup, in memory: the nodes above it then sort fewer cells).  The last node's are
+        remembered (a search asks a node's sizes, then its cells)."""
+        if self._last is not None and self._last[0] == node:
+            return self._last[1]
+        data = held.counts(node)
+        self._last = (node, data)
+        self.stats.local_nodes += 1
+        if (self.floors is not None and len(data["n"]) * 4 <= held.cells
+                and self.floors.keep(node, data, self.sensitive) is not None):
+            self.stats.floors += 1
+        return data
+
+    def keep_counted(self, node: Node, data: dict[str, np.ndarray]) -> None:
+        """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held)."""
+        if self.local is None and self.floors is not None and self.floors.keep(node, data, self.sensitive) is not None:
+            self.stats.floors += 1
+            self.stats.local_cells += len(data["n"])
+
+    def may_keep(self, node: Sequence[Level], bound: int | None) -> bool:
+        """Whether a full node of at most ``bound`` cells, counted in the warehouse, would be kept as a floor."""
+        return (self.local is None and self.floors is not None and None not in node and bound is not None
+                and self.floors.room(bound))
