@@ -75,10 +75,12 @@ class Registry(Generic[T]):
         return self._entries[name]
 
     def load_all(self) -> dict[str, T]:
-        """Every entry, each module imported (the docs' generator and the tests)."""
+        """Every entry, each module imported (the docs' generator and the tests), in the order the source
+        declares them — not the order a process happened to import them in."""
         for module in dict.fromkeys(m for m, _ in self.declared().values()):
             importlib.import_module(module)
-        return dict(self._entries)
+        order = [k for k in self.names(aliases=True) if k in self._entries]
+        return {k: self._entries[k] for k in order + [k for k in self._entries if k not in order]}
 
     def _modules(self) -> list[tuple[str, Path]]:
         rel = Path(*self.where.split(".")[1:])

@@ -57,3 +57,9 @@ def test_a_reloaded_module_registers_again_and_a_second_definition_is_refused() 
     other = type("Other", (), {})
     with pytest.raises(ValueError, match="thing 'thing' is registered twice"):
         things.register("thing")(other)
+
+
+def test_every_entry_comes_in_the_order_the_source_declares_it_whatever_was_imported_first() -> None:
+    import veil.models.risk  # noqa: F401  (imported out of order, as another test might)
+
+    assert list(MODELS.load_all()) == list(MODELS.names())
