@@ -467,7 +467,8 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
         return out
     node = tuple(result.optimal.node)
     counts = wh.counts(node)
-    gone = Specification(config.models, config.search.max_suppression).evaluate(counts, wh.rows).failing
+    spec = Specification(config.models, config.search.max_suppression)
+    gone = spec.evaluate(counts, wh.rows).failing
     metric = metric_for_config(wh, config)
     if metric is not None:
         if config.search.metric == "workload":
@@ -478,7 +479,7 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
             for n, passed, _, _ in result.evaluations:
                 if passed and None not in n:
                     c = wh.counts(n)
-                    failing = Specification(config.models, config.search.max_suppression).evaluate(c, wh.rows).failing
+                    failing = spec.evaluate(c, wh.rows).failing
                     nodes.append({"node": list(n), "error": metric.loss(c, failing, wh.rows)})
         out["workload"] = {"queries": [p.query.document() for p in metric.prepared], "nodes": nodes,
                            "optimal": {"node": list(node), "error": metric.loss(counts, gone, wh.rows),
