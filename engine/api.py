@@ -130,11 +130,22 @@ def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence
         counts = wh.counts(result.optimal.node)
         suppressed = spec.evaluate(counts, wh.rows).failing
         data = _generalized(session, wh, config, counts, suppressed, published, df)
-        errors = None
-        if read:
-            scorer = metric_for(wh, "workload", config)
-            errors = (float(scorer.loss(counts, suppressed, wh.rows)),
-                      tuple(float(e) for e in scorer.errors(counts, suppressed)))  # type: ignore[attr-defined]
+        errors = _workload_errors(wh, config, counts, suppressed) if read else None
+    return _anonymized(data, result, wh, config, spec, counts, suppressed, errors)
+
+
+def _workload_errors(wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any
+                     ) -> tuple[float, tuple[float, ...]]:
+    """The workload's error at the node (``counts`` less ``suppressed`` blocks), and each query's."""
+    scorer = metric_for(wh, "workload", config)
+    return (float(scorer.loss(counts, suppressed, wh.rows)),
+            tuple(float(e) for e in scorer.errors(counts, suppressed)))  # type: ignore[attr-defined]
+
+
+def _anonymized(data: Any, result: SearchResult, wh: Warehouse, config: cfg.Config, spec: Specification,
+                counts: NodeCounts, suppressed: Any, errors: tuple[float, tuple[float, ...]] | None) -> Anonymized:
+    """``anonymize``'s result: the generalized ``data`` with the search's optimum and what it achieved."""
+    assert result.optimal is not None
     released = counts.restrict(~suppressed)
     return Anonymized(
         data=data, node=tuple(result.optimal.node), achieved={_label(m): m.check(released).achieved for m in spec.models},

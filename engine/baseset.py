@@ -72,11 +72,12 @@ class BaseSet:
         scan, session = self.scan, self.session
         table = scan.read(scan.quasi_identifiers + scan.sensitive + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
-        sizes, tiny = [d.size for d in self.domains], session.backend.tiny_integers
-        self._into = session.scratch(self.rows * q.row_bytes(cards, sizes, tiny), self.options.scratch_threshold)
+        sizes = [d.size for d in self.domains]
+        self._into = session.scratch(self.rows * q.row_bytes(cards, sizes, session.dialect),
+                                     self.options.scratch_threshold)
         self.stats.scratch = self._into is not None
         session.execute(q.base_coded(self.layout, table, scan.quasi_identifiers, scan.sensitive, not_null, cards,
-                                     sizes, tiny=tiny, into=self._into, weight=scan.weight),
+                                     sizes, into=self._into, weight=scan.weight),
                         f"coding source table {scan.name!r} into the base frequency set")
         self._not_null = tuple(not_null)
         coded, cells = session.rows(base_total(self.layout), "checking the base frequency set")[0]

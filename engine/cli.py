@@ -218,19 +218,21 @@ def check(config: ConfigOpt = None,
     finish("check", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
+StrategyOpt = Annotated[Optional[str], typer.Option(
+    help=f"{' | '.join(STRATEGIES.names())} (or several, comma-separated, sharing counts; default: the "
+         "config's [search] strategy).")]
+MetricOpt = Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
+                                                       "discernibility | kl-divergence | workload "
+                                                       "(veil.metrics.REGISTRY; default: the config's "
+                                                       "[search] metric).")]
+MinimalLimitOpt = Annotated[int, typer.Option(
+    "--limit", min=0, metavar="N",
+    help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.")]
+
+
 @app.command()
-def search(config: ConfigOpt = None,
-           strategy: Annotated[Optional[str], typer.Option(
-               help=f"{' | '.join(STRATEGIES.names())} (or several, comma-separated, sharing counts; default: the "
-                    "config's [search] strategy).")] = None,
-           metric: Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
-                                                               "discernibility | kl-divergence | workload "
-                                                               "(veil.metrics.REGISTRY; default: the config's "
-                                                               "[search] metric).")] = None,
-           limit: Annotated[int, typer.Option(
-               "--limit", min=0, metavar="N",
-               help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.")
-           ] = MINIMAL_LIMIT,
+def search(config: ConfigOpt = None, strategy: StrategyOpt = None, metric: MetricOpt = None,
+           limit: MinimalLimitOpt = MINIMAL_LIMIT,
            as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
            log_format: LogFormatOpt = LogFormat.text) -> None:
     """Search the lattice: every minimal passing node (incognito, brute-force) and/or the proven-optimal one
@@ -243,29 +245,43 @@ def search(config: ConfigOpt = None,
             from veil import config as cfg
 
         conf = _load(config)
-        strategies = tuple(s.strip() for s in (strategy or conf.search.strategy).split(",") if s.strip())
-        for s in strategies:
-            if s not in STRATEGIES:
-                raise ConfigError(f"--strategy {s!r}: one of {', '.join(STRATEGIES.names())}")
+        strategies = _strategies(strategy or conf.search.strategy)
         if metric is not None and metric not in cfg.METRICS:
             raise ConfigError(f"--metric {metric!r}: one of {', '.join(cfg.METRICS)}")
-        with _loading():
-            from veil.run import no_solution, open_run, search_warehouse
-            from veil.privacy import Specification
-            from veil.workload import search_document
-        with open_run(cfg.override(conf, metric=metric), on_step=log.step) as (conf, wh):
-            result = search_warehouse(wh, conf, strategies)
-            failure = None if result.any_passing else no_solution(
-                wh, Specification(conf.models, conf.search.max_suppression))
-            extras = search_document(wh, conf, result)  # [[workload]] errors, utility per attribute (issue 38)
-            stats = wh.stats
-        doc = {**result.document(), "work": stats.document(), **extras}
-        status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
-                                                            **failure.details}
-        return Result({**status, **doc}, OK if failure is None else NO_SOLUTION,
-                      lambda: _show_search(doc, limit, None if failure is None else str(failure)))
+        return _searched(cfg.override(conf, metric=metric), strategies, limit)
 
     finish("search", Options(as_json, quiet, verbose, wait, log_format.value), body)
+
+
+def _strategies(text: str) -> tuple[str, ...]:
+    """``--strategy`` (else the config's): comma-separated names, each a registered strategy."""
+    from veil.errors import ConfigError
+
+    strategies = tuple(s.strip() for s in text.split(",") if s.strip())
+    for s in strategies:
+        if s not in STRATEGIES:
+            raise ConfigError(f"--strategy {s!r}: one of {', '.join(STRATEGIES.names())}")
+    return strategies
+
+
+def _searched(conf: Any, strategies: tuple[str, ...], limit: int) -> Result:
+    """``veil search``'s result: the strategies run on ``conf``'s table, the search's document with the work done
+    and the ``[[workload]]`` extras (exit 2 and why when no node passes), printed by ``_show_search``."""
+    with _loading():
+        from veil.run import no_solution, open_run, search_warehouse
+        from veil.privacy import Specification
+        from veil.workload import search_document
+    with open_run(conf, on_step=log.step) as (conf, wh):
+        result = search_warehouse(wh, conf, strategies)
+        failure = None if result.any_passing else no_solution(
+            wh, Specification(conf.models, conf.search.max_suppression))
+        extras = search_document(wh, conf, result)  # [[workload]] errors, utility per attribute (issue 38)
+        stats = wh.stats
+    doc = {**result.document(), "work": stats.document(), **extras}
+    status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
+                                                        **failure.details}
+    return Result({**status, **doc}, OK if failure is None else NO_SOLUTION,
+                  lambda: _show_search(doc, limit, None if failure is None else str(failure)))
 
 
 def _show_search(doc: dict[str, Any], limit: int, failure: str | None) -> None:
@@ -433,23 +449,27 @@ def audit(config: ConfigOpt = None,
 
 
 
+RiskNodeOpt = Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source "
+                                                         "as it stands).")]
+RecountedReleaseOpt = Annotated[Optional[int], typer.Option("--release", help="A published version (its rows "
+                                                            "recounted from the warehouse).")]
+RiskThresholdOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Records whose re-identification risk "
+                                                 "is above this are at risk (ARX's default 0.2).")]
+PopulationTableOpt = Annotated[Optional[str], typer.Option(
+    "--population-table", help="A table of the whole population with the same quasi-identifier columns "
+                               "(schema.table): journalist and marketer risk against its class sizes.")]
+SamplingFractionOpt = Annotated[Optional[float], typer.Option(
+    "--sampling-fraction", min=1e-9, max=1.0,
+    help="The share of the population the table holds: population uniqueness estimated for n / fraction "
+         "people.")]
+PopulationOpt = Annotated[Optional[int], typer.Option("--population", min=1, help="The population's size, "
+                                                      "instead of a sampling fraction.")]
+
+
 @app.command()
-def risk(config: ConfigOpt = None,
-         node: Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source "
-                                                        "as it stands).")] = None,
-         release: Annotated[Optional[int], typer.Option("--release", help="A published version (its rows "
-                                                        "recounted from the warehouse).")] = None,
-         threshold: Annotated[float, typer.Option(min=0.0, max=1.0, help="Records whose re-identification risk "
-                                                  "is above this are at risk (ARX's default 0.2).")] = 0.2,
-         population_table: Annotated[Optional[str], typer.Option(
-             "--population-table", help="A table of the whole population with the same quasi-identifier columns "
-                                        "(schema.table): journalist and marketer risk against its class sizes.")] = None,
-         sampling_fraction: Annotated[Optional[float], typer.Option(
-             "--sampling-fraction", min=1e-9, max=1.0,
-             help="The share of the population the table holds: population uniqueness estimated for n / fraction "
-                  "people.")] = None,
-         population: Annotated[Optional[int], typer.Option("--population", min=1, help="The population's size, "
-                                                           "instead of a sampling fraction.")] = None,
+def risk(config: ConfigOpt = None, node: RiskNodeOpt = None, release: RecountedReleaseOpt = None,
+         threshold: RiskThresholdOpt = 0.2, population_table: PopulationTableOpt = None,
+         sampling_fraction: SamplingFractionOpt = None, population: PopulationOpt = None,
          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
          log_format: LogFormatOpt = LogFormat.text) -> None:
     """Re-identification risk as ARX reports it (docs/reidentification.md): prosecutor, journalist and marketer

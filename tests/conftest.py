@@ -1,8 +1,18 @@
-"""Shared fixtures.  ``db`` runs a test on both real backends: embedded DuckDB and PostgreSQL.
+"""Shared fixtures.  ``db`` runs a test on every real backend: embedded DuckDB, PostgreSQL and Spark.
 
-PostgreSQL comes from ``VEIL_TEST_PG_URL`` (default: the local server's ``test`` database).  Locally a
-missing server skips the PostgreSQL half.  Each PostgreSQL test works in a schema of its own, dropped
-afterwards; each DuckDB test in a file of its own.
+PostgreSQL comes from ``VEIL_TEST_PG_URL`` (default: the local server's ``test`` database), Spark from
+``VEIL_TEST_SPARK_URL`` (default ``sc://127.0.0.1:15002``, the cluster of ``deploy/spark/cluster.sh start``).
+Locally a missing server (or the missing ``spark`` extra) skips that backend's half.  Each PostgreSQL and
+Spark test works in a schema of its own, dropped afterwards; each DuckDB test in a file of its own.
+
+A backend a test does not support is declared on the test, as ibis does:
+``@pytest.mark.notimpl(["spark"], reason="...")`` makes that backend's run a strict xfail (it must fail; the
+day it passes, the marker goes).  Spark statements cost 0.2–1 s each, so a ``db`` test runs on Spark only when
+it is marked ``@pytest.mark.spark_too`` (a representative set), or when ``VEIL_TEST_SPARK=all`` (every one,
+those declared ``notimpl`` as strict xfails: the declarations checked); otherwise its Spark run is deselected,
+not skipped.  With
+``CI=true`` and no ``spark`` extra installed (``.ci/lower-bounds``, ``.ci/upper-bounds``) the Spark half is
+deselected too; where the extra is installed (``.ci/run``, after ``.ci/spark.sh``) a missing cluster fails.
 
 With ``CI=true`` every test must run: a skip (a missing server, a missing dev dependency such as pycanon
 or scipy) is reported as a failure.  Hypothesis runs with the ``veil`` profile: no deadline (the machines
@@ -11,12 +21,15 @@ that run the suite are loaded), ``VEIL_HYPOTHESIS_PROFILE=hard`` for longer hunt
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import re
+import socket
 import subprocess
 import sys
 import uuid
 from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,9 +40,16 @@ from hypothesis import HealthCheck, settings
 
 PG_URL = os.environ.get("VEIL_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PG_ENV = "VEIL_TEST_PG_URL"
+SPARK_ENV = "VEIL_TEST_SPARK_URL"
+SPARK_URL = os.environ.get(SPARK_ENV, "sc://127.0.0.1:15002")
+SPARK_ALL = os.environ.get("VEIL_TEST_SPARK", "").lower() == "all"  # every db test on Spark, notimpl ones xfail
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+# With CI=true Spark is required where the spark extra is installed (.ci/spark.sh installs it in the main run);
+# the runs of .ci/lower-bounds and .ci/upper-bounds, without it, leave the Spark half out
+SPARK_WANTED = not IN_CI or importlib.util.find_spec("pyspark") is not None
 
 os.environ.setdefault(PG_ENV, PG_URL)
+os.environ.setdefault(SPARK_ENV, SPARK_URL)
 
 settings.register_profile("veil", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("hard", parent=settings.get_profile("veil"))
@@ -58,12 +78,36 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Iterator[None]:
         report.longrepr = f"skipped with CI=true, where every test must run: {_skip_reason(report.longrepr)}"
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Run in parallel (pytest-xdist, ``--dist loadgroup``), the Spark tests stay on one worker, in order: they
-    share one local cluster and its session, and their timeouts assume it is not shared with another test."""
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A backend a test declares ``notimpl`` becomes a strict xfail there (ibis's pattern); a ``db`` test runs on
+    Spark only when marked ``spark_too`` (or with ``VEIL_TEST_SPARK=all``), else that run is deselected.
+    Run in parallel (pytest-xdist, ``--dist loadgroup``), the Spark tests stay on one worker, in order: they
+    share one local cluster, and their timeouts assume it is not shared with another test."""
+    kept, dropped = [], []
     for item in items:
+        backend = _backend(item)
+        declared = [m for m in item.iter_markers(name="notimpl") if backend in m.args[0]]
+        chosen = item.get_closest_marker("spark_too") is not None
+        if backend == "spark" and chosen and declared:
+            raise pytest.UsageError(f"{item.nodeid}: marked spark_too and notimpl on spark")
+        if backend == "spark" and not (SPARK_WANTED and (chosen or SPARK_ALL)):
+            dropped.append(item)
+            continue
+        for marker in declared:
+            item.add_marker(pytest.mark.xfail(reason=f"not implemented on {backend}: {marker.kwargs['reason']}",
+                                              raises=marker.kwargs.get("raises"), strict=True))
         if item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
+
+
+def _backend(item: pytest.Item) -> str | None:
+    """The backend a ``db`` test runs on in this item (its ``db`` parameter), or ``None``."""
+    callspec = getattr(item, "callspec", None)
+    return callspec.params.get("db") if callspec is not None else None
 
 
 def _pg_available() -> str | None:
@@ -95,6 +139,40 @@ def require_pg() -> None:
         pytest.skip(f"PostgreSQL unavailable at {PG_URL}: {problem}")
 
 
+_SPARK_PROBLEM: list[str | None] = []
+
+
+def spark_problem() -> str | None:
+    """Why Spark cannot be tested here (the ``spark`` extra missing, no Connect server listening), or ``None``."""
+    if not _SPARK_PROBLEM:
+        _SPARK_PROBLEM.append(_find_spark_problem())
+    return _SPARK_PROBLEM[0]
+
+
+def _find_spark_problem() -> str | None:
+    try:
+        import pyspark.sql.connect.session  # noqa: F401
+    except ImportError as exc:
+        return f"the spark extra is not installed (pip install -e '.[spark]'): {exc}"
+    from veil.backends.spark import _address
+
+    host, port = _address(SPARK_URL)
+    try:
+        socket.create_connection((host, port), timeout=3).close()
+    except OSError as exc:
+        return f"no Spark Connect server at {SPARK_URL} ({exc}); start one with deploy/spark/cluster.sh start"
+    return None
+
+
+def require_spark() -> None:
+    """Skip locally without a cluster; with ``CI=true`` (where ``.ci/spark.sh`` starts one) fail instead."""
+    problem = spark_problem()
+    if problem:
+        if IN_CI:
+            pytest.fail(f"Spark is required in CI but unavailable: {problem}")
+        pytest.skip(f"Spark unavailable: {problem}")
+
+
 @dataclass
 class Db:
     """A backend under test: where the source lives and how to write a config pointing at it."""
@@ -107,6 +185,13 @@ class Db:
     @property
     def engine(self) -> sa.Engine:
         return sa.create_engine(self.url, poolclass=sa.pool.NullPool)
+
+    def quote(self, name: str) -> str:
+        """``name`` quoted as an identifier of this backend's SQL."""
+        return f'"{name}"'
+
+    def drop_schemas(self, *schemas: str) -> None:
+        self.execute(*(f"DROP SCHEMA IF EXISTS {self.quote(s)} CASCADE" for s in schemas))
 
     def execute(self, *statements: Any) -> None:
         eng = self.engine
@@ -140,7 +225,7 @@ class Db:
         """The ``[source]`` TOML for a table of this test's schema."""
         if self.kind == "duckdb":
             return f'[source]\nurl = "{self.url}"\ntable = "{self.schema}.{table}"\n'
-        return f'[source]\nurl_env = "{PG_ENV}"\ntable = "{self.schema}.{table}"\n'
+        return f'[source]\nurl_env = "{SPARK_ENV if self.kind == "spark" else PG_ENV}"\ntable = "{self.schema}.{table}"\n'
 
     def write_config(self, table: str, body: str, name: str = "veil.toml", source_extra: str = "") -> Path:
         path = self.workdir / name
@@ -156,19 +241,93 @@ class Db:
                 and (not str(s).startswith("veil_test_") or str(s).startswith(self.schema))}
 
 
-@pytest.fixture(params=["duckdb", "postgres"])
+class SparkDb(Db):
+    """Spark through Spark Connect: no SQLAlchemy engine (no DBAPI driver); statements go through Veil's own Spark
+    session (``veil.backends.spark``), compiled for Spark SQL, and a test's SQL text is read with double-quoted
+    identifiers (``spark.sql.ansi.doubleQuotedIdentifiers``) as DuckDB and PostgreSQL read it; tables are created
+    from their SQLAlchemy types and loaded as Arrow.  A config's ``[release]`` without a ``series`` key gets
+    ``series = "refuse"``: the default, "cohort", keeps its members in a table Spark cannot update (docs/spark.md
+    §7) and is refused there."""
+
+    @property
+    def engine(self) -> sa.Engine:
+        raise NotImplementedError("Spark Connect has no SQLAlchemy engine (no DBAPI driver): use db.execute / "
+                                  "db.query / db.create_table")
+
+    def quote(self, name: str) -> str:
+        from veil.queries.spark import DIALECT
+
+        return str(DIALECT.identifier_preparer.quote_identifier(name))
+
+    @contextmanager
+    def _session(self) -> Iterator[Any]:
+        from veil.backends import open_backend
+
+        with open_backend(self.url).session() as session:
+            session.spark.conf.set("spark.sql.ansi.enabled", "true")
+            session.spark.conf.set("spark.sql.ansi.doubleQuotedIdentifiers", "true")
+            yield session
+
+    def execute(self, *statements: Any) -> None:
+        with self._session() as session:
+            for s in statements:
+                session.execute(sa.text(s) if isinstance(s, str) else s, "setting up a test")
+
+    def query(self, statement: Any) -> list[tuple[Any, ...]]:
+        with self._session() as session:
+            return session.rows(sa.text(statement) if isinstance(statement, str) else statement, "a test's query")
+
+    def create_table(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]],
+                     schema: str | None = None) -> sa.Table:
+        import pyarrow as pa
+
+        from veil.backends.spark import _arrow_type
+
+        table = sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()),
+                         schema=schema or self.schema)
+        with self._session() as session:
+            session.execute(sa.schema.CreateSchema(table.schema, if_not_exists=True), "creating a test schema")
+            session.execute(sa.schema.CreateTable(table), "creating a test table")
+            if rows:
+                types = {c.name: _arrow_type(c.type) for c in table.columns}
+                data = pa.table({c: pa.array([r[i] for r in rows], type=types[c]) for i, c in enumerate(columns)})
+                target = session.dialect.identifier_preparer.format_table(table)
+                session.spark.createDataFrame(data).write.insertInto(target)
+        return table
+
+    def write_config(self, table: str, body: str, name: str = "veil.toml", source_extra: str = "") -> Path:
+        if "[release]" in body and not re.search(r"^series\s*=", body, re.MULTILINE):
+            body = body.replace("[release]\n", '[release]\nseries = "refuse"\n', 1)
+        return super().write_config(table, body, name, source_extra)
+
+    def own_schemas(self) -> list[str]:
+        """This test's schemas: ``<schema>`` and those named after it (``<schema>_pub``, ``<schema>_cat``, ...)."""
+        with self._session() as session:
+            return [d.name for d in session.spark.catalog.listDatabases() if d.name.startswith(self.schema)]
+
+    def objects(self) -> set[tuple[str, str]]:
+        """Every (schema, table or view) in this test's schemas."""
+        with self._session() as session:
+            return {(name, t.name) for name in self.own_schemas()
+                    for t in session.spark.catalog.listTables(self.quote(name)) if not t.isTemporary}
+
+
+@pytest.fixture(params=["duckdb", "postgres", pytest.param("spark", marks=pytest.mark.spark)])
 def db(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Db]:
     if request.param == "duckdb":
         yield Db("duckdb", f"duckdb:///{tmp_path / 'warehouse.duckdb'}", "raw", tmp_path)
-    else:
+        return
+    if request.param == "postgres":
         require_pg()
-        schema = f"veil_test_{uuid.uuid4().hex[:10]}"
-        d = Db("postgres", PG_URL, schema, tmp_path)
-        d.execute(f'CREATE SCHEMA "{schema}"')
-        try:
-            yield d
-        finally:
-            d.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        d = Db("postgres", PG_URL, f"veil_test_{uuid.uuid4().hex[:10]}", tmp_path)
+    else:
+        require_spark()
+        d = SparkDb("spark", SPARK_URL, f"veil_test_{uuid.uuid4().hex[:10]}", tmp_path)
+    d.execute(f"CREATE SCHEMA {d.quote(d.schema)}")
+    try:
+        yield d
+    finally:  # on Spark also what a test published in schemas named after its own (nothing drops them otherwise)
+        d.drop_schemas(*(d.own_schemas() if isinstance(d, SparkDb) else [d.schema]))
 
 
 @dataclass(frozen=True)
@@ -186,7 +345,7 @@ class ReleaseSchemas:
 @pytest.fixture
 def release_schemas(db: Db) -> Iterator[ReleaseSchemas]:
     """Output and catalog schemas of a release test: fixed on DuckDB (a file per test), unique on
-    PostgreSQL and dropped afterwards."""
+    PostgreSQL and Spark and dropped afterwards."""
     if db.kind == "duckdb":
         yield ReleaseSchemas("published", "veil")
     else:
@@ -194,7 +353,7 @@ def release_schemas(db: Db) -> Iterator[ReleaseSchemas]:
         try:
             yield schemas
         finally:
-            db.execute(*(f'DROP SCHEMA IF EXISTS "{s}" CASCADE' for s in (schemas.out, schemas.cat)))
+            db.drop_schemas(schemas.out, schemas.cat)
 
 
 def run_veil(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,

@@ -23,6 +23,7 @@ def _one_line(stderr: str) -> str:
     return error_line(stderr)
 
 
+@pytest.mark.spark_too
 def test_missing_table(inpatient: Db) -> None:
     code, out, err = _run_counts(inpatient, inpatient_body(), table="no_such_table")
     assert code == 1 and json.loads(out)["status"] == "failed"
@@ -30,6 +31,7 @@ def test_missing_table(inpatient: Db) -> None:
     assert "no_such_table" in line and "does not exist" in line
 
 
+@pytest.mark.spark_too
 def test_missing_column(inpatient: Db) -> None:
     body = inpatient_body().replace('column = "nationality"', 'column = "citizenship"')
     code, _, err = _run_counts(inpatient, body)
@@ -37,6 +39,7 @@ def test_missing_column(inpatient: Db) -> None:
     assert code == 1 and "'citizenship'" in line and "patients" in line
 
 
+@pytest.mark.spark_too
 def test_hierarchy_missing_values(inpatient: Db, tmp_path) -> None:
     csv = tmp_path / "age.csv"
     csv.write_text("".join(f"{a};<40;*\n" for a in range(0, 40)) + "47;>=40;*\n", encoding="utf-8")
@@ -60,6 +63,7 @@ def test_hierarchy_not_a_function_chain(inpatient: Db, tmp_path) -> None:
     assert code == 1 and "not a function chain" in line and "'40s'" in line
 
 
+@pytest.mark.spark_too
 def test_nulls_are_an_error_by_default_and_can_be_dropped(db: Db) -> None:
     from veil.demo import inpatient_rows
 
@@ -86,6 +90,10 @@ def test_bad_node(inpatient: Db, node: str, message: str) -> None:
     assert code == 1 and message in _one_line(err)
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("its setup DDL types a column INT[], PostgreSQL's array syntax (Spark's is ARRAY<INT>: "
+                              "tests/spark/test_spark_backend.py::test_hostile_names_and_an_unsupported_type names "
+                              "Spark's)"))
 def test_unsupported_column_type_is_named(db: Db) -> None:
     if db.kind == "duckdb":
         db.execute('CREATE SCHEMA IF NOT EXISTS raw', 'CREATE TABLE raw.patients (zip VARCHAR, age INTEGER, '
@@ -161,6 +169,7 @@ def test_non_finite_interval_widths_and_start(tmp_path, hierarchy: str, key: str
 
 
 @pytest.mark.parametrize("builder", ["{ intervals = [10, 20] }", "{ mask = true }", "{ suppress = true }"])
+@pytest.mark.spark_too
 def test_nan_and_inf_in_a_double_quasi_identifier(db: Db, builder: str) -> None:
     db.create_table("t", FLOATS, _float_rows([20.0, NAN, INF, -INF, 25.0, NAN], [1.0] * 6))
     code, out, err = _run_counts(db, _floats_body(builder), table="t", node="0,0")
@@ -211,6 +220,9 @@ l = 2
 """
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("its setup DDL declares VARCHAR without a length, which Spark SQL refuses "
+                              "(DATATYPE_MISSING_SIZE)"))
 def test_char_n_quasi_identifier_keeps_every_row(db: Db, release_schemas) -> None:
     """PostgreSQL's char(5) pads '130' to '130  '; Veil reads it as text ('130'), so no row is lost and labels
     carry no padding.  DuckDB has no padded char: VARCHAR there gives the same answers."""
@@ -271,12 +283,14 @@ def test_missing_duckdb_file_is_refused_and_not_created(tmp_path) -> None:
     assert (tmp_path / "typo.duckdb").exists()
 
 
+@pytest.mark.spark_too
 def test_empty_source_table(db: Db) -> None:
     db.create_table("t", FLOATS, [])
     code, _, err = _run_counts(db, _floats_body("{ suppress = true }"), table="t", node="0,0")
     assert code == 1 and _one_line(err) == f"source table '{db.schema}.t' has no rows; there is nothing to anonymize"
 
 
+@pytest.mark.spark_too
 def test_all_rows_dropped_for_nulls(db: Db) -> None:
     db.create_table("t", FLOATS, [(1, None, 20.0, 1.0), (2, "13053", None, 2.0), (3, None, None, 3.0)])
     code, _, err = _run_counts(db, _floats_body("{ suppress = true }"), table="t", node="0,0",

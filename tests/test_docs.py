@@ -65,13 +65,13 @@ def test_a_config_key_without_a_meaning_stops_the_generator(gen, monkeypatch) ->
 def test_the_config_reference_lists_what_the_parser_reads(gen) -> None:
     """Spot checks against the parsers' own defaults and choices."""
     from veil import config
-    from veil.models.registry import FACTORIES
+    from veil.registry import MODELS
 
     page = gen.config_page()
     assert f'| `keep_versions` | a whole number | `{config.ReleaseConfig("x").keep_versions}` |' in page
     assert "| `strategy` | one of " + ", ".join(f'`"{s}"`' for s in config.STRATEGIES) in page
     assert "| `share` | a number in (0, 1] | `0.9` |" in page
-    for kind in FACTORIES:
+    for kind in MODELS:
         assert f"| `{kind}` |" in page
     for kind in config.HIERARCHY_KINDS:
         assert f"`{kind}`: " in page

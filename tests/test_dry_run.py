@@ -14,7 +14,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+
+pytestmark = pytest.mark.notimpl(["spark"], reason=(
+    "release --dry-run rehearses a release in a transaction it rolls back; Spark commits every statement on its own "
+    "and refuses it (docs/spark.md §2); the tests' state() also reads information_schema.schemata, which Spark lacks"))
 
 DECIDED = ("version", "node", "rows_published", "rows_suppressed", "rows_deferred", "achieved")
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from decimal import Decimal
 
+import pytest
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -48,6 +49,7 @@ def _table(db: Db) -> None:
     db.create_table("readings", {"id": sa.Integer, "x": sa.Double, "d": sa.Numeric(6, 2), "s": sa.Text}, ROWS)
 
 
+@pytest.mark.spark_too
 def test_decimal_width_counts_and_labels(db: Db) -> None:
     _table(db)
     conf = cfg.load(db.write_config("readings", BODY))
@@ -61,6 +63,7 @@ def test_decimal_width_counts_and_labels(db: Db) -> None:
         assert got == BLOCKS
 
 
+@pytest.mark.spark_too
 def test_decimal_width_in_the_published_rows(db: Db, release_schemas: ReleaseSchemas) -> None:
     _table(db)
     path = str(db.write_config("readings", BODY + release_schemas.section("readings")))

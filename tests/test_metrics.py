@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from fractions import Fraction
 
 import numpy as np
+import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -178,6 +179,9 @@ k = 2
 """
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("its setup fills the table from generate_series, DuckDB's and PostgreSQL's table "
+                              "function, which Spark lacks (UNRESOLVABLE_TABLE_VALUED_FUNCTION; Spark's is range)"))
 def test_strictly_optimal_on_the_backend(db: Db) -> None:
     """The 100,000-row case above as a table: (0,0) once, (0,1) 50,000 times, (1,0) 49,999 times."""
     db.create_table("pairs", {"a": sa.Integer, "b": sa.Integer}, [(0, 0)])

@@ -204,6 +204,7 @@ l = 2
 """
 
 
+@pytest.mark.spark_too
 def test_kl_with_suppression_on_the_backend(db: Db) -> None:
     # The table of test_kl_with_generalization_and_suppression, with a sensitive column that makes block B
     # ({2, 3}: s = a, a, a, a) fail l = 2 and be suppressed (4 of 8 rows, the budget).

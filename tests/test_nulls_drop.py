@@ -4,6 +4,7 @@ DuckDB and PostgreSQL alike."""
 
 from __future__ import annotations
 
+import pytest
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -30,12 +31,14 @@ def _search(db: Db, body: str) -> tuple[list[tuple[int, ...]], tuple[int, ...] |
     return result.minimal, (None if result.optimal is None else result.optimal.node), p
 
 
+@pytest.mark.spark_too
 def test_dropped_rows_are_not_in_the_whole_table_distribution(db: Db) -> None:
     minimal, optimal, p = _search(db, BODY)
     assert p == (0.5, 0.5)  # the domain is {0, 1}: score 2 occurs only in dropped rows
     assert minimal == [(0,)] and optimal == (0,)
 
 
+@pytest.mark.spark_too
 def test_dropped_rows_are_not_in_the_suppression_budget(db: Db) -> None:
     # k = 3: at the bottom both sex blocks (2 rows each) fail, 4 rows to suppress.  The budget is 0.5 of the
     # kept rows (2), so the bottom fails and the top (one block of 4) is the optimum; counted over all 6 rows

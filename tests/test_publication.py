@@ -23,6 +23,11 @@ from veil.release import init, release
 from tests.conftest import PG_URL, Db, error_line, run_veil
 from tests.test_series_db import change, cleanup, people_db  # noqa: F401 (fixture)
 
+pytestmark = pytest.mark.notimpl(["spark"], reason=(
+    "the transactional publication (docs/publication.md): readers in snapshot transactions through their own "
+    "SQLAlchemy engine (none for sc://), the rows tables <name>_rows behind views, TEXT columns; Spark publishes "
+    "by the autocommit one (a table per version), tested in tests/spark/test_release_spark.py"))
+
 
 def in_thread(fn, timeout: float = 180):
     """Run ``fn`` in a thread; fail (instead of hanging) if it waits on a lock."""

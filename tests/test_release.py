@@ -68,6 +68,8 @@ def catalog_rows(db: Db, cat: str) -> list[tuple]:
     return db.query(f'SELECT status, version, error FROM "{cat}".releases ORDER BY started_at')
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("reads the published view's columns from information_schema.columns, which Spark lacks"))
 def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient)
     assert veil("init", "--config", path).returncode == 0
@@ -116,12 +118,15 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
         assert stats and "3" in stats[0][0].strip("{}").split(","), stats
 
 
+@pytest.mark.spark_too
 def test_release_needs_init(inpatient: Db, pg_cleanup) -> None:
     path, _, _ = setup(inpatient)
     res = veil("release", "--config", path)
     assert res.returncode == 1 and "veil init" in error_line(res.stderr)
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("catalog_rows looks for the catalog table in information_schema.tables, which Spark lacks"))
 def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient, '\n[[models]]\ntype = "distinct-l-diversity"\nl = 4\n')
     veil("init", "--config", path)
@@ -134,6 +139,10 @@ def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
 
 
 @pytest.mark.parametrize("step", ["search", "materialize", "verify", "views", "catalog", "corrupt"])
+@pytest.mark.notimpl(["spark"],
+                      reason=("changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+                              "autocommit publication's failures, kills and orphans are "
+                              "tests/spark/test_release_spark.py's"))
 def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanup, step: str) -> None:
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
@@ -155,6 +164,10 @@ def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanu
     assert res.returncode == 0 and json.loads(res.stdout)["version"] == 2
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+                              "autocommit publication's failures, kills and orphans are "
+                              "tests/spark/test_release_spark.py's"))
 def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
@@ -258,6 +271,9 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
                    f'DROP ROLE "{role}"', f'DROP ROLE "{analyst}"')
 
 
+@pytest.mark.notimpl(["spark"], raises=AssertionError,
+                      reason=("Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the "
+                              "head revision, 0007, not at 0001"))
 def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
     cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
     if db.kind == "postgres":
@@ -350,6 +366,7 @@ max_suppression = 0.2
 """
 
 
+@pytest.mark.spark_too
 def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db, release_schemas) -> None:
     """Issue 9: the (n,t) level a release records is over the released blocks, with natural supersets of the
     ORIGINAL table (suppressed rows included, docs/models.md).  z1 {a} is suppressed (k = 2); z2 {a, b} has 2 < n
@@ -368,6 +385,9 @@ def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db
     assert doc["achieved"]["nt-closeness:s"] == pytest.approx(1 / 6, abs=1e-12)
 
 
+@pytest.mark.notimpl(["spark"], raises=AssertionError,
+                      reason=("no scratch database or work schema: Spark's working tables are cached session views "
+                              "(Session.scratch answers None)"))
 def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_ones_do(inpatient: Db, pg_cleanup,
                                                                                        monkeypatch) -> None:
     """Working tables in DuckDB's scratch database or PostgreSQL's unlogged work schema (forced here, chosen for

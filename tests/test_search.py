@@ -118,7 +118,7 @@ def model_pool(draw: st.DrawFn) -> list:
                                  "distance": "equal"},
     }
     for kind, params in simple.items():
-        if kind in registry.FACTORIES:
+        if kind in registry.MODELS:
             pool.append(lambda kind=kind, params=params: registry.build(
                 {"type": kind, **params()}, where="test", sensitive=("s",), base_dir=__import__("pathlib").Path(".")))
     return pool

@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import json
 
+import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -60,6 +61,9 @@ def test_strategies_equal_brute_force_on_the_backend(db: Db, rows, picks, k, l, 
         assert abs(both.optimal.value - brute.optimal.value) <= 1e-9 * max(1.0, abs(brute.optimal.value))
 
 
+@pytest.mark.notimpl(["spark"], raises=AssertionError,
+                      reason=("counts DuckDB's and PostgreSQL's statements (50 node, 48 size); Spark counts the next "
+                              "nodes' sizes in one GROUPING SETS job (Backend.batch_sizes): 4 and 2"))
 def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body())
     res = run_veil("search", "--config", str(path), "--strategy", "brute-force", "--json")
@@ -91,6 +95,7 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     assert doc["optimal"]["value"] == 4.0
 
 
+@pytest.mark.spark_too
 def test_cli_search_exit_2_when_nothing_passes(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body().replace("k = 4", "k = 13"))
     res = run_veil("search", "--config", str(path), "--json")
@@ -99,6 +104,7 @@ def test_cli_search_exit_2_when_nothing_passes(inpatient: Db) -> None:
     assert doc["minimal"] == [] and doc["optimal"] is None
 
 
+@pytest.mark.spark_too
 def test_cli_check(inpatient: Db) -> None:
     body = inpatient_body() + ('\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
                                '\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n')

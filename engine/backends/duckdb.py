@@ -51,7 +51,6 @@ class DuckDBBackend(Backend):
     version_indexes: ClassVar[bool] = False
     default_schema: ClassVar[str] = "main"
     view_dependencies: ClassVar[bool] = False  # DuckDB drops a view other views still read
-    tiny_integers: ClassVar[bool] = True
     block_tests: ClassVar[bool] = True
     exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
     text_groups_spill: ClassVar[bool] = False  # out of memory at 512 MB (queries.publication.insert_blocks)

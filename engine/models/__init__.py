@@ -10,7 +10,7 @@ from importlib import import_module
 from typing import Any
 
 from veil.models.base import Model, Needs, Properties, Verdict
-from veil.models.registry import FACTORIES, build
+from veil.models.registry import build
 from veil.registry import MODELS
 
 _LAZY = {
@@ -25,7 +25,7 @@ _LAZY = {
 }
 
 __all__ = [
-    "FACTORIES", "MODELS", "Model", "Needs", "Properties", "Verdict", "build",
+    "MODELS", "Model", "Needs", "Properties", "Verdict", "build",
     "KAnonymity", "DistinctLDiversity", "FrequencyLDiversity", "EntropyLDiversity", "RecursiveCLDiversity",
     "PdRecursiveCLDiversity", "NpdRecursiveCLDiversity", "MultiAttributeLDiversity", "TCloseness", "NTCloseness",
     "Taxonomy", "dense_equal", "dense_ordered", "EMAnonymity", "DeltaLDiversity", "EpsilonPrivacy", "posteriors",

@@ -20,8 +20,6 @@ from veil.models.base import Model
 from veil.models.params import Params
 from veil.registry import MODELS
 
-FACTORIES = MODELS  # the name tests/test_docs.py and tests/test_search.py read: the registered types
-
 
 def build(table: Mapping[str, Any], *, where: str, sensitive: Sequence[str], base_dir: Path) -> Model:
     """Build one model from its ``[[models]]`` table; errors name ``where`` and the parameter."""

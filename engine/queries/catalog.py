@@ -60,7 +60,18 @@ class CatalogTables:
 def tables(schema: str) -> CatalogTables:
     """The catalog's tables at the head revision (for queries; ``migrations/`` creates them)."""
     md = sa.MetaData(schema=schema)
-    releases = sa.Table(
+    return CatalogTables(  # made in the order of the fields (the order ``md`` holds them in)
+        releases=_releases(md), release_nodes=_release_nodes(md), hierarchies=_hierarchies(md),
+        version=_alembic_version(md), publications=_publications(md), series_versions=_series_versions(md),
+        series_hierarchies=_series_hierarchies(md), series_blocks=_series_blocks(md),
+        series_values=_series_values(md), series_cells=_series_cells(md),
+        publication_dimensions=_publication_dimensions(md), series_state=_series_state(md),
+    )
+
+
+def _releases(md: sa.MetaData) -> sa.Table:
+    """One row per run (and per ``veil rollback``): its status, configuration, node, metrics and row counts."""
+    return sa.Table(
         "releases", md,
         sa.Column("id", sa.String(36), primary_key=True), sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
         sa.Column("status", sa.Text), sa.Column("started_at", sa.DateTime), sa.Column("finished_at", sa.DateTime),
@@ -71,52 +82,94 @@ def tables(schema: str) -> CatalogTables:
         sa.Column("backend", sa.Text), sa.Column("rows_dropped_null", sa.BigInteger),
         sa.Column("rows_deferred", sa.BigInteger), sa.Column("series", sa.Text), sa.Column("expired_at", sa.DateTime),
     )
-    nodes = sa.Table(
+
+
+def _release_nodes(md: sa.MetaData) -> sa.Table:
+    """Each node a run evaluated: passed, suppressed rows, metric."""
+    return sa.Table(
         "release_nodes", md,
         sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("passed", sa.Boolean),
         sa.Column("suppressed_rows", sa.BigInteger), sa.Column("metric", sa.Float),
     )
-    hierarchies = sa.Table(
+
+
+def _hierarchies(md: sa.MetaData) -> sa.Table:
+    """Each hierarchy a run loaded, as ARX text."""
+    return sa.Table(
         "hierarchies", md,
         sa.Column("release_id", sa.String(36)), sa.Column("attribute", sa.Text), sa.Column("height", sa.Integer),
         sa.Column("source", sa.Text), sa.Column("leaves", sa.Integer), sa.Column("definition", sa.Text),
     )
-    version = sa.Table("alembic_version", md, sa.Column("version_num", sa.String(32)))
-    publications = sa.Table(
+
+
+def _alembic_version(md: sa.MetaData) -> sa.Table:
+    """Alembic's record of the applied revision."""
+    return sa.Table("alembic_version", md, sa.Column("version_num", sa.String(32)))
+
+
+def _publications(md: sa.MetaData) -> sa.Table:
+    """Each release's current version."""
+    return sa.Table(
         "publications", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("schema", sa.Text),
         sa.Column("current_version", sa.Integer), sa.Column("updated_at", sa.DateTime),
     )
-    versions = sa.Table(
+
+
+def _series_versions(md: sa.MetaData) -> sa.Table:
+    """The series ledger, per version: node, quasi-identifiers, published columns, hierarchy digests, policy."""
+    return sa.Table(
         "series_versions", md, sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
         sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
         sa.Column("columns", sa.Text), sa.Column("hierarchies", sa.Text), sa.Column("policy", sa.Text),
         sa.Column("published_at", sa.DateTime),
     )
-    s_hier = sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
-                      sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
-    s_blocks = sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                        sa.Column("labels", sa.Text))
-    s_values = sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                        sa.Column("value", sa.Text))
-    s_cells = sa.Table(
+
+
+def _series_hierarchies(md: sa.MetaData) -> sa.Table:
+    """The series ledger: each distinct hierarchy once (leaves and labels per level, as published text)."""
+    return sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
+                    sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
+
+
+def _series_blocks(md: sa.MetaData) -> sa.Table:
+    """The series ledger: block labels (canonical text), each stored once with an id."""
+    return sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                    sa.Column("labels", sa.Text))
+
+
+def _series_values(md: sa.MetaData) -> sa.Table:
+    """The series ledger: value tuples (canonical text), each stored once with an id."""
+    return sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
+                    sa.Column("value", sa.Text))
+
+
+def _series_cells(md: sa.MetaData) -> sa.Table:
+    """The series ledger: (block, value, rows) from ``first_version`` to ``last_version``."""
+    return sa.Table(
         "series_cells", md, sa.Column("name", sa.Text), sa.Column("block_id", sa.BigInteger),
         sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
         sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
     )
-    dims = sa.Table(
+
+
+def _publication_dimensions(md: sa.MetaData) -> sa.Table:
+    """Which published hierarchy content (by digest) each version used, per attribute."""
+    return sa.Table(
         "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
         sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
         sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
         sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
     )
-    state = sa.Table(
+
+
+def _series_state(md: sa.MetaData) -> sa.Table:
+    """A series' state: the node, the digest of what it keeps, the secret, the next cohort id, the smallest batch."""
+    return sa.Table(
         "series_state", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("series", sa.Integer),
         sa.Column("started_version", sa.Integer), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
         sa.Column("columns", sa.Text), sa.Column("shape", sa.Text), sa.Column("members", sa.Text),
         sa.Column("batch", sa.Integer), sa.Column("next_cohort", sa.BigInteger), sa.Column("secret", sa.Text),
     )
-    return CatalogTables(releases, nodes, hierarchies, version, publications, versions, s_hier, s_blocks, s_values,
-                         s_cells, dims, state)
 
 
 # --- the revision (``alembic_version``) --------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects.postgresql import aggregate_order_by
+from sqlalchemy.ext.compiler import compiles
 
 from veil.queries import distances
 from veil.queries.ddl import CreateTableAs, working_table
@@ -154,35 +155,45 @@ def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequen
             .select_from(source).group_by(sets))
 
 
-TINY_CODES = 127      # codes up to this fit a TINYINT (1 byte) where the backend has one
+TINY_CODES = 127      # codes up to this fit a TINYINT (1 byte) where the dialect has one
 SMALL_CODES = 32_767  # codes up to this fit a SMALLINT (2 bytes)
+CODE_BYTES = {"TINYINT": 1, "SMALLINT": 2}  # a code's bytes by its compiled type (else 4: INTEGER, INT)
 
 
-class TinyInteger(sa.types.UserDefinedType):  # type: ignore[type-arg]
-    """``TINYINT`` (DuckDB, Spark SQL; signed, -128..127)."""
+class TinyInteger(sa.SmallInteger):
+    """The narrowest integer for codes up to ``TINY_CODES``, compiled per dialect: ``TINYINT`` (1 byte, signed)
+    where the dialect has one — DuckDB here, Spark in ``veil.queries.spark`` — else ``SMALLINT``.  A new
+    backend with a 1-byte integer registers ``@compiles(TinyInteger, "<dialect>")``.
+
+    >>> from sqlalchemy.dialects import postgresql
+    >>> print(sa.cast(sa.column("c"), TinyInteger()).compile(dialect=postgresql.dialect()))
+    CAST(c AS SMALLINT)
+    """
 
     cache_ok = True
 
-    def get_col_spec(self, **_kw: Any) -> str:
-        return "TINYINT"
+
+@compiles(TinyInteger, "duckdb")
+def _tiny_integer_duckdb(type_: TinyInteger, compiler: Any, **kw: Any) -> str:
+    return "TINYINT"
 
 
-def code_type(cardinality: int, tiny: bool = False) -> Any:
-    """The narrowest integer type for codes ``0..cardinality-1`` (``tiny``: the backend has ``TINYINT``).  The
-    wide base frequency set holds a code per QI level per cell, so its width is mostly these codes: what the
-    warehouse keeps, spills and hashes per node.
+def code_type(cardinality: int) -> Any:
+    """The narrowest integer type for codes ``0..cardinality-1`` (``TinyInteger``: a ``TINYINT`` where the
+    dialect has one).  The wide base frequency set holds a code per QI level per cell, so its width is mostly
+    these codes: what the warehouse keeps, spills and hashes per node.
 
-    >>> code_type(20), code_type(20, tiny=True).get_col_spec(), code_type(40_000)
-    (SmallInteger(), 'TINYINT', Integer())
+    >>> code_type(20), code_type(200), code_type(40_000)
+    (TinyInteger(), SmallInteger(), Integer())
     """
-    if tiny and cardinality - 1 <= TINY_CODES:
+    if cardinality - 1 <= TINY_CODES:
         return TinyInteger()
     return sa.SmallInteger() if cardinality - 1 <= SMALL_CODES else sa.Integer()
 
 
 def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: Sequence[str],
                not_null: Sequence[str] = (), cardinalities: Sequence[Sequence[int]] | None = None,
-               sensitive_sizes: Sequence[int] | None = None, tiny: bool = False, into: str | None = None,
+               sensitive_sizes: Sequence[int] | None = None, into: str | None = None,
                weight: str | None = None) -> CreateTableAs:
     """``veil_base``, the base frequency set, in one scan of the source: every row coded through the dimension
     tables (QI ``i``'s codes at all levels, so node queries need no joins) and the sensitive value tables, and
@@ -198,7 +209,7 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 JOIN veil_sdom_0 AS v0 ON r.dx = v0.value GROUP BY d0.code_0, d0.code_1, v0.code
     """
     def narrow(code: Any, cardinality: int | None) -> Any:
-        return code if cardinality is None else sa.cast(code, code_type(cardinality, tiny))
+        return code if cardinality is None else sa.cast(code, code_type(cardinality))
 
     raw = source.alias("r")
     select_cols: list[Any] = []
@@ -221,15 +232,18 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     return working_table(sa.table(BASE), stmt, into)
 
 
-def row_bytes(cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int], tiny: bool = False) -> int:
-    """The bytes of one row of ``veil_base`` as ``base_coded`` types it: each code's integer width, and ``n``.
+def row_bytes(cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int],
+              dialect: sa.Dialect | None = None) -> int:
+    """The bytes of one row of ``veil_base`` as ``base_coded`` types it: each code's integer width as ``dialect``
+    compiles its type (``CODE_BYTES``), and ``n``.
 
-    >>> row_bytes([[100, 10, 1]], [20], tiny=True), row_bytes([[100, 10, 1]], [])
-    (12, 14)
+    >>> from sqlalchemy.dialects import postgresql
+    >>> from duckdb_engine import Dialect as DuckDB
+    >>> row_bytes([[100, 10, 1]], [20], DuckDB()), row_bytes([[100, 10, 1]], [20], postgresql.dialect())
+    (12, 16)
     """
-    widths: dict[type, int] = {TinyInteger: 1, sa.SmallInteger: 2, sa.Integer: 4}
     codes = [c for level in cardinalities for c in level] + list(sensitive_sizes)
-    return 8 + sum(widths[type(code_type(c, tiny))] for c in codes)
+    return 8 + sum(CODE_BYTES.get(str(code_type(c).compile(dialect=dialect)), 4) for c in codes)
 
 
 def _count(n: Any) -> Any:
@@ -463,33 +477,14 @@ def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, 
     far = [k for k, _ in tests if k in distances.KINDS]
     if far and reference is None:
         raise ValueError(f"the tests {far} need the attribute's lookup tables (reference)")
-    value = [src.table.c[f"s{sensitive}"].label("s")] if far else []
-    if src.exact and layout.sensitive_count == 1:  # every row is one (block, value) cell
-        cells = sa.select(*keys, *value, src.table.c.n.label("c")).subquery("c")
-    else:
-        cells = (sa.select(*keys, *value, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
-                 .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"]).subquery("c"))
+    cells = _block_cells(layout, src, keys, sensitive, bool(far))
     extra: list[Any] = []
     if far:
         assert reference is not None
         cells = distances.cell_terms(cells, [k.name for k in keys], reference)
         extra = distances.block_sums(cells)
-    c = sa.cast(cells.c.c, sa.Double)
-    blocks = (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
-                        sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
-                        sa.func.sum(c * sa.func.ln(c)).label("clogc"), *extra)
-              .group_by(*(cells.c[k.name] for k in keys)).subquery("e"))
-    flags, levels = [], []
-    for kind, threshold in tests:
-        if kind in distances.KINDS:
-            assert reference is not None
-            flag, level = distances.distance_test(blocks, kind, threshold, reference, tolerance, UNDECIDED)
-            level = sa.func.max(level)
-        else:
-            flag, level = _statistic_test(blocks, kind, threshold, tolerance)
-            level = sa.func.min(level)
-        flags.append(flag)
-        levels.append(level)
+    blocks = _block_aggregates(cells, keys, extra)
+    flags, levels = _verdicts(blocks, tests, tolerance, reference)
     return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
                       *(v.label(f"level{k}") for k, v in enumerate(levels)))
             .group_by(blocks.c.size, *flags))
@@ -524,6 +519,43 @@ def node_bounds(layout: Layout, node: Sequence[int | None], sensitive: int, thre
     return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
                       *(v.label(f"level{k}") for k, v in enumerate(levels)))
             .group_by(blocks.c.size, *flags))
+
+
+def _block_cells(layout: Layout, src: _Source, keys: list[Any], sensitive: int, with_value: bool) -> sa.Subquery:
+    """``c``: the node's rows per (block, value of ``s<sensitive>``) — the block's ``keys``, the value as ``s``
+    when ``with_value`` (the distance tests read it), the rows as ``c``."""
+    value = [src.table.c[f"s{sensitive}"].label("s")] if with_value else []
+    if src.exact and layout.sensitive_count == 1:  # every row is one (block, value) cell
+        return sa.select(*keys, *value, src.table.c.n.label("c")).subquery("c")
+    return (sa.select(*keys, *value, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
+            .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"]).subquery("c"))
+
+
+def _block_aggregates(cells: sa.Subquery, keys: list[Any], extra: list[Any]) -> sa.Subquery:
+    """``e``: per block of ``cells`` its size, distinct values ``m``, largest and smallest cell, ``Σ c ln c``
+    (``clogc``) and the ``extra`` aggregates."""
+    c = sa.cast(cells.c.c, sa.Double)
+    return (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
+                      sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
+                      sa.func.sum(c * sa.func.ln(c)).label("clogc"), *extra)
+            .group_by(*(cells.c[k.name] for k in keys)).subquery("e"))
+
+
+def _verdicts(blocks: sa.Subquery, tests: Sequence[tuple[str, float]], tolerance: float,
+              reference: distances.Reference | None) -> tuple[list[Any], list[Any]]:
+    """Each test's per-block verdict and its worst level over a group (greatest distance, least statistic)."""
+    flags, levels = [], []
+    for kind, threshold in tests:
+        if kind in distances.KINDS:
+            assert reference is not None
+            flag, level = distances.distance_test(blocks, kind, threshold, reference, tolerance, UNDECIDED)
+            level = sa.func.max(level)
+        else:
+            flag, level = _statistic_test(blocks, kind, threshold, tolerance)
+            level = sa.func.min(level)
+        flags.append(flag)
+        levels.append(level)
+    return flags, levels
 
 
 def _packed(src: _Source, widths: Sequence[int]) -> list[Any]:

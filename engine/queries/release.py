@@ -111,8 +111,8 @@ def value_match(published: Sequence[Any], values: Any, nulls: Sequence[str]) -> 
 
 def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
                 columns: Sequence[str], not_null: Sequence[str], nulls: Sequence[str],
-                into: str | None = None, sizes: Sequence[int] | None = None, values_count: int | None = None,
-                tiny: bool = False) -> CreateTableAs:
+                into: str | None = None, sizes: Sequence[int] | None = None, values_count: int | None = None
+                ) -> CreateTableAs:
     """The candidate's cells in the working table ``veil_cells``: every row's block codes at ``node`` (``g<i>``)
     and its published ``columns``' number in ``veil_cell_values`` (``vid``), counted (``n``) — suppressed blocks
     included, the caller knows their codes.  Integer keys only: a ``GROUP BY`` over text values with tens of
@@ -130,8 +130,8 @@ def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequ
     joined = joined.join(values, sa.and_(*match) if match else sa.true())
     vid: Any = values.c.vid
     if sizes is not None and values_count is not None:
-        codes = [sa.cast(c, code_type(size, tiny)) for c, size in zip(codes, sizes)]
-        vid = sa.cast(vid, code_type(values_count, tiny))
+        codes = [sa.cast(c, code_type(size)) for c, size in zip(codes, sizes)]
+        vid = sa.cast(vid, code_type(values_count))
     keys = [c.label(f"g{i}") for i, c in enumerate(codes)]
     stmt = (sa.select(*keys, vid.label("vid"), sa.func.count().label("n")).select_from(joined)
             .where(*(src.c[c].is_not(None) for c in not_null)).group_by(*codes, vid))

@@ -34,6 +34,7 @@ from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from veil.queries.ddl import CreateTableAs, CreateView
 from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
+from veil.queries.nodes import TinyInteger
 from veil.queries.source import RowHash
 
 
@@ -192,6 +193,12 @@ def _create_table(element: sa.schema.CreateTable, compiler: Any, **kw: Any) -> s
                      for c in table.columns)
     never = f":{RUN} IS NULL"  # no row, and a plan of this run's own (``run_marker``)
     return f"CREATE OR REPLACE TEMPORARY VIEW {compiler.preparer.format_table(table)} AS SELECT {cols} WHERE {never}"
+
+
+@compiles(TinyInteger, "spark")
+def _tiny_integer(type_: TinyInteger, compiler: Any, **kw: Any) -> str:
+    """Codes up to 127 as Spark's 1-byte ``TINYINT`` (``queries.nodes.code_type``)."""
+    return "TINYINT"
 
 
 @compiles(RowHash, "spark")

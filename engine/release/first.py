@@ -85,33 +85,58 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
     ledger_mod.record_version(session, ledger, Version(number, layout, empty, empty, empty, totals), numeric,
                               release_id, policy, when)
     kept = ~np.asarray(suppressed, dtype=bool)
-    block_ids, value_table = q.ledger.block_ids_table(d), q.ledger.value_ids_table()
-    load_table(session, block_ids, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(d)},
-                                    "block_id": ids[kept]})
-    load_table(session, value_table, {"vid": np.arange(len(values.distinct), dtype=np.int64), "value_id": value_ids})
+    block_ids, value_table = _load_ids(session, counts, kept, ids, value_ids, d)
     merge = len(np.unique(value_ids)) < len(value_ids)  # two published tuples with one ledger text: summed
-    t = ledger.tables.series_cells
     if blocks is None:
-        for table in (block_ids, value_table, relation(q.CELLS)):
-            session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
-        session.execute(q.ledger.copy_cells(t, ledger.name, number, catalog.OPEN, d, merge), WHAT)
+        _copy_cells(session, ledger, number, d, merge, (block_ids, value_table))
     else:
-        labels = (q.ledger.block_labels_table(blocks.tables, layout.node),
-                  q.ledger.value_labels_table(len(layout.columns)))
-        for statement in labels:
-            session.execute(statement, WHAT)
-            session.analyze(statement.table, WHAT)  # else PostgreSQL loops over the blocks (1M census: minutes)
-        session.execute(q.ledger.copy_published(t, ledger.name, number, catalog.OPEN, blocks.block_rows, blocks.qis,
-                                                layout.columns, values.nulls, merge), WHAT)
-        for statement in labels:
-            session.execute(q.drop_table(statement.table.name), WHAT)
-    written, _cells = session.rows(q.ledger.version_rows(t, ledger.name, number), WHAT)[0]
-    published = int(counts.sizes[kept].sum())
+        _copy_published(session, ledger, number, layout, values, blocks, merge)
+    _check_written(session, ledger, number, int(counts.sizes[kept].sum()))
+    for table in (block_ids, value_table):
+        session.execute(drop_temporary(table), WHAT)
+
+
+def _load_ids(session: Session, counts: NodeCounts, kept: np.ndarray, ids: np.ndarray, value_ids: np.ndarray,
+              qi_count: int) -> tuple[sa.Table, sa.Table]:
+    """The temporary tables joining the candidate to the ledger's ids: each published (``kept``) block's codes
+    with its ``block_id``, each value's ``vid`` (its rank) with its ``value_id``."""
+    block_ids, value_table = q.ledger.block_ids_table(qi_count), q.ledger.value_ids_table()
+    load_table(session, block_ids, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(qi_count)},
+                                    "block_id": ids[kept]})
+    load_table(session, value_table, {"vid": np.arange(len(value_ids), dtype=np.int64), "value_id": value_ids})
+    return block_ids, value_table
+
+
+def _copy_cells(session: Session, ledger: ledger_mod.Ledger, number: int, qi_count: int, merge: bool,
+                id_tables: Sequence[sa.Table]) -> None:
+    """The version's cells copied from ``veil_cells``, joined to the ledger's ids (``id_tables``)."""
+    for table in (*id_tables, relation(q.CELLS)):
+        session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
+    session.execute(q.ledger.copy_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN, qi_count,
+                                        merge), WHAT)
+
+
+def _copy_published(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Layout, values: Values,
+                    blocks: FromBlocks, merge: bool) -> None:
+    """The version's cells read from its blocks table as published, through temporary tables of each published
+    block's and each value's labels beside their ledger ids."""
+    labels = (q.ledger.block_labels_table(blocks.tables, layout.node),
+              q.ledger.value_labels_table(len(layout.columns)))
+    for statement in labels:
+        session.execute(statement, WHAT)
+        session.analyze(statement.table, WHAT)  # else PostgreSQL loops over the blocks (1M census: minutes)
+    session.execute(q.ledger.copy_published(ledger.tables.series_cells, ledger.name, number, catalog.OPEN,
+                                            blocks.block_rows, blocks.qis, layout.columns, values.nulls, merge), WHAT)
+    for statement in labels:
+        session.execute(q.drop_table(statement.table.name), WHAT)
+
+
+def _check_written(session: Session, ledger: ledger_mod.Ledger, number: int, published: int) -> None:
+    """The ledger's cells of version ``number`` hold the ``published`` rows, or the release fails."""
+    written, _cells = session.rows(q.ledger.version_rows(ledger.tables.series_cells, ledger.name, number), WHAT)[0]
     if int(written) != published:
         raise ReleaseError(f"verification failed: the ledger recorded {int(written)} rows of version {number}, "
                            f"which publishes {published}")
-    for table in (block_ids, value_table):
-        session.execute(drop_temporary(table), WHAT)
 
 
 def load_table(session: Session, table: sa.Table, columns: Mapping[str, np.ndarray]) -> None:

@@ -392,30 +392,38 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
     shardable = staged and later.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
-    layout = cells[0]
     sharding = None
     if staged:
         total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), "counting the candidate's cells"))
-        sharding = later.plan(ledger, layout, run.spec, total + ledger_mod.cell_rows(run.session, ledger))
+        sharding = later.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
         ledger_mod.read_cells(run.session, ledger)
         cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed, cells)
         published, info = _series(run, ledger, cand, counted, start)
         content = _settle(run, ledger, cand, counted, start, published, staged)
         return content, info  # the version's rows are written with none of its cells in memory
+    return _sharded(run, ledger, node, version, counts, suppressed, cells, sharding)
+
+
+def _sharded(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
+             suppressed: np.ndarray, cells: tuple[Layout, list[tuple[Any, ...]], str | None], sharding: later.Sharding
+             ) -> tuple[_Content, dict[str, Any]]:
+    """A later version compared with every earlier one shard by shard (``later.run``, the candidate's ``cells`` as
+    ``_count_cells`` left them), recorded in the ledger at once and its working tables dropped."""
+    layout, distinct, into = cells
     run.session.settle()  # the cells' transaction (a scratch database's) ends before anything is written
     ledger_mod.read_dictionary(run.session, ledger)
     if len(ledger.versions):
         run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
     numeric = _numeric(run, layout)
     task = later.Task(run.session, ledger, run.wh, run.spec, Judge(run.config.models, run.config.sensitive, numeric),
-                      run.rel.series, version, tuple(node), layout, cells[1], numeric, cells[2])
+                      run.rel.series, version, tuple(node), layout, distinct, numeric, into)
     result = later.run(task, sharding, counts, suppressed)
     if result.exposures:
         _refuse(run, result.exposures)
     when = now()
     later.record(task, result, run.release_id, when)
-    _drop_counted(run, cells[2])
+    _drop_counted(run, into)
     content = _Content(version, tuple(node), tuple(layout.columns), result.rows_published, result.shown,
                        result.hidden, result.held, when, None)
     return content, result.info
@@ -616,8 +624,8 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False, values:
     into = run.session.scratch(wh.rows * q.cell_bytes(len(wh.attributes)))
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)] if narrow else None
     run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null,
-                                      values.nulls, into, sizes, len(values.distinct),
-                                      run.session.backend.tiny_integers), "counting the candidate's cells")
+                                      values.nulls, into, sizes, len(values.distinct)),
+                        "counting the candidate's cells")
     return layout, values.distinct, into
 
 
@@ -684,36 +692,14 @@ def _exposing(name: str, exposures: list[series.Exposure], what: str) -> str:
 
 def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray, info: dict[str, Any],
              result: SearchResult | None) -> Outcome:
-    config, rel, session, wh = run.config, run.rel, run.session, run.wh
+    """The version written, verified, pointed to and recorded; committed (a dry run: rolled back)."""
+    rel, session, pub = run.rel, run.session, run.publication
     version, node = content.number, content.node
-    on_step = run.on_step
-    on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
-    failpoint("materialize", session)
-    check_grants(session, rel.grant_select_to)  # before anything is written (an autocommit one stays written)
-    types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
-    pub = run.publication
-    pub.prepare(types, run.release_id)
-    if content.rows is not None:
-        pub.insert(version, content.rows)
-    else:
-        withheld = _stage(session, wh, counts, suppressed, content)
-        not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-        pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
-                                             bool(suppressed.any()), not_null, withheld, version))
-    if os.environ.get("VEIL_FAILPOINT") == "corrupt":
-        session.execute(q.publication.delete_one_row(pub.rows, version, config.sensitive[0] if config.sensitive
-                                                      else wh.attributes[0]), "test failpoint corrupt")
-    on_step("verifying the release independently")
-    failpoint("verify")
-    views = pub.insert_blocks(version)
-    views += pub.dimensions(version, wh, config, node)
+    _materialize(run, content, counts, suppressed)
     rows_suppressed = int(counts.sizes[suppressed].sum())
-    achieved = content.check(pub.block_rows) if content.check is not None else \
-        verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
-    if content.record is not None:
-        content.record(pub.block_rows)
+    views, achieved = _verified(run, content, rows_suppressed)
     when = content.when
-    on_step("repointing the views")
+    run.on_step("repointing the views")
     failpoint("views")
     pub.point(version, when)
     failpoint("catalog")
@@ -731,6 +717,45 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
                    output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
                    rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
                    rows_deferred=deferred, series=info)
+
+
+def _materialize(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray) -> None:
+    """The version's rows inserted into ``<name>_rows``: ``content.rows``, else the source at the node less
+    suppressed blocks and the rows held back (``VEIL_FAILPOINT=corrupt``: one of them deleted again)."""
+    config, rel, session, wh = run.config, run.rel, run.session, run.wh
+    version, node = content.number, content.node
+    run.on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
+    failpoint("materialize", session)
+    check_grants(session, rel.grant_select_to)  # before anything is written (an autocommit one stays written)
+    types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
+    pub = run.publication
+    pub.prepare(types, run.release_id)
+    if content.rows is not None:
+        pub.insert(version, content.rows)
+    else:
+        withheld = _stage(session, wh, counts, suppressed, content)
+        not_null = list(config.sensitive) if config.source.nulls == "drop" else []
+        pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
+                                             bool(suppressed.any()), not_null, withheld, version))
+    if os.environ.get("VEIL_FAILPOINT") == "corrupt":
+        session.execute(q.publication.delete_one_row(pub.rows, version, config.sensitive[0] if config.sensitive
+                                                      else wh.attributes[0]), "test failpoint corrupt")
+
+
+def _verified(run: _Run, content: _Content, rows_suppressed: int) -> tuple[list[str], dict[str, float | None]]:
+    """The version's blocks and dimension tables created, its rows verified independently (``verify``, or the
+    content's own check) and its ledger record written if still due; returns the views created and the levels
+    achieved."""
+    pub, wh, version = run.publication, run.wh, content.number
+    run.on_step("verifying the release independently")
+    failpoint("verify")
+    views = pub.insert_blocks(version)
+    views += pub.dimensions(version, wh, run.config, content.node)
+    achieved = content.check(pub.block_rows) if content.check is not None else \
+        verify(run.session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
+    if content.record is not None:
+        content.record(pub.block_rows)
+    return views, achieved
 
 
 def _rehearsed(run: _Run, version: int, node: tuple[int, ...], rows_published: int, rows_suppressed: int,

@@ -26,6 +26,7 @@ PASS, FAIL, NONE, CHOSEN, MINIMAL, BELOW_K, TABLE = ("#54a24b", "#e45756", "#c7c
                                                      "#e45756", "#4c78a8")
 SERIES = (TABLE, "#f58518", "#b279a2", "#9d755d", "#72b7b2")
 WIDE, NARROW = 860, 440     # plot widths (px): a full-width chart, one of a pair
+VERDICTS = (("passes", PASS), ("fails", FAIL), ("not evaluated", NONE))  # the lattice chart's stack, bottom up
 _GEOMETRY = re.compile(r'(\s(?:d|transform|x|y|x1|x2|y1|y2|width|height|points|viewBox)=")([^"]*)"')
 _DECIMALS = re.compile(r"(\d\.\d{2})\d+")   # 111.99999999999999 → 111.99: a hundredth of a pixel is plenty
 # the font vl-convert measures labels with (the system's, Debian's default) and the browser then draws them in
@@ -150,36 +151,52 @@ def distribution_svg(d: Distribution) -> str:
 def lattice_svg(rows: Sequence[HeightRow], chosen: Sequence[int] | None, optimal: Sequence[int] | None) -> str:
     """Nodes per height stacked by verdict, the minimal passing nodes per height below them, and the chosen
     (blue) and optimal (orange) nodes' heights as lines: readable at 12 nodes and at 100,000."""
-    statuses = [("passes", PASS), ("fails", FAIL), ("not evaluated", NONE)]
     heights = [str(r.height) for r in rows]
     most = max((len(r.minimal) for r in rows), default=0) or 1
-    data = []
-    for r in rows:
-        minimal = ", ".join("[" + ",".join(map(str, n)) + "]" for n in r.minimal[:4])
-        more = f" … ({human(len(r.minimal) - 4)} more)" if len(r.minimal) > 4 else ""
-        note = f"; minimal: {minimal}{more}" if r.minimal else ""
-        for name, count in zip((s for s, _ in statuses), (r.passing, r.failing, r.not_evaluated)):
-            data.append({"height": str(r.height), "status": name, "nodes": count, "minimal": len(r.minimal),
-                         "detail": f"height {r.height}: {human(r.nodes)} nodes, {human(r.passing)} pass, "
-                                   f"{human(r.failing)} fail, {human(r.not_evaluated)} not evaluated{note}"})
+    data = _lattice_rows(rows)
     x = alt.X("height:O", sort=heights, scale=alt.Scale(domain=heights),
               axis=alt.Axis(labelAngle=0, labelOverlap=True, title="height (sum of the generalization levels)"))
-    stack = alt.Chart(_data(data)).mark_bar().encode(
-        x=x, y=alt.Y("nodes:Q", title="nodes", axis=alt.Axis(format=",~r", tickMinStep=1)),
-        color=alt.Color("status:N", title=None, sort=[s for s, _ in statuses],
-                        scale=alt.Scale(domain=[s for s, _ in statuses], range=[c for _, c in statuses])),
-        order=alt.Order("order:Q"), description="detail:N"
-    ).transform_calculate(order="indexof(['passes','fails','not evaluated'], datum.status)")
-    minimal = alt.Chart(_data([d for d in data if d["status"] == "passes"])).mark_bar(color=MINIMAL).encode(
-        x=x.axis(labelAngle=0, labelOverlap=True, title=None, labels=False, ticks=False),
-        y=alt.Y("minimal:Q", title="minimal", scale=alt.Scale(domain=[0, most], nice=False),
-                axis=alt.Axis(format=",~r", values=[0, most])),
-        description="detail:N")
+    stack = _verdict_bars(data, x)
+    minimal = _minimal_bars(data, x, most)
     marks = _height_rules(chosen, optimal)
     top = alt.layer(stack, *[m.encode(x=x) for m in marks]) if marks else stack
     low = alt.layer(minimal, *[m.encode(x=x.axis(None)) for m in marks]) if marks else minimal
     chart = alt.vconcat(top.properties(width=WIDE, height=200), low.properties(width=WIDE, height=45), spacing=4)
     return to_svg(chart.resolve_scale(x="shared"))
+
+
+def _lattice_rows(rows: Sequence[HeightRow]) -> list[dict[str, Any]]:
+    """The lattice chart's data: per height and verdict its nodes, with the height's minimal nodes (their count,
+    and the first four in the tooltip's ``detail``)."""
+    data = []
+    for r in rows:
+        minimal = ", ".join("[" + ",".join(map(str, n)) + "]" for n in r.minimal[:4])
+        more = f" … ({human(len(r.minimal) - 4)} more)" if len(r.minimal) > 4 else ""
+        note = f"; minimal: {minimal}{more}" if r.minimal else ""
+        for name, count in zip((s for s, _ in VERDICTS), (r.passing, r.failing, r.not_evaluated)):
+            data.append({"height": str(r.height), "status": name, "nodes": count, "minimal": len(r.minimal),
+                         "detail": f"height {r.height}: {human(r.nodes)} nodes, {human(r.passing)} pass, "
+                                   f"{human(r.failing)} fail, {human(r.not_evaluated)} not evaluated{note}"})
+    return data
+
+
+def _verdict_bars(data: list[dict[str, Any]], x: alt.X) -> alt.Chart:
+    """Nodes per height, stacked by verdict (passes, fails, not evaluated)."""
+    return alt.Chart(_data(data)).mark_bar().encode(
+        x=x, y=alt.Y("nodes:Q", title="nodes", axis=alt.Axis(format=",~r", tickMinStep=1)),
+        color=alt.Color("status:N", title=None, sort=[s for s, _ in VERDICTS],
+                        scale=alt.Scale(domain=[s for s, _ in VERDICTS], range=[c for _, c in VERDICTS])),
+        order=alt.Order("order:Q"), description="detail:N"
+    ).transform_calculate(order="indexof(['passes','fails','not evaluated'], datum.status)")
+
+
+def _minimal_bars(data: list[dict[str, Any]], x: alt.X, most: int) -> alt.Chart:
+    """The minimal passing nodes per height, on a scale up to ``most`` (the x axis drawn by the bars above)."""
+    return alt.Chart(_data([d for d in data if d["status"] == "passes"])).mark_bar(color=MINIMAL).encode(
+        x=x.axis(labelAngle=0, labelOverlap=True, title=None, labels=False, ticks=False),
+        y=alt.Y("minimal:Q", title="minimal", scale=alt.Scale(domain=[0, most], nice=False),
+                axis=alt.Axis(format=",~r", values=[0, most])),
+        description="detail:N")
 
 
 def _height_rules(chosen: Sequence[int] | None, optimal: Sequence[int] | None) -> list[alt.Chart]:

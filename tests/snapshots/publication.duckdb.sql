@@ -30,8 +30,8 @@ CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, r.
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON true GROUP BY d0.code_1, d1.code_0, r.vid;
 
 -- cells_table_narrow
-CREATE TEMPORARY TABLE veil_cells AS SELECT CAST(d0.code_1 AS SMALLINT) AS g0, CAST(d1.code_0 AS SMALLINT) AS g1, CAST(r.vid AS INTEGER) AS vid, count(*) AS n 
-FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 GROUP BY CAST(d0.code_1 AS SMALLINT), CAST(d1.code_0 AS SMALLINT), CAST(r.vid AS INTEGER);
+CREATE TEMPORARY TABLE veil_cells AS SELECT CAST(d0.code_1 AS TINYINT) AS g0, CAST(d1.code_0 AS SMALLINT) AS g1, CAST(r.vid AS INTEGER) AS vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 GROUP BY CAST(d0.code_1 AS TINYINT), CAST(d1.code_0 AS SMALLINT), CAST(r.vid AS INTEGER);
 
 -- coded_cells
 SELECT veil_cells.g0, veil_cells.g1, veil_cells.vid, veil_cells.n 

@@ -15,7 +15,6 @@ import decimal
 import json
 import os
 import random
-import socket
 import time
 import urllib.request
 import uuid
@@ -27,46 +26,12 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import IN_CI
+from tests.conftest import SPARK_ENV, SPARK_URL, require_spark
 
-SPARK_ENV = "VEIL_TEST_SPARK_URL"
-SPARK_URL = os.environ.get(SPARK_ENV, "sc://127.0.0.1:15002")
 SPARK_UI = os.environ.get("VEIL_TEST_SPARK_UI", "http://127.0.0.1:4040")  # the Connect server's driver UI
 DATA = Path(__file__).parent / "data"
 
-os.environ.setdefault(SPARK_ENV, SPARK_URL)
-
-_PROBLEM: list[str | None] = []
-
-
-def spark_problem() -> str | None:
-    """Why the Spark tests cannot run here, or ``None``."""
-    if not _PROBLEM:
-        _PROBLEM.append(_find_problem())
-    return _PROBLEM[0]
-
-
-def _find_problem() -> str | None:
-    try:
-        import pyspark.sql.connect.session  # noqa: F401
-    except ImportError as exc:
-        return f"the spark extra is not installed (pip install -e '.[spark]'): {exc}"
-    from veil.backends.spark import _address
-
-    host, port = _address(SPARK_URL)
-    try:
-        socket.create_connection((host, port), timeout=3).close()
-    except OSError as exc:
-        return f"no Spark Connect server at {SPARK_URL} ({exc}); start one with deploy/spark/cluster.sh start"
-    return None
-
-
-def require_spark() -> None:
-    problem = spark_problem()
-    if problem:
-        if IN_CI:
-            pytest.fail(f"Spark is required in CI but unavailable: {problem}")
-        pytest.skip(f"Spark unavailable: {problem}")
+__all__ = ["SPARK_ENV", "SPARK_URL", "Twins", "cached_tables", "cached_until"]  # Spark found as tests/conftest.py finds it
 
 
 def cached_tables() -> set[tuple[int, str]]:

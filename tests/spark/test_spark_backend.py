@@ -1,10 +1,10 @@
-"""The Spark backend on the real cluster: the CLI end to end, a run leaving nothing behind (views dropped,
-cached rows freed — after a normal end and after SIGTERM), identifiers and literals as Spark reads them,
-and failures as one line."""
+"""The Spark backend on the real cluster: a run leaving nothing behind (views dropped, cached rows freed — after
+a normal end and after SIGTERM), identifiers and literals as Spark reads them, and failures as one line.  What
+Spark shares with DuckDB and PostgreSQL — the CLI's check, search and counts, missing tables and columns — runs
+on the shared ``db`` fixture (``@pytest.mark.spark_too``, tests/conftest.py)."""
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -14,7 +14,7 @@ import time
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import inpatient_body, run_veil
+from tests.conftest import inpatient_body
 from tests.spark.conftest import SPARK_ENV, SPARK_URL, Twins, cached_tables, cached_until
 from tests.spark.test_same_answers import ADULT
 from veil import config as cfg
@@ -36,31 +36,6 @@ def _spark_sql(*statements: str) -> None:
             spark.sql(s)
     finally:
         spark.stop()
-
-
-def test_cli_check_on_spark_equals_duckdb(twins: Twins) -> None:
-    body = inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
-    docs = {}
-    for backend in ("spark", "duckdb"):
-        path = twins.config_path(backend, "patients", body, "cli")
-        res = run_veil("check", "--config", str(path), "--node", "1,2,1", "--json", timeout=600)
-        assert res.returncode == 0, res.stderr
-        docs[backend] = json.loads(res.stdout)
-    assert docs["spark"] == docs["duckdb"]
-    assert docs["spark"]["blocks"] == 3 and docs["spark"]["passed"] is True
-
-
-def test_missing_table_and_column_are_one_line(twins: Twins) -> None:
-    path = twins.config_path("spark", "no_such_table", inpatient_body(), "missing")
-    res = run_veil("counts", "--config", str(path), "--json", timeout=600)
-    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert res.returncode == 1 and len(lines) == 1 and "Traceback" not in res.stderr
-    assert f"source table '{twins.schema}.no_such_table' does not exist" in lines[0]
-    conf = cfg.load(twins.config_path("spark", "patients", inpatient_body().replace('"zip"', '"zipp"'), "col"))
-    with pytest.raises(SourceError, match=r"column 'zipp' does not exist in source table .*patients.* "
-                                          r"\(its columns: 'id', 'zip', 'age', 'nationality', 'condition'\)"):
-        with open_warehouse(conf):
-            pass
 
 
 def test_a_run_leaves_nothing_behind(twins: Twins) -> None:
