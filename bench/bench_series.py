@@ -1,6 +1,7 @@
 """A year of nightly releases of the synthetic census with the cohort series (docs/series.md §8): each night
 ``--change`` of the rows change (half leave, half join), a release runs as a fresh ``veil`` process.  Per night:
-rows withheld (waiting) and standing in (published for people who left) as a share of the table, the release's
+rows withheld (waiting) and standing in (published for people who left) as a share of the table, the largest
+gap between a block's published and true rows (standing in − waiting, k = 10), the release's
 wall time and peak RSS (``/usr/bin/time``), the members table's rows (the state kept between nights); per
 joiner, the nights from joining to being published (median, p95, max; people still waiting counted as waiting
 so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table every ``--every`` nights.
@@ -54,6 +55,25 @@ def delays(path: str, version: int) -> tuple[list[int], list[int], int]:
     return entered, waiting, size
 
 
+QIS = ("age", "sex", "race", "marital_status", "education", "zip")
+
+
+def blocks_off(path: str) -> dict[str, int]:
+    """How far the published table is from the true one per block of the series' node: a block publishes its
+    published and standing-in members and holds its published and waiting ones, so it is off by
+    standing-in − waiting rows.  The largest |off| and the blocks off by more than k (10) rows."""
+    labels = ", ".join(QIS)
+    con = duckdb.connect(path, read_only=True)
+    try:
+        worst, over = con.execute(
+            f"SELECT coalesce(max(abs(off)), 0), count(*) FILTER (WHERE abs(off) > 10) FROM ("
+            f"SELECT sum(CASE veil_state WHEN 2 THEN 1 WHEN 0 THEN -1 ELSE 0 END) AS off "
+            f"FROM bench_veil.census_members GROUP BY {labels})").fetchone()
+    finally:
+        con.close()
+    return {"max_abs": int(worst), "blocks_over_k": int(over)}
+
+
 def summary(values: list[int]) -> dict[str, float | None]:
     if not values:
         return {"median": None, "p95": None, "max": None}
@@ -90,11 +110,13 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                  "withheld_pct": round(100 * (doc.get("rows_deferred") or 0) / max(table, 1), 3),
                  "stale_pct": round(100 * series.get("standing_in", 0) / max(doc.get("rows_published") or 1, 1), 3),
                  "cohorts_formed": series.get("cohorts_formed"), "cohorts_left": series.get("cohorts_left"),
-                 "members_rows": size, "delay_entered": summary(entered), "waiting_so_far": summary(waiting)}
+                 "members_rows": size, "delay_entered": summary(entered), "waiting_so_far": summary(waiting),
+                 "block_off": blocks_off(str(path))}
         nights.append(entry)
         if n % args.every == 0 or n == args.nights:
             print(f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
-                  f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}", flush=True)
+                  f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}, "
+                  f"block off {entry['block_off']}", flush=True)
             save(f"series_{args.rows}_{args.nights}", {"machine": machine_facts(), "args": vars(args),
                                                        "nights": nights, "delay": summary(entered_all)})
     return {"machine": machine_facts(), "args": vars(args), "nights": nights, "delay": summary(entered_all),

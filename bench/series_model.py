@@ -5,9 +5,11 @@ five years run in minutes.  Prints stale (stand-ins), withheld (waiting) and the
 
 Variants (none is Veil's yet): ``--subst`` — a joiner whose published row (block and value) equals a stand-in's
 takes it over, so nothing published changes; ``--mult M`` — a joiners' cohort needs M*k rows; ``--escalate D`` —
-a joiner waiting D nights moves to a pool of 8 blocks (published one level coarser), after 2D nights to the top.
+a joiner waiting D nights moves to a pool of 8 blocks (published one level coarser), after 2D nights to the top;
+``--blocks B`` / ``--values V`` — B blocks (a coarser or finer node), V values a block's rows take (28: the census's
+published (occupation, income) pairs, with which the first year matches Veil's measured year).
 
-    python bench/series_model.py --nights 1825 [--subst] [--escalate 7] [--mult 2]
+    python bench/series_model.py --nights 1825 [--subst] [--escalate 7] [--mult 2] [--blocks 438] [--values 14]
 """
 
 import argparse
@@ -22,9 +24,11 @@ ap.add_argument("--subst", action="store_true")
 ap.add_argument("--mult", type=float, default=1.0)
 ap.add_argument("--escalate", type=int, default=0)
 ap.add_argument("--seed", type=int, default=1)
+ap.add_argument("--blocks", type=int, default=438)
+ap.add_argument("--values", type=int, default=14)
 a = ap.parse_args()
 R = random.Random(a.seed)
-N, BLOCKS, VALUES, K, L = 100_000, 438, 14, 10, 3
+N, BLOCKS, VALUES, K, L = 100_000, a.blocks, a.values, 10, 3
 bw = [math.exp(R.gauss(0, 1.2)) for _ in range(BLOCKS)]
 vw = [[math.exp(R.gauss(0, 1.0)) for _ in range(VALUES)] for _ in range(BLOCKS)]
 
