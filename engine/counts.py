@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from enum import IntEnum
 from functools import cached_property
 from typing import Any, Protocol
 
@@ -503,6 +504,16 @@ class NodeCounts:
             cell_block=new_index[self.cell_block[cells]], cell_values=self.cell_values[cells],
             cell_count=self.cell_count[cells], sensitive=self.sensitive, generalizers=self.generalizers,
         )
+
+
+class Reads(IntEnum):
+    """What a consumer of a node's counts reads (a metric's ``reads``, declared as data): the node's ``LEVELS``
+    alone, its block ``SIZES`` (a ``SizeHistogram`` serves), or its ``BLOCKS`` (a ``NodeCounts``: keys and
+    histograms)."""
+
+    LEVELS = 0
+    SIZES = 1
+    BLOCKS = 2
 
 
 @dataclass(frozen=True, eq=False)

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Protocol, Union
 
 import numpy as np
 
-from veil.counts import NodeCounts
+from veil.counts import NodeCounts, Reads
 
 Loss = Union[int, Fraction, float]
 """A metric's loss: ``int`` or ``Fraction`` (compared exactly) or ``float`` (KL-divergence only)."""
@@ -55,6 +55,10 @@ _INT64_SAFE_ROWS = 3_037_000_499  # rows² < 2**63: every sum of squares of such
 class Metric(Protocol):
     name: ClassVar[str]
     rounding: ClassVar[float]  # 0: losses are exact; else the absolute margin a float bound is allowed
+
+    @property
+    def reads(self) -> Reads:
+        """What the loss and bound read of a node (``Reads``): the search picks how to count nodes from it."""
 
     def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
         """What the search minimizes at this node with ``suppressed`` blocks dropped (ties: lower height,
@@ -102,6 +106,7 @@ class Height(_Reported):
     """Generalization height ``Σ li``."""
 
     name: ClassVar[str] = "height"
+    reads: ClassVar[Reads] = Reads.LEVELS
 
     def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
         return sum(int(lv) for lv in counts.node)  # type: ignore[arg-type]
@@ -124,6 +129,7 @@ class Precision(_Reported):
 
     heights: tuple[int, ...]
     name: ClassVar[str] = "precision"
+    reads: ClassVar[Reads] = Reads.LEVELS
 
     @property
     def _lcm(self) -> int:
@@ -155,6 +161,7 @@ class AverageBlockSize(_Reported):
     """
 
     name: ClassVar[str] = "avg-block-size"
+    reads: ClassVar[Reads] = Reads.SIZES
 
     def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> Fraction:
         kept = sizes[~suppressed]
@@ -177,6 +184,7 @@ class Discernibility(_Reported):
     """``Σ_E n(E)² + (#suppressed rows) · |T|`` (Bayardo & Agrawal), an exact ``int``."""
 
     name: ClassVar[str] = "discernibility"
+    reads: ClassVar[Reads] = Reads.SIZES
 
     def value(self, sizes: np.ndarray, suppressed: np.ndarray, rows: int) -> int:
         return sum_of_squares(sizes[~suppressed]) + int(sizes[suppressed].sum()) * int(rows)
@@ -203,6 +211,7 @@ class KLDivergence(_Reported):
     original_entropy: float
     name: ClassVar[str] = "kl-divergence"
     rounding: ClassVar[float] = 1e-9
+    reads: ClassVar[Reads] = Reads.BLOCKS
 
     @staticmethod
     def entropy(sizes: np.ndarray) -> float:
@@ -338,8 +347,8 @@ def make_metric(name: str, heights: Sequence[int], leaf_counts: Sequence[Sequenc
 class OnSizes:
     """``metric`` evaluated on a node's size histogram (``counts.SizeHistogram``: ``blocks[i]`` blocks of
     ``sizes[i]`` rows, ``suppressed`` per entry) with the same exact formulas, each block weighted by its
-    entry's count; whole-node ``NodeCounts`` go to ``metric`` unchanged.  Only metrics of sizes and levels
-    qualify (``supports``); KL-divergence reads block keys.
+    entry's count; whole-node ``NodeCounts`` go to ``metric`` unchanged.  Only metrics that read sizes or levels
+    qualify (``supports``: ``Metric.reads``); KL-divergence reads block keys.
 
     Two blocks of 4 rows and one suppressed block of 4, 12 rows: ``2 · 4² + 4 · 12 = 80``.
 
@@ -363,12 +372,16 @@ class OnSizes:
 
     @staticmethod
     def supports(metric: Metric) -> bool:
-        return isinstance(metric, (Height, Precision, AverageBlockSize, Discernibility))
+        return getattr(metric, "reads", Reads.BLOCKS) <= Reads.SIZES
+
+    @property
+    def reads(self) -> Reads:
+        return self.metric.reads
 
     @property
     def bound_reads_sizes(self) -> bool:
         """Whether ``bound`` reads the block sizes (else the node's levels alone: height, precision)."""
-        return isinstance(self.metric, (AverageBlockSize, Discernibility))
+        return self.metric.reads is Reads.SIZES
 
     @staticmethod
     def _entries(counts: NodeCounts, weights: np.ndarray, rows: int) -> tuple[np.ndarray, np.ndarray]:

@@ -206,8 +206,10 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
 
     on_sizes = OnSizes(metric)
     if not on_sizes.bound_reads_sizes:  # the bound is the node's levels': no query at all
-        return SearchCounts(counts_for, on_sizes, lambda node: SizeHistogram(tuple(node), _NONE, _NONE),
-                            wh.prefetch_sizes)
+        # bounding a node before evaluating it pays where evaluating costs statements; where every node is
+        # counted here, its evaluation (verdict and tags too) costs about what bounding it would save
+        levels = None if wh.local is not None else lambda node: SizeHistogram(tuple(node), _NONE, _NONE)
+        return SearchCounts(counts_for, on_sizes, levels, wh.prefetch_sizes)
     return SearchCounts(counts_for, on_sizes, None if spec.sizes_only else wh.sizes, wh.prefetch_sizes)
 
 

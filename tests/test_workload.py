@@ -233,6 +233,45 @@ def test_the_bound_holds_at_every_node_above(case: tuple[pd.DataFrame, list[Quer
     assert metric.bound(_node_counts(df, attrs, hs, (0, 0)), len(df), suppression=True) == 0.0
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(tables())
+def test_the_bound_is_each_querys_least_error_above(case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]]) -> None:
+    """Without suppression a query's error depends on the node's projection onto its QIs alone, so the bound is
+    each query's least error over the projections at or above the node's — for any query (avg, filters on QIs,
+    sums of QIs): exactly the least error of that query over the nodes at or above, and the weighted bound at
+    most the loss at each of them."""
+    df, queries, _, _ = case
+    attrs = ["age", "zip"]
+    hs = _hierarchies(df, {"age": AGE, "zip": MaskSpec()})
+    metric = _metric(df, attrs, hs, queries)
+    lattice = Lattice(tuple(h.height for h in hs))
+    for low, up in zip(lattice.ordered, (lattice.above(n) for n in lattice.ordered)):
+        nodes = [low] + [high for high, flag in zip(lattice.ordered, up) if flag and high != low]
+        errors, losses = [], []
+        for high in nodes:
+            counts = _node_counts(df, attrs, hs, high)
+            none = np.zeros(counts.n_blocks, dtype=bool)
+            errors.append(metric.errors(counts, none))
+            losses.append(metric.loss(counts, none, len(df)))
+        for k, p in enumerate(metric.prepared):
+            assert p.floor(tuple(low[i] for i in p.qis)) == min(e[k] for e in errors)
+        assert metric.bound(_node_counts(df, attrs, hs, low), len(df), suppression=False) <= min(losses)
+
+
+def test_a_query_of_many_projections_falls_back_on_the_contraction(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Past ``MAX_PROJECTIONS`` a query's bound is ``|t - A_N t| / (4 Σ|t|)`` when that holds, else 0: at (1, 0)
+    count by age errs 4 · 0.5 = 2 over 6 rows → 2 / 24; the other two queries (a filter on age, a sum of age)
+    bound by 0 → (1 · 1/12) / 4."""
+    import veil.workload
+
+    monkeypatch.setattr(veil.workload, "MAX_PROJECTIONS", 1)
+    hs = _hierarchies(HAND, {"age": AGE, "sex": SuppressSpec()})
+    metric = _metric(HAND, ["age", "sex"], hs, HAND_QUERIES)
+    assert metric.bound(_node_counts(HAND, ["age", "sex"], hs, (1, 0)), 6, suppression=False) == \
+        pytest.approx(1 / 48, abs=1e-15)
+    assert metric.bound(_node_counts(HAND, ["age", "sex"], hs, (0, 0)), 6, suppression=False) == 0.0
+
+
 def test_the_error_is_not_monotone() -> None:
     """Why the bound is not the node's own error: generalizing may lower it (docs/workload.md).  Counts 4, 1 | 2, 4, 2
     of leaves a, b | c, d, e: level 1 spreads 5 and 8 rows, error (1.5 + 1.5 + 2/3 + 4/3 + 2/3) / 26 = 17/78;
@@ -289,30 +328,96 @@ weight = 0.5
 
 @pytest.mark.parametrize("budget", [0.0, 0.2])
 def test_search_under_the_workload_metric_matches_the_brute_force(db: Any, budget: float) -> None:
+    _search_matches_the_brute_force(db, BODY.format(budget=budget))
+
+
+@pytest.mark.parametrize("held", [True, False])
+@pytest.mark.parametrize("budget", [0.0, 0.2])
+def test_without_a_budget_a_node_is_counted_by_its_sizes(db: Any, budget: float, held: bool) -> None:
+    """Without a suppression budget the metric declares it reads a node's levels alone (``Reads.LEVELS``), so the
+    search counts nodes by their block sizes (``run.search_counts``) and, where evaluating a node costs statements
+    (the base not held here), bounds them first with no statement; with a budget it reads the suppressed blocks'
+    cells (``Reads.BLOCKS``) and gets whole-node counts."""
+    from veil.counts import Reads, SizeHistogram
+    from veil.metrics import OnSizes
+    from veil.privacy import Specification
+    from veil.run import metric_for, open_run, search_counts
+
+    db.create_table("people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String,
+                               "hours": sa.Integer}, ROWS)
+    config = cfg.load(db.write_config("people", BODY.format(budget=budget if held else f"{budget}\nlocal_cells = 0")))
+    with open_run(config) as (config, wh):
+        assert (wh.local is not None) is held
+        metric = metric_for(wh, "workload", config)
+        counting = search_counts(wh, Specification(config.models, config.search.max_suppression), metric)
+        assert metric.reads is (Reads.BLOCKS if budget else Reads.LEVELS)
+        assert isinstance(counting.metric, OnSizes) is (not budget)
+        node = tuple(wh.heights)
+        if not budget:
+            assert (counting.probe is None) is held
+            assert held or isinstance(counting.probe(node), SizeHistogram)
+            assert counting.metric.score(counting.counts_for(node), np.zeros(1, dtype=bool), wh.rows) == \
+                pytest.approx(metric.score(wh.counts(node), np.zeros(len(wh.counts(node).sizes), dtype=bool),
+                                           wh.rows), rel=1e-12)
+
+
+QI_ONLY = """
+[[workload]]
+group_by = ["age"]
+aggregate = "sum(age)"
+where = { zip = ["1305", "1486"] }
+weight = 1.5
+"""
+
+
+@pytest.mark.parametrize("budget", [0.0, 0.2])
+def test_each_query_reads_only_its_own_columns(db: Any, budget: float) -> None:
+    """Without the base held here (``local_cells = 0``) every query's cells come from a statement, rolled up to the
+    QIs it reads; the cells at every QI's leaf code are read only by a query reading another column, and only when
+    a node suppresses rows (a query of QIs alone finds its suppressed rows in the node's blocks) — and the errors
+    still equal the brute force's, in the search and at every node after it."""
+    body = BODY.format(budget=f"{budget}\nlocal_cells = 0") + QI_ONLY
+    metric, suppressing = _search_matches_the_brute_force(db, body)
+    assert [p.cells.qis for p in metric.prepared] == [[0], [0, 1], [], [0, 1]]
+    assert [len(p.cells.n) for p in metric.prepared][2] == 3  # sum(hours) by edu: one cell per edu, no QI
+    assert suppressing == (budget > 0)
+    # query 2 reads both QIs: its cells are those at every QI's leaf code already
+    assert [p.joint is not None for p in metric.prepared] == [suppressing, True, suppressing, False]
+    assert metric.prepared[1].joint is metric.prepared[1].cells
+
+
+def _search_matches_the_brute_force(db: Any, body: str) -> tuple[WorkloadMetric, bool]:
+    """Every passing node's score in the search and the metric's errors there equal the brute force's; the
+    metric (prepared after the search) and whether any passing node suppressed rows."""
     from veil.privacy import Specification
     from veil.run import metric_for, open_run, search_warehouse
 
     db.create_table("people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String,
                                "hours": sa.Integer}, ROWS)
-    config = cfg.load(db.write_config("people", BODY.format(budget=budget)))
+    config = cfg.load(db.write_config("people", body))
     df = pd.DataFrame(ROWS, columns=["id", "age", "zip", "edu", "hours"])
+    suppressing = False
     with open_run(config) as (config, wh):
         result = search_warehouse(wh, config, ("brute-force",))
         metric = metric_for(wh, "workload", config)
         queries = [p.query for p in metric.prepared]
+        total = sum(q.weight for q in queries)
         spec = Specification(config.models, config.search.max_suppression)
         scored = {tuple(n): s for n, passed, _, s in result.evaluations if passed}
         assert scored and result.optimal is not None
         for node, score in scored.items():
             counts = wh.counts(node)
             gone = spec.evaluate(counts, wh.rows).failing
+            suppressing = suppressing or bool(gone.any())
             errors = brute_force(df, ["age", "zip"], list(wh.hierarchies), node,
                                  {tuple(k) for k in counts.keys[gone].tolist()}, queries)
-            assert score == pytest.approx(sum(q.weight * e for q, e in zip(queries, errors)) / 3.5, rel=1e-9)
+            assert score == pytest.approx(sum(q.weight * e for q, e in zip(queries, errors)) / total, rel=1e-9)
+            assert metric.errors(counts, gone) == pytest.approx(errors, rel=1e-9, abs=1e-12)
         best = min(scored.items(), key=lambda kv: (kv[1], sum(kv[0]), kv[0]))
         assert result.optimal.node == best[0]
         optimal = search_warehouse(wh, cfg.override(config, strategy="optimal"), ("optimal",))
         assert optimal.optimal is not None and optimal.optimal.value == pytest.approx(best[1], rel=1e-9)
+    return metric, suppressing
 
 
 # --- registry and config ----------------------------------------------------------------------------------------

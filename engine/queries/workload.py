@@ -1,11 +1,16 @@
 """Statements of the workload metric (``veil.workload``, docs/workload.md): each query's cells, read once per
-search from the source coded through the session's dimension tables, and the mean of a column's distinct values.
+search from the source coded through the session's dimension tables — rolled up to the columns the query reads —
+and the mean of a column's distinct values.
 
->>> lay = Layout(heights=(1,), sensitive_count=0)
->>> src = sa.table("t", sa.column("zip"), sa.column("edu"), sa.column("hours"))
->>> print(workload_cells(lay, src, ["zip"], ["edu"], "hours").compile())
+A query's cells carry the leaf codes of the quasi-identifiers it reads only (``read``); every QI's dimension table
+is still joined, so that the rows are ``T``'s (a row whose QI value no hierarchy holds is in no cell, as in
+``base_coded``).
+
+>>> lay = Layout(heights=(1, 1), sensitive_count=0)
+>>> src = sa.table("t", sa.column("zip"), sa.column("age"), sa.column("edu"), sa.column("hours"))
+>>> print(workload_cells(lay, src, ["zip", "age"], [0], ["edu"], "hours").compile())
 SELECT d0.code_0 AS q0, r.edu AS v0, count(*) AS n, sum(r.hours) AS s, sum(CASE WHEN (r.hours IS NULL) THEN :param_1 ELSE :param_2 END) AS nulls 
-FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 GROUP BY d0.code_0, r.edu
+FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 JOIN veil_dim_1 AS d1 ON r.age = d1.level_0 GROUP BY d0.code_0, r.edu
 """
 
 from __future__ import annotations
@@ -31,19 +36,23 @@ def _coded(layout: Layout, source: Any, qis: Sequence[str]) -> tuple[Any, Any, l
     return raw, joined, codes
 
 
-def workload_cells(layout: Layout, source: Any, qis: Sequence[str], grouped: Sequence[str], summed: str | None,
-                   not_null: Sequence[str] = ()) -> sa.Select[Any]:
-    """One query's cells over the rows of ``T``: every QI's leaf code ``q{i}``, the other columns it reads as they
+def workload_cells(layout: Layout, source: Any, qis: Sequence[str], read: Sequence[int], grouped: Sequence[str],
+                   summed: str | None, not_null: Sequence[str] = ()) -> sa.Select[Any]:
+    """One query's cells over the rows of ``T``: the leaf code ``q{i}`` of every QI ``i`` in ``read`` (the QIs the
+    query reads; all of them for the cells a suppressed block is found in), the other columns it reads as they
     are (``v{k}``, NULL a value of its own), ``n`` rows, and for ``summed`` (a column outside both) its sum ``s``
     and its NULLs.  Rows with a NULL in ``not_null`` (the NULL policy's columns) are not in ``T``."""
     raw, joined, codes = _coded(layout, source, qis)
+    kept = [codes[i] for i in read]
     values = [raw.c[c] for c in grouped]
-    cols = [c.label(f"q{i}") for i, c in enumerate(codes)] + [v.label(f"v{k}") for k, v in enumerate(values)]
+    cols = [codes[i].label(f"q{i}") for i in read] + [v.label(f"v{k}") for k, v in enumerate(values)]
     cols.append(sa.func.count().label("n"))
     if summed is not None:
         x = raw.c[summed]
         cols += [sa.func.sum(x).label("s"), sa.func.sum(sa.case((x.is_(None), 1), else_=0)).label("nulls")]
-    stmt = sa.select(*cols).select_from(joined).group_by(*codes, *values)
+    stmt = sa.select(*cols).select_from(joined)
+    if kept or values:
+        stmt = stmt.group_by(*kept, *values)
     if not_null:
         stmt = stmt.where(*(raw.c[c].is_not(None) for c in not_null))
     return stmt
