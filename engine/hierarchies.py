@@ -19,7 +19,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
-from veil import queries as q
 from veil.backends.base import Session
 from veil.config import Config, QuasiIdentifier
 from veil.errors import HierarchyError, VeilError
@@ -34,7 +33,7 @@ MAX_LISTED = 20
 def read_table(session: Session, spec: TableSpec, attribute: str) -> RowsSpec:
     """The rows of hierarchy table ``spec`` (for column ``attribute``), in memory, ready to be built."""
     where = f"hierarchy for column {attribute!r} ({spec.describe()})"
-    found = session.rows(q.columns_of(spec.schema, spec.table), f"reading the columns of hierarchy table {spec.name!r}")
+    found = session.source_columns(spec.schema, spec.table)  # the backend's lookup (Spark: its catalog)
     if not found:
         raise HierarchyError(f"{where}: table {spec.name!r} does not exist ({session.backend.name} at "
                              f"{session.backend.display_url})")

@@ -52,6 +52,7 @@ def counts_at(db: Db, body: str, nodes) -> list[dict]:
 NODES = [(0, 0, 0), (2, 1, 1), (1, 2, 1), (5, 3, 1)]
 
 
+@pytest.mark.spark_too  # the hierarchy table's columns from the backend's own lookup (Spark: its catalog)
 def test_a_table_hierarchy_counts_like_its_csv(inpatient: Db) -> None:
     table = age_table(inpatient)
     from_table = counts_at(inpatient, with_age(inpatient, f'{{ table = "{table}" }}'), NODES)

@@ -64,10 +64,7 @@ def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
                      ("14***", "*", "Russian"): 1}
 
 
-@pytest.mark.notimpl(["spark"],
-                      reason=("counting (3,2,1) reads veil_node_2 after the run dropped it (TABLE_OR_VIEW_NOT_FOUND): a "
-                              "materialized node on Spark is a cached view whose plan still reads the finer node "
-                              "it was rolled up from, once dropped — a Spark bug in rollups, to fix"))
+@pytest.mark.spark_too  # Spark: a node rolled up from a kept node still reads once that one is dropped
 def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (1, 2, 1), (3, 2, 1), (5, 3, 1), (2, 0, 1)]

@@ -106,6 +106,9 @@ class SparkBackend(Backend):
             spark = self.connect.SparkSession.builder.remote(str(self.url)).create()
             _few_retries(spark)
             spark.conf.set("spark.sql.session.timeZone", "UTC")
+            # a working view keeps the plan it was made from, not its SQL text: a node rolled up from a finer
+            # kept node still reads once that one is dropped (its cached rows, else the plan below it)
+            spark.conf.set("spark.sql.legacy.storeAnalyzedPlanForView", "true")
         except Exception as exc:  # grpc and pyspark errors alike
             raise BackendError(f"cannot connect to Spark at {self.display_url}: {_reason(exc)}") from None
         session = SparkSQLSession(self, spark)
