@@ -13,6 +13,7 @@ machine; sampled every 0.2 s) and of the executors (the workers' children).  Res
     .venv/bin/python bench/bench_spark.py [--rows 10000000] [--spark sc://127.0.0.1:15002]
     .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --before c666707   # same-run A/B on Spark
     .venv/bin/python bench/bench_spark.py --rows 100000 --models k --strategy incognito --before c666707
+    .venv/bin/python bench/bench_spark.py --rows 1000000 --release     # and a first release after each search
 
 ``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
 (``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
@@ -27,6 +28,7 @@ import os
 import subprocess
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +105,43 @@ def timed_search(config: Path, strategy: str = "optimal") -> dict[str, Any]:
             "local_nodes": doc.get("work", {}).get("local_nodes"), "floors": doc.get("work", {}).get("floors")}
 
 
+def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str, Any]:
+    """A first release of ``config`` into fresh schemas (``veil init``, then ``veil release``, each a fresh
+    process): the release's wall seconds and peak RSS, its node and rows; the schemas dropped afterwards."""
+    tag = uuid.uuid4().hex[:6]
+    pub, cat = f"bench_pub_{tag}", f"bench_cat_{tag}"
+    release = config.with_name(f"{config.stem}_release_{tag}.toml")
+    release.write_text(config.read_text() + f'\n[release]\nname = "census"\nschema = "{pub}"\n'
+                       f'catalog_schema = "{cat}"\ndrop_columns = ["person_id"]\nseries = "refuse"\n')
+    try:
+        run_cli("init", "--config", str(release))
+        wall, doc, code, rss = run_cli("release", "--config", str(release))
+        return {"seconds": round(wall, 2), "peak_rss_mib": rss, "exit": code, "node": doc.get("node"),
+                "rows_published": doc.get("rows_published"), "job_seconds": doc.get("seconds")}
+    finally:
+        _drop_schemas(backend, url, duck, (pub, cat))
+        release.unlink()
+
+
+def _drop_schemas(backend: str, url: str, duck: Path, schemas: tuple[str, ...]) -> None:
+    if backend == "duckdb":
+        con = duckdb.connect(str(duck))
+        try:
+            for schema in schemas:
+                con.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+        finally:
+            con.close()
+        return
+    from pyspark.sql.connect.session import SparkSession
+
+    spark = SparkSession.builder.remote(url).create()
+    try:
+        for schema in schemas:
+            spark.sql(f"DROP SCHEMA IF EXISTS `{schema}` CASCADE")
+    finally:
+        spark.stop()
+
+
 def export_parquet(duck: Path, table: str) -> Path:
     folder = WORK / f"{table}.parquet"
     if not folder.exists():
@@ -168,6 +207,8 @@ def main() -> None:
     ap.add_argument("--models", choices=["k", "all"], default="all", help="k: k=10 only; all: every model set")
     ap.add_argument("--before", help="an earlier commit: each Spark search also runs with its code, interleaved")
     ap.add_argument("--strategy", default="optimal", choices=["optimal", "incognito"])
+    ap.add_argument("--release", action="store_true", help="after each search, a first release of the same config "
+                    "(veil init + veil release, series = \"refuse\" on both backends), timed the same way")
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -205,9 +246,16 @@ def main() -> None:
                         run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
                                    spark_executors_peak_rss_mib=round(sampler.executors, 1))
                     run.update(backend=backend, models=label, code=code, strategy=args.strategy)
+                    if args.release and env is None:
+                        with Sampler() as sampler:
+                            run["release"] = timed_release(config, backend, args.spark, duck)
+                        if backend == "spark":
+                            run["release"].update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
+                                                  spark_executors_peak_rss_mib=round(sampler.executors, 1))
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
     suffix = ("" if args.strategy == "optimal" else f"-{args.strategy}") + ("-ab" if args.before else "")
+    suffix += "-release" if args.release else ""
     print(f"wrote {save(f'spark_{args.rows}{suffix}', results)}")
 
 
