@@ -35,29 +35,92 @@ ENGINE = ROOT / "engine"  # installed as the package ``veil``
 PACKAGE = "veil"
 MAX_LINES = 60
 STATEMENTS_IN = "queries"  # the subpackage that builds SQL
-EXECUTED_IN = "backends"   # the subpackage that executes it
+EXECUTED_IN = "backends"  # the subpackage that executes it
 
 # SQLAlchemy's constructors of statements, schema objects and SQL expressions (a call of sqlalchemy.<name>,
 # sqlalchemy.<module>.<name> or <name> imported from any sqlalchemy module; ``func`` covers func.count etc.)
-BUILDERS = frozenset({
-    "select", "insert", "update", "delete", "text", "union", "union_all", "intersect", "except_", "values",
-    "exists", "lateral", "join", "outerjoin", "alias",
-    "Table", "MetaData", "Column", "Index", "Sequence", "PrimaryKeyConstraint", "ForeignKeyConstraint",
-    "UniqueConstraint", "CheckConstraint", "DDL",
-    "CreateTable", "DropTable", "CreateIndex", "DropIndex", "CreateSchema", "DropSchema", "CreateSequence",
-    "DropSequence", "CreateColumn", "AddConstraint", "DropConstraint",
-    "table", "column", "literal", "literal_column", "bindparam", "func", "case", "cast", "and_", "or_", "not_",
-    "tuple_", "null", "true", "false", "distinct", "over", "within_group", "type_coerce", "collate",
-})
+BUILDERS = frozenset(
+    {
+        "select",
+        "insert",
+        "update",
+        "delete",
+        "text",
+        "union",
+        "union_all",
+        "intersect",
+        "except_",
+        "values",
+        "exists",
+        "lateral",
+        "join",
+        "outerjoin",
+        "alias",
+        "Table",
+        "MetaData",
+        "Column",
+        "Index",
+        "Sequence",
+        "PrimaryKeyConstraint",
+        "ForeignKeyConstraint",
+        "UniqueConstraint",
+        "CheckConstraint",
+        "DDL",
+        "CreateTable",
+        "DropTable",
+        "CreateIndex",
+        "DropIndex",
+        "CreateSchema",
+        "DropSchema",
+        "CreateSequence",
+        "DropSequence",
+        "CreateColumn",
+        "AddConstraint",
+        "DropConstraint",
+        "table",
+        "column",
+        "literal",
+        "literal_column",
+        "bindparam",
+        "func",
+        "case",
+        "cast",
+        "and_",
+        "or_",
+        "not_",
+        "tuple_",
+        "null",
+        "true",
+        "false",
+        "distinct",
+        "over",
+        "within_group",
+        "type_coerce",
+        "collate",
+    }
+)
 # calls that run a statement, on a connection, session, cursor or DB-API/Spark/pandas object
-EXECUTORS = frozenset({"execute", "executemany", "executescript", "exec_driver_sql", "scalar", "scalars", "sql",
-                       "read_sql", "read_sql_query", "read_sql_table", "to_sql"})
+EXECUTORS = frozenset(
+    {
+        "execute",
+        "executemany",
+        "executescript",
+        "exec_driver_sql",
+        "scalar",
+        "scalars",
+        "sql",
+        "read_sql",
+        "read_sql_query",
+        "read_sql_table",
+        "to_sql",
+    }
+)
 
 
 @dataclass(frozen=True)
 class Module:
-    name: str    # veil.release.job
-    path: Path   # engine/release/job.py
+    name: str  # veil.release.job
+    path: Path  # engine/release/job.py
     tree: ast.Module
     package: bool  # an __init__.py
 
@@ -91,11 +154,11 @@ class Finding:
 
 @dataclass
 class Report:
-    cycles: list[list[Import]] = field(default_factory=list)           # rule 1 (every kind of import)
-    long_functions: list[Function] = field(default_factory=list)       # rule 2
-    longest: list[Function] = field(default_factory=list)              # information: the longest overall
-    statements: list[Finding] = field(default_factory=list)            # rule 3
-    executions: list[Finding] = field(default_factory=list)            # rule 4
+    cycles: list[list[Import]] = field(default_factory=list)  # rule 1 (every kind of import)
+    long_functions: list[Function] = field(default_factory=list)  # rule 2
+    longest: list[Function] = field(default_factory=list)  # information: the longest overall
+    statements: list[Finding] = field(default_factory=list)  # rule 3
+    executions: list[Finding] = field(default_factory=list)  # rule 4
 
     @property
     def broken(self) -> bool:
@@ -123,9 +186,11 @@ def display(path: Path, base: Path = ROOT) -> str:
 
 # ---------------------------------------------------------------------------------------------------- imports
 
+
 def _is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _import_nodes(tree: ast.AST, kind: str = "module") -> Iterator[tuple[ast.Import | ast.ImportFrom, str]]:
@@ -219,7 +284,7 @@ def _path(start: str, goal: str, members: set[str], edges: dict[tuple[str, str],
     while frontier and goal not in previous:
         following = []
         for node in frontier:
-            for (a, b) in sorted(edges):
+            for a, b in sorted(edges):
                 if a == node and b in members and b not in previous:
                     previous[b] = a
                     following.append(b)
@@ -257,6 +322,7 @@ def cycles(found: Iterable[Import], kinds: Iterable[str] = ("module", "typing", 
 
 # -------------------------------------------------------------------------------------------------- functions
 
+
 def functions(modules: dict[str, Module], base: Path = ROOT) -> list[Function]:
     """Every function and method, longest first."""
     found = []
@@ -279,6 +345,7 @@ def functions(modules: dict[str, Module], base: Path = ROOT) -> list[Function]:
 
 
 # ------------------------------------------------------------------------------------------------- statements
+
 
 def _dotted(node: ast.expr) -> list[str]:
     parts = []
@@ -389,6 +456,7 @@ def analyze(source: Path = ENGINE, package: str = PACKAGE, base: Path = ROOT, lo
 
 # ------------------------------------------------------------------------------------------------------ print
 
+
 def _cycle_lines(found: list[list[Import]]) -> list[str]:
     lines = []
     for cycle in found:
@@ -402,21 +470,23 @@ def _cycle_lines(found: list[list[Import]]) -> list[str]:
 def render(report: Report, package: str = PACKAGE) -> str:
     on_load = [c for c in report.cycles if all(i.kind == "module" for i in c)]
     other = [c for c in report.cycles if c not in on_load]
-    out = [f"import cycles (every import counts): {len(report.cycles)}",
-           f"  closed by imports run on load: {len(on_load)}",
-           *("  " + line for line in _cycle_lines(on_load)),
-           f"  closed with an import under `if TYPE_CHECKING:` or inside a function: {len(other)}",
-           *("  " + line for line in _cycle_lines(other)),
-           "",
-           f"functions over {MAX_LINES} lines: {len(report.long_functions)}",
-           *(f"  {f.lines:4d}  {f.module}.{f.qualname}  ({f.path}:{f.line})" for f in report.long_functions),
-           "  longest: " + ", ".join(f"{f.qualname} {f.lines}" for f in report.longest),
-           "",
-           f"SQL built outside {package}.{STATEMENTS_IN}: {len(report.statements)}",
-           *_findings(report.statements),
-           "",
-           f"statements executed outside {package}.{EXECUTED_IN}: {len(report.executions)}",
-           *_findings(report.executions)]
+    out = [
+        f"import cycles (every import counts): {len(report.cycles)}",
+        f"  closed by imports run on load: {len(on_load)}",
+        *("  " + line for line in _cycle_lines(on_load)),
+        f"  closed with an import under `if TYPE_CHECKING:` or inside a function: {len(other)}",
+        *("  " + line for line in _cycle_lines(other)),
+        "",
+        f"functions over {MAX_LINES} lines: {len(report.long_functions)}",
+        *(f"  {f.lines:4d}  {f.module}.{f.qualname}  ({f.path}:{f.line})" for f in report.long_functions),
+        "  longest: " + ", ".join(f"{f.qualname} {f.lines}" for f in report.longest),
+        "",
+        f"SQL built outside {package}.{STATEMENTS_IN}: {len(report.statements)}",
+        *_findings(report.statements),
+        "",
+        f"statements executed outside {package}.{EXECUTED_IN}: {len(report.executions)}",
+        *_findings(report.executions),
+    ]
     return "\n".join(out)
 
 
@@ -424,8 +494,10 @@ def _findings(found: list[Finding]) -> list[str]:
     by_path: dict[str, list[Finding]] = {}
     for f in found:
         by_path.setdefault(f.path, []).append(f)
-    return [f"  {path} ({len(items)}): " + ", ".join(f"{f.line} {f.what}" for f in items)
-            for path, items in sorted(by_path.items(), key=lambda kv: (-len(kv[1]), kv[0]))]
+    return [
+        f"  {path} ({len(items)}): " + ", ".join(f"{f.line} {f.what}" for f in items)
+        for path, items in sorted(by_path.items(), key=lambda kv: (-len(kv[1]), kv[0]))
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -62,23 +62,31 @@ def earlier_code(commit: str) -> Iterator[dict[str, str]]:
 def search(config: Path, env: dict[str, str], strategy: str = "optimal") -> dict[str, Any]:
     """One ``veil search --json`` in a fresh interpreter: wall time, peak RSS, the answer and the work."""
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--strategy", strategy,
-                           "--config", str(config)],
-                          capture_output=True, text=True, cwd=config.parent, env={**os.environ, **env})
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--strategy", strategy, "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=config.parent,
+        env={**os.environ, **env},
+    )
     seconds = time.perf_counter() - started
     if proc.returncode not in (0, 2):
         raise RuntimeError(proc.stderr[-600:])
     # ``python -c`` has no ``__main__.__file__``: DuckDB then draws its progress bar on stdout before the JSON
-    doc = json.loads(proc.stdout[proc.stdout.index('{"status"'):])
+    doc = json.loads(proc.stdout[proc.stdout.index('{"status"') :])
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     work = doc["work"]
-    return {"seconds": round(seconds, 2), "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
-            "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
-            "value": doc["optimal"]["value"] if doc.get("optimal") else None,
-            "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
-            "nodes_evaluated": doc["nodes_evaluated"], "nodes_bounded": doc.get("nodes_bounded"),
-            **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")},
-            **({"batched": work["batched"]} if "batched" in work else {})}
+    return {
+        "seconds": round(seconds, 2),
+        "peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+        "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
+        "value": doc["optimal"]["value"] if doc.get("optimal") else None,
+        "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
+        "nodes_evaluated": doc["nodes_evaluated"],
+        "nodes_bounded": doc.get("nodes_bounded"),
+        **{k: work[k] for k in ("node_queries", "size_queries", "test_queries", "streamed", "node_query_seconds")},
+        **({"batched": work["batched"]} if "batched" in work else {}),
+    }
 
 
 def release(config: Path, env: dict[str, str], rows: int, backend: str) -> dict[str, Any]:
@@ -87,18 +95,32 @@ def release(config: Path, env: dict[str, str], rows: int, backend: str) -> dict[
     fresh_release(backend, rows)
     command = ["/usr/bin/time", "-v", PY, "-c", RUN_CLI]
     environ = {**os.environ, **env}
-    subprocess.run([PY, "-c", RUN_CLI, "init", "--config", str(config)], check=True, capture_output=True,
-                   cwd=config.parent, env=environ)
+    subprocess.run(
+        [PY, "-c", RUN_CLI, "init", "--config", str(config)],
+        check=True,
+        capture_output=True,
+        cwd=config.parent,
+        env=environ,
+    )
     started = time.perf_counter()
-    proc = subprocess.run([*command, "release", "--json", "--config", str(config)], capture_output=True, text=True,
-                          cwd=config.parent, env=environ)
+    proc = subprocess.run(
+        [*command, "release", "--json", "--config", str(config)],
+        capture_output=True,
+        text=True,
+        cwd=config.parent,
+        env=environ,
+    )
     seconds = time.perf_counter() - started
     if proc.returncode != 0:
         raise RuntimeError(proc.stderr[-600:])
-    doc = json.loads(proc.stdout[proc.stdout.index('{"status"'):])
+    doc = json.loads(proc.stdout[proc.stdout.index('{"status"') :])
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
-    return {"release_seconds": round(seconds, 2), "release_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
-            "release_node": doc["node"], "rows_published": doc["rows_published"]}
+    return {
+        "release_seconds": round(seconds, 2),
+        "release_peak_rss_mb": round(int(rss[1]) / 1024, 1) if rss else None,
+        "release_node": doc["node"],
+        "rows_published": doc["rows_published"],
+    }
 
 
 def main() -> None:
@@ -110,14 +132,20 @@ def main() -> None:
     parser.add_argument("--backend", default="duckdb", choices=["duckdb", "postgresql"])
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds of each set (before, after, ...)")
     args = parser.parse_args()
-    commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
     with tempfile.TemporaryDirectory() as tmp, earlier_code(commit) as before_env:
         if args.backend == "postgresql":
             postgres_table(args.rows)
         floor = round(floor_seconds(args.backend, args.rows)[0], 3)
-        out: dict[str, Any] = {"rows": args.rows, "backend": args.backend, "before": commit,
-                               "floor_seconds": floor, "runs": []}
+        out: dict[str, Any] = {
+            "rows": args.rows,
+            "backend": args.backend,
+            "before": commit,
+            "floor_seconds": floor,
+            "runs": [],
+        }
         for name in args.sets:
             config = Path(tmp) / name / "veil.toml"
             shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)

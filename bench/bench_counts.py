@@ -44,17 +44,18 @@ ROLLUPS: list[tuple[str, bool, dict[str, Any]]] = [
 def pick_nodes(heights: tuple[int, ...]) -> list[tuple[int, ...]]:
     """8 nodes from bottom to top: the bottom, six in between (fractions of each height, so most lie on one
     chain and later nodes can roll up from earlier ones, plus two off it), and the top."""
+
     def at(*fractions: float) -> tuple[int, ...]:
         return tuple(min(h, round(f * h)) for f, h in zip(fractions, heights))
 
     nodes = [
         tuple(0 for _ in heights),
-        at(0.25, 0, 0.5, 0.5, 0.34, 0.2),   # low: close to the bottom
-        at(0, 1, 0, 0, 0, 0.6),             # zip masked to 2 digits, sex suppressed, others raw
-        at(0.5, 0, 0.5, 0.5, 0.34, 0.4),    # middle
-        at(0.25, 1, 0.5, 0.5, 0.67, 0.4),   # middle, off the chain
-        at(0.5, 1, 1, 0.5, 0.67, 0.6),      # upper middle
-        at(0.75, 1, 1, 1, 0.67, 0.8),       # high
+        at(0.25, 0, 0.5, 0.5, 0.34, 0.2),  # low: close to the bottom
+        at(0, 1, 0, 0, 0, 0.6),  # zip masked to 2 digits, sex suppressed, others raw
+        at(0.5, 0, 0.5, 0.5, 0.34, 0.4),  # middle
+        at(0.25, 1, 0.5, 0.5, 0.67, 0.4),  # middle, off the chain
+        at(0.5, 1, 1, 0.5, 0.67, 0.6),  # upper middle
+        at(0.75, 1, 1, 1, 0.67, 0.8),  # high
         tuple(heights),
     ]
     seen: list[tuple[int, ...]] = []
@@ -90,16 +91,21 @@ def explain_postgres(wh: Any, node: tuple[int, ...]) -> dict[str, Any]:
     stmt = q.node_counts(wh.layout, node)
     compiled = stmt.compile(dialect=wh.session.dialect)
     params = dict(compiled.params)
-    doc = wh.session.conn.exec_driver_sql("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + str(compiled),
-                                          params).scalar()
+    doc = wh.session.conn.exec_driver_sql(
+        "EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + str(compiled), params
+    ).scalar()
     top = doc[0]
-    return {"server_s": round(top["Execution Time"] / 1000, 4), "planning_s": round(top["Planning Time"] / 1000, 4),
-            "jit_s": round(top.get("JIT", {}).get("Timing", {}).get("Total", 0.0) / 1000, 4),
-            "plan": _plan_summary(top["Plan"])}
+    return {
+        "server_s": round(top["Execution Time"] / 1000, 4),
+        "planning_s": round(top["Planning Time"] / 1000, 4),
+        "jit_s": round(top.get("JIT", {}).get("Timing", {}).get("Total", 0.0) / 1000, 4),
+        "plan": _plan_summary(top["Plan"]),
+    }
 
 
-def measure(conf: cfg.Config, sensitive: tuple[str, ...], rollup: bool, tuning: dict[str, Any],
-            explain: bool = False) -> dict[str, Any]:
+def measure(
+    conf: cfg.Config, sensitive: tuple[str, ...], rollup: bool, tuning: dict[str, Any], explain: bool = False
+) -> dict[str, Any]:
     with open_warehouse(conf, sensitive=sensitive, rollup=rollup, **tuning) as wh:
         prep = wh.stats.base_seconds
         heights = wh.heights
@@ -126,18 +132,36 @@ def measure(conf: cfg.Config, sensitive: tuple[str, ...], rollup: bool, tuning: 
             t = time.perf_counter()
             nc = wh.counts(node)
             total = time.perf_counter() - t
-            per_node.append({"node": list(node), "source": source_name, "source_cells": source_cells,
-                             "cells": last_cells[0], "blocks": nc.n_blocks, "total_s": round(total, 4),
-                             "sql_fetch_s": round(sql_time[0], 4), "numpy_s": round(total - sql_time[0], 4),
-                             "materialized": wh.stats.materialized > materialized_before})
+            per_node.append(
+                {
+                    "node": list(node),
+                    "source": source_name,
+                    "source_cells": source_cells,
+                    "cells": last_cells[0],
+                    "blocks": nc.n_blocks,
+                    "total_s": round(total, 4),
+                    "sql_fetch_s": round(sql_time[0], 4),
+                    "numpy_s": round(total - sql_time[0], 4),
+                    "materialized": wh.stats.materialized > materialized_before,
+                }
+            )
             if explain:
                 per_node[-1].update(explain_postgres(wh, node))
         times = [p["total_s"] for p in per_node]
-        return {"heights": list(heights), "lattice_size": lattice.size, "rows": wh.rows,
-                "prepare_s": round(prep, 3), "base_cells": wh.stats.base_cells,
-                "node_queries": wh.stats.node_queries, "rolled_up": wh.stats.rolled_up,
-                "node_min_s": round(min(times), 4), "node_median_s": round(statistics.median(times), 4),
-                "node_max_s": round(max(times), 4), "node_total_s": round(sum(times), 3), "nodes": per_node}
+        return {
+            "heights": list(heights),
+            "lattice_size": lattice.size,
+            "rows": wh.rows,
+            "prepare_s": round(prep, 3),
+            "base_cells": wh.stats.base_cells,
+            "node_queries": wh.stats.node_queries,
+            "rolled_up": wh.stats.rolled_up,
+            "node_min_s": round(min(times), 4),
+            "node_median_s": round(statistics.median(times), 4),
+            "node_max_s": round(max(times), 4),
+            "node_total_s": round(sum(times), 3),
+            "nodes": per_node,
+        }
 
 
 def main() -> None:
@@ -146,10 +170,16 @@ def main() -> None:
     ap.add_argument("--sizes", default="1m,10m")
     ap.add_argument("--sensitive", default="both", help="both, sizes (none) or occupation,income")
     ap.add_argument("--rollups", default=",".join(r[0] for r in ROLLUPS))
-    ap.add_argument("--fresh", action="store_true",
-                    help="start counts.json afresh (default: merge, replacing rows of the same configuration)")
-    ap.add_argument("--no-explain", action="store_true",
-                    help="skip EXPLAIN ANALYZE of each node (PostgreSQL, rollup off) for server-side times")
+    ap.add_argument(
+        "--fresh",
+        action="store_true",
+        help="start counts.json afresh (default: merge, replacing rows of the same configuration)",
+    )
+    ap.add_argument(
+        "--no-explain",
+        action="store_true",
+        help="skip EXPLAIN ANALYZE of each node (PostgreSQL, rollup off) for server-side times",
+    )
     args = ap.parse_args()
     backends = args.backends.split(",")
     sizes = args.sizes.split(",")
@@ -183,11 +213,20 @@ def main() -> None:
         mine = {key(r) for r in results}
         merged = [r for r in kept if key(r) not in mine] + results
         order = {b: i for i, b in enumerate(("duckdb", "postgres"))}
-        merged.sort(key=lambda r: (order.get(r["backend"], 9), r["rows"], not r["sensitive"],
-                                   [x[0] for x in ROLLUPS].index(r["rollup"])))
+        merged.sort(
+            key=lambda r: (
+                order.get(r["backend"], 9),
+                r["rows"],
+                not r["sensitive"],
+                [x[0] for x in ROLLUPS].index(r["rollup"]),
+            )
+        )
         return {"seed": SEED, "machine": facts, "loads": loads, "results": merged}
-    header = (f"{'backend':8} {'rows':>10} {'sensitive':17} {'rollup':7} {'prepare':>8} {'base cells':>10} "
-              f"{'node min':>8} {'median':>8} {'max':>8} {'8 nodes':>8} {'rolled':>6}")
+
+    header = (
+        f"{'backend':8} {'rows':>10} {'sensitive':17} {'rollup':7} {'prepare':>8} {'base cells':>10} "
+        f"{'node min':>8} {'median':>8} {'max':>8} {'8 nodes':>8} {'rolled':>6}"
+    )
     for backend in backends:
         for size in sizes:
             table = f"census_{size}"
@@ -197,31 +236,46 @@ def main() -> None:
                     if rname not in args.rollups.split(","):
                         continue
                     explain = backend == "postgres" and not rollup and not args.no_explain
-                    row = {"backend": backend, "table": table, "sensitive": list(sens), "rollup": rname,
-                           **measure(conf, sens, rollup, tuning, explain)}
+                    row = {
+                        "backend": backend,
+                        "table": table,
+                        "sensitive": list(sens),
+                        "rollup": rname,
+                        **measure(conf, sens, rollup, tuning, explain),
+                    }
                     results.append(row)
-                    print(f"{backend:8} {row['rows']:10,} {','.join(sens) or '(sizes only)':17} {rname:7} "
-                          f"{row['prepare_s']:7.2f}s {row['base_cells']:10,} {row['node_min_s']:7.3f}s "
-                          f"{row['node_median_s']:7.3f}s {row['node_max_s']:7.3f}s {row['node_total_s']:7.2f}s "
-                          f"{row['rolled_up']:6}", flush=True)
+                    print(
+                        f"{backend:8} {row['rows']:10,} {','.join(sens) or '(sizes only)':17} {rname:7} "
+                        f"{row['prepare_s']:7.2f}s {row['base_cells']:10,} {row['node_min_s']:7.3f}s "
+                        f"{row['node_median_s']:7.3f}s {row['node_max_s']:7.3f}s {row['node_total_s']:7.2f}s "
+                        f"{row['rolled_up']:6}",
+                        flush=True,
+                    )
                     for p in row["nodes"]:
-                        print(f"    node {str(tuple(p['node'])):20} from {p['source']:12} cells {p['cells']:10,} "
-                              f"blocks {p['blocks']:10,}  total {p['total_s']:7.3f}s  sql+fetch "
-                              f"{p['sql_fetch_s']:7.3f}s  numpy {p['numpy_s']:6.3f}s"
-                              + ("  materialized" if p["materialized"] else "")
-                              + (f"  | server {p['server_s']:7.3f}s jit {p['jit_s']:5.3f}s {p['plan']}"
-                                 if "server_s" in p else ""),
-                              flush=True)
+                        print(
+                            f"    node {str(tuple(p['node'])):20} from {p['source']:12} cells {p['cells']:10,} "
+                            f"blocks {p['blocks']:10,}  total {p['total_s']:7.3f}s  sql+fetch "
+                            f"{p['sql_fetch_s']:7.3f}s  numpy {p['numpy_s']:6.3f}s"
+                            + ("  materialized" if p["materialized"] else "")
+                            + (
+                                f"  | server {p['server_s']:7.3f}s jit {p['jit_s']:5.3f}s {p['plan']}"
+                                if "server_s" in p
+                                else ""
+                            ),
+                            flush=True,
+                        )
                     save("counts", document())
 
     print()
     print(header)
     doc = document()
     for row in doc["results"]:
-        print(f"{row['backend']:8} {row['rows']:10,} {','.join(row['sensitive']) or '(sizes only)':17} "
-              f"{row['rollup']:7} {row['prepare_s']:7.2f}s {row['base_cells']:10,} {row['node_min_s']:7.3f}s "
-              f"{row['node_median_s']:7.3f}s {row['node_max_s']:7.3f}s {row['node_total_s']:7.2f}s "
-              f"{row['rolled_up']:6}")
+        print(
+            f"{row['backend']:8} {row['rows']:10,} {','.join(row['sensitive']) or '(sizes only)':17} "
+            f"{row['rollup']:7} {row['prepare_s']:7.2f}s {row['base_cells']:10,} {row['node_min_s']:7.3f}s "
+            f"{row['node_median_s']:7.3f}s {row['node_max_s']:7.3f}s {row['node_total_s']:7.2f}s "
+            f"{row['rolled_up']:6}"
+        )
     print("loads:", loads)
     print("results:", save("counts", doc))
 

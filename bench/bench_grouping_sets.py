@@ -54,8 +54,11 @@ def grouped_sizes(layout: q.Layout, nodes: list[Node]) -> sa.Select[Any]:
     used = sorted({f"q{i}_{lv}" for n in nodes for i, lv in enumerate(n)})
     cols = [base.c[c] for c in used]
     sets = [sa.tuple_(*(base.c[f"q{i}_{lv}"] for i, lv in enumerate(n))) for n in nodes]
-    blocks = (sa.select(sa.func.grouping(*cols).label("gid"), sa.func.sum(base.c.n).label("size"))
-              .group_by(sa.func.grouping_sets(*sets)).subquery("e"))
+    blocks = (
+        sa.select(sa.func.grouping(*cols).label("gid"), sa.func.sum(base.c.n).label("size"))
+        .group_by(sa.func.grouping_sets(*sets))
+        .subquery("e")
+    )
     return sa.select(blocks.c.gid, blocks.c.size, sa.func.count().label("blocks")).group_by(blocks.c.gid, blocks.c.size)
 
 
@@ -72,9 +75,12 @@ def grouped_hubs(layout: q.Layout, hubs: list[Node]) -> Any:
     used = sorted({f"q{i}_{lv}" for n in hubs for i, lv in enumerate(n)})
     sens = [base.c[f"s{k}"] for k in range(layout.sensitive_count)]
     sets = [sa.tuple_(*(base.c[f"q{i}_{lv}"] for i, lv in enumerate(n)), *sens) for n in hubs]
-    stmt = (sa.select(sa.func.grouping(*(base.c[c] for c in used)).label("gid"), *(base.c[c] for c in used), *sens,
-                      sa.cast(sa.func.sum(base.c.n), sa.BigInteger).label("n"))
-            .group_by(sa.func.grouping_sets(*sets)))
+    stmt = sa.select(
+        sa.func.grouping(*(base.c[c] for c in used)).label("gid"),
+        *(base.c[c] for c in used),
+        *sens,
+        sa.cast(sa.func.sum(base.c.n), sa.BigInteger).label("n"),
+    ).group_by(sa.func.grouping_sets(*sets))
     return working_table(sa.table("veil_gs", *(sa.column(c) for c in ["gid", *used])), stmt, None)
 
 

@@ -47,9 +47,21 @@ sys.path.insert(0, str(ROOT))
 
 from veil.counts import NodeCounts, SensitiveDomain  # noqa: E402
 from veil.hierarchy import CsvSpec, Hierarchy, ValueKind, build  # noqa: E402
-from veil.models import (DeltaLDiversity, DistinctLDiversity, EMAnonymity, EntropyLDiversity,  # noqa: E402
-                           EpsilonPrivacy, FrequencyLDiversity, KAnonymity, MultiAttributeLDiversity, NpdRecursiveCLDiversity,
-                           NTCloseness, PdRecursiveCLDiversity, RecursiveCLDiversity, TCloseness)
+from veil.models import (  # noqa: E402
+    DeltaLDiversity,
+    DistinctLDiversity,
+    EMAnonymity,
+    EntropyLDiversity,
+    EpsilonPrivacy,
+    FrequencyLDiversity,
+    KAnonymity,
+    MultiAttributeLDiversity,
+    NpdRecursiveCLDiversity,
+    NTCloseness,
+    PdRecursiveCLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 
 ADULT = Path("/work/shared/data/adult_from_pypi/adult_clean.csv")
 ARX = Path("/work/shared/data/adult")
@@ -91,22 +103,36 @@ def synthetic(n_blocks: int, n_values: int, per_block: int, seed: int, tmp: Path
     count = rng.integers(1, 21, size=len(block))
     qi = np.column_stack([block // side, block % side])
     values = np.arange(1, n_values + 1) * 1000
-    dom_s = SensitiveDomain("s", values, np.bincount(s, weights=count, minlength=n_values).astype(np.int64), numeric=True)
-    dom_t = SensitiveDomain("t", np.array(["a", "b", "c", "d"], dtype=object),
-                            np.bincount(t, weights=count, minlength=4).astype(np.int64))
+    dom_s = SensitiveDomain(
+        "s", values, np.bincount(s, weights=count, minlength=n_values).astype(np.int64), numeric=True
+    )
+    dom_t = SensitiveDomain(
+        "t", np.array(["a", "b", "c", "d"], dtype=object), np.bincount(t, weights=count, minlength=4).astype(np.int64)
+    )
 
     def chain(name: str) -> Hierarchy:
         leaves = tuple(range(side))
-        return Hierarchy(name, leaves, (tuple(f"{v // 10}" for v in leaves), tuple(f"{v // 100}" for v in leaves),
-                                        tuple("*" for _ in leaves)))
+        return Hierarchy(
+            name,
+            leaves,
+            (tuple(f"{v // 10}" for v in leaves), tuple(f"{v // 100}" for v in leaves), tuple("*" for _ in leaves)),
+        )
 
     gens = (chain("zip"), chain("age"))
-    nc = NodeCounts.from_cells(("zip", "age"), (0, 0), qi, np.column_stack([s, t]), count, (side, side),
-                               (dom_s, dom_t), generalizers=gens)
+    nc = NodeCounts.from_cells(
+        ("zip", "age"), (0, 0), qi, np.column_stack([s, t]), count, (side, side), (dom_s, dom_t), generalizers=gens
+    )
     csv = tmp / "s_taxonomy.csv"
     csv.write_text("".join(f"{v};g{v // 5000};h{v // 25000};*\n" for v in values.tolist()))
-    info = {"blocks": n_blocks, "values": n_values, "cells": int(len(block)), "rows": int(count.sum()),
-            "cells_per_block": per_block, "seed": seed, "hierarchy_heights": [3, 3]}
+    info = {
+        "blocks": n_blocks,
+        "values": n_values,
+        "cells": int(len(block)),
+        "rows": int(count.sum()),
+        "cells_per_block": per_block,
+        "seed": seed,
+        "hierarchy_heights": [3, 3],
+    }
     return nc, {"info": info, "taxonomy": str(csv), "first_value": str(values[0])}
 
 
@@ -118,20 +144,29 @@ def synthetic_models(extra: dict) -> list[tuple[str, Any]]:
         ("frequency-l (l=3)", FrequencyLDiversity(l=3, attribute=a)),
         ("entropy-l (l=3)", EntropyLDiversity(l=3, attribute=a)),
         ("recursive (c=3,l=3)", RecursiveCLDiversity(c=3, l=3, attribute=a)),
-        ("pd-recursive (c=3,l=3,|Y|=1)", PdRecursiveCLDiversity(c=3, l=3, allowed=(extra["first_value"],), attribute=a)),
-        ("npd-recursive (c1=3,c2=1,l=3)", NpdRecursiveCLDiversity(c1=3, c2=1, l=3, allowed=(), protected=(extra["first_value"],),
-                                                                  attribute=a)),
+        (
+            "pd-recursive (c=3,l=3,|Y|=1)",
+            PdRecursiveCLDiversity(c=3, l=3, allowed=(extra["first_value"],), attribute=a),
+        ),
+        (
+            "npd-recursive (c1=3,c2=1,l=3)",
+            NpdRecursiveCLDiversity(c1=3, c2=1, l=3, allowed=(), protected=(extra["first_value"],), attribute=a),
+        ),
         ("multi-attribute entropy (l=2)", MultiAttributeLDiversity(instantiation="entropy", l=2)),
         ("t-closeness equal (t=0.3)", TCloseness(t=0.3, distance="equal", attribute=a)),
         ("t-closeness ordered (t=0.3)", TCloseness(t=0.3, distance="ordered", attribute=a)),
-        ("t-closeness hierarchical (t=0.3)", TCloseness(t=0.3, distance="hierarchical", attribute=a,
-                                                       hierarchy=extra["taxonomy"])),
+        (
+            "t-closeness hierarchical (t=0.3)",
+            TCloseness(t=0.3, distance="hierarchical", attribute=a, hierarchy=extra["taxonomy"]),
+        ),
         ("(n,t)-closeness equal (n=200,t=0.3)", NTCloseness(n=200, t=0.3, distance="equal", attribute=a)),
         ("(eps,m)-anonymity (eps=2000,m=2)", EMAnonymity(epsilon=2000, m=2, attribute=a)),
         ("(eps,m)-anonymity relative (eps=0.1,m=2)", EMAnonymity(epsilon=0.1, m=2, mode="relative", attribute=a)),
         ("(delta,l)-diversity (delta=1000,l=2)", DeltaLDiversity(delta=1000, l=2, attribute=a)),
-        ("eps-privacy I (table, sigma=1000)", EpsilonPrivacy(epsilon=3, adversary="I", prior="table", stubbornness=1000,
-                                                            attribute=a)),
+        (
+            "eps-privacy I (table, sigma=1000)",
+            EpsilonPrivacy(epsilon=3, adversary="I", prior="table", stubbornness=1000, attribute=a),
+        ),
         ("eps-privacy II (sigma=1000)", EpsilonPrivacy(epsilon=3, adversary="II", stubbornness=1000, attribute=a)),
         ("eps-privacy III (uniform)", EpsilonPrivacy(epsilon=3, adversary="III", prior="uniform", attribute=a)),
         ("eps-privacy IV", EpsilonPrivacy(epsilon=3, adversary="IV", attribute=a)),
@@ -149,22 +184,40 @@ def sparse_income(n_blocks: int, n_values: int, per_block: int, seed: int, tmp: 
     weights = np.exp(-0.5 * ((np.log(values) - 10.5) / 0.8) ** 2)
     s = rng.choice(len(values), size=len(block), p=weights / weights.sum())
     count = rng.integers(1, 9, size=len(block))
-    order = np.lexsort((s, block))          # the warehouse returns cells ordered by (block, value)
+    order = np.lexsort((s, block))  # the warehouse returns cells ordered by (block, value)
     block, s, count = block[order], s[order], count[order]
-    dom = SensitiveDomain("income", values, np.bincount(s, weights=count, minlength=len(values)).astype(np.int64),
-                          numeric=True)
+    dom = SensitiveDomain(
+        "income", values, np.bincount(s, weights=count, minlength=len(values)).astype(np.int64), numeric=True
+    )
 
     def chain(name: str) -> Hierarchy:
         leaves = tuple(range(side))
-        return Hierarchy(name, leaves, (tuple(f"{v // 10}" for v in leaves), tuple(f"{v // 100}" for v in leaves),
-                                        tuple("*" for _ in leaves)))
+        return Hierarchy(
+            name,
+            leaves,
+            (tuple(f"{v // 10}" for v in leaves), tuple(f"{v // 100}" for v in leaves), tuple("*" for _ in leaves)),
+        )
 
-    nc = NodeCounts.from_cells(("zip", "age"), (0, 0), np.column_stack([block // side, block % side]), s[:, None],
-                               count, (side, side), (dom,), generalizers=(chain("zip"), chain("age")))
+    nc = NodeCounts.from_cells(
+        ("zip", "age"),
+        (0, 0),
+        np.column_stack([block // side, block % side]),
+        s[:, None],
+        count,
+        (side, side),
+        (dom,),
+        generalizers=(chain("zip"), chain("age")),
+    )
     csv = tmp / "income_bands.csv"
     csv.write_text("".join(f"{v};{v // 5000 * 5000};{v // 50000 * 50000}\n" for v in values.tolist()))
-    info = {"blocks": n_blocks, "values": int(len(values)), "cells": int(len(block)), "rows": int(count.sum()),
-            "cells_per_block": per_block, "seed": seed}
+    info = {
+        "blocks": n_blocks,
+        "values": int(len(values)),
+        "cells": int(len(block)),
+        "rows": int(count.sum()),
+        "cells_per_block": per_block,
+        "seed": seed,
+    }
     return nc, {"info": info, "bands": str(csv)}
 
 
@@ -173,8 +226,10 @@ def sparse_models(extra: dict) -> list[tuple[str, Any]]:
     return [
         ("t-closeness ordered (t=0.3)", TCloseness(t=0.3, distance="ordered", attribute=a)),
         ("t-closeness equal (t=0.9)", TCloseness(t=0.9, distance="equal", attribute=a)),
-        ("t-closeness hierarchical bands (t=0.5)", TCloseness(t=0.5, distance="hierarchical", attribute=a,
-                                                             hierarchy=extra["bands"])),
+        (
+            "t-closeness hierarchical bands (t=0.5)",
+            TCloseness(t=0.5, distance="hierarchical", attribute=a, hierarchy=extra["bands"]),
+        ),
         ("distinct-l (l=5)", DistinctLDiversity(l=5, attribute=a)),
         ("frequency-l (l=3)", FrequencyLDiversity(l=3, attribute=a)),
         ("entropy-l (l=3)", EntropyLDiversity(l=3, attribute=a)),
@@ -182,8 +237,10 @@ def sparse_models(extra: dict) -> list[tuple[str, Any]]:
         ("(eps,m)-anonymity (eps=2000,m=2)", EMAnonymity(epsilon=2000, m=2, attribute=a)),
         ("(eps,m)-anonymity relative (eps=0.05,m=2)", EMAnonymity(epsilon=0.05, m=2, mode="relative", attribute=a)),
         ("(delta,l)-diversity (delta=1000,l=2)", DeltaLDiversity(delta=1000, l=2, attribute=a)),
-        ("eps-privacy I (table, sigma=1000)", EpsilonPrivacy(epsilon=3, adversary="I", prior="table", stubbornness=1000,
-                                                            attribute=a)),
+        (
+            "eps-privacy I (table, sigma=1000)",
+            EpsilonPrivacy(epsilon=3, adversary="I", prior="table", stubbornness=1000, attribute=a),
+        ),
         ("eps-privacy III (uniform)", EpsilonPrivacy(epsilon=3, adversary="III", prior="uniform", attribute=a)),
         ("(n,t)-closeness ordered (n=100,t=0.2)", NTCloseness(n=100, t=0.2, distance="ordered", attribute=a)),
     ]
@@ -197,19 +254,23 @@ def run_models(nc: NodeCounts, models: list[tuple[str, Any]], repeats: int, nt_a
         needs_sub = isinstance(model, MultiAttributeLDiversity)
 
         def fresh() -> None:
-            nc._cache.clear()                       # a new n(E,s) matrix: no cached sorts / proportions
+            nc._cache.clear()  # a new n(E,s) matrix: no cached sorts / proportions
             for d in nc.sensitive:
                 nc.blocks(d.name)
                 if needs_sub:
                     nc.sub_blocks(d.name)
             if hasattr(model, "_cache"):
-                model._cache.clear()                 # hierarchies are read again
+                model._cache.clear()  # hierarchies are read again
             if hasattr(model, "validate"):
                 model.validate({d.name: d for d in nc.sensitive})
 
         times, verdict = timed(lambda: model.check(nc), repeats, fresh)
-        row = {"model": name, "check": summary(times), "failing_blocks": int((~verdict.passed).sum()),
-               "blocks": int(len(verdict.passed))}
+        row = {
+            "model": name,
+            "check": summary(times),
+            "failing_blocks": int((~verdict.passed).sum()),
+            "blocks": int(len(verdict.passed)),
+        }
         if isinstance(model, NTCloseness) and nt_achieved:
             t_ach, ach = timed(lambda: model.check(nc).achieved, 1, fresh)
             row["check_plus_achieved"] = summary(t_ach)
@@ -219,8 +280,11 @@ def run_models(nc: NodeCounts, models: list[tuple[str, Any]], repeats: int, nt_a
         else:
             row["achieved"] = level(verdict.achieved)
         rows.append(row)
-        print(f"  {name:44s} {row['check']['min_s']:8.3f} s   failing {row['failing_blocks']:>9,}   "
-              f"achieved {row['achieved']}", flush=True)
+        print(
+            f"  {name:44s} {row['check']['min_s']:8.3f} s   failing {row['failing_blocks']:>9,}   "
+            f"achieved {row['achieved']}",
+            flush=True,
+        )
     return rows
 
 
@@ -245,8 +309,16 @@ def adult_counts(df, sensitive: list[str], numeric: set[str], gens: list[Hierarc
     grouped = frame.groupby(cols, sort=False).size().reset_index(name="n")
     cells = grouped.to_numpy()
     d = len(ADULT_QIS)
-    return NodeCounts.from_cells(tuple(ADULT_QIS), (0,) * d, cells[:, :d], cells[:, d:-1], cells[:, -1],
-                                 tuple(h.cardinality(0) for h in gens), tuple(doms), generalizers=tuple(gens))
+    return NodeCounts.from_cells(
+        tuple(ADULT_QIS),
+        (0,) * d,
+        cells[:, :d],
+        cells[:, d:-1],
+        cells[:, -1],
+        tuple(h.cardinality(0) for h in gens),
+        tuple(doms),
+        generalizers=tuple(gens),
+    )
 
 
 def adult_models(nc_cat: NodeCounts, nc_num: NodeCounts) -> list[tuple[str, Any, NodeCounts, str | None]]:
@@ -258,29 +330,69 @@ def adult_models(nc_cat: NodeCounts, nc_num: NodeCounts) -> list[tuple[str, Any,
         ("frequency-l occupation (l=2)", FrequencyLDiversity(l=2, attribute=o), nc_cat, None),
         ("entropy-l occupation (l=2)", EntropyLDiversity(l=2, attribute=o), nc_cat, "l_entropy"),
         ("recursive occupation (c=3,l=2)", RecursiveCLDiversity(c=3, l=2, attribute=o), nc_cat, None),
-        ("pd-recursive occupation (c=3,l=2)", PdRecursiveCLDiversity(c=3, l=2, allowed=("Prof-specialty",),
-                                                                     attribute=o), nc_cat, None),
-        ("npd-recursive occupation (c1=3,c2=5,l=2)", NpdRecursiveCLDiversity(c1=3, c2=5, l=2, allowed=(),
-                                                                             protected=("Sales",), attribute=o), nc_cat, None),
-        ("multi-attribute distinct occ+income (l=2)", MultiAttributeLDiversity(instantiation="distinct", l=2), nc_cat,
-         "multi_distinct"),
-        ("multi-attribute entropy occ+income (l=2)", MultiAttributeLDiversity(instantiation="entropy", l=2), nc_cat,
-         "multi_entropy"),
+        (
+            "pd-recursive occupation (c=3,l=2)",
+            PdRecursiveCLDiversity(c=3, l=2, allowed=("Prof-specialty",), attribute=o),
+            nc_cat,
+            None,
+        ),
+        (
+            "npd-recursive occupation (c1=3,c2=5,l=2)",
+            NpdRecursiveCLDiversity(c1=3, c2=5, l=2, allowed=(), protected=("Sales",), attribute=o),
+            nc_cat,
+            None,
+        ),
+        (
+            "multi-attribute distinct occ+income (l=2)",
+            MultiAttributeLDiversity(instantiation="distinct", l=2),
+            nc_cat,
+            "multi_distinct",
+        ),
+        (
+            "multi-attribute entropy occ+income (l=2)",
+            MultiAttributeLDiversity(instantiation="entropy", l=2),
+            nc_cat,
+            "multi_entropy",
+        ),
         ("t-closeness equal occupation (t=0.3)", TCloseness(t=0.3, distance="equal", attribute=o), nc_cat, "t_equal"),
-        ("t-closeness hierarchical occupation (t=0.3)", TCloseness(t=0.3, distance="hierarchical", attribute=o,
-                                                                  hierarchy=occ_h), nc_cat, None),
-        ("t-closeness ordered hours-per-week (t=0.3)", TCloseness(t=0.3, distance="ordered", attribute=h), nc_num,
-         "t_ordered"),
-        ("(n,t)-closeness equal occupation (n=50,t=0.3)", NTCloseness(n=50, t=0.3, distance="equal", attribute=o),
-         nc_cat, None),
+        (
+            "t-closeness hierarchical occupation (t=0.3)",
+            TCloseness(t=0.3, distance="hierarchical", attribute=o, hierarchy=occ_h),
+            nc_cat,
+            None,
+        ),
+        (
+            "t-closeness ordered hours-per-week (t=0.3)",
+            TCloseness(t=0.3, distance="ordered", attribute=h),
+            nc_num,
+            "t_ordered",
+        ),
+        (
+            "(n,t)-closeness equal occupation (n=50,t=0.3)",
+            NTCloseness(n=50, t=0.3, distance="equal", attribute=o),
+            nc_cat,
+            None,
+        ),
         ("(eps,m)-anonymity hours (eps=5,m=2)", EMAnonymity(epsilon=5, m=2, attribute=h), nc_num, None),
         ("(delta,l)-diversity hours (delta=2,l=2)", DeltaLDiversity(delta=2, l=2, attribute=h), nc_num, None),
-        ("eps-privacy I occupation (table, sigma=1000)", EpsilonPrivacy(epsilon=3, adversary="I", prior="table",
-                                                                       stubbornness=1000, attribute=o), nc_cat, None),
-        ("eps-privacy II occupation (sigma=1000)", EpsilonPrivacy(epsilon=3, adversary="II", stubbornness=1000,
-                                                                 attribute=o), nc_cat, None),
-        ("eps-privacy III occupation (uniform)", EpsilonPrivacy(epsilon=3, adversary="III", prior="uniform",
-                                                               attribute=o), nc_cat, None),
+        (
+            "eps-privacy I occupation (table, sigma=1000)",
+            EpsilonPrivacy(epsilon=3, adversary="I", prior="table", stubbornness=1000, attribute=o),
+            nc_cat,
+            None,
+        ),
+        (
+            "eps-privacy II occupation (sigma=1000)",
+            EpsilonPrivacy(epsilon=3, adversary="II", stubbornness=1000, attribute=o),
+            nc_cat,
+            None,
+        ),
+        (
+            "eps-privacy III occupation (uniform)",
+            EpsilonPrivacy(epsilon=3, adversary="III", prior="uniform", attribute=o),
+            nc_cat,
+            None,
+        ),
     ]
 
 
@@ -288,14 +400,23 @@ def adult(repeats: int, skip_pycanon: bool, nodes: list[tuple[int, ...]]) -> dic
     import pandas as pd
 
     df = pd.read_csv(ADULT)
-    gens = [build(CsvSpec(ARX / f"adult_hierarchy_{q}.csv"), q, df[q].unique().tolist(),
-                  ValueKind.INTEGER if q == "age" else ValueKind.TEXT) for q in ADULT_QIS]
+    gens = [
+        build(
+            CsvSpec(ARX / f"adult_hierarchy_{q}.csv"),
+            q,
+            df[q].unique().tolist(),
+            ValueKind.INTEGER if q == "age" else ValueKind.TEXT,
+        )
+        for q in ADULT_QIS
+    ]
     t_cat, bottom_cat = timed(lambda: adult_counts(df, ["occupation", "income"], set(), gens), repeats)
     t_num, bottom_num = timed(lambda: adult_counts(df, ["hours-per-week"], {"hours-per-week"}, gens), repeats)
-    out: dict[str, Any] = {"rows": int(len(df)), "qis": ADULT_QIS,
-                           "bottom_counts_build_s": {"occupation+income": summary(t_cat),
-                                                     "hours-per-week": summary(t_num)},
-                           "nodes": []}
+    out: dict[str, Any] = {
+        "rows": int(len(df)),
+        "qis": ADULT_QIS,
+        "bottom_counts_build_s": {"occupation+income": summary(t_cat), "hours-per-week": summary(t_num)},
+        "nodes": [],
+    }
     for node in nodes:
         if any(node):
             t_up, nc_cat = timed(lambda: bottom_cat.rollup(node), repeats)
@@ -305,8 +426,10 @@ def adult(repeats: int, skip_pycanon: bool, nodes: list[tuple[int, ...]]) -> dic
         else:
             nc_cat, nc_num, build_cat, build_num = bottom_cat, bottom_num, min(t_cat), min(t_num)
             how = "pandas group-by of the rows"
-        print(f"Adult node {node}: {len(df):,} rows, {nc_cat.n_blocks:,} blocks; counts in {build_cat:.3f} s ({how})",
-              flush=True)
+        print(
+            f"Adult node {node}: {len(df):,} rows, {nc_cat.n_blocks:,} blocks; counts in {build_cat:.3f} s ({how})",
+            flush=True,
+        )
         rows = []
         for name, model, nc, key in adult_models(nc_cat, nc_num):
             sub = run_models(nc, [(name, model)], repeats)[0]
@@ -351,13 +474,22 @@ def pycanon_adult(data, rows: list[dict]) -> dict:  # noqa: ANN001
             times, value = timed(fn, 1)
         ours = by_key[key]["achieved"]
         if key in ("l_entropy", "multi_entropy"):
-            agree = ours is not None and (int(value) == math.floor(ours + 1e-9) or int(value) == math.floor(ours - 1e-9))
+            agree = ours is not None and (
+                int(value) == math.floor(ours + 1e-9) or int(value) == math.floor(ours - 1e-9)
+            )
         else:
             agree = ours is not None and abs(float(value) - ours) <= 1e-9
-        out[key] = {"seconds": times[0], "value": float(value), "ours": ours, "agree": bool(agree),
-                    "ours_check_s": by_key[key]["check"]["min_s"],
-                    "ours_with_counts_s": by_key[key]["check"]["min_s"] + by_key[key]["counts_build_s"]}
-        print(f"  pycanon {key:16s} {times[0]:9.3f} s  value {float(value):.6g}  ours {ours}  agree {agree}", flush=True)
+        out[key] = {
+            "seconds": times[0],
+            "value": float(value),
+            "ours": ours,
+            "agree": bool(agree),
+            "ours_check_s": by_key[key]["check"]["min_s"],
+            "ours_with_counts_s": by_key[key]["check"]["min_s"] + by_key[key]["counts_build_s"],
+        }
+        print(
+            f"  pycanon {key:16s} {times[0]:9.3f} s  value {float(value):.6g}  ours {ours}  agree {agree}", flush=True
+        )
     return out
 
 
@@ -366,36 +498,55 @@ def print_tables(result: dict) -> None:
         if key not in result:
             continue
         info = result[key]["info"]
-        print(f"\n== {key}: {info['blocks']:,} blocks x {info['values']:,} values, {info['cells']:,} cells "
-              f"(min of {result[key]['models'][0]['check']['runs']} runs) ==")
+        print(
+            f"\n== {key}: {info['blocks']:,} blocks x {info['values']:,} values, {info['cells']:,} cells "
+            f"(min of {result[key]['models'][0]['check']['runs']} runs) =="
+        )
         print(f"{'model':46s} {'check s':>9s} {'ns/block':>9s} {'failing':>10s}  achieved")
         for r in result[key]["models"]:
-            extra = f"  (check + achieved: {r['check_plus_achieved']['min_s']:.3f} s)" if "check_plus_achieved" in r else ""
-            print(f"{r['model']:46s} {r['check']['min_s']:9.3f} {1e9 * r['check']['min_s'] / r['blocks']:9.1f} "
-                  f"{r['failing_blocks']:>10,}  {r['achieved']}{extra}")
+            extra = (
+                f"  (check + achieved: {r['check_plus_achieved']['min_s']:.3f} s)" if "check_plus_achieved" in r else ""
+            )
+            print(
+                f"{r['model']:46s} {r['check']['min_s']:9.3f} {1e9 * r['check']['min_s'] / r['blocks']:9.1f} "
+                f"{r['failing_blocks']:>10,}  {r['achieved']}{extra}"
+            )
     for entry in result.get("adult", {}).get("nodes", []):
         print(f"\n== Adult node {tuple(entry['node'])}: {entry['blocks']:,} blocks ==")
         print(f"{'model':46s} {'check s':>9s} {'failing':>8s}  achieved")
         for r in entry["models"]:
             print(f"{r['model']:46s} {r['check']['min_s']:9.4f} {r['failing_blocks']:>8,}  {r['achieved']}")
         if "pycanon" in entry:
-            print(f"\n{'measure':16s} {'pycanon s':>10s} {'ours check s':>13s} {'ours+counts s':>14s} {'speed-up':>9s}"
-                  f"  {'pycanon':>9s} {'ours':>9s} agree")
+            print(
+                f"\n{'measure':16s} {'pycanon s':>10s} {'ours check s':>13s} {'ours+counts s':>14s} {'speed-up':>9s}"
+                f"  {'pycanon':>9s} {'ours':>9s} agree"
+            )
             for key, r in entry["pycanon"].items():
-                print(f"{key:16s} {r['seconds']:10.3f} {r['ours_check_s']:13.5f} {r['ours_with_counts_s']:14.5f} "
-                      f"{r['seconds'] / r['ours_with_counts_s']:8.0f}x  {r['value']:9.6g} {r['ours']:9.6g} {r['agree']}")
+                print(
+                    f"{key:16s} {r['seconds']:10.3f} {r['ours_check_s']:13.5f} {r['ours_with_counts_s']:14.5f} "
+                    f"{r['seconds'] / r['ours_with_counts_s']:8.0f}x  {r['value']:9.6g} {r['ours']:9.6g} {r['agree']}"
+                )
 
 
-def workload(name: str, make: Callable[[], tuple[NodeCounts, dict]], attribute: str,
-             models: Callable[[dict], list[tuple[str, Any]]], repeats: int, nt_achieved: bool = True) -> dict:
+def workload(
+    name: str,
+    make: Callable[[], tuple[NodeCounts, dict]],
+    attribute: str,
+    models: Callable[[dict], list[tuple[str, Any]]],
+    repeats: int,
+    nt_achieved: bool = True,
+) -> dict:
     """Build one synthetic workload, time its sparse histograms and every model's ``check()``."""
     t0 = time.perf_counter()
     nc, extra = make()
     gen_s = time.perf_counter() - t0
     t_blocks, _ = timed(lambda: nc.blocks(attribute), repeats, nc._cache.clear)
     info = extra["info"]
-    print(f"{name}: {info['blocks']:,} blocks x {info['values']:,} values, {info['cells']:,} cells, {info['rows']:,} "
-          f"rows (built in {gen_s:.1f} s; sparse n(E,s) from the cells {min(t_blocks):.3f} s)", flush=True)
+    print(
+        f"{name}: {info['blocks']:,} blocks x {info['values']:,} values, {info['cells']:,} cells, {info['rows']:,} "
+        f"rows (built in {gen_s:.1f} s; sparse n(E,s) from the cells {min(t_blocks):.3f} s)",
+        flush=True,
+    )
     rows = run_models(nc, models(extra), repeats, nt_achieved=nt_achieved)
     return {"info": {**info, "generate_s": gen_s, "blocks_sparse": summary(t_blocks)}, "models": rows}
 
@@ -417,19 +568,31 @@ def main() -> None:
     result: dict[str, Any] = {
         "command": " ".join([Path(sys.executable).name] + sys.argv),
         "when": time.strftime("%Y-%m-%dT%H:%M:%S%z"),
-        "machine": {"python": platform.python_version(), "numpy": np.__version__, "cpus": os.cpu_count(),
-                    "platform": platform.platform()},
+        "machine": {
+            "python": platform.python_version(),
+            "numpy": np.__version__,
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+        },
     }
     with tempfile.TemporaryDirectory() as tmp:
         if not args.skip_synthetic:
             result["synthetic"] = workload(
-                "synthetic", lambda: synthetic(args.blocks, args.values, args.cells_per_block, args.seed, Path(tmp)),
-                "s", synthetic_models, args.repeats)
+                "synthetic",
+                lambda: synthetic(args.blocks, args.values, args.cells_per_block, args.seed, Path(tmp)),
+                "s",
+                synthetic_models,
+                args.repeats,
+            )
         if not args.skip_sparse:
             result["sparse"] = workload(
-                "sparse", lambda: sparse_income(args.blocks, args.sparse_values, args.cells_per_block, args.seed,
-                                                Path(tmp)),
-                "income", sparse_models, args.repeats, nt_achieved=args.blocks <= 200_000)
+                "sparse",
+                lambda: sparse_income(args.blocks, args.sparse_values, args.cells_per_block, args.seed, Path(tmp)),
+                "income",
+                sparse_models,
+                args.repeats,
+                nt_achieved=args.blocks <= 200_000,
+            )
         if not args.skip_adult:
             if ADULT.exists():
                 nodes = [(0,) * len(ADULT_QIS), GENERALIZED]

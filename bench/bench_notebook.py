@@ -34,8 +34,14 @@ def call(df: pd.DataFrame, strategy: str | None) -> dict[str, Any]:
     t = time.perf_counter()
     out = veil.anonymize(df, hierarchies, sensitive=SENSITIVE, models=MODELS, max_suppression=SUPPRESSION, **extra)
     seconds = time.perf_counter() - t
-    return {"strategy": strategy or "(default)", "seconds": round(seconds, 2), "node": list(out.node),
-            "suppressed_rows": out.suppressed_rows, "rows": len(out.data), "nodes_evaluated": out.nodes_evaluated}
+    return {
+        "strategy": strategy or "(default)",
+        "seconds": round(seconds, 2),
+        "node": list(out.node),
+        "suppressed_rows": out.suppressed_rows,
+        "rows": len(out.data),
+        "nodes_evaluated": out.nodes_evaluated,
+    }
 
 
 def main() -> None:
@@ -54,13 +60,23 @@ def main() -> None:
     if args.cli:
         duck = duckdb_file("adult")
         load_adult_duckdb(duck)
-        path = adult_config("duckdb", duck, QIS, SENSITIVE, MODELS_TOML, f"\n[search]\nmax_suppression = {SUPPRESSION}\n")
+        path = adult_config(
+            "duckdb", duck, QIS, SENSITIVE, MODELS_TOML, f"\n[search]\nmax_suppression = {SUPPRESSION}\n"
+        )
         wall, doc, _, _ = run_cli("search", "--config", str(path), "--strategy", "optimal")
-        results.append({"strategy": "cli optimal", "seconds": round(wall, 2), "node": doc["optimal"]["node"],
-                        "nodes_evaluated": doc["nodes_evaluated"]})
+        results.append(
+            {
+                "strategy": "cli optimal",
+                "seconds": round(wall, 2),
+                "node": doc["optimal"]["node"],
+                "nodes_evaluated": doc["nodes_evaluated"],
+            }
+        )
         print(results[-1])
-    print("results:", save(args.save, {"data": str(SHARED / "adult"), "strategy_argument": has_strategy,
-                                        "results": results}))
+    print(
+        "results:",
+        save(args.save, {"data": str(SHARED / "adult"), "strategy_argument": has_strategy, "results": results}),
+    )
 
 
 if __name__ == "__main__":

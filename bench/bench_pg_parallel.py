@@ -40,8 +40,14 @@ from veil.run import open_warehouse  # noqa: E402
 from veil.warehouse import Warehouse  # noqa: E402
 
 # Nodes the 10M ``k`` search materialized from the base (its statement log), and two it would count there.
-MATERIALIZED = [(1, 0, 0, 0, 1, 3), (0, 0, 1, 1, 1, 3), (0, 1, 2, 1, 1, 2), (0, 1, 2, 2, 0, 2), (0, 0, 1, 2, 3, 1),
-                (0, 0, 1, 0, 2, 3)]
+MATERIALIZED = [
+    (1, 0, 0, 0, 1, 3),
+    (0, 0, 1, 1, 1, 3),
+    (0, 1, 2, 1, 1, 2),
+    (0, 1, 2, 2, 0, 2),
+    (0, 0, 1, 2, 3, 1),
+    (0, 0, 1, 0, 2, 3),
+]
 SIZES = [(0, 0, 0, 0, 3, 5), (1, 1, 1, 1, 2, 2)]
 
 
@@ -57,16 +63,26 @@ def timed(wh: Warehouse, label: str, rounds: int, out: list[dict[str, Any]], ans
         s.execute(q.drop_table(table.name), "dropping")
         s.settle()
         answers.setdefault(("materialize", node), set()).add(cells)
-        out.append({"where": label, "round": rounds, "statement": "materialize", "node": list(node),
-                    "cells": cells, "seconds": round(seconds, 3)})
+        out.append(
+            {
+                "where": label,
+                "round": rounds,
+                "statement": "materialize",
+                "node": list(node),
+                "cells": cells,
+                "seconds": round(seconds, 3),
+            }
+        )
     for node in SIZES:
         started = time.perf_counter()
         data = s.columns(q.node_sizes(layout, node), "sizes")
         seconds = time.perf_counter() - started
-        answers.setdefault(("sizes", node), set()).add(tuple(sorted(zip(data["size"].tolist(),
-                                                                        data["blocks"].tolist()))))
-        out.append({"where": label, "round": rounds, "statement": "sizes", "node": list(node),
-                    "seconds": round(seconds, 3)})
+        answers.setdefault(("sizes", node), set()).add(
+            tuple(sorted(zip(data["size"].tolist(), data["blocks"].tolist())))
+        )
+        out.append(
+            {"where": label, "round": rounds, "statement": "sizes", "node": list(node), "seconds": round(seconds, 3)}
+        )
 
 
 def main() -> None:
@@ -81,9 +97,15 @@ def main() -> None:
     places = {}
     server = ServerMemory()
     with contextlib.ExitStack() as stack:
-        for label, c, options in (("temporary", conf, {"scratch_threshold": 1 << 62}), ("work schema", conf, {}),
-                                  *((("duckdb", cfg.load(config_dir("duckdb", args.rows, SETS["k"]) / "veil.toml"),
-                                      {}),) if args.duckdb else ())):
+        for label, c, options in (
+            ("temporary", conf, {"scratch_threshold": 1 << 62}),
+            ("work schema", conf, {}),
+            *(
+                (("duckdb", cfg.load(config_dir("duckdb", args.rows, SETS["k"]) / "veil.toml"), {}),)
+                if args.duckdb
+                else ()
+            ),
+        ):
             if label == "duckdb":
                 duckdb_warehouse(args.rows)
             started = time.perf_counter()
@@ -100,9 +122,13 @@ def main() -> None:
         assert all(len(v) == 1 for v in answers.values()), "the placements disagree"
     out["server_peak_private_mb"] = server.stop()  # PostgreSQL's processes, above their baseline
     out["peak_rss_mb"] = round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)  # this process
-    out["totals"] = {f"{label}, {what}": round(sum(x["seconds"] for x in out["runs"]
-                                                   if x["where"] == label and x["statement"] == what), 3)
-                     for label in places for what in ("materialize", "sizes")}
+    out["totals"] = {
+        f"{label}, {what}": round(
+            sum(x["seconds"] for x in out["runs"] if x["where"] == label and x["statement"] == what), 3
+        )
+        for label in places
+        for what in ("materialize", "sizes")
+    }
     print(json.dumps(out["totals"]))
     (RESULTS / "pg_parallel.json").write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
 

@@ -57,8 +57,17 @@ from veil.backends.postgres import PARALLEL, SETTINGS  # noqa: E402
 
 QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "salary-class"]
 SENSITIVE = "occupation"
-COLUMNS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
-           "salary-class"]  # adult.csv's order
+COLUMNS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]  # adult.csv's order
 ARX_WALL = 14.0  # ARX 3.9.2's wall on this case (issue 36), 2 cores
 SEED = 36
 
@@ -81,19 +90,27 @@ def adult_table(rows: int) -> str:
     con = duckdb.connect()
     try:
         con.execute("SET enable_progress_bar = false")
-        con.execute("CREATE TABLE adult AS SELECT row_number() OVER () - 1 AS rid, * FROM read_csv(?, delim=';', "
-                    "header=true, types={'age': 'INTEGER'})", [str(SHARED / "adult" / "adult.csv")])
+        con.execute(
+            "CREATE TABLE adult AS SELECT row_number() OVER () - 1 AS rid, * FROM read_csv(?, delim=';', "
+            "header=true, types={'age': 'INTEGER'})",
+            [str(SHARED / "adult" / "adult.csv")],
+        )
         n = con.execute("SELECT count(*) FROM adult").fetchone()[0]  # type: ignore[index]
-        con.execute(f"COPY (SELECT {quoted(COLUMNS)} FROM range({int(rows)}) r(i) JOIN adult a "
-                    f"ON a.rid = hash(r.i + {SEED}) % {int(n)} ORDER BY r.i) "
-                    f"TO '{csv_path}' (FORMAT csv, HEADER false)")
+        con.execute(
+            f"COPY (SELECT {quoted(COLUMNS)} FROM range({int(rows)}) r(i) JOIN adult a "
+            f"ON a.rid = hash(r.i + {SEED}) % {int(n)} ORDER BY r.i) "
+            f"TO '{csv_path}' (FORMAT csv, HEADER false)"
+        )
     finally:
         con.close()
     try:
         with pg_connect() as pg:
             pg.execute(f'DROP TABLE IF EXISTS bench."{table}"')
-            pg.execute(f'CREATE TABLE bench."{table}" ('
-                       + ", ".join(f'"{c}" {"integer" if c == "age" else "text"}' for c in COLUMNS) + ")")
+            pg.execute(
+                f'CREATE TABLE bench."{table}" ('
+                + ", ".join(f'"{c}" {"integer" if c == "age" else "text"}' for c in COLUMNS)
+                + ")"
+            )
             with pg.cursor() as cur, csv_path.open("rb") as fh:
                 with cur.copy(f'COPY bench."{table}" ({quoted(COLUMNS)}) FROM STDIN WITH (FORMAT csv)') as cp:
                     while chunk := fh.read(1 << 20):
@@ -105,13 +122,17 @@ def adult_table(rows: int) -> str:
 
 
 def config(table: str, k: int, local_cells: int | None) -> Path:
-    text = (f'[source]\nurl_env = "VEIL_BENCH_PG_URL"\ntable = "bench.{table}"\n\n'
-            f'[files]\nallow = ["{SHARED / "adult"}"]\n\n[search]\nstrategy = "optimal"\n')
+    text = (
+        f'[source]\nurl_env = "VEIL_BENCH_PG_URL"\ntable = "bench.{table}"\n\n'
+        f'[files]\nallow = ["{SHARED / "adult"}"]\n\n[search]\nstrategy = "optimal"\n'
+    )
     if local_cells is not None:
         text += f"local_cells = {local_cells}\n"
     for c in QIS:
-        text += (f'\n[[quasi_identifiers]]\ncolumn = "{c}"\n'
-                 f'hierarchy = {{ csv = "{SHARED / "adult" / f"adult_hierarchy_{c}.csv"}" }}\n')
+        text += (
+            f'\n[[quasi_identifiers]]\ncolumn = "{c}"\n'
+            f'hierarchy = {{ csv = "{SHARED / "adult" / f"adult_hierarchy_{c}.csv"}" }}\n'
+        )
     text += f'\n[sensitive]\ncolumns = ["{SENSITIVE}"]\n\n[[models]]\ntype = "k-anonymity"\nk = {k}\n'
     WORK.mkdir(parents=True, exist_ok=True)
     path = WORK / f"pg_scan_{table}_k{k}{'' if local_cells is None else f'_local{local_cells}'}.toml"
@@ -129,10 +150,12 @@ def floors(table: str, only: str | None = None) -> dict[str, float]:
     scan."""
     cols = quoted(QIS + [SENSITIVE])
     group = f'SELECT {cols}, count(*) AS n FROM bench."{table}" GROUP BY {cols}'
-    statements = {"unlogged": f"CREATE UNLOGGED TABLE bench_pg_scan.floor AS {group}",
-                  "temporary": f"CREATE TEMPORARY TABLE floor AS {group}",
-                  "count": f"SELECT count(*) FROM ({group}) AS g",
-                  "scan": f'SELECT count(*) FROM bench."{table}"'}
+    statements = {
+        "unlogged": f"CREATE UNLOGGED TABLE bench_pg_scan.floor AS {group}",
+        "temporary": f"CREATE TEMPORARY TABLE floor AS {group}",
+        "count": f"SELECT count(*) FROM ({group}) AS g",
+        "scan": f'SELECT count(*) FROM bench."{table}"',
+    }
     if only is not None:
         statements = {only: statements[only]}
     out: dict[str, float] = {}
@@ -183,24 +206,35 @@ def search(path: Path, env: dict[str, str]) -> dict[str, Any]:
     server = ServerMemory()
     load = os.getloadavg()[0]
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--strategy", "optimal",
-                           "--config", str(path)], capture_output=True, text=True, cwd=path.parent,
-                          env={**os.environ, "VEIL_BENCH_PG_URL": PG_URL, **env})
+    proc = subprocess.run(
+        ["/usr/bin/time", "-v", PY, "-c", RUN_CLI, "search", "--json", "--strategy", "optimal", "--config", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=path.parent,
+        env={**os.environ, "VEIL_BENCH_PG_URL": PG_URL, **env},
+    )
     seconds = time.perf_counter() - started
     server_mb = server.stop()
     if proc.returncode not in (0, 2):
         raise RuntimeError(proc.stderr[-1500:])
-    doc = json.loads(proc.stdout[proc.stdout.index('{"status"'):])
+    doc = json.loads(proc.stdout[proc.stdout.index('{"status"') :])
     rss = re.search(r"Maximum resident set size \(kbytes\): (\d+)", proc.stderr)
     work = doc["work"]
-    return {"wall_s": round(seconds, 3), "prepare_s": work["prepare_seconds"],
-            "node_statements": work["node_queries"], "node_statement_s": work["node_query_seconds"],
-            "search_s": doc["seconds"], "nodes_evaluated": doc["nodes_evaluated"],
-            "local_cells": work.get("local_cells"), "base_cells": work.get("base_cells"),
-            "scratch": work.get("scratch"),
-            "peak_rss_mib": round(int(rss[1]) / 1024, 1) if rss else None, "server_peak_private_mib": server_mb,
-            "load_average_before": round(load, 2),
-            "optimal": doc["optimal"]["node"] if doc.get("optimal") else None}
+    return {
+        "wall_s": round(seconds, 3),
+        "prepare_s": work["prepare_seconds"],
+        "node_statements": work["node_queries"],
+        "node_statement_s": work["node_query_seconds"],
+        "search_s": doc["seconds"],
+        "nodes_evaluated": doc["nodes_evaluated"],
+        "local_cells": work.get("local_cells"),
+        "base_cells": work.get("base_cells"),
+        "scratch": work.get("scratch"),
+        "peak_rss_mib": round(int(rss[1]) / 1024, 1) if rss else None,
+        "server_peak_private_mib": server_mb,
+        "load_average_before": round(load, 2),
+        "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
+    }
 
 
 # --- plans ----------------------------------------------------------------------------------------------------
@@ -237,8 +271,14 @@ def plans(path: Path, min_seconds: float) -> list[dict[str, Any]]:
 
 
 def side_plans(path: Path, env: dict[str, str], min_seconds: float) -> list[dict[str, Any]]:
-    proc = subprocess.run([PY, __file__, "--plans", str(path), "--min-seconds", str(min_seconds)], capture_output=True,
-                          text=True, env={**os.environ, "VEIL_BENCH_PG_URL": PG_URL, **env}, cwd=ROOT, check=True)
+    proc = subprocess.run(
+        [PY, __file__, "--plans", str(path), "--min-seconds", str(min_seconds)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "VEIL_BENCH_PG_URL": PG_URL, **env},
+        cwd=ROOT,
+        check=True,
+    )
     return json.loads(proc.stdout)
 
 
@@ -262,13 +302,23 @@ def main() -> None:
         return
     table = adult_table(args.rows)
     configs = {"default": config(table, args.k, None), "local_cells=0": config(table, args.k, 0)}
-    doc: dict[str, Any] = {"rows": args.rows, "table": f"bench.{table}", "k": args.k, "quasi_identifiers": QIS,
-                           "sensitive": SENSITIVE, "arx_wall_s": ARX_WALL, "before": args.before,
-                           "before_commit": subprocess.run(["git", "rev-parse", args.before], cwd=ROOT, check=True,
-                                                           capture_output=True, text=True).stdout.strip(),
-                           "settings": {**SETTINGS, **PARALLEL}, "machine": machine_facts(),
-                           "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-                           "floors": [], "runs": []}
+    doc: dict[str, Any] = {
+        "rows": args.rows,
+        "table": f"bench.{table}",
+        "k": args.k,
+        "quasi_identifiers": QIS,
+        "sensitive": SENSITIVE,
+        "arx_wall_s": ARX_WALL,
+        "before": args.before,
+        "before_commit": subprocess.run(
+            ["git", "rev-parse", args.before], cwd=ROOT, check=True, capture_output=True, text=True
+        ).stdout.strip(),
+        "settings": {**SETTINGS, **PARALLEL},
+        "machine": machine_facts(),
+        "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "floors": [],
+        "runs": [],
+    }
     if args.proposed:
         doc["proposed_patch"] = Path(args.proposed).read_text(encoding="utf-8")
     doc["floors"].append(floors(table))
@@ -296,14 +346,16 @@ def main() -> None:
             runs = [x for x in doc["runs"] if x["side"] == label and x["config"] == name]
             wall = statistics.median(x["wall_s"] for x in runs)
             doc["summary"][f"{label}, {name}"] = {
-                "wall_s": round(wall, 3), "walls": [x["wall_s"] for x in runs],
+                "wall_s": round(wall, 3),
+                "walls": [x["wall_s"] for x in runs],
                 "prepare_s": round(statistics.median(x["prepare_s"] for x in runs), 3),
                 "node_statement_s": round(statistics.median(x["node_statement_s"] for x in runs), 3),
                 "node_statements": runs[0]["node_statements"],
                 "peak_rss_mib": max(x["peak_rss_mib"] or 0 for x in runs),
                 "server_peak_private_mib": max(x["server_peak_private_mib"] for x in runs),
                 "wall_over_floor": round(statistics.median(x["wall_over_floor"] for x in runs), 2),  # each to its floor
-                "wall_over_arx": round(wall / ARX_WALL, 2)}
+                "wall_over_arx": round(wall / ARX_WALL, 2),
+            }
     print(json.dumps({"floor_s": floor, "summary": doc["summary"]}, indent=2))
     args.out.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
 

@@ -15,7 +15,17 @@ import sys
 import time
 from pathlib import Path
 
-from common import CENSUS_RELEASE, PG_URL, WORK, census_config, census_duckdb, census_postgres, duckdb_file, machine_facts, save
+from common import (
+    CENSUS_RELEASE,
+    PG_URL,
+    WORK,
+    census_config,
+    census_duckdb,
+    census_postgres,
+    duckdb_file,
+    machine_facts,
+    save,
+)
 
 MODELS = CENSUS_RELEASE
 
@@ -71,13 +81,23 @@ def main() -> None:
             raise RuntimeError(err_rel)
         doc = json.loads(out_rel)
         t_again, code_again, out_again, _ = veil("release", "--config", str(path), "--json")
-        row = {"backend": backend, "init_s": round(t_init, 3), "release_s": round(t_rel, 3),
-               "unchanged_rerun_s": round(t_again, 3), "status_rerun": json.loads(out_again)["status"],
-               "node": doc["node"], "rows_published": doc["rows_published"],
-               "rows_suppressed": doc["rows_suppressed"], "achieved": doc["achieved"]}
+        row = {
+            "backend": backend,
+            "init_s": round(t_init, 3),
+            "release_s": round(t_rel, 3),
+            "unchanged_rerun_s": round(t_again, 3),
+            "status_rerun": json.loads(out_again)["status"],
+            "node": doc["node"],
+            "rows_published": doc["rows_published"],
+            "rows_suppressed": doc["rows_suppressed"],
+            "achieved": doc["achieved"],
+        }
         results["runs"].append(row)  # type: ignore[union-attr]
-        print(f"{backend:8} {args.rows:,} rows: init {t_init:.2f} s, release {t_rel:.2f} s (node {doc['node']}, "
-              f"{doc['rows_published']:,} rows published), unchanged rerun {t_again:.2f} s", flush=True)
+        print(
+            f"{backend:8} {args.rows:,} rows: init {t_init:.2f} s, release {t_rel:.2f} s (node {doc['node']}, "
+            f"{doc['rows_published']:,} rows published), unchanged rerun {t_again:.2f} s",
+            flush=True,
+        )
         reset(backend, duck)
     print("results:", save("release", results))
 

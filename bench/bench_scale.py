@@ -44,13 +44,19 @@ from veil.demo.setup import CONFIG  # noqa: E402
 QIS = ["age", "sex", "race", "marital_status", "education", "zip"]
 SETS = {
     "k": '[[models]]\ntype = "k-anonymity"\nk = 10\n',
-    "entropy": ('[[models]]\ntype = "k-anonymity"\nk = 10\n'
-                '[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'),
-    "closeness": ('[[models]]\ntype = "k-anonymity"\nk = 10\n'
-                  '[[models]]\ntype = "t-closeness"\nattribute = "income"\nt = 0.2\ndistance = "ordered"\n'),
+    "entropy": (
+        '[[models]]\ntype = "k-anonymity"\nk = 10\n'
+        '[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'
+    ),
+    "closeness": (
+        '[[models]]\ntype = "k-anonymity"\nk = 10\n'
+        '[[models]]\ntype = "t-closeness"\nattribute = "income"\nt = 0.2\ndistance = "ordered"\n'
+    ),
 }
-FLOOR_SQL = ("SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, count(*) "
-             "FROM {table} GROUP BY age, sex, race, marital_status, education, zip, occupation) AS g")
+FLOOR_SQL = (
+    "SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, count(*) "
+    "FROM {table} GROUP BY age, sex, race, marital_status, education, zip, occupation) AS g"
+)
 VEIL = str(Path(sys.executable).with_name("veil"))
 
 
@@ -74,8 +80,10 @@ def postgres_table(rows: int) -> str:
     with psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database) as pg:
         with pg.cursor() as cur:
             cur.execute("CREATE SCHEMA IF NOT EXISTS bench")
-            cur.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' "
-                        "AND table_name = %s", (table,))
+            cur.execute(
+                "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' AND table_name = %s",
+                (table,),
+            )
             if cur.fetchone()[0]:  # type: ignore[index]
                 return table
             with tempfile.TemporaryDirectory() as tmp:
@@ -83,8 +91,10 @@ def postgres_table(rows: int) -> str:
                 con = duckdb.connect(str(duckdb_warehouse(rows)), read_only=True)
                 con.execute(f"COPY raw.census TO '{csv}' (HEADER false)")
                 con.close()
-                cur.execute(f'CREATE TABLE bench."{table}" (person_id bigint, age integer, sex text, race text, '
-                            'marital_status text, education text, zip text, occupation text, income integer)')
+                cur.execute(
+                    f'CREATE TABLE bench."{table}" (person_id bigint, age integer, sex text, race text, '
+                    "marital_status text, education text, zip text, occupation text, income integer)"
+                )
                 with cur.copy(f'COPY bench."{table}" FROM STDIN (FORMAT csv)') as cp, csv.open("rb") as fh:
                     while block := fh.read(1 << 20):
                         cp.write(block)
@@ -119,7 +129,7 @@ def config_dir(backend: str, rows: int, models: str, memory_limit: str | None = 
     for f in HIERARCHIES.glob("census_*.csv"):
         shutil.copyfile(f, d / "hierarchies" / f.name)
     body = CONFIG.format()
-    body = body[:body.index("[[models]]")] + models + body[body.index("[search]"):]
+    body = body[: body.index("[[models]]")] + models + body[body.index("[search]") :]
     if backend == "duckdb":
         limit = f"?memory_limit={memory_limit}" if memory_limit else ""  # DuckDB spills beyond it
         body = body.replace('url = "duckdb:///warehouse.duckdb"', f'url = "duckdb:///{duckdb_warehouse(rows)}{limit}"')
@@ -186,17 +196,25 @@ def run_search(directory: Path, timeout: float, server: bool = False) -> dict[st
     search_seconds = doc.get("seconds")
     phases = None
     if work and search_seconds is not None:
-        phases = {"prepare": work["prepare_seconds"], "node_queries": work["node_query_seconds"],
-                  "checkers_and_search": round(search_seconds - work["node_query_seconds"], 3),
-                  "other": round(seconds - search_seconds - work["prepare_seconds"], 3)}
+        phases = {
+            "prepare": work["prepare_seconds"],
+            "node_queries": work["node_query_seconds"],
+            "checkers_and_search": round(search_seconds - work["node_query_seconds"], 3),
+            "other": round(seconds - search_seconds - work["prepare_seconds"], 3),
+        }
     return {
-        "finished": proc.returncode in (0, 2), "exit_code": proc.returncode, "seconds": round(seconds, 3),
+        "finished": proc.returncode in (0, 2),
+        "exit_code": proc.returncode,
+        "seconds": round(seconds, 3),
         "peak_rss_mb": peak_mb(proc.stderr),
         **({"server_peak_private_mb": server_mb} if server else {}),
-        "nodes_evaluated": doc.get("nodes_evaluated"), "nodes_bounded": doc.get("nodes_bounded"),
+        "nodes_evaluated": doc.get("nodes_evaluated"),
+        "nodes_bounded": doc.get("nodes_bounded"),
         "node_queries": work.get("node_queries"),
-        "size_queries": work.get("size_queries"), "streamed_nodes": work.get("streamed"),
-        "search_seconds": search_seconds, "phases": phases,
+        "size_queries": work.get("size_queries"),
+        "streamed_nodes": work.get("streamed"),
+        "search_seconds": search_seconds,
+        "phases": phases,
         "optimal": doc["optimal"]["node"] if doc.get("optimal") else None,
         **({} if proc.returncode in (0, 2) else {"error": _failure(proc.stdout, proc.stderr)}),
     }
@@ -211,16 +229,28 @@ def peak_mb(stderr: str) -> float | None:
 def run_check(directory: Path, node: list[int], timeout: float) -> dict[str, Any]:
     """``veil check --json --node <node>`` (every model at the search's optimum, the whole node's counts) in a
     fresh process under ``/usr/bin/time -v``: wall time and peak RSS."""
-    cmd = ["/usr/bin/time", "-v", VEIL, "check", "--json", "--node", ",".join(map(str, node)),
-           "--config", str(directory / "veil.toml")]
+    cmd = [
+        "/usr/bin/time",
+        "-v",
+        VEIL,
+        "check",
+        "--json",
+        "--node",
+        ",".join(map(str, node)),
+        "--config",
+        str(directory / "veil.toml"),
+    ]
     started = time.perf_counter()
     try:
         proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=directory)
     except subprocess.TimeoutExpired:
         return {"check_finished": False, "check_seconds": timeout}
-    return {"check_finished": proc.returncode == 0, "check_seconds": round(time.perf_counter() - started, 3),
-            "check_peak_rss_mb": peak_mb(proc.stderr),
-            **({} if proc.returncode == 0 else {"check_error": _failure(proc.stdout, proc.stderr)})}
+    return {
+        "check_finished": proc.returncode == 0,
+        "check_seconds": round(time.perf_counter() - started, 3),
+        "check_peak_rss_mb": peak_mb(proc.stderr),
+        **({} if proc.returncode == 0 else {"check_error": _failure(proc.stdout, proc.stderr)}),
+    }
 
 
 def fresh_release(backend: str, rows: int) -> None:
@@ -250,8 +280,9 @@ def run_release(directory: Path, backend: str, rows: int, timeout: float) -> dic
     first = _timed_release([VEIL, "release", "--json", "--config", config], directory, backend, timeout, "release")
     if not first["release_finished"]:
         return first
-    second = _timed_release([VEIL, "release", "--force", "--json", "--config", config], directory, backend, timeout,
-                            "release_v2")
+    second = _timed_release(
+        [VEIL, "release", "--force", "--json", "--config", config], directory, backend, timeout, "release_v2"
+    )
     return {**first, **second}
 
 
@@ -259,21 +290,26 @@ def _timed_release(command: list[str], directory: Path, backend: str, timeout: f
     sampler = ServerMemory() if backend == "postgresql" else None
     started = time.perf_counter()
     try:
-        proc = subprocess.run(["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout,
-                              cwd=directory)
+        proc = subprocess.run(
+            ["/usr/bin/time", "-v", *command], capture_output=True, text=True, timeout=timeout, cwd=directory
+        )
     except subprocess.TimeoutExpired:
         if sampler is not None:
             sampler.stop()
         return {f"{key}_finished": False, f"{key}_seconds": timeout}
     seconds = time.perf_counter() - started
     doc = json.loads(proc.stdout) if proc.returncode == 0 else {}
-    return {f"{key}_finished": proc.returncode == 0, f"{key}_seconds": round(seconds, 3),
-            f"{key}_peak_rss_mb": peak_mb(proc.stderr),
-            **({f"{key}_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
-            f"{key}_version": doc.get("version"), f"{key}_node": doc.get("node"),
-            f"{key}_rows_published": doc.get("rows_published"),
-            **({f"{key}_series": doc["series"]} if doc.get("series") else {}),
-            **({} if proc.returncode == 0 else {f"{key}_error": _failure(proc.stdout, proc.stderr)})}
+    return {
+        f"{key}_finished": proc.returncode == 0,
+        f"{key}_seconds": round(seconds, 3),
+        f"{key}_peak_rss_mb": peak_mb(proc.stderr),
+        **({f"{key}_server_peak_private_mb": sampler.stop()} if sampler is not None else {}),
+        f"{key}_version": doc.get("version"),
+        f"{key}_node": doc.get("node"),
+        f"{key}_rows_published": doc.get("rows_published"),
+        **({f"{key}_series": doc["series"]} if doc.get("series") else {}),
+        **({} if proc.returncode == 0 else {f"{key}_error": _failure(proc.stdout, proc.stderr)}),
+    }
 
 
 def _failure(stdout: str, stderr: str) -> str:
@@ -293,9 +329,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=900.0)
     parser.add_argument("--out", type=Path, default=RESULTS / "scale.json")
     parser.add_argument("--duckdb-memory-limit", help="e.g. 512MB: DuckDB's memory_limit in the source URL")
-    parser.add_argument("--release", action="store_true",
-                        help="after the entropy set's search, time `veil release` of the same config (version 1, then a "
-                             "forced version 2 compared with it)")
+    parser.add_argument(
+        "--release",
+        action="store_true",
+        help="after the entropy set's search, time `veil release` of the same config (version 1, then a "
+        "forced version 2 compared with it)",
+    )
     args = parser.parse_args()
     results: list[dict[str, Any]] = json.loads(args.out.read_text()) if args.out.exists() else []
     for rows in args.rows:
@@ -307,21 +346,33 @@ def main() -> None:
             print(f"{rows:,} rows, {backend}: floor {floor:.3f} s ({groups:,} combinations)", flush=True)
             for name in args.sets:
                 limit = args.duckdb_memory_limit if backend == "duckdb" else None
-                run = run_search(config_dir(backend, rows, SETS[name], limit), args.timeout, server=backend == "postgresql")
+                run = run_search(
+                    config_dir(backend, rows, SETS[name], limit), args.timeout, server=backend == "postgresql"
+                )
                 ratio = round(run["seconds"] / floor, 1) if run.get("finished") else None
-                entry = {"rows": rows, "backend": backend, "models": name, "duckdb_memory_limit": limit,
-                         "veil": VEIL, "floor_seconds": round(floor, 3),
-                         "combinations": groups, "ratio_to_floor": ratio, **run,
-                         "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+                entry = {
+                    "rows": rows,
+                    "backend": backend,
+                    "models": name,
+                    "duckdb_memory_limit": limit,
+                    "veil": VEIL,
+                    "floor_seconds": round(floor, 3),
+                    "combinations": groups,
+                    "ratio_to_floor": ratio,
+                    **run,
+                    "measured_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                }
                 if run.get("optimal"):
                     entry.update(run_check(config_dir(backend, rows, SETS[name], limit), run["optimal"], args.timeout))
                 key = (rows, backend, name, limit)
-                results = [r for r in results
-                           if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key]
+                results = [
+                    r for r in results if (r["rows"], r["backend"], r["models"], r.get("duckdb_memory_limit")) != key
+                ]
                 if args.release and name == "entropy" and run.get("finished"):
                     entry.update(run_release(config_dir(backend, rows, SETS[name], limit), backend, rows, args.timeout))
-                    entry["release_to_search"] = (round(entry["release_seconds"] / run["seconds"], 2)
-                                                  if entry.get("release_finished") else None)
+                    entry["release_to_search"] = (
+                        round(entry["release_seconds"] / run["seconds"], 2) if entry.get("release_finished") else None
+                    )
                 results.append(entry)
                 print(json.dumps(entry), flush=True)
                 args.out.write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
@@ -341,26 +392,35 @@ def summary(results: list[dict[str, Any]]) -> str:
     | 10 | k | duckdb | 1.0 s | 5.0 s (5.0×) / 500 MiB | 2.0 s | — | — |
     | 10 | k | postgresql | 9.0 s | 45.0 s (5.0×) / 90 MiB | 30.0 s (15.0×) | — | — |
     """
-    lines = ["| rows | models | backend | floor | search (÷ floor) / peak | node queries (÷ DuckDB) | check / peak "
-             "| release (÷ search) / peak |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| rows | models | backend | floor | search (÷ floor) / peak | node queries (÷ DuckDB) | check / peak "
+        "| release (÷ search) / peak |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     duck = {(r["rows"], r["models"]): r for r in results if r["backend"] == "duckdb"}
     for r in sorted(results, key=lambda r: (r["rows"], list(SETS).index(r["models"]), r["backend"])):
         if not r.get("finished"):
-            lines.append(f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | did not finish "
-                         f"in {r['seconds']:.0f} s | | | |")
+            lines.append(
+                f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | did not finish "
+                f"in {r['seconds']:.0f} s | | | |"
+            )
             continue
         queries = (r.get("phases") or {}).get("node_queries")
         other = duck.get((r["rows"], r["models"]))
         versus = ""
         if r["backend"] != "duckdb" and other and queries and (other.get("phases") or {}).get("node_queries"):
             versus = f" ({queries / other['phases']['node_queries']:.1f}×)"
-        check = (f"{r['check_seconds']:.1f} s / {r['check_peak_rss_mb']:,.0f} MiB" if r.get("check_finished")
-                 else "—")
-        release = (f"{r['release_seconds']:.1f} s ({r['release_to_search']}×) / {r['release_peak_rss_mb']:,.0f} MiB"
-                   if r.get("release_finished") else "—")
-        lines.append(f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | {r['seconds']:.1f} s "
-                     f"({r['ratio_to_floor']}×) / {r['peak_rss_mb']:,.0f} MiB | "
-                     f"{'—' if queries is None else f'{queries:.1f} s'}{versus} | {check} | {release} |")
+        check = f"{r['check_seconds']:.1f} s / {r['check_peak_rss_mb']:,.0f} MiB" if r.get("check_finished") else "—"
+        release = (
+            f"{r['release_seconds']:.1f} s ({r['release_to_search']}×) / {r['release_peak_rss_mb']:,.0f} MiB"
+            if r.get("release_finished")
+            else "—"
+        )
+        lines.append(
+            f"| {r['rows']:,} | {r['models']} | {r['backend']} | {r['floor_seconds']} s | {r['seconds']:.1f} s "
+            f"({r['ratio_to_floor']}×) / {r['peak_rss_mb']:,.0f} MiB | "
+            f"{'—' if queries is None else f'{queries:.1f} s'}{versus} | {check} | {release} |"
+        )
     return "\n".join(lines)
 
 

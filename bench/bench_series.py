@@ -29,11 +29,16 @@ def night(path: str, rows: int, change: float, n: int) -> None:
     half = max(1, round(rows * change / 2))
     con = duckdb.connect(path)
     try:
-        con.execute("DELETE FROM bench.series_census WHERE person_id IN (SELECT person_id FROM bench.series_census "
-                    "ORDER BY hash(person_id, $n) LIMIT $k)", {"n": n, "k": half})
+        con.execute(
+            "DELETE FROM bench.series_census WHERE person_id IN (SELECT person_id FROM bench.series_census "
+            "ORDER BY hash(person_id, $n) LIMIT $k)",
+            {"n": n, "k": half},
+        )
         top = con.execute("SELECT max(person_id) FROM bench.series_census").fetchone()[0]
-        con.execute(f"INSERT INTO bench.series_census SELECT * REPLACE (person_id + $top AS person_id) "
-                    f"FROM ({census_sql()})", {"rows": half, "seed": 1000 + n, "top": top})
+        con.execute(
+            f"INSERT INTO bench.series_census SELECT * REPLACE (person_id + $top AS person_id) FROM ({census_sql()})",
+            {"rows": half, "seed": 1000 + n, "top": top},
+        )
     finally:
         con.close()
 
@@ -43,12 +48,20 @@ def delays(path: str, version: int) -> tuple[list[int], list[int], int]:
     joiner has waited so far; the members table's rows."""
     con = duckdb.connect(path, read_only=True)
     try:
-        entered = [int(d) for (d,) in con.execute(
-            "SELECT veil_since - veil_joined FROM bench_veil.census_members WHERE veil_since = ? AND veil_joined > 1",
-            [version]).fetchall()]
-        waiting = [int(d) for (d,) in con.execute(
-            "SELECT ? - veil_joined FROM bench_veil.census_members WHERE veil_state = 0 AND veil_joined > 1",
-            [version]).fetchall()]
+        entered = [
+            int(d)
+            for (d,) in con.execute(
+                "SELECT veil_since - veil_joined FROM bench_veil.census_members WHERE veil_since = ? AND veil_joined > 1",
+                [version],
+            ).fetchall()
+        ]
+        waiting = [
+            int(d)
+            for (d,) in con.execute(
+                "SELECT ? - veil_joined FROM bench_veil.census_members WHERE veil_state = 0 AND veil_joined > 1",
+                [version],
+            ).fetchall()
+        ]
         size = int(con.execute("SELECT count(*) FROM bench_veil.census_members").fetchone()[0])
     finally:
         con.close()
@@ -68,7 +81,8 @@ def blocks_off(path: str) -> dict[str, int]:
         worst, over = con.execute(
             f"SELECT coalesce(max(abs(off)), 0), count(*) FILTER (WHERE abs(off) > 10) FROM ("
             f"SELECT sum(CASE veil_state WHEN 2 THEN 1 WHEN 0 THEN -1 ELSE 0 END) AS off "
-            f"FROM bench_veil.census_members GROUP BY {labels})").fetchone()
+            f"FROM bench_veil.census_members GROUP BY {labels})"
+        ).fetchone()
     finally:
         con.close()
     return {"max_abs": int(worst), "blocks_over_k": int(over)}
@@ -78,8 +92,11 @@ def summary(values: list[int]) -> dict[str, float | None]:
     if not values:
         return {"median": None, "p95": None, "max": None}
     ordered = sorted(values)
-    return {"median": statistics.median(ordered), "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
-            "max": ordered[-1]}
+    return {
+        "median": statistics.median(ordered),
+        "p95": ordered[min(len(ordered) - 1, int(0.95 * len(ordered)))],
+        "max": ordered[-1],
+    }
 
 
 def run(args: argparse.Namespace) -> dict[str, Any]:
@@ -104,23 +121,44 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         entered_all += entered
         series = doc.get("series") or {}
         table = (doc.get("rows_published") or 0) - series.get("standing_in", 0) + (doc.get("rows_deferred") or 0)
-        entry = {"night": n, "exit": code, "version": version, "node": doc.get("node"), "wall_s": round(wall, 2),
-                 "peak_rss_mib": rss, "rows_published": doc.get("rows_published"),
-                 "withheld": doc.get("rows_deferred"), "standing_in": series.get("standing_in"),
-                 "withheld_pct": round(100 * (doc.get("rows_deferred") or 0) / max(table, 1), 3),
-                 "stale_pct": round(100 * series.get("standing_in", 0) / max(doc.get("rows_published") or 1, 1), 3),
-                 "cohorts_formed": series.get("cohorts_formed"), "cohorts_left": series.get("cohorts_left"),
-                 "members_rows": size, "delay_entered": summary(entered), "waiting_so_far": summary(waiting),
-                 "block_off": blocks_off(str(path))}
+        entry = {
+            "night": n,
+            "exit": code,
+            "version": version,
+            "node": doc.get("node"),
+            "wall_s": round(wall, 2),
+            "peak_rss_mib": rss,
+            "rows_published": doc.get("rows_published"),
+            "withheld": doc.get("rows_deferred"),
+            "standing_in": series.get("standing_in"),
+            "withheld_pct": round(100 * (doc.get("rows_deferred") or 0) / max(table, 1), 3),
+            "stale_pct": round(100 * series.get("standing_in", 0) / max(doc.get("rows_published") or 1, 1), 3),
+            "cohorts_formed": series.get("cohorts_formed"),
+            "cohorts_left": series.get("cohorts_left"),
+            "members_rows": size,
+            "delay_entered": summary(entered),
+            "waiting_so_far": summary(waiting),
+            "block_off": blocks_off(str(path)),
+        }
         nights.append(entry)
         if n % args.every == 0 or n == args.nights:
-            print(f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
-                  f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}, "
-                  f"block off {entry['block_off']}", flush=True)
-            save(f"series_{args.rows}_{args.nights}", {"machine": machine_facts(), "args": vars(args),
-                                                       "nights": nights, "delay": summary(entered_all)})
-    return {"machine": machine_facts(), "args": vars(args), "nights": nights, "delay": summary(entered_all),
-            "still_waiting_at_end": nights[-1]["waiting_so_far"]}
+            print(
+                f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
+                f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}, "
+                f"block off {entry['block_off']}",
+                flush=True,
+            )
+            save(
+                f"series_{args.rows}_{args.nights}",
+                {"machine": machine_facts(), "args": vars(args), "nights": nights, "delay": summary(entered_all)},
+            )
+    return {
+        "machine": machine_facts(),
+        "args": vars(args),
+        "nights": nights,
+        "delay": summary(entered_all),
+        "still_waiting_at_end": nights[-1]["waiting_so_far"],
+    }
 
 
 def main() -> None:

@@ -38,8 +38,10 @@ from common import ROOT, WORK, census_config, census_duckdb, machine_facts, run_
 
 MODEL_SETS = {
     "k=10": '\n[[models]]\ntype = "k-anonymity"\nk = 10\n',
-    "k=10 + entropy l=3 (occupation)": ('\n[[models]]\ntype = "k-anonymity"\nk = 10\n'
-                                         '\n[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'),
+    "k=10 + entropy l=3 (occupation)": (
+        '\n[[models]]\ntype = "k-anonymity"\nk = 10\n'
+        '\n[[models]]\ntype = "entropy-l-diversity"\nattribute = "occupation"\nl = 3\n'
+    ),
 }
 
 
@@ -97,12 +99,20 @@ class Sampler:
 def timed_search(config: Path, strategy: str = "optimal") -> dict[str, Any]:
     """One ``veil search`` process: wall seconds, its peak RSS (MiB), the JSON's result."""
     wall, doc, _code, rss = run_cli("search", "--config", str(config), "--strategy", strategy)
-    return {"seconds": round(wall, 2), "peak_rss_mib": rss, "optimal": doc.get("optimal"),
-            "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
-            "nodes_evaluated": doc.get("nodes_evaluated"), "search_seconds": doc.get("seconds"),
-            "node_queries": doc.get("work", {}).get("node_queries"), "batched": doc.get("work", {}).get("batched"),
-            "prepare_s": doc.get("work", {}).get("prepare_seconds"), "local_cells": doc.get("work", {}).get("local_cells"),
-            "local_nodes": doc.get("work", {}).get("local_nodes"), "floors": doc.get("work", {}).get("floors")}
+    return {
+        "seconds": round(wall, 2),
+        "peak_rss_mib": rss,
+        "optimal": doc.get("optimal"),
+        "minimal": len(doc["minimal"]) if doc.get("minimal") is not None else None,
+        "nodes_evaluated": doc.get("nodes_evaluated"),
+        "search_seconds": doc.get("seconds"),
+        "node_queries": doc.get("work", {}).get("node_queries"),
+        "batched": doc.get("work", {}).get("batched"),
+        "prepare_s": doc.get("work", {}).get("prepare_seconds"),
+        "local_cells": doc.get("work", {}).get("local_cells"),
+        "local_nodes": doc.get("work", {}).get("local_nodes"),
+        "floors": doc.get("work", {}).get("floors"),
+    }
 
 
 def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str, Any]:
@@ -111,13 +121,21 @@ def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str,
     tag = uuid.uuid4().hex[:6]
     pub, cat = f"bench_pub_{tag}", f"bench_cat_{tag}"
     release = config.with_name(f"{config.stem}_release_{tag}.toml")
-    release.write_text(config.read_text() + f'\n[release]\nname = "census"\nschema = "{pub}"\n'
-                       f'catalog_schema = "{cat}"\ndrop_columns = ["person_id"]\nseries = "refuse"\n')
+    release.write_text(
+        config.read_text() + f'\n[release]\nname = "census"\nschema = "{pub}"\n'
+        f'catalog_schema = "{cat}"\ndrop_columns = ["person_id"]\nseries = "refuse"\n'
+    )
     try:
         run_cli("init", "--config", str(release))
         wall, doc, code, rss = run_cli("release", "--config", str(release))
-        return {"seconds": round(wall, 2), "peak_rss_mib": rss, "exit": code, "node": doc.get("node"),
-                "rows_published": doc.get("rows_published"), "job_seconds": doc.get("seconds")}
+        return {
+            "seconds": round(wall, 2),
+            "peak_rss_mib": rss,
+            "exit": code,
+            "node": doc.get("node"),
+            "rows_published": doc.get("rows_published"),
+            "job_seconds": doc.get("seconds"),
+        }
     finally:
         _drop_schemas(backend, url, duck, (pub, cat))
         release.unlink()
@@ -173,8 +191,10 @@ def floor_duckdb(duck: Path, table: str) -> float:
     con = duckdb.connect(str(duck), read_only=True)
     try:
         t = time.perf_counter()
-        con.execute(f'SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, '
-                    f'count(*) FROM bench."{table}" GROUP BY ALL)').fetchall()
+        con.execute(
+            f"SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, "
+            f'count(*) FROM bench."{table}" GROUP BY ALL)'
+        ).fetchall()
         return time.perf_counter() - t
     finally:
         con.close()
@@ -192,8 +212,10 @@ def floor_spark(url: str, table: str) -> float:
         times = []
         for _ in range(4):
             t = time.perf_counter()
-            spark.sql(f"SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, "
-                      f"count(*) FROM bench.`{table}` GROUP BY ALL)").toArrow()
+            spark.sql(
+                f"SELECT count(*) FROM (SELECT age, sex, race, marital_status, education, zip, occupation, "
+                f"count(*) FROM bench.`{table}` GROUP BY ALL)"
+            ).toArrow()
             times.append(time.perf_counter() - t)
         return statistics.median(times[1:])
     finally:
@@ -207,8 +229,12 @@ def main() -> None:
     ap.add_argument("--models", choices=["k", "all"], default="all", help="k: k=10 only; all: every model set")
     ap.add_argument("--before", help="an earlier commit: each Spark search also runs with its code, interleaved")
     ap.add_argument("--strategy", default="optimal", choices=["optimal", "incognito"])
-    ap.add_argument("--release", action="store_true", help="after each search, a first release of the same config "
-                    "(veil init + veil release, series = \"refuse\" on both backends), timed the same way")
+    ap.add_argument(
+        "--release",
+        action="store_true",
+        help="after each search, a first release of the same config "
+        '(veil init + veil release, series = "refuse" on both backends), timed the same way',
+    )
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -217,9 +243,14 @@ def main() -> None:
     folder = export_parquet(duck, table)
     register_in_spark(args.spark, table, folder, args.rows)
     os.environ["VEIL_BENCH_SPARK_URL"] = args.spark
-    results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "generated_s": made,
-                               "floor_duckdb_s": round(floor_duckdb(duck, table), 3),
-                               "floor_spark_s": round(floor_spark(args.spark, table), 3), "runs": []}
+    results: dict[str, Any] = {
+        "rows": args.rows,
+        "machine": machine_facts(),
+        "generated_s": made,
+        "floor_duckdb_s": round(floor_duckdb(duck, table), 3),
+        "floor_spark_s": round(floor_spark(args.spark, table), 3),
+        "runs": [],
+    }
     print(f"floors: DuckDB {results['floor_duckdb_s']} s, Spark {results['floor_spark_s']} s", flush=True)
     sets = dict(list(MODEL_SETS.items())[:1]) if args.models == "k" else MODEL_SETS
     with contextlib.ExitStack() as stack:
@@ -227,8 +258,9 @@ def main() -> None:
         if args.before:
             from bench_ab import earlier_code
 
-            commit = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True,
-                                    capture_output=True, text=True).stdout.strip()
+            commit = subprocess.run(
+                ["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True, text=True
+            ).stdout.strip()
             sides = [(f"before ({commit})", stack.enter_context(earlier_code(commit))), ("after", {})]
             results["before"] = commit
         for label, models in sets.items():
@@ -238,20 +270,27 @@ def main() -> None:
                     text = config.read_text().replace(f'url = "duckdb:///{duck}"', 'url_env = "VEIL_BENCH_SPARK_URL"')
                     config = config.with_name(config.stem + "_spark.toml")
                     config.write_text(text)
-                for code, env in (sides if backend == "spark" else sides[-1:]):
+                for code, env in sides if backend == "spark" else sides[-1:]:
                     with Sampler() as sampler:
-                        run = timed_search(config, args.strategy) if env is None else ab_search(config, env,
-                                                                                                 args.strategy)
+                        run = (
+                            timed_search(config, args.strategy)
+                            if env is None
+                            else ab_search(config, env, args.strategy)
+                        )
                     if backend == "spark":
-                        run.update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
-                                   spark_executors_peak_rss_mib=round(sampler.executors, 1))
+                        run.update(
+                            spark_driver_peak_rss_mib=round(sampler.driver, 1),
+                            spark_executors_peak_rss_mib=round(sampler.executors, 1),
+                        )
                     run.update(backend=backend, models=label, code=code, strategy=args.strategy)
                     if args.release and env is None:
                         with Sampler() as sampler:
                             run["release"] = timed_release(config, backend, args.spark, duck)
                         if backend == "spark":
-                            run["release"].update(spark_driver_peak_rss_mib=round(sampler.driver, 1),
-                                                  spark_executors_peak_rss_mib=round(sampler.executors, 1))
+                            run["release"].update(
+                                spark_driver_peak_rss_mib=round(sampler.driver, 1),
+                                spark_executors_peak_rss_mib=round(sampler.executors, 1),
+                            )
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
     suffix = ("" if args.strategy == "optimal" else f"-{args.strategy}") + ("-ab" if args.before else "")
@@ -265,10 +304,18 @@ def ab_search(config: Path, env: dict[str, str], strategy: str) -> dict[str, Any
     from bench_ab import search
 
     run = search(config, env, strategy)
-    return {"seconds": run["seconds"], "peak_rss_mib": run["peak_rss_mb"], "optimal": run["optimal"],
-            "minimal": run["minimal"], "value": run["value"], "nodes_evaluated": run["nodes_evaluated"],
-            "node_queries": run["node_queries"], "size_queries": run["size_queries"],
-            "node_query_seconds": run["node_query_seconds"], "batched": run.get("batched")}
+    return {
+        "seconds": run["seconds"],
+        "peak_rss_mib": run["peak_rss_mb"],
+        "optimal": run["optimal"],
+        "minimal": run["minimal"],
+        "value": run["value"],
+        "nodes_evaluated": run["nodes_evaluated"],
+        "node_queries": run["node_queries"],
+        "size_queries": run["size_queries"],
+        "node_query_seconds": run["node_query_seconds"],
+        "batched": run.get("batched"),
+    }
 
 
 if __name__ == "__main__":

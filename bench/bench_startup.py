@@ -39,11 +39,21 @@ from common import ADULT_QIS, ROOT, adult_config, duckdb_file, load_adult_duckdb
 
 PY = str(Path(sys.executable))
 RUN_CLI = "from veil.cli import main; main()"
-CHANGE = ["engine/cli.py", "engine/backends/duckdb.py", "engine/queries/__init__.py", "engine/release/__init__.py",
-          "engine/release/cohort_series.py"]
+CHANGE = [
+    "engine/cli.py",
+    "engine/backends/duckdb.py",
+    "engine/queries/__init__.py",
+    "engine/release/__init__.py",
+    "engine/release/cohort_series.py",
+]
 MODELS = '[[models]]\ntype = "k-anonymity"\nk = 5\n'
-GROUPS = {"veil": ("veil",), "sqlalchemy": ("sqlalchemy",), "numpy": ("numpy",),
-          "duckdb": ("duckdb", "_duckdb", "duckdb_engine"), "typer+click": ("typer", "click", "shellingham")}
+GROUPS = {
+    "veil": ("veil",),
+    "sqlalchemy": ("sqlalchemy",),
+    "numpy": ("numpy",),
+    "duckdb": ("duckdb", "_duckdb", "duckdb_engine"),
+    "typer+click": ("typer", "click", "shellingham"),
+}
 _IMPORT = re.compile(r"^import time:\s+(\d+) \|\s+(\d+) \|( *)(\S+)\s*$", re.MULTILINE)
 
 
@@ -74,12 +84,15 @@ def environment(package: Path, mode: str, cache: Path) -> dict[str, str]:
     return env
 
 
-def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
+def timed(
+    args: list[str], env: dict[str, str], cwd: Path
+) -> tuple[float, float, float, subprocess.CompletedProcess[str]]:
     """Wall seconds (start to exit), CPU seconds (user + system, all threads) and peak RSS (MiB) of one fresh
     process.  On a shared machine the CPU seconds drift less than the wall."""
     started = time.perf_counter()
-    proc = subprocess.run(["/usr/bin/time", "-f", "VEIL-TIME %e %M %U %S", *args], capture_output=True, text=True,
-                          env=env, cwd=cwd)
+    proc = subprocess.run(
+        ["/usr/bin/time", "-f", "VEIL-TIME %e %M %U %S", *args], capture_output=True, text=True, env=env, cwd=cwd
+    )
     wall = time.perf_counter() - started
     line = [x for x in proc.stderr.splitlines() if x.startswith("VEIL-TIME ")][-1].split()
     return wall, float(line[3]) + float(line[4]), int(line[2]) / 1024, proc
@@ -87,13 +100,15 @@ def timed(args: list[str], env: dict[str, str], cwd: Path) -> tuple[float, float
 
 def document(stdout: str) -> dict[str, Any]:
     # ``python -c`` has no ``__main__.__file__``: DuckDB may draw its progress bar on stdout before the JSON
-    return json.loads(stdout[stdout.index('{"status"'):])
+    return json.loads(stdout[stdout.index('{"status"') :])
 
 
 def commands(config: Path) -> dict[str, list[str]]:
-    return {"import veil.cli": [PY, "-c", "import veil.cli"],
-            "veil --help": [PY, "-c", RUN_CLI, "--help"],
-            "veil search --json": [PY, "-c", RUN_CLI, "search", "--config", str(config), "--json"]}
+    return {
+        "import veil.cli": [PY, "-c", "import veil.cli"],
+        "veil --help": [PY, "-c", RUN_CLI, "--help"],
+        "veil search --json": [PY, "-c", RUN_CLI, "search", "--config", str(config), "--json"],
+    }
 
 
 def imports(args: list[str], env: dict[str, str], cwd: Path) -> dict[str, float]:
@@ -124,16 +139,23 @@ def main() -> None:
     if not duck.exists():
         load_adult_duckdb(duck)
     config = adult_config("duckdb", duck, ADULT_QIS, [], MODELS, '\n[search]\nstrategy = "optimal"\n')
-    ref = subprocess.run(["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True,
-                         text=True).stdout.strip()
+    ref = subprocess.run(
+        ["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
     label = f"before ({ref})" if args.patch is None else f"before ({args.patch.name} reversed)"
     runs: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
     floors: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
-        sides = {label: snapshot(work / "before", ref, args.files, args.patch), "after": snapshot(work / "after", None, [])}
-        envs = {(s, m): environment(p, m, work / f"pycache-{i}") for i, (s, p) in enumerate(sides.items())
-                for m in args.modes}
+        sides = {
+            label: snapshot(work / "before", ref, args.files, args.patch),
+            "after": snapshot(work / "after", None, []),
+        }
+        envs = {
+            (s, m): environment(p, m, work / f"pycache-{i}")
+            for i, (s, p) in enumerate(sides.items())
+            for m in args.modes
+        }
         for env in envs.values():  # warm the bytecode caches, and DuckDB's file
             subprocess.run(commands(config)["veil search --json"], env=env, cwd=work, capture_output=True, check=True)
         for _ in range(args.repeat):
@@ -146,13 +168,18 @@ def main() -> None:
                     run: dict[str, Any] = {"seconds": wall, "cpu_seconds": cpu, "peak_rss_mb": rss}
                     if name == "veil search --json":
                         doc = document(proc.stdout)
-                        run.update(search_seconds=doc["seconds"], prepare_seconds=doc["work"]["prepare_seconds"],
-                                   optimal=doc["optimal"]["node"], value=doc["optimal"]["value"],
-                                   nodes_evaluated=doc["nodes_evaluated"])
+                        run.update(
+                            search_seconds=doc["seconds"],
+                            prepare_seconds=doc["work"]["prepare_seconds"],
+                            optimal=doc["optimal"]["node"],
+                            value=doc["optimal"]["value"],
+                            nodes_evaluated=doc["nodes_evaluated"],
+                        )
                     runs.setdefault((side, mode, name), []).append(run)
                 for name in ("import veil.cli", "veil search --json"):
                     runs.setdefault((side, mode, f"imports of {name}"), []).append(
-                        imports(commands(config)[name], env, work))
+                        imports(commands(config)[name], env, work)
+                    )
     results: list[dict[str, Any]] = []
     for (side, mode, name), rs in runs.items():
         row: dict[str, Any] = {"code": side, "bytecode": mode, "command": name, "runs": len(rs)}
@@ -165,8 +192,9 @@ def main() -> None:
             if "search_seconds" in rs[0]:
                 row["search_seconds"] = median([r["search_seconds"] for r in rs])
                 row["prepare_seconds"] = median([r["prepare_seconds"] for r in rs])
-                row["outside_search_seconds"] = median([r["seconds"] - r["search_seconds"] - r["prepare_seconds"]
-                                                        for r in rs])
+                row["outside_search_seconds"] = median(
+                    [r["seconds"] - r["search_seconds"] - r["prepare_seconds"] for r in rs]
+                )
                 row["optimal"], row["value"] = rs[0]["optimal"], rs[0]["value"]
                 row["nodes_evaluated"] = rs[0]["nodes_evaluated"]
                 assert all(r["optimal"] == row["optimal"] and r["value"] == row["value"] for r in rs)
@@ -174,29 +202,49 @@ def main() -> None:
     ratios = []
     for row in results:
         if row["code"] == "after" and "seconds" in row:
-            before = next(r for r in results if r["code"] != "after" and r["bytecode"] == row["bytecode"]
-                          and r["command"] == row["command"])
-            ratio = {"bytecode": row["bytecode"], "command": row["command"],
-                     "after_to_before": round(row["seconds"] / before["seconds"], 3),
-                     "saved_seconds": round(before["seconds"] - row["seconds"], 3),
-                     "cpu_after_to_before": round(row["cpu_seconds"] / before["cpu_seconds"], 3)
-                     if before["cpu_seconds"] else None}
+            before = next(
+                r
+                for r in results
+                if r["code"] != "after" and r["bytecode"] == row["bytecode"] and r["command"] == row["command"]
+            )
+            ratio = {
+                "bytecode": row["bytecode"],
+                "command": row["command"],
+                "after_to_before": round(row["seconds"] / before["seconds"], 3),
+                "saved_seconds": round(before["seconds"] - row["seconds"], 3),
+                "cpu_after_to_before": round(row["cpu_seconds"] / before["cpu_seconds"], 3)
+                if before["cpu_seconds"]
+                else None,
+            }
             if "outside_search_seconds" in row:
-                ratio["outside_search_saved_seconds"] = round(before["outside_search_seconds"]
-                                                              - row["outside_search_seconds"], 3)
+                ratio["outside_search_saved_seconds"] = round(
+                    before["outside_search_seconds"] - row["outside_search_seconds"], 3
+                )
             ratios.append(ratio)
-    change = args.files if args.patch is None else sorted(set(re.findall(r"^\+\+\+ b/(\S+)", args.patch.read_text(),
-                                                                        re.MULTILINE)))
-    out = {"issue": 36, "data": "Adult (30,162 rows), 9 QIs, k = 5, optimal, DuckDB", "head": ref, "before": label,
-           "change": change, "repeat": args.repeat, "python": sys.version.split()[0],
-           "env_PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
-           "load_average": os.getloadavg(), "interpreter_floor_seconds": median(floors),
-           "note": "seconds: wall from start to exit; outside_search_seconds: that minus the search's and the "
-                   "prepare step's own seconds (its JSON); import_ms: -X importtime self times per package (the "
-                   "total is the top-level imports' cumulative), inflated by -X importtime itself and blind to "
-                   "importlib.import_module (duckdb_engine through an entry point on a side without the dialect "
-                   "registered)",
-           "results": results, "ratios": ratios}
+    change = (
+        args.files
+        if args.patch is None
+        else sorted(set(re.findall(r"^\+\+\+ b/(\S+)", args.patch.read_text(), re.MULTILINE)))
+    )
+    out = {
+        "issue": 36,
+        "data": "Adult (30,162 rows), 9 QIs, k = 5, optimal, DuckDB",
+        "head": ref,
+        "before": label,
+        "change": change,
+        "repeat": args.repeat,
+        "python": sys.version.split()[0],
+        "env_PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE"),
+        "load_average": os.getloadavg(),
+        "interpreter_floor_seconds": median(floors),
+        "note": "seconds: wall from start to exit; outside_search_seconds: that minus the search's and the "
+        "prepare step's own seconds (its JSON); import_ms: -X importtime self times per package (the "
+        "total is the top-level imports' cumulative), inflated by -X importtime itself and blind to "
+        "importlib.import_module (duckdb_engine through an entry point on a side without the dialect "
+        "registered)",
+        "results": results,
+        "ratios": ratios,
+    }
     print(json.dumps(ratios, indent=1))
     print(save(args.save, out))
 

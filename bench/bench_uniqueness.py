@@ -42,8 +42,13 @@ def population() -> np.ndarray:
 
 def arx_estimates(arx: Path, lines: list[str]) -> list[list[str]]:
     jars = ":".join(str(p) for p in (arx / "lib").rglob("*.jar"))
-    out = subprocess.run(["java", "-cp", f"{arx / 'out'}:{jars}", "org.deidentifier.arx.risk.Harness"],
-                         input="\n".join(lines) + "\n", capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["java", "-cp", f"{arx / 'out'}:{jars}", "org.deidentifier.arx.risk.Harness"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return [line.split() for line in out.splitlines()]
 
 
@@ -68,48 +73,80 @@ def main() -> None:
             unique_in_sample = counts == 1
             truly = int((unique_in_sample & (pop_sizes == 1)).sum())
             est = population_uniqueness(classes, big)
-            runs.append({"fraction": fraction, "replicate": r, "records": n, "sample_uniques": classes.of_size(1),
-                         "sample_uniques_that_are_population_uniques": truly,
-                         "pitman": est.pitman, "zayatz": est.zayatz, "snb": est.snb,
-                         "snb_arx_variant": _none(snb(classes, big, "arx")),
-                         "dankar": est.dankar, "dankar_model": est.dankar_model,
-                         "histogram": classes.document()})
+            runs.append(
+                {
+                    "fraction": fraction,
+                    "replicate": r,
+                    "records": n,
+                    "sample_uniques": classes.of_size(1),
+                    "sample_uniques_that_are_population_uniques": truly,
+                    "pitman": est.pitman,
+                    "zayatz": est.zayatz,
+                    "snb": est.snb,
+                    "snb_arx_variant": _none(snb(classes, big, "arx")),
+                    "dankar": est.dankar,
+                    "dankar_model": est.dankar_model,
+                    "histogram": classes.document(),
+                }
+            )
     if args.arx is not None:
         lines = [f"{big} " + " ".join(f"{s}:{c}" for s, c in run["histogram"]) for run in runs]
         for run, row in zip(runs, arx_estimates(args.arx, lines)):
-            run["arx"] = {"pitman": float(row[0]), "zayatz": float(row[1]), "snb": float(row[2]),
-                          "dankar": float(row[3]), "dankar_model": row[4].lower()}
+            run["arx"] = {
+                "pitman": float(row[0]),
+                "zayatz": float(row[1]),
+                "snb": float(row[2]),
+                "dankar": float(row[3]),
+                "dankar_model": row[4].lower(),
+            }
     table = []
     for fraction in FRACTIONS:
         mine = [r for r in runs if r["fraction"] == fraction]
-        row = {"fraction": fraction, "records": mine[0]["records"], "replicates": len(mine),
-               "true_population_uniques": true_uniques,
-               "sample_uniques": _mean([r["sample_uniques"] for r in mine]),
-               "sample_uniques_that_are_population_uniques":
-                   _mean([r["sample_uniques_that_are_population_uniques"] for r in mine])}
+        row = {
+            "fraction": fraction,
+            "records": mine[0]["records"],
+            "replicates": len(mine),
+            "true_population_uniques": true_uniques,
+            "sample_uniques": _mean([r["sample_uniques"] for r in mine]),
+            "sample_uniques_that_are_population_uniques": _mean(
+                [r["sample_uniques_that_are_population_uniques"] for r in mine]
+            ),
+        }
         for model in ("pitman", "zayatz", "snb", "snb_arx_variant", "dankar"):
             values = [r[model] for r in mine if r[model] is not None]
-            row[model] = {"mean": _mean(values), "available": len(values),
-                          "mean_relative_error": _mean([(v - true_uniques) / true_uniques for v in values])}
+            row[model] = {
+                "mean": _mean(values),
+                "available": len(values),
+                "mean_relative_error": _mean([(v - true_uniques) / true_uniques for v in values]),
+            }
         row["dankar_models"] = sorted({r["dankar_model"] for r in mine})
         if args.arx is not None:
             for model in ("pitman", "zayatz", "snb", "dankar"):
                 pairs = [(r[model], r["arx"][model]) for r in mine if r[model] is not None and r["arx"][model]]
-                row[f"arx_{model}_max_relative_difference"] = max(
-                    (abs(a - b) / abs(b) for a, b in pairs), default=None)
+                row[f"arx_{model}_max_relative_difference"] = max((abs(a - b) / abs(b) for a, b in pairs), default=None)
                 row[f"arx_{model}_available"] = sum(1 for r in mine if r["arx"][model])
         table.append(row)
-    path = save("uniqueness_simulation", {"population": f"UCI Adult ({big} records)", "quasi_identifiers": QIS,
-                                          "population_classes": int(len(pop_sizes)),
-                                          "true_population_uniques": true_uniques, "seed": args.seed,
-                                          "table": table, "runs": runs})
+    path = save(
+        "uniqueness_simulation",
+        {
+            "population": f"UCI Adult ({big} records)",
+            "quasi_identifiers": QIS,
+            "population_classes": int(len(pop_sizes)),
+            "true_population_uniques": true_uniques,
+            "seed": args.seed,
+            "table": table,
+            "runs": runs,
+        },
+    )
     print(f"population: {big} records, {len(pop_sizes)} classes, {true_uniques} uniques")
     print("fraction | sample uniques | truly unique | Pitman | Zayatz | SNB | SNB (ARX eq.) | Dankar (model)")
     for row in table:
-        print(f"{row['fraction']:>8} | {row['sample_uniques']:>14.1f} | "
-              f"{row['sample_uniques_that_are_population_uniques']:>12.1f} | "
-              + " | ".join(_fmt(row[m]) for m in ("pitman", "zayatz", "snb", "snb_arx_variant", "dankar"))
-              + f" ({', '.join(row['dankar_models'])})")
+        print(
+            f"{row['fraction']:>8} | {row['sample_uniques']:>14.1f} | "
+            f"{row['sample_uniques_that_are_population_uniques']:>12.1f} | "
+            + " | ".join(_fmt(row[m]) for m in ("pitman", "zayatz", "snb", "snb_arx_variant", "dankar"))
+            + f" ({', '.join(row['dankar_models'])})"
+        )
     print(f"wrote {path}")
 
 

@@ -52,17 +52,28 @@ def run(rows: int, indexed: bool) -> list[dict[str, float | int | bool]]:
         t0 = time.perf_counter()
         con.execute("INSERT INTO rows SELECT ?, * FROM src", [version])
         t1 = time.perf_counter()
-        con.execute("INSERT INTO block_rows SELECT ?, a, b, c, d, e, f, occ, income, count(*) FROM rows "
-                    "WHERE veil_version = ? GROUP BY ALL", [version, version])
+        con.execute(
+            "INSERT INTO block_rows SELECT ?, a, b, c, d, e, f, occ, income, count(*) FROM rows "
+            "WHERE veil_version = ? GROUP BY ALL",
+            [version, version],
+        )
         t2 = time.perf_counter()
         con.execute("COMMIT")
         t3 = time.perf_counter()
         con.execute("SELECT count(*), sum(income) FROM rows WHERE veil_version = ?", [version]).fetchall()
         t4 = time.perf_counter()
-        out.append({"rows": rows, "indexed": indexed, "version": version, "insert_seconds": round(t1 - t0, 3),
-                    "blocks_seconds": round(t2 - t1, 3), "commit_seconds": round(t3 - t2, 3),
-                    "read_version_seconds": round(t4 - t3, 4),
-                    "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)})
+        out.append(
+            {
+                "rows": rows,
+                "indexed": indexed,
+                "version": version,
+                "insert_seconds": round(t1 - t0, 3),
+                "blocks_seconds": round(t2 - t1, 3),
+                "commit_seconds": round(t3 - t2, 3),
+                "read_version_seconds": round(t4 - t3, 4),
+                "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
+            }
+        )
         print(json.dumps(out[-1]), flush=True)
     con.close()
     path.unlink(missing_ok=True)
@@ -80,8 +91,12 @@ def main() -> None:
         return
     results = []
     for indexed in (1, 0):  # each variant in a fresh process
-        done = subprocess.run([sys.executable, __file__, "--rows", str(args.rows), "--indexed", str(indexed)],
-                              check=True, capture_output=True, text=True)
+        done = subprocess.run(
+            [sys.executable, __file__, "--rows", str(args.rows), "--indexed", str(indexed)],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
         results += [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
         print(done.stdout, end="", flush=True)
     (RESULTS / "version_index.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")

@@ -27,16 +27,29 @@ import time
 from pathlib import Path
 from typing import Any
 
-from common import (ADULT_QIS, CENSUS_RELEASE, ROOT, adult_config, census_config, census_duckdb, duckdb_file,
-                    load_adult_duckdb, save)
+from common import (
+    ADULT_QIS,
+    CENSUS_RELEASE,
+    ROOT,
+    adult_config,
+    census_config,
+    census_duckdb,
+    duckdb_file,
+    load_adult_duckdb,
+    save,
+)
 
 CENSUS = ROOT / "docs" / "examples" / "census_workload.toml"  # --census: a statistics office's ten tables
-WORKLOADS = {"spread": ROOT / "docs" / "examples" / "adult_workload.toml",
-             "labour": ROOT / "docs" / "examples" / "adult_workload_labour.toml"}
-WHY = {"spread": "10 queries spread over all nine quasi-identifiers (the first benchmark workload)",
-       "labour": "a labour-market team's 10 queries on age, sex, education, occupation and salary-class: the pay "
-                 "gap by sex, age and education, returns to education, occupational segregation (chosen before "
-                 "the run from what such a team asks, not tuned to the result)"}
+WORKLOADS = {
+    "spread": ROOT / "docs" / "examples" / "adult_workload.toml",
+    "labour": ROOT / "docs" / "examples" / "adult_workload_labour.toml",
+}
+WHY = {
+    "spread": "10 queries spread over all nine quasi-identifiers (the first benchmark workload)",
+    "labour": "a labour-market team's 10 queries on age, sex, education, occupation and salary-class: the pay "
+    "gap by sex, age and education, returns to education, occupational segregation (chosen before "
+    "the run from what such a team asks, not tuned to the result)",
+}
 K5 = '[[models]]\ntype = "k-anonymity"\nk = 5\n'
 METRICS = ("discernibility", "workload")
 
@@ -65,18 +78,29 @@ def child(config_path: str, name: str) -> None:
         t = time.perf_counter()
         error = workload.loss(counts, gone, wh.rows)
         per_node = time.perf_counter() - t
-        doc = {"optimal_node": list(result.optimal.node), "value": result.optimal.value, "workload_error": error,
-               "per_query_errors": workload.errors(counts, gone), "nodes_evaluated": result.nodes_evaluated,
-               "lattice_size": result.lattice_size, "search_seconds": round(seconds, 4),
-               "search_cpu_seconds": round(cpu, 4),
-               "peak_rss_mib_after_search": rss_search,
-               "workload_seconds_one_node_cold": round(per_node, 5), "peak_rss_mib": peak_rss_mib()}
+        doc = {
+            "optimal_node": list(result.optimal.node),
+            "value": result.optimal.value,
+            "workload_error": error,
+            "per_query_errors": workload.errors(counts, gone),
+            "nodes_evaluated": result.nodes_evaluated,
+            "lattice_size": result.lattice_size,
+            "search_seconds": round(seconds, 4),
+            "search_cpu_seconds": round(cpu, 4),
+            "peak_rss_mib_after_search": rss_search,
+            "workload_seconds_one_node_cold": round(per_node, 5),
+            "peak_rss_mib": peak_rss_mib(),
+        }
     print(json.dumps(doc))
 
 
 def run_child(config_path: Path, name: str) -> dict[str, Any]:
-    res = subprocess.run([sys.executable, __file__, "--child", name, "--config", str(config_path)],
-                         capture_output=True, text=True, cwd=Path(__file__).parent)
+    res = subprocess.run(
+        [sys.executable, __file__, "--child", name, "--config", str(config_path)],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).parent,
+    )
     if res.returncode:
         raise RuntimeError(res.stderr)
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -84,12 +108,18 @@ def run_child(config_path: Path, name: str) -> dict[str, Any]:
 
 def bench(label: str, duck: Path, repeat: int, suppression: float, census: str | None = None) -> dict[str, Any]:
     file = CENSUS if census else WORKLOADS[label]
-    extra = f"\n[search]\nstrategy = \"optimal\"\nmax_suppression = {suppression}\n\n" + file.read_text()
-    path = (census_config("duckdb", duck, census, ["occupation"], CENSUS_RELEASE, extra) if census else
-            adult_config("duckdb", duck, ADULT_QIS, [], K5, extra))
-    out: dict[str, Any] = {"workload": label, "file": str(file.relative_to(ROOT)),
-                           "why": "a statistics office's ten tables (see the file)" if census else WHY[label],
-                           "queries": file.read_text().count("[[workload]]")}
+    extra = f'\n[search]\nstrategy = "optimal"\nmax_suppression = {suppression}\n\n' + file.read_text()
+    path = (
+        census_config("duckdb", duck, census, ["occupation"], CENSUS_RELEASE, extra)
+        if census
+        else adult_config("duckdb", duck, ADULT_QIS, [], K5, extra)
+    )
+    out: dict[str, Any] = {
+        "workload": label,
+        "file": str(file.relative_to(ROOT)),
+        "why": "a statistics office's ten tables (see the file)" if census else WHY[label],
+        "queries": file.read_text().count("[[workload]]"),
+    }
     runs: dict[str, list[dict[str, Any]]] = {m: [] for m in METRICS}
     for _ in range(repeat):
         for name in METRICS:
@@ -97,14 +127,25 @@ def bench(label: str, duck: Path, repeat: int, suppression: float, census: str |
     for name, docs in runs.items():
         last = docs[-1]
         times = [d["search_seconds"] for d in docs]
-        out[name] = {**{k: v for k, v in last.items() if k not in ("search_seconds", "search_cpu_seconds",
-                                                                    "peak_rss_mib", "peak_rss_mib_after_search")},
-                     "search_seconds_median": round(statistics.median(times), 4),
-                     "search_cpu_seconds_median": round(statistics.median(d["search_cpu_seconds"] for d in docs), 4),
-                     "peak_rss_mib_median": round(statistics.median(d["peak_rss_mib"] for d in docs), 1),
-                     "runs": [{"search_seconds": d["search_seconds"], "search_cpu_seconds": d["search_cpu_seconds"],
-                               "peak_rss_mib": d["peak_rss_mib"],
-                               "peak_rss_mib_after_search": d["peak_rss_mib_after_search"]} for d in docs]}
+        out[name] = {
+            **{
+                k: v
+                for k, v in last.items()
+                if k not in ("search_seconds", "search_cpu_seconds", "peak_rss_mib", "peak_rss_mib_after_search")
+            },
+            "search_seconds_median": round(statistics.median(times), 4),
+            "search_cpu_seconds_median": round(statistics.median(d["search_cpu_seconds"] for d in docs), 4),
+            "peak_rss_mib_median": round(statistics.median(d["peak_rss_mib"] for d in docs), 1),
+            "runs": [
+                {
+                    "search_seconds": d["search_seconds"],
+                    "search_cpu_seconds": d["search_cpu_seconds"],
+                    "peak_rss_mib": d["peak_rss_mib"],
+                    "peak_rss_mib_after_search": d["peak_rss_mib_after_search"],
+                }
+                for d in docs
+            ],
+        }
         assert all(d["optimal_node"] == last["optimal_node"] for d in docs)
     w, d = out["workload"], out["discernibility"]
     out["error_ratio"] = w["workload_error"] / d["workload_error"] if d["workload_error"] else None
@@ -121,10 +162,17 @@ def main() -> None:
     ap.add_argument("--workload", action="append", choices=sorted(WORKLOADS))
     ap.add_argument("--child", choices=METRICS, help=argparse.SUPPRESS)
     ap.add_argument("--config", help=argparse.SUPPRESS)
-    ap.add_argument("--out", help="the results file's name in bench/results (default workload_adult, "
-                                  "workload_census_N; e.g. a run of an older engine through PYTHONPATH)")
-    ap.add_argument("--census", type=int, help="the census of this many rows instead of Adult (k = 10, entropy "
-                                               "l = 3 on occupation; docs/examples/census_workload.toml)")
+    ap.add_argument(
+        "--out",
+        help="the results file's name in bench/results (default workload_adult, "
+        "workload_census_N; e.g. a run of an older engine through PYTHONPATH)",
+    )
+    ap.add_argument(
+        "--census",
+        type=int,
+        help="the census of this many rows instead of Adult (k = 10, entropy "
+        "l = 3 on occupation; docs/examples/census_workload.toml)",
+    )
     args = ap.parse_args()
     if args.child:
         child(args.config, args.child)
@@ -134,18 +182,25 @@ def main() -> None:
         return
     duck = duckdb_file("adult")
     load_adult_duckdb(duck)
-    out: dict[str, Any] = {"table": "adult (30,162 rows, ARX's 9 hierarchies)", "qis": ADULT_QIS, "k": 5,
-                           "backend": "duckdb", "max_suppression": args.suppression, "repeat": args.repeat,
-                           "rss": "peak_rss_mib: the search process's peak resident set (each search runs in a "
-                                  "fresh process)",
-                           "workloads": {}}
+    out: dict[str, Any] = {
+        "table": "adult (30,162 rows, ARX's 9 hierarchies)",
+        "qis": ADULT_QIS,
+        "k": 5,
+        "backend": "duckdb",
+        "max_suppression": args.suppression,
+        "repeat": args.repeat,
+        "rss": "peak_rss_mib: the search process's peak resident set (each search runs in a fresh process)",
+        "workloads": {},
+    }
     for label in args.workload or list(WORKLOADS):
         out["workloads"][label] = bench(label, duck, args.repeat, args.suppression)
         r = out["workloads"][label]
-        print(f"{label}: error {r['workload']['workload_error']:.4f} vs {r['discernibility']['workload_error']:.4f} "
-              f"(ratio {r['error_ratio']:.3f}), {r['workload']['search_seconds_median']} s "
-              f"({r['workload']['peak_rss_mib_median']} MiB) vs {r['discernibility']['search_seconds_median']} s "
-              f"({r['discernibility']['peak_rss_mib_median']} MiB), time ratio {r['time_ratio']:.2f} (cpu {r['cpu_time_ratio']:.2f})")
+        print(
+            f"{label}: error {r['workload']['workload_error']:.4f} vs {r['discernibility']['workload_error']:.4f} "
+            f"(ratio {r['error_ratio']:.3f}), {r['workload']['search_seconds_median']} s "
+            f"({r['workload']['peak_rss_mib_median']} MiB) vs {r['discernibility']['search_seconds_median']} s "
+            f"({r['discernibility']['peak_rss_mib_median']} MiB), time ratio {r['time_ratio']:.2f} (cpu {r['cpu_time_ratio']:.2f})"
+        )
     suffix = "" if not args.suppression else f"_supp{args.suppression:g}"
     save(args.out or f"workload_adult{suffix}", out)
 
@@ -156,14 +211,21 @@ def census(args: argparse.Namespace) -> None:
     table = f"census_{args.census}"
     census_duckdb(duck, table, args.census)
     r = bench("census", duck, args.repeat, args.suppression, census=table)
-    out = {"table": f"census ({args.census:,} rows; bench/common.py census_config)", "backend": "duckdb",
-           "models": "k = 10, entropy l = 3 on occupation", "max_suppression": args.suppression,
-           "repeat": args.repeat, "workloads": {"census": r}}
-    print(f"census {args.census}: error {r['workload']['workload_error']:.4f} vs "
-          f"{r['discernibility']['workload_error']:.4f} (ratio {r['error_ratio']:.3f}), "
-          f"{r['workload']['search_seconds_median']} s ({r['workload']['peak_rss_mib_median']} MiB) vs "
-          f"{r['discernibility']['search_seconds_median']} s ({r['discernibility']['peak_rss_mib_median']} MiB), "
-          f"time ratio {r['time_ratio']:.2f} (cpu {r['cpu_time_ratio']:.2f}); one node's workload error {r['workload']['workload_seconds_one_node_cold']} s")
+    out = {
+        "table": f"census ({args.census:,} rows; bench/common.py census_config)",
+        "backend": "duckdb",
+        "models": "k = 10, entropy l = 3 on occupation",
+        "max_suppression": args.suppression,
+        "repeat": args.repeat,
+        "workloads": {"census": r},
+    }
+    print(
+        f"census {args.census}: error {r['workload']['workload_error']:.4f} vs "
+        f"{r['discernibility']['workload_error']:.4f} (ratio {r['error_ratio']:.3f}), "
+        f"{r['workload']['search_seconds_median']} s ({r['workload']['peak_rss_mib_median']} MiB) vs "
+        f"{r['discernibility']['search_seconds_median']} s ({r['discernibility']['peak_rss_mib_median']} MiB), "
+        f"time ratio {r['time_ratio']:.2f} (cpu {r['cpu_time_ratio']:.2f}); one node's workload error {r['workload']['workload_seconds_one_node_cold']} s"
+    )
     save(args.out or f"workload_census_{args.census}", out)
 
 

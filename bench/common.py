@@ -22,8 +22,17 @@ WORK = ROOT / "bench" / ".work"
 RESULTS = ROOT / "bench" / "results"
 SHARED = Path(os.environ.get("VEIL_SHARED_DATA", ROOT.parent / "shared" / "data"))
 PG_URL = os.environ.setdefault("VEIL_BENCH_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
-ADULT_QIS = ["sex", "age", "race", "marital-status", "education", "native-country", "workclass", "occupation",
-             "salary-class"]
+ADULT_QIS = [
+    "sex",
+    "age",
+    "race",
+    "marital-status",
+    "education",
+    "native-country",
+    "workclass",
+    "occupation",
+    "salary-class",
+]
 
 
 def duckdb_file(name: str) -> Path:
@@ -34,16 +43,21 @@ def duckdb_file(name: str) -> Path:
 def load_adult_duckdb(path: Path) -> None:
     con = duckdb.connect(str(path))
     con.execute("CREATE SCHEMA IF NOT EXISTS bench")
-    con.execute("CREATE OR REPLACE TABLE bench.adult AS SELECT * FROM read_csv(?, delim=';', header=true, "
-                "types={'age': 'INTEGER'})", [str(SHARED / "adult" / "adult.csv")])
+    con.execute(
+        "CREATE OR REPLACE TABLE bench.adult AS SELECT * FROM read_csv(?, delim=';', header=true, "
+        "types={'age': 'INTEGER'})",
+        [str(SHARED / "adult" / "adult.csv")],
+    )
     con.close()
 
 
 def load_adult_postgres() -> None:
     """Copy the Adult table into PostgreSQL schema ``bench`` (via DuckDB's CSV reader and COPY)."""
     con = duckdb.connect()
-    rows = con.execute("SELECT * FROM read_csv(?, delim=';', header=true, types={'age': 'INTEGER'})",
-                       [str(SHARED / "adult" / "adult.csv")]).fetchall()
+    rows = con.execute(
+        "SELECT * FROM read_csv(?, delim=';', header=true, types={'age': 'INTEGER'})",
+        [str(SHARED / "adult" / "adult.csv")],
+    ).fetchall()
     cols = [d[0] for d in con.description]
     copy_rows("adult", cols, {c: ("INTEGER" if c == "age" else "TEXT") for c in cols}, rows)
 
@@ -69,8 +83,7 @@ def source(backend: str, duck: Path, table: str) -> str:
     return f'[source]\nurl_env = "VEIL_BENCH_PG_URL"\ntable = "bench.{table}"\n'
 
 
-def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str], models: str,
-                 extra: str = "") -> Path:
+def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str], models: str, extra: str = "") -> Path:
     text = source(backend, duck, "adult") + f'\n[files]\nallow = ["{SHARED / "adult"}"]\n' + extra
     for q in qis:
         text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {{ csv = "{SHARED / "adult" / f"adult_hierarchy_{q}.csv"}" }}\n'
@@ -88,8 +101,12 @@ def run_cli(*args: str) -> tuple[float, dict[str, Any], int, float]:
     resident memory in MiB (``/usr/bin/time``'s maximum resident set size)."""
     env = {**os.environ, "VEIL_BENCH_PG_URL": PG_URL}
     t = time.perf_counter()
-    res = subprocess.run(["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", str(Path(sys.executable).parent / "veil"),
-                          *args, "--json"], capture_output=True, text=True, env=env)
+    res = subprocess.run(
+        ["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", str(Path(sys.executable).parent / "veil"), *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
     wall = time.perf_counter() - t
     if res.returncode not in (0, 2):
         raise RuntimeError(res.stderr)
@@ -106,16 +123,26 @@ def save(name: str, data: Any) -> Path:
 
 # --- synthetic census (veil.demo's generator) ------------------------------------------------------------
 
-CENSUS_TYPES = {"person_id": "BIGINT", "age": "INTEGER", "sex": "TEXT", "race": "TEXT", "marital_status": "TEXT",
-                "education": "TEXT", "zip": "TEXT", "occupation": "TEXT", "income": "INTEGER"}
+CENSUS_TYPES = {
+    "person_id": "BIGINT",
+    "age": "INTEGER",
+    "sex": "TEXT",
+    "race": "TEXT",
+    "marital_status": "TEXT",
+    "education": "TEXT",
+    "zip": "TEXT",
+    "occupation": "TEXT",
+    "income": "INTEGER",
+}
 
 
 def pg_connect() -> Any:
     import psycopg
 
     url = sa.make_url(PG_URL)
-    return psycopg.connect(host=url.host, port=url.port or 5432, user=url.username, dbname=url.database,
-                           autocommit=True)
+    return psycopg.connect(
+        host=url.host, port=url.port or 5432, user=url.username, dbname=url.database, autocommit=True
+    )
 
 
 def census_duckdb(path: Path, table: str, rows: int, seed: int = 42) -> float | None:
@@ -126,8 +153,9 @@ def census_duckdb(path: Path, table: str, rows: int, seed: int = 42) -> float | 
     con = duckdb.connect(str(path))
     try:
         con.execute("CREATE SCHEMA IF NOT EXISTS bench")
-        have = con.execute("SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' "
-                           "AND table_name = ?", [table]).fetchone()[0]
+        have = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_schema = 'bench' AND table_name = ?", [table]
+        ).fetchone()[0]
         if have and con.execute(f'SELECT count(*) FROM bench."{table}"').fetchone()[0] == rows:
             return None
         t = time.perf_counter()
@@ -172,8 +200,9 @@ def census_postgres(path: Path, table: str) -> dict[str, float] | None:
         with pg_connect() as pg:
             t = time.perf_counter()
             pg.execute(f'DROP TABLE IF EXISTS bench."{table}"')
-            pg.execute(f'CREATE TABLE bench."{table}" (' + ", ".join(f'"{c}" {ty}' for c, ty in CENSUS_TYPES.items())
-                       + ")")
+            pg.execute(
+                f'CREATE TABLE bench."{table}" (' + ", ".join(f'"{c}" {ty}' for c, ty in CENSUS_TYPES.items()) + ")"
+            )
             cols = ", ".join(f'"{c}"' for c in CENSUS_TYPES)
             with pg.cursor() as cur, csv_path.open("rb") as fh:
                 with cur.copy(f'COPY bench."{table}" ({cols}) FROM STDIN WITH (FORMAT csv)') as cp:
@@ -191,8 +220,7 @@ def census_postgres(path: Path, table: str) -> dict[str, float] | None:
     return steps
 
 
-def census_config(backend: str, duck: Path, table: str, sensitive: list[str], models: str,
-                  extra: str = "") -> Path:
+def census_config(backend: str, duck: Path, table: str, sensitive: list[str], models: str, extra: str = "") -> Path:
     """The census QIs age (intervals 5/10/20), sex (suppress), race, marital_status, education (the bundled
     ARX hierarchies) and zip (mask), with ``sensitive`` columns and ``models``."""
     from veil.demo import HIERARCHIES
@@ -235,8 +263,7 @@ def machine_facts() -> dict[str, Any]:
     """nproc, RAM, CPU model, DuckDB and PostgreSQL versions and the PostgreSQL settings that matter here."""
     import platform
 
-    facts: dict[str, Any] = {"nproc": os.cpu_count(), "python": platform.python_version(),
-                             "duckdb": duckdb.__version__}
+    facts: dict[str, Any] = {"nproc": os.cpu_count(), "python": platform.python_version(), "duckdb": duckdb.__version__}
     try:
         mem = Path("/proc/meminfo").read_text().split("\n")[0].split()
         facts["ram_gib"] = round(int(mem[1]) / 2**20, 1)
@@ -249,7 +276,8 @@ def machine_facts() -> dict[str, Any]:
             facts["postgresql"] = pg.execute("SHOW server_version").fetchone()[0]
             facts["postgresql_settings"] = {
                 s: pg.execute(f"SHOW {s}").fetchone()[0]
-                for s in ("shared_buffers", "work_mem", "temp_buffers", "max_parallel_workers_per_gather", "jit")}
+                for s in ("shared_buffers", "work_mem", "temp_buffers", "max_parallel_workers_per_gather", "jit")
+            }
     except Exception as exc:  # no server: DuckDB-only runs still work
         facts["postgresql"] = f"unavailable: {exc}"
     return facts

@@ -29,8 +29,22 @@ from tests.conftest import INPATIENT_COLUMNS, PG_URL, Db, ReleaseSchemas, pg_pro
 from tests.test_release_faults import FAULTS, STEPS, Case, run_case, warning_line  # noqa: E402
 from veil.demo import inpatient_rows  # noqa: E402
 
-HEADER = ("step", "backend", "fault", "exit", "stderr", "status", "pointer", "rows readable", "v2 listed", "v1 views left",
-          "next run", "next exit", "v1 views after", "v1 status")
+HEADER = (
+    "step",
+    "backend",
+    "fault",
+    "exit",
+    "stderr",
+    "status",
+    "pointer",
+    "rows readable",
+    "v2 listed",
+    "v1 views left",
+    "next run",
+    "next exit",
+    "v1 views after",
+    "v1 status",
+)
 
 
 @contextmanager
@@ -63,10 +77,22 @@ def stderr(text: str) -> str:
 
 def row(case: Case, kind: str) -> tuple[str, ...]:
     readable = f"{case.rows} of {case.rows_published}"
-    return (case.step, kind, case.fault, str(case.exit_code), stderr(case.stderr), case.status, f"v{case.pointer}", readable,
-            "yes" if 2 in case.listed else "no", ", ".join(case.left_behind) or "-",
-            f"{case.next_run} → {case.next_status}", str(case.next_exit), ", ".join(case.left_after) or "-",
-            case.expired)
+    return (
+        case.step,
+        kind,
+        case.fault,
+        str(case.exit_code),
+        stderr(case.stderr),
+        case.status,
+        f"v{case.pointer}",
+        readable,
+        "yes" if 2 in case.listed else "no",
+        ", ".join(case.left_behind) or "-",
+        f"{case.next_run} → {case.next_status}",
+        str(case.next_exit),
+        ", ".join(case.left_after) or "-",
+        case.expired,
+    )
 
 
 def main() -> None:

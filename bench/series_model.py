@@ -142,6 +142,7 @@ for night in range(1, a.nights + 1):
         w = sum(len(s) for s in waiting.values())
         coarse = sum(len(c["live"]) + len(c["gone"]) for c in cohorts.values() if c["pool"][0] > 0)
         ds = sorted(delays)
+
         def q(f: float, ds: list[int] = ds) -> int | None:
             return ds[min(len(ds) - 1, int(f * len(ds)))] if ds else None
 

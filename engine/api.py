@@ -49,9 +49,9 @@ if TYPE_CHECKING:
     from veil.reidentification.summary import RiskSummary
     from veil.adversary.exposure import Audit
 
-TABLE = "dataframe"          # the DataFrame's table in the in-memory DuckDB
-POPULATION = "population"    # ``veil.risk``'s population DataFrame, beside it
-ROW = "__veil_row__"         # its row positions, to give the result the DataFrame's order and index
+TABLE = "dataframe"  # the DataFrame's table in the in-memory DuckDB
+POPULATION = "population"  # ``veil.risk``'s population DataFrame, beside it
+ROW = "__veil_row__"  # its row positions, to give the result the DataFrame's order and index
 MEMORY = "duckdb:///:memory:"
 # what each strategy runs: the release needs the optimum, which incognito alone does not give (it then runs on
 # the same evaluator's counts and verdicts, as ``veil search --strategy incognito,optimal`` does)
@@ -82,8 +82,8 @@ class Anonymized:
     nodes_evaluated: int
     strategy: str = "optimal"
     lattice_size: int = 0
-    workload_error: float | None = None                 # the optimal node's workload error (with ``workload=``)
-    workload_errors: tuple[float, ...] | None = None    # each query's error there, in the order given
+    workload_error: float | None = None  # the optimal node's workload error (with ``workload=``)
+    workload_errors: tuple[float, ...] | None = None  # each query's error there, in the order given
 
 
 @dataclass(frozen=True)
@@ -101,11 +101,21 @@ class Checked:
     attributes: tuple[str, ...]
 
 
-def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
-              models: Sequence[Mapping[str, Any]] = (), *, strategy: str = "optimal", max_suppression: float = 0.0,
-              metric: str = "discernibility", keep_columns: Sequence[str] = (), nulls: str = "error",
-              base_dir: str | Path | None = None, progress: bool | None = None,
-              workload: Sequence[Mapping[str, Any]] = ()) -> Anonymized:
+def anonymize(
+    df: Any,
+    quasi_identifiers: Mapping[str, Any],
+    sensitive: Sequence[str] | str = (),
+    models: Sequence[Mapping[str, Any]] = (),
+    *,
+    strategy: str = "optimal",
+    max_suppression: float = 0.0,
+    metric: str = "discernibility",
+    keep_columns: Sequence[str] = (),
+    nulls: str = "error",
+    base_dir: str | Path | None = None,
+    progress: bool | None = None,
+    workload: Sequence[Mapping[str, Any]] = (),
+) -> Anonymized:
     """Generalize ``df`` at the optimal lattice node satisfying every model (``veil search`` + the release's
     materialization, in memory).  ``strategy``: ``"optimal"`` (the release's), or ``"incognito"`` /
     ``"brute-force"``, which also list every minimal node (``minimal``).  Published columns:
@@ -116,8 +126,17 @@ def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence
     ``metric="workload"`` minimizes the error of; with a workload the result also carries the optimal node's
     ``workload_error`` (and ``workload_errors`` per query) whatever the metric."""
     origin = "veil.anonymize()"
-    config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
-                                {"strategy": strategy, "metric": metric, "max_suppression": max_suppression})
+    config, published = _config(
+        origin,
+        df,
+        quasi_identifiers,
+        sensitive,
+        models,
+        keep_columns,
+        nulls,
+        base_dir,
+        {"strategy": strategy, "metric": metric, "max_suppression": max_suppression},
+    )
     config, read = _workload(origin, df, config, workload)
     loaded = [c for c in df.columns if c in set(published) | set(read)]  # a workload's other columns: read only
     with _progress(origin, progress) as steps, _session(df, loaded, steps) as session:
@@ -134,38 +153,72 @@ def anonymize(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence
     return _anonymized(data, result, wh, config, spec, counts, suppressed, errors)
 
 
-def _workload_errors(wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any
-                     ) -> tuple[float, tuple[float, ...]]:
+def _workload_errors(
+    wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any
+) -> tuple[float, tuple[float, ...]]:
     """The workload's error at the node (``counts`` less ``suppressed`` blocks), and each query's."""
     scorer = metric_for(wh, "workload", config)
-    return (float(scorer.loss(counts, suppressed, wh.rows)),
-            tuple(float(e) for e in scorer.errors(counts, suppressed)))  # type: ignore[attr-defined]
+    return (float(scorer.loss(counts, suppressed, wh.rows)), tuple(float(e) for e in scorer.errors(counts, suppressed)))  # type: ignore[attr-defined]
 
 
-def _anonymized(data: Any, result: SearchResult, wh: Warehouse, config: cfg.Config, spec: Specification,
-                counts: NodeCounts, suppressed: Any, errors: tuple[float, tuple[float, ...]] | None) -> Anonymized:
+def _anonymized(
+    data: Any,
+    result: SearchResult,
+    wh: Warehouse,
+    config: cfg.Config,
+    spec: Specification,
+    counts: NodeCounts,
+    suppressed: Any,
+    errors: tuple[float, tuple[float, ...]] | None,
+) -> Anonymized:
     """``anonymize``'s result: the generalized ``data`` with the search's optimum and what it achieved."""
     assert result.optimal is not None
     released = counts.restrict(~suppressed)
     return Anonymized(
-        data=data, node=tuple(result.optimal.node), achieved={_label(m): m.check(released).achieved for m in spec.models},
+        data=data,
+        node=tuple(result.optimal.node),
+        achieved={_label(m): m.check(released).achieved for m in spec.models},
         suppressed_rows=int(counts.sizes[suppressed].sum()),
         minimal=None if result.minimal is None else tuple(tuple(n) for n in result.minimal),
-        metric=result.optimal.value, metric_name=result.optimal.metric, attributes=wh.attributes,
-        heights=wh.heights, nodes_evaluated=result.nodes_evaluated, strategy=config.search.strategy,
-        lattice_size=result.lattice_size, workload_error=None if errors is None else errors[0],
-        workload_errors=None if errors is None else errors[1])
+        metric=result.optimal.value,
+        metric_name=result.optimal.metric,
+        attributes=wh.attributes,
+        heights=wh.heights,
+        nodes_evaluated=result.nodes_evaluated,
+        strategy=config.search.strategy,
+        lattice_size=result.lattice_size,
+        workload_error=None if errors is None else errors[0],
+        workload_errors=None if errors is None else errors[1],
+    )
 
 
-def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
-          models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
-          max_suppression: float = 0.0, keep_columns: Sequence[str] = (), nulls: str = "error",
-          base_dir: str | Path | None = None, progress: bool | None = None) -> Checked:
+def check(
+    df: Any,
+    quasi_identifiers: Mapping[str, Any],
+    sensitive: Sequence[str] | str = (),
+    models: Sequence[Mapping[str, Any]] = (),
+    *,
+    node: Sequence[int] | Mapping[str, int] | str | None = None,
+    max_suppression: float = 0.0,
+    keep_columns: Sequence[str] = (),
+    nulls: str = "error",
+    base_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> Checked:
     """Every model at one ``node`` (levels in quasi-identifier order, a dict by column, or ``"1,0,2"``;
     default: the table as it stands), like ``veil check``; ``progress`` as for ``anonymize``."""
     origin = "veil.check()"
-    config, published = _config(origin, df, quasi_identifiers, sensitive, models, keep_columns, nulls, base_dir,
-                                {"max_suppression": max_suppression})
+    config, published = _config(
+        origin,
+        df,
+        quasi_identifiers,
+        sensitive,
+        models,
+        keep_columns,
+        nulls,
+        base_dir,
+        {"max_suppression": max_suppression},
+    )
     with _progress(origin, progress) as steps, _session(df, published, steps) as session:
         config, wh = _prepare(session, config, rollup=False, on_step=steps.step)
         level = _node(origin, node, wh)
@@ -173,16 +226,33 @@ def check(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
         counts = wh.counts(level)
         evaluation = spec.evaluate(counts, wh.rows)
         doc = check_document(wh, spec, counts, evaluation)
-        data = _generalized(session, wh, config, counts, evaluation.failing, published, df) \
-            if evaluation.passed else None
-    return Checked(data=data, node=level, passed=doc["passed"], rows=doc["rows"], blocks=doc["blocks"],
-                   suppressed_rows=doc["suppressed_rows"], models=tuple(doc["models"]), attributes=wh.attributes)
+        data = (
+            _generalized(session, wh, config, counts, evaluation.failing, published, df) if evaluation.passed else None
+        )
+    return Checked(
+        data=data,
+        node=level,
+        passed=doc["passed"],
+        rows=doc["rows"],
+        blocks=doc["blocks"],
+        suppressed_rows=doc["suppressed_rows"],
+        models=tuple(doc["models"]),
+        attributes=wh.attributes,
+    )
 
 
-def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str] | str = (),
-          models: Sequence[Mapping[str, Any]] = (), *, node: Sequence[int] | Mapping[str, int] | str | None = None,
-          settings: Mapping[str, Any] | None = None, nulls: str = "error",
-          base_dir: str | Path | None = None, progress: bool | None = None) -> Audit:
+def audit(
+    df: Any,
+    quasi_identifiers: Mapping[str, Any],
+    sensitive: Sequence[str] | str = (),
+    models: Sequence[Mapping[str, Any]] = (),
+    *,
+    node: Sequence[int] | Mapping[str, int] | str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    nulls: str = "error",
+    base_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> Audit:
     """The attacks of ``veil audit --node`` on ``df`` generalized at ``node`` (default: the table as it stands,
     node 0), every sensitive column counted; ``settings`` is the ``[audit]`` table as a dict (thresholds and
     ``attributes``), the models say what the adversary is assumed to know (README "Audit and report").
@@ -204,10 +274,18 @@ def audit(df: Any, quasi_identifiers: Mapping[str, Any], sensitive: Sequence[str
         return audit_counts(counts, parsed, config.models, f"node {list(level)} of the DataFrame", node_label(counts))
 
 
-
-def risk(df: Any, quasi_identifiers: Mapping[str, Any], *, node: Sequence[int] | Mapping[str, int] | str | None = None,
-         population: Any = None, sampling_fraction: float | None = None, threshold: float = 0.2,
-         nulls: str = "error", base_dir: str | Path | None = None, progress: bool | None = None) -> RiskSummary:
+def risk(
+    df: Any,
+    quasi_identifiers: Mapping[str, Any],
+    *,
+    node: Sequence[int] | Mapping[str, int] | str | None = None,
+    population: Any = None,
+    sampling_fraction: float | None = None,
+    threshold: float = 0.2,
+    nulls: str = "error",
+    base_dir: str | Path | None = None,
+    progress: bool | None = None,
+) -> RiskSummary:
     """Re-identification risk of ``df`` generalized at ``node`` (default: as it stands), like ``veil risk``
     (docs/reidentification.md): prosecutor, journalist and marketer risk, sample uniques, and population
     uniqueness (Pitman, Zayatz, SNB, Dankar et al.'s rule) when the population is known — ``population`` a
@@ -218,12 +296,15 @@ def risk(df: Any, quasi_identifiers: Mapping[str, Any], *, node: Sequence[int] |
     from veil.reidentification.subject import node_risk
 
     origin = "veil.risk()"
-    config, published = _config(origin, df, quasi_identifiers, (), [{"type": "k-anonymity", "k": 1}], (), nulls,
-                                base_dir, {})
+    config, published = _config(
+        origin, df, quasi_identifiers, (), [{"type": "k-anonymity", "k": 1}], (), nulls, base_dir, {}
+    )
     frame = population is not None and not isinstance(population, int)
     if frame and not isinstance(population, _pandas(origin).DataFrame):
-        raise ConfigError(f"{origin}: argument 'population' must be a DataFrame or the population's size (int), "
-                          f"got {type(population).__name__}")
+        raise ConfigError(
+            f"{origin}: argument 'population' must be a DataFrame or the population's size (int), "
+            f"got {type(population).__name__}"
+        )
     if population is not None and sampling_fraction is not None:
         raise ConfigError(f"{origin}: give 'population' or 'sampling_fraction', not both")
     with _progress(origin, progress) as steps, _session(df, published, steps) as session:
@@ -232,29 +313,51 @@ def risk(df: Any, quasi_identifiers: Mapping[str, Any], *, node: Sequence[int] |
             missing = [c for c in quasi_identifiers if c not in population.columns]
             if missing:
                 raise SourceError(f"column {missing[0]!r} does not exist in the population DataFrame")
-            session.load_frame(population_table(None, POPULATION, {}),  # type: ignore[attr-defined]
-                               population[list(quasi_identifiers)].copy(), "loading the population")
+            session.load_frame(
+                population_table(None, POPULATION, {}),  # type: ignore[attr-defined]
+                population[list(quasi_identifiers)].copy(),
+                "loading the population",
+            )
         config, wh = prepare_run(session, config, sensitive=(), rollup=False, on_step=steps.step)
-        return node_risk(wh, _node(origin, node, wh), threshold=threshold,
-                         population_table=POPULATION if frame else None, sampling_fraction=sampling_fraction,
-                         population=float(population) if population is not None and not frame else None)
+        return node_risk(
+            wh,
+            _node(origin, node, wh),
+            threshold=threshold,
+            population_table=POPULATION if frame else None,
+            sampling_fraction=sampling_fraction,
+            population=float(population) if population is not None and not frame else None,
+        )
+
 
 # --- arguments → Config ------------------------------------------------------------------------------------
 
 
-def _config(origin: str, df: Any, quasi_identifiers: Any, sensitive: Any, models: Any, keep_columns: Any,
-            nulls: Any, base_dir: Any, search: dict[str, Any]) -> tuple[cfg.Config, list[str]]:
+def _config(
+    origin: str,
+    df: Any,
+    quasi_identifiers: Any,
+    sensitive: Any,
+    models: Any,
+    keep_columns: Any,
+    nulls: Any,
+    base_dir: Any,
+    search: dict[str, Any],
+) -> tuple[cfg.Config, list[str]]:
     """The run's Config (built like a TOML file's) and the published columns (the DataFrame's order)."""
     pd = _pandas(origin)
     if not isinstance(df, pd.DataFrame):
         raise ConfigError(f"{origin}: argument 'df' must be a pandas DataFrame, got {type(df).__name__}")
     bad = [c for c in df.columns if not isinstance(c, str) or not c]
     if bad or ROW in df.columns:
-        raise ConfigError(f"{origin}: the DataFrame's column names must be non-empty strings other than {ROW!r}, "
-                          f"got {(bad or [ROW])[0]!r}")
+        raise ConfigError(
+            f"{origin}: the DataFrame's column names must be non-empty strings other than {ROW!r}, "
+            f"got {(bad or [ROW])[0]!r}"
+        )
     if not isinstance(quasi_identifiers, Mapping) or not quasi_identifiers:
-        raise ConfigError(f"{origin}: argument 'quasi_identifiers' must be a non-empty dict of column → hierarchy, "
-                          f"got {quasi_identifiers!r}")
+        raise ConfigError(
+            f"{origin}: argument 'quasi_identifiers' must be a non-empty dict of column → hierarchy, "
+            f"got {quasi_identifiers!r}"
+        )
     sens = _columns(origin, "sensitive", sensitive)
     keep = _columns(origin, "keep_columns", keep_columns)
     if isinstance(models, Mapping) or not isinstance(models, Sequence) or not models:
@@ -264,19 +367,28 @@ def _config(origin: str, df: Any, quasi_identifiers: Any, sensitive: Any, models
     named = [*quasi_identifiers, *sens, *keep]
     missing = [c for c in named if c not in df.columns]
     if missing:
-        raise SourceError(f"column {missing[0]!r} does not exist in the DataFrame (its columns: "
-                          f"{', '.join(repr(c) for c in list(df.columns)[:20])})")
+        raise SourceError(
+            f"column {missing[0]!r} does not exist in the DataFrame (its columns: "
+            f"{', '.join(repr(c) for c in list(df.columns)[:20])})"
+        )
     clash = sorted(set(keep) & (set(quasi_identifiers) | set(sens)))
     if clash:
-        raise ConfigError(f"{origin}: argument 'keep_columns' names column(s) {', '.join(map(repr, clash))} that are "
-                          "quasi-identifiers or sensitive (those are always published)")
+        raise ConfigError(
+            f"{origin}: argument 'keep_columns' names column(s) {', '.join(map(repr, clash))} that are "
+            "quasi-identifiers or sensitive (those are always published)"
+        )
     base = Path(base_dir) if base_dir is not None else Path.cwd()
     qis = [(column, _levels(h), f"quasi_identifiers[{column!r}]") for column, h in quasi_identifiers.items()]
     raw_models = [(_model_levels(m), f"models[{i}]") for i, m in enumerate(models)]
     config = cfg.assemble(
-        file=origin, base=base, source=cfg.SourceConfig(table=TABLE, url=MEMORY, nulls=nulls, base_dir=base),
-        quasi_identifiers=qis, sensitive=sens, models=raw_models,
-        search=cfg.search_settings(search, origin, "arguments", key=lambda k: f"argument {k!r}"))
+        file=origin,
+        base=base,
+        source=cfg.SourceConfig(table=TABLE, url=MEMORY, nulls=nulls, base_dir=base),
+        quasi_identifiers=qis,
+        sensitive=sens,
+        models=raw_models,
+        search=cfg.search_settings(search, origin, "arguments", key=lambda k: f"argument {k!r}"),
+    )
     return config, [c for c in df.columns if c in set(named)]
 
 
@@ -286,17 +398,23 @@ def _workload(origin: str, df: Any, config: cfg.Config, workload: Any) -> tuple[
     from veil.workloadsettings import parse_workload
 
     if isinstance(workload, (Mapping, str)) or not isinstance(workload, Sequence):
-        raise ConfigError(f"{origin}: argument 'workload' must be a list of query dicts like the [[workload]] "
-                          f"tables (docs/workload.md), got {workload!r}")
+        raise ConfigError(
+            f"{origin}: argument 'workload' must be a list of query dicts like the [[workload]] "
+            f"tables (docs/workload.md), got {workload!r}"
+        )
     if not workload and config.search.metric == "workload":
-        raise ConfigError(f"{origin}: argument 'metric' is \"workload\" but argument 'workload' lists no query; "
-                          "pass the analysts' queries, e.g. workload=[{\"group_by\": [\"age\", \"sex\"]}]")
+        raise ConfigError(
+            f"{origin}: argument 'metric' is \"workload\" but argument 'workload' lists no query; "
+            'pass the analysts\' queries, e.g. workload=[{"group_by": ["age", "sex"]}]'
+        )
     queries = parse_workload(list(workload), origin, config)
     read = list(dict.fromkeys(c for q in queries for c in q.columns))
     missing = [c for c in read if c not in df.columns]
     if missing:
-        raise SourceError(f"argument 'workload' reads column {missing[0]!r}, which does not exist in the DataFrame "
-                          f"(its columns: {', '.join(repr(c) for c in list(df.columns)[:20])})")
+        raise SourceError(
+            f"argument 'workload' reads column {missing[0]!r}, which does not exist in the DataFrame "
+            f"(its columns: {', '.join(repr(c) for c in list(df.columns)[:20])})"
+        )
     if not queries:
         return config, []
     return replace(config, data={**config.data, "workload": [dict(q) for q in workload]}, workload=queries), read
@@ -304,8 +422,11 @@ def _workload(origin: str, df: Any, config: cfg.Config, workload: Any) -> tuple[
 
 def _columns(origin: str, argument: str, value: Any) -> tuple[str, ...]:
     names = (value,) if isinstance(value, str) else value
-    if not isinstance(names, Sequence) or not all(isinstance(c, str) and c for c in names) or \
-            len(set(names)) != len(names):
+    if (
+        not isinstance(names, Sequence)
+        or not all(isinstance(c, str) and c for c in names)
+        or len(set(names)) != len(names)
+    ):
         raise ConfigError(f"{origin}: argument {argument!r} must be a list of distinct column names, got {value!r}")
     return tuple(names)
 
@@ -359,12 +480,18 @@ def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[Sessi
         yield session
 
 
-def _prepare(session: Session, config: cfg.Config, rollup: bool,
-             on_step: Callable[[str], None]) -> tuple[cfg.Config, Warehouse]:
+def _prepare(
+    session: Session, config: cfg.Config, rollup: bool, on_step: Callable[[str], None]
+) -> tuple[cfg.Config, Warehouse]:
     """``prepare_run`` as ``veil release`` calls it: sensitive columns no model reads are still NULL-checked."""
     counted = cfg.sensitive_needed(config)
-    return prepare_run(session, config, rollup=rollup, on_step=on_step,
-                       null_checked=tuple(c for c in config.sensitive if c not in counted))
+    return prepare_run(
+        session,
+        config,
+        rollup=rollup,
+        on_step=on_step,
+        null_checked=tuple(c for c in config.sensitive if c not in counted),
+    )
 
 
 def _search(wh: Warehouse, config: cfg.Config, spec: Specification, steps: _Steps) -> SearchResult:
@@ -372,12 +499,29 @@ def _search(wh: Warehouse, config: cfg.Config, spec: Specification, steps: _Step
     lattice = Lattice(wh.heights)
     counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
     steps.step(f"searching the lattice ({config.search.strategy})", lattice.size)
-    return run_search(SEARCHES[config.search.strategy], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
-                      on_evaluate=steps.advance, probe=probe, prefetch=prefetch)
+    return run_search(
+        SEARCHES[config.search.strategy],
+        lattice,
+        wh.attributes,
+        counts_for,
+        spec,
+        metric,
+        wh.rows,
+        on_evaluate=steps.advance,
+        probe=probe,
+        prefetch=prefetch,
+    )
 
 
-def _generalized(session: Session, wh: Warehouse, config: cfg.Config, counts: NodeCounts, suppressed: Any,
-                 published: Sequence[str], df: Any) -> Any:
+def _generalized(
+    session: Session,
+    wh: Warehouse,
+    config: cfg.Config,
+    counts: NodeCounts,
+    suppressed: Any,
+    published: Sequence[str],
+    df: Any,
+) -> Any:
     """The release's generalizing ``SELECT`` at ``counts.node`` (suppressed blocks dropped), read back as a
     DataFrame in the input's row order, with its index."""
     pd = _pandas("veil")
@@ -456,8 +600,13 @@ def _progress(origin: str, progress: bool | None) -> Iterator[_Steps]:
     from rich.console import Console
     from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               TextColumn("{task.fields[nodes]}"), TimeElapsedColumn())
+    columns = (
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.fields[nodes]}"),
+        TimeElapsedColumn(),
+    )
     # progress=True: drawn even where stderr does not look like a terminal (an IDE's console)
     console = Console(file=sys.stderr, force_terminal=True if progress else None)
     with Progress(*columns, console=console, transient=True) as bar:

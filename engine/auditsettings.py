@@ -30,8 +30,8 @@ class AttributeSettings:
     """Per sensitive attribute: the EMD ground distance and sensitive hierarchy (skewness, similarity), the
     proximity window (numeric values) and the ε-privacy adversary (``epsilon-privacy`` model parameters)."""
 
-    distance: str | None = None            # None: ordered for numbers, hierarchical with a hierarchy, else equal
-    hierarchy: Path | None = None           # ARX-format CSV over the sensitive values
+    distance: str | None = None  # None: ordered for numbers, hierarchical with a hierarchy, else equal
+    hierarchy: Path | None = None  # ARX-format CSV over the sensitive values
     delimiter: str = ";"
     similarity_level: int = 1
     proximity_epsilon: float | None = None  # None: 5% relative
@@ -41,12 +41,12 @@ class AttributeSettings:
 
 @dataclass(frozen=True)
 class AuditSettings:
-    share: float = 0.9             # homogeneity: one value holds >= share of a block; also "revealed"
-    l: int | None = None            # background knowledge: up to l-1 eliminations (None: from the models, else 2)
-    t: float | None = None          # skewness: EMD > t exposes (None: from a t-closeness model, else 0.2)
-    posterior: float = 0.8          # Bayes-optimal positive disclosure: posterior >= this (and above the prior)
-    proximity_share: float = 0.5    # proximity: >= this share of a block within ε of one value
-    worst: int = 5                  # worst blocks listed per attack
+    share: float = 0.9  # homogeneity: one value holds >= share of a block; also "revealed"
+    l: int | None = None  # background knowledge: up to l-1 eliminations (None: from the models, else 2)
+    t: float | None = None  # skewness: EMD > t exposes (None: from a t-closeness model, else 0.2)
+    posterior: float = 0.8  # Bayes-optimal positive disclosure: posterior >= this (and above the prior)
+    proximity_share: float = 0.5  # proximity: >= this share of a block within ε of one value
+    worst: int = 5  # worst blocks listed per attack
     attributes: Mapping[str, AttributeSettings] = field(default_factory=dict)
 
     def attribute(self, name: str) -> AttributeSettings:
@@ -81,8 +81,9 @@ def _adversary(r: Table, name: str, sensitive: Sequence[str]) -> tuple[tuple[str
         raise r.error("adversary", f"must be a table of epsilon-privacy parameters, got {raw!r}")
     table = {"type": "epsilon-privacy", "attribute": name, **raw}
     file = Path(r.file)
-    build(table, where=f"{file}: {r.where} adversary", sensitive=tuple(sensitive),
-          base_dir=file.parent)  # validates now; the audit builds it again from the parameters
+    build(
+        table, where=f"{file}: {r.where} adversary", sensitive=tuple(sensitive), base_dir=file.parent
+    )  # validates now; the audit builds it again from the parameters
     return tuple((k, v) for k, v in table.items())
 
 
@@ -94,10 +95,14 @@ def _attribute(data: Any, name: str, file: Path, sensitive: Sequence[str]) -> At
         raise r.error("distance", "'hierarchical' needs key 'hierarchy' (the sensitive values' taxonomy)")
     adversary = _adversary(r, name, sensitive)
     settings = AttributeSettings(
-        distance=distance, hierarchy=hierarchy, delimiter=delimiter,
+        distance=distance,
+        hierarchy=hierarchy,
+        delimiter=delimiter,
         similarity_level=r.integer("similarity_level", d["similarity_level"], minimum=1, interval=True),
         proximity_epsilon=r.number("proximity_epsilon", d["proximity_epsilon"], minimum=0),
-        proximity_mode=r.text("proximity_mode", d["proximity_mode"], MODES), adversary=adversary)
+        proximity_mode=r.text("proximity_mode", d["proximity_mode"], MODES),
+        adversary=adversary,
+    )
     r.finish()
     return settings
 
@@ -111,8 +116,10 @@ def parse_audit(data: Any, file: Path, sensitive: Sequence[str]) -> AuditSetting
     attributes: dict[str, AttributeSettings] = {}
     for name, table in per.items():
         if name not in sensitive:
-            raise ConfigError(f"{file}: [audit.attributes.{name}] names {name!r}, which is not a sensitive column "
-                              f"(sensitive columns: {', '.join(map(repr, sensitive)) or 'none'})")
+            raise ConfigError(
+                f"{file}: [audit.attributes.{name}] names {name!r}, which is not a sensitive column "
+                f"(sensitive columns: {', '.join(map(repr, sensitive)) or 'none'})"
+            )
         attributes[name] = _attribute(table, name, file, sensitive)
     unit: dict[str, Any] = {"maximum": 1.0, "above": 0.0, "interval": True}  # a share: in (0, 1]
     settings = AuditSettings(
@@ -122,6 +129,7 @@ def parse_audit(data: Any, file: Path, sensitive: Sequence[str]) -> AuditSetting
         posterior=r.number("posterior", d["posterior"], **unit),
         proximity_share=r.number("proximity_share", d["proximity_share"], **unit),
         worst=r.integer("worst", d["worst"], minimum=1, interval=True),
-        attributes=attributes)
+        attributes=attributes,
+    )
     r.finish()
     return settings

@@ -50,20 +50,28 @@ class BaseSet:
     ``hierarchies`` and the counted sensitive columns' ``domains``, laid out as ``layout``.  ``known_sizes``: the
     block-size histograms counted so far (``veil.blocksizes``), which bound the cells of their nodes."""
 
-    def __init__(self, scan: SourceScan, layout: q.Layout, hierarchies: Sequence[Hierarchy],
-                 domains: Sequence[SensitiveDomain], rows: int, stats: Stats, options: Options,
-                 on_step: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        scan: SourceScan,
+        layout: q.Layout,
+        hierarchies: Sequence[Hierarchy],
+        domains: Sequence[SensitiveDomain],
+        rows: int,
+        stats: Stats,
+        options: Options,
+        on_step: Callable[[str], None],
+    ) -> None:
         self.scan, self.session, self.layout = scan, scan.session, layout
         self.hierarchies, self.domains, self.rows = tuple(hierarchies), tuple(domains), rows
         self.stats, self.options, self.on_step = stats, options, on_step
         self.known_sizes: dict[Node, SizeHistogram] = {}
-        self.cells = 0                      # the base's cells
-        self._cells: Rollups | None = None   # rollups of the cells (veil_base)
+        self.cells = 0  # the base's cells
+        self._cells: Rollups | None = None  # rollups of the cells (veil_base)
         self._blocks: Rollups | None = None  # rollups of the blocks alone (the base without its sensitive columns)
         self._held: HeldCells | None = None
         self._up_tables: set[tuple[int, int]] = set()
         self._idents = 0
-        self._into: str | None = None    # the scratch database or work schema of the base (None: temporary tables)
+        self._into: str | None = None  # the scratch database or work schema of the base (None: temporary tables)
         self._not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after the end)
         self._ended = False
 
@@ -73,17 +81,31 @@ class BaseSet:
         table = scan.read(scan.quasi_identifiers + scan.sensitive + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         sizes = [d.size for d in self.domains]
-        self._into = session.scratch(self.rows * q.row_bytes(cards, sizes, session.dialect),
-                                     self.options.scratch_threshold)
+        self._into = session.scratch(
+            self.rows * q.row_bytes(cards, sizes, session.dialect), self.options.scratch_threshold
+        )
         self.stats.scratch = self._into is not None
-        session.execute(q.base_coded(self.layout, table, scan.quasi_identifiers, scan.sensitive, not_null, cards,
-                                     sizes, into=self._into, weight=scan.weight),
-                        f"coding source table {scan.name!r} into the base frequency set")
+        session.execute(
+            q.base_coded(
+                self.layout,
+                table,
+                scan.quasi_identifiers,
+                scan.sensitive,
+                not_null,
+                cards,
+                sizes,
+                into=self._into,
+                weight=scan.weight,
+            ),
+            f"coding source table {scan.name!r} into the base frequency set",
+        )
         self._not_null = tuple(not_null)
         coded, cells = session.rows(base_total(self.layout), "checking the base frequency set")[0]
         if int(coded) != self.rows:
-            raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows}); "
-                               "a value's type differs between the source and its dimension table")
+            raise BackendError(
+                f"coding the base frequency set lost rows ({coded} of {self.rows}); "
+                "a value's type differs between the source and its dimension table"
+            )
         self.cells = int(cells)
         self.stats.base_cells = self.cells
         budget = session.backend.local_cells if self.options.local_cells is None else self.options.local_cells
@@ -92,8 +114,13 @@ class BaseSet:
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
         # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own)
-        floors = (Floors(self.hierarchies, min(budget, self.cells)) if local is not None
-                  else Floors(self.hierarchies, budget) if self.batched else None)
+        floors = (
+            Floors(self.hierarchies, min(budget, self.cells))
+            if local is not None
+            else Floors(self.hierarchies, budget)
+            if self.batched
+            else None
+        )
         self._held = HeldCells(local, floors, len(self.domains), self.stats)
         self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
 
@@ -102,11 +129,15 @@ class BaseSet:
         a leaf code to its code at every level."""
         data = self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
         self.stats.local_cells += len(data["n"])
-        return FrequencySet([data[f"q{i}_0"] for i in range(len(self.hierarchies))],
-                            [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
-                            [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
-                            np.column_stack([data[f"s{j}"] for j in range(len(self.domains))])
-                            if self.domains else np.zeros((len(data["n"]), 0), dtype=np.int64), data["n"])
+        return FrequencySet(
+            [data[f"q{i}_0"] for i in range(len(self.hierarchies))],
+            [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
+            [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
+            np.column_stack([data[f"s{j}"] for j in range(len(self.domains))])
+            if self.domains
+            else np.zeros((len(data["n"]), 0), dtype=np.int64),
+            data["n"],
+        )
 
     @property
     def held(self) -> HeldCells | None:
@@ -135,13 +166,26 @@ class BaseSet:
 
     def _rollups(self, base: str, layout: q.Layout, cells: int, bounded: bool) -> Rollups:
         cards = tuple(tuple(h.cardinality(j) for j in range(h.height + 1)) for h in self.hierarchies)
-        spread = math.prod(d.size for d in self.domains[:layout.sensitive_count])
+        spread = math.prod(d.size for d in self.domains[: layout.sensitive_count])
         o, backend = self.options, self.session.backend
-        return Rollups(self.session, layout, base, cells, self.stats.rollups, self._up_tables, enabled=o.rollup,
-                       ratio=o.rollup_ratio, min_cells=o.rollup_min_cells, budget=o.rollup_budget,
-                       bounded=bounded, upper=self.cells_bound, cardinalities=cards, spread=spread,
-                       hub_ratio=backend.hub_ratio if o.hub_ratio is None else o.hub_ratio,
-                       into=self._into if backend.scratch_nodes else None)
+        return Rollups(
+            self.session,
+            layout,
+            base,
+            cells,
+            self.stats.rollups,
+            self._up_tables,
+            enabled=o.rollup,
+            ratio=o.rollup_ratio,
+            min_cells=o.rollup_min_cells,
+            budget=o.rollup_budget,
+            bounded=bounded,
+            upper=self.cells_bound,
+            cardinalities=cards,
+            spread=spread,
+            hub_ratio=backend.hub_ratio if o.hub_ratio is None else o.hub_ratio,
+            into=self._into if backend.scratch_nodes else None,
+        )
 
     @property
     def cell_rollups(self) -> Rollups:

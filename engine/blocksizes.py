@@ -79,9 +79,10 @@ class BlockSizes:
         held = base.held
         if not base.batched or (held is not None and held.local is not None):
             return
-        todo = list(dict.fromkeys(n for n in nodes if n not in base.known_sizes
-                                  and (held is None or held.holder(n) is None)))
-        for part in (todo[lo:lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
+        todo = list(
+            dict.fromkeys(n for n in nodes if n not in base.known_sizes and (held is None or held.holder(n) is None))
+        )
+        for part in (todo[lo : lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
             if len(part) > 1:
                 self._together(part)
 

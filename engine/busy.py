@@ -33,8 +33,14 @@ T = TypeVar("T")
 INTERVAL = 1.0  # seconds between attempts
 
 
-def retrying(body: Callable[[], T], wait: float, *, clock: Callable[[], float] = time.monotonic,
-             sleep: Callable[[float], None] = time.sleep, interval: float = INTERVAL) -> T:
+def retrying(
+    body: Callable[[], T],
+    wait: float,
+    *,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    interval: float = INTERVAL,
+) -> T:
     """``body()``, run again while it raises ``BusyError`` and ``wait`` seconds have not passed."""
     deadline = clock() + max(wait, 0.0)
     announced = False

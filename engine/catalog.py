@@ -37,8 +37,21 @@ from veil.queries import catalog as qc
 from veil.queries.catalog import CatalogTables, Status, tables  # the tables' definitions and statements: queries
 from veil.queries.ddl import create_table
 
-__all__ = ["HEAD", "OPEN", "STATUSES", "CatalogTables", "Status", "advisory", "ensure_schema", "lock_key",
-           "migrations_dir", "require", "revision", "tables", "upgrade"]
+__all__ = [
+    "HEAD",
+    "OPEN",
+    "STATUSES",
+    "CatalogTables",
+    "Status",
+    "advisory",
+    "ensure_schema",
+    "lock_key",
+    "migrations_dir",
+    "require",
+    "revision",
+    "tables",
+    "upgrade",
+]
 
 HEAD = "0007"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
@@ -78,9 +91,11 @@ def _create(session: Session, schema: str) -> tuple[str | None, str | None]:
     before = revision(session, schema)
     if before is not None:
         if before != HEAD:
-            raise ConfigError(f"the Veil catalog in schema {schema!r} is at revision {before} and "
-                              f"{session.backend.name} has no migrations to {HEAD}: export its history and "
-                              f"drop the schema, then run `veil init` again")
+            raise ConfigError(
+                f"the Veil catalog in schema {schema!r} is at revision {before} and "
+                f"{session.backend.name} has no migrations to {HEAD}: export its history and "
+                f"drop the schema, then run `veil init` again"
+            )
         return before, before
     found = session.relations(schema)
     cat = tables(schema)
@@ -178,9 +193,12 @@ def require(session: Session, schema: str) -> CatalogTables:
     """The catalog's tables, or a clear error when ``veil init`` has not run (or is out of date)."""
     found = revision(session, schema)
     if found is None:
-        raise BackendError(f"no Veil catalog in schema {schema!r} of {session.backend.display_url}; "
-                           "run `veil init --config ...` first")
+        raise BackendError(
+            f"no Veil catalog in schema {schema!r} of {session.backend.display_url}; run `veil init --config ...` first"
+        )
     if found != HEAD:
-        raise BackendError(f"the Veil catalog in schema {schema!r} is at revision {found}, this Veil needs "
-                           f"{HEAD}; run `veil init --config ...` to upgrade it")
+        raise BackendError(
+            f"the Veil catalog in schema {schema!r} is at revision {found}, this Veil needs "
+            f"{HEAD}; run `veil init --config ...` to upgrade it"
+        )
     return tables(schema)

@@ -37,12 +37,17 @@ from veil.registry import STRATEGIES  # stdlib only: names read without importin
 CONFIG_FILE = "veil.toml"  # looked for in the working folder when --config is not given
 CONFIG_ENV = "VEIL_CONFIG"  # else the config this environment variable names
 
-app = typer.Typer(add_completion=False, no_args_is_help=False, pretty_exceptions_enable=False,
-                  rich_markup_mode=None, context_settings={"help_option_names": ["-h", "--help"]},
-                  help="Veil: publish anonymized releases of warehouse tables (k-anonymity, l-diversity, "
-                       "t-closeness, ε-privacy).  Every command reads the config given with --config, else "
-                       f"{CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.  Exit codes: 0 "
-                       "done, 2 no node satisfies the models, 1 failure.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    help="Veil: publish anonymized releases of warehouse tables (k-anonymity, l-diversity, "
+    "t-closeness, ε-privacy).  Every command reads the config given with --config, else "
+    f"{CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.  Exit codes: 0 "
+    "done, 2 no node satisfies the models, 1 failure.",
+)
 
 
 class LogFormat(str, enum.Enum):
@@ -52,19 +57,38 @@ class LogFormat(str, enum.Enum):
     json = "json"
 
 
-ConfigOpt = Annotated[Optional[Path], typer.Option(
-    "--config", "-c", show_default=False,
-    help=f"The config (TOML).  Default: {CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.")]
+ConfigOpt = Annotated[
+    Optional[Path],
+    typer.Option(
+        "--config",
+        "-c",
+        show_default=False,
+        help=f"The config (TOML).  Default: {CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.",
+    ),
+]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout, whatever happens.")]
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Log errors only.")]
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log details too.")]
-WaitOpt = Annotated[float, typer.Option("--wait", metavar="SECONDS", min=0.0,
-                                        help="Retry while the database is busy (a DuckDB file open in another "
-                                             "process, a concurrent release) for up to this many seconds.")]
-LogFormatOpt = Annotated[LogFormat, typer.Option(
-    "--log-format", envvar="VEIL_LOG_FORMAT", case_sensitive=False,
-    help="Log records on stderr as text lines (short on a terminal, ISO-timestamped elsewhere) or as one JSON "
-         "object each: time (ISO 8601 with offset), level, command, message.")]
+WaitOpt = Annotated[
+    float,
+    typer.Option(
+        "--wait",
+        metavar="SECONDS",
+        min=0.0,
+        help="Retry while the database is busy (a DuckDB file open in another "
+        "process, a concurrent release) for up to this many seconds.",
+    ),
+]
+LogFormatOpt = Annotated[
+    LogFormat,
+    typer.Option(
+        "--log-format",
+        envvar="VEIL_LOG_FORMAT",
+        case_sensitive=False,
+        help="Log records on stderr as text lines (short on a terminal, ISO-timestamped elsewhere) or as one JSON "
+        "object each: time (ISO 8601 with offset), level, command, message.",
+    ),
+]
 NodeOpt = Annotated[Optional[str], typer.Option("--node", help="Levels, e.g. 1,0,2 (default: all 0).")]
 COUNTS_LIMIT = 50  # blocks ``veil counts`` shows by default, the smallest first
 MINIMAL_LIMIT = 20  # minimal nodes ``veil search`` prints by default, the lowest first
@@ -82,8 +106,11 @@ def _version(value: bool) -> None:
 
 
 @app.callback()
-def _root(version: Annotated[bool, typer.Option("--version", is_eager=True, callback=_version,
-                                                 help="Print Veil's version and exit.")] = False) -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", is_eager=True, callback=_version, help="Print Veil's version and exit.")
+    ] = False,
+) -> None:
     """Veil: publish anonymized releases of warehouse tables."""
 
 
@@ -141,13 +168,25 @@ def _node(text: str | None, heights: tuple[int, ...]) -> tuple[int, ...]:
 
 
 @app.command()
-def counts(config: ConfigOpt = None, node: NodeOpt = None,
-           limit: Annotated[int, typer.Option(
-               "--limit", min=0, metavar="N",
-               help="Show at most N blocks, the smallest first (the riskiest: fewest people share their key); 0 "
-                    "shows all.  The totals (blocks, rows, blocks not shown) are always printed.")] = COUNTS_LIMIT,
-           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-           log_format: LogFormatOpt = LogFormat.text) -> None:
+def counts(
+    config: ConfigOpt = None,
+    node: NodeOpt = None,
+    limit: Annotated[
+        int,
+        typer.Option(
+            "--limit",
+            min=0,
+            metavar="N",
+            help="Show at most N blocks, the smallest first (the riskiest: fewest people share their key); 0 "
+            "shows all.  The totals (blocks, rows, blocks not shown) are always printed.",
+        ),
+    ] = COUNTS_LIMIT,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """The q*-blocks at one lattice node, smallest first: generalized key, size and sensitive histograms
     (at most --limit of them; --json carries the same blocks and the totals)."""
 
@@ -167,8 +206,10 @@ def _show_counts(conf: Any, doc: dict[str, Any]) -> None:
     from rich.table import Table
 
     which = "smallest first" if not doc["blocks_not_shown"] else f"the {len(doc['blocks'])} smallest shown"
-    table = Table(title=f"{conf.source.qualified} at node {doc['node']}: {doc['block_count']:,} blocks, "
-                        f"{doc['rows']:,} rows; {which}")
+    table = Table(
+        title=f"{conf.source.qualified} at node {doc['node']}: {doc['block_count']:,} blocks, "
+        f"{doc['rows']:,} rows; {which}"
+    )
     for name in [*doc["attributes"], "size", *conf.sensitive]:
         table.add_column(name, justify="right" if name == "size" else "left")
     for b in doc["blocks"]:
@@ -176,15 +217,22 @@ def _show_counts(conf: Any, doc: dict[str, Any]) -> None:
         table.add_row(*b["key"], str(b["size"]), *hist)
     console().print(table)
     if doc["blocks_not_shown"]:
-        say(f"{doc['blocks_not_shown']:,} more block(s) with {doc['rows_not_shown']:,} row(s) not shown "
-            "(--limit N shows N, --limit 0 all)")
+        say(
+            f"{doc['blocks_not_shown']:,} more block(s) with {doc['rows_not_shown']:,} row(s) not shown "
+            "(--limit N shows N, --limit 0 all)"
+        )
 
 
 @app.command()
-def check(config: ConfigOpt = None,
-          node: Annotated[Optional[str], typer.Option(help="Levels, e.g. 1,0,2 (default: the source as it stands).")] = None,
-          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-          log_format: LogFormatOpt = LogFormat.text) -> None:
+def check(
+    config: ConfigOpt = None,
+    node: Annotated[Optional[str], typer.Option(help="Levels, e.g. 1,0,2 (default: the source as it stands).")] = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Evaluate every model at one node: passed, achieved level, violating blocks (exit 0 either way)."""
 
     def body() -> Result:
@@ -202,15 +250,22 @@ def check(config: ConfigOpt = None,
 
             verdict = "passes" if doc["passed"] else "fails"
             suppressing = f", suppressing {doc['suppressed_rows']} rows" if doc["suppressed_rows"] else ""
-            say(f"{conf.source.qualified} at node {doc['node']}: {doc['blocks']} blocks, {doc['rows']} rows — "
-                f"{verdict}{suppressing}")
+            say(
+                f"{conf.source.qualified} at node {doc['node']}: {doc['blocks']} blocks, {doc['rows']} rows — "
+                f"{verdict}{suppressing}"
+            )
             table = Table()
             for col in ("model", "attribute", "passed", "achieved", "violating blocks"):
                 table.add_column(col)
             for m, model in zip(doc["models"], conf.models):
                 achieved = "∞ / undefined" if m["achieved"] is None else f"{m['achieved']:.6g}"
-                table.add_row(model.describe(), m["attribute"] or "", "yes" if m["passed"] else "no", achieved,
-                              str(m["violating_blocks"]))
+                table.add_row(
+                    model.describe(),
+                    m["attribute"] or "",
+                    "yes" if m["passed"] else "no",
+                    achieved,
+                    str(m["violating_blocks"]),
+                )
             console().print(table)
 
         return Result({"status": "ok", **doc}, OK, show)
@@ -218,23 +273,45 @@ def check(config: ConfigOpt = None,
     finish("check", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
-StrategyOpt = Annotated[Optional[str], typer.Option(
-    help=f"{' | '.join(STRATEGIES.names())} (or several, comma-separated, sharing counts; default: the "
-         "config's [search] strategy).")]
-MetricOpt = Annotated[Optional[str], typer.Option(help="height | precision | avg-block-size | "
-                                                       "discernibility | kl-divergence | workload "
-                                                       "(veil.metrics.REGISTRY; default: the config's "
-                                                       "[search] metric).")]
-MinimalLimitOpt = Annotated[int, typer.Option(
-    "--limit", min=0, metavar="N",
-    help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.")]
+StrategyOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        help=f"{' | '.join(STRATEGIES.names())} (or several, comma-separated, sharing counts; default: the "
+        "config's [search] strategy)."
+    ),
+]
+MetricOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        help="height | precision | avg-block-size | "
+        "discernibility | kl-divergence | workload "
+        "(veil.metrics.REGISTRY; default: the config's "
+        "[search] metric)."
+    ),
+]
+MinimalLimitOpt = Annotated[
+    int,
+    typer.Option(
+        "--limit",
+        min=0,
+        metavar="N",
+        help="Print at most N minimal passing nodes, lowest first (0: all); --json always lists all.",
+    ),
+]
 
 
 @app.command()
-def search(config: ConfigOpt = None, strategy: StrategyOpt = None, metric: MetricOpt = None,
-           limit: MinimalLimitOpt = MINIMAL_LIMIT,
-           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-           log_format: LogFormatOpt = LogFormat.text) -> None:
+def search(
+    config: ConfigOpt = None,
+    strategy: StrategyOpt = None,
+    metric: MetricOpt = None,
+    limit: MinimalLimitOpt = MINIMAL_LIMIT,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Search the lattice: every minimal passing node (incognito, brute-force) and/or the proven-optimal one
     (optimal), with what each strategy evaluated (exit 2: no node passes)."""
 
@@ -273,15 +350,20 @@ def _searched(conf: Any, strategies: tuple[str, ...], limit: int) -> Result:
         from veil.workload import search_document
     with open_run(conf, on_step=log.step) as (conf, wh):
         result = search_warehouse(wh, conf, strategies)
-        failure = None if result.any_passing else no_solution(
-            wh, Specification(conf.models, conf.search.max_suppression))
+        failure = (
+            None if result.any_passing else no_solution(wh, Specification(conf.models, conf.search.max_suppression))
+        )
         extras = search_document(wh, conf, result)  # [[workload]] errors, utility per attribute (issue 38)
         stats = wh.stats
     doc = {**result.document(), "work": stats.document(), **extras}
-    status = {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure),
-                                                        **failure.details}
-    return Result({**status, **doc}, OK if failure is None else NO_SOLUTION,
-                  lambda: _show_search(doc, limit, None if failure is None else str(failure)))
+    status = (
+        {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure), **failure.details}
+    )
+    return Result(
+        {**status, **doc},
+        OK if failure is None else NO_SOLUTION,
+        lambda: _show_search(doc, limit, None if failure is None else str(failure)),
+    )
 
 
 def _show_search(doc: dict[str, Any], limit: int, failure: str | None) -> None:
@@ -291,14 +373,19 @@ def _show_search(doc: dict[str, Any], limit: int, failure: str | None) -> None:
 
     size = doc["lattice_size"]
     work = doc["work"]
-    counted = (f"every node counted in memory from the {work['local_cells']:,} cells fetched" if work["local_cells"]
-               else f"{work['node_queries']:,} queries to the database")
+    counted = (
+        f"every node counted in memory from the {work['local_cells']:,} cells fetched"
+        if work["local_cells"]
+        else f"{work['node_queries']:,} queries to the database"
+    )
     say(f"lattice of {size:,} nodes (heights {doc['heights']}); searched in {doc['seconds']:.3f} s with {counted}")
     for i, w in enumerate(doc["by_strategy"]):
         parts = [f"evaluated {w['lattice_nodes']:,}{' more' if i else ''} of the {size:,} nodes"]
         if w["subset_nodes"]:
-            parts.append(f"{w['subset_nodes']:,} nodes of smaller lattices (subsets of the quasi-identifiers, not "
-                         "nodes of this lattice)")
+            parts.append(
+                f"{w['subset_nodes']:,} nodes of smaller lattices (subsets of the quasi-identifiers, not "
+                "nodes of this lattice)"
+            )
         if w["nodes_bounded"]:
             parts.append(f"ruled out {w['nodes_bounded']:,} more by their block sizes alone")
         say(f"  {w['strategy']} ({w['seconds']:.3f} s): {'; '.join(parts)}")
@@ -324,9 +411,14 @@ def _show_search(doc: dict[str, Any], limit: int, failure: str | None) -> None:
 
 
 @app.command()
-def init(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False,
-         wait: WaitOpt = 60.0,  # two at once serialize: a second waits for a DuckDB file (job.INIT_WAIT)
-         log_format: LogFormatOpt = LogFormat.text) -> None:
+def init(
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 60.0,  # two at once serialize: a second waits for a DuckDB file (job.INIT_WAIT)
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Create or upgrade Veil's catalog (Alembic migrations) in the target database."""
 
     def body() -> Result:
@@ -335,32 +427,64 @@ def init(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = F
         conf = _load(config)
         before, after = do_init(conf, wait)
         where = f"schema {conf.catalog_schema!r}"
-        text = (f"catalog in {where} is up to date (revision {after})" if before == after
-                else f"catalog in {where}: {before or 'none'} → {after}")
-        return Result({"status": "ok", "catalog_schema": conf.catalog_schema, "revision_before": before,
-                       "revision": after, "message": text}, OK, lambda: say(text))
+        text = (
+            f"catalog in {where} is up to date (revision {after})"
+            if before == after
+            else f"catalog in {where}: {before or 'none'} → {after}"
+        )
+        return Result(
+            {
+                "status": "ok",
+                "catalog_schema": conf.catalog_schema,
+                "revision_before": before,
+                "revision": after,
+                "message": text,
+            },
+            OK,
+            lambda: say(text),
+        )
 
     finish("init", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def release(config: ConfigOpt = None,
-            force: Annotated[bool, typer.Option("--force", help="Publish even if source and config are unchanged.")] = False,
-            dry_run: Annotated[bool, typer.Option(
-                "--dry-run", help="Decide everything a release would — node, rows published, suppressed, deferred "
-                                  "and held back by the series step — and verify it, then roll back: nothing is "
-                                  "written (no catalog row, schema, rows or views).  Status would_publish, or "
-                                  "skipped when nothing changed.")] = False,
-            new_series: Annotated[bool, typer.Option(
-                "--new-series", help="Begin a new series with this version: search the node again and forget the "
-                                     "last series' members (a reader can intersect both series: `veil audit "
-                                     "--series` says how many people; docs/series.md §5).")] = False,
-            erase_departed: Annotated[bool, typer.Option(
-                "--erase-departed", help="Every row still standing in for someone who left leaves tonight, whatever "
-                                         "its batch (an erasure that must take effect now; what it exposes is "
-                                         "recorded: docs/series.md §4).")] = False,
-            as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-            log_format: LogFormatOpt = LogFormat.text) -> None:
+def release(
+    config: ConfigOpt = None,
+    force: Annotated[bool, typer.Option("--force", help="Publish even if source and config are unchanged.")] = False,
+    dry_run: Annotated[
+        bool,
+        typer.Option(
+            "--dry-run",
+            help="Decide everything a release would — node, rows published, suppressed, deferred "
+            "and held back by the series step — and verify it, then roll back: nothing is "
+            "written (no catalog row, schema, rows or views).  Status would_publish, or "
+            "skipped when nothing changed.",
+        ),
+    ] = False,
+    new_series: Annotated[
+        bool,
+        typer.Option(
+            "--new-series",
+            help="Begin a new series with this version: search the node again and forget the "
+            "last series' members (a reader can intersect both series: `veil audit "
+            "--series` says how many people; docs/series.md §5).",
+        ),
+    ] = False,
+    erase_departed: Annotated[
+        bool,
+        typer.Option(
+            "--erase-departed",
+            help="Every row still standing in for someone who left leaves tonight, whatever "
+            "its batch (an erasure that must take effect now; what it exposes is "
+            "recorded: docs/series.md §4).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Search, materialize, verify and publish a new release version (exit 2: no node satisfies); with
     --dry-run, say what it would publish and write nothing."""
 
@@ -377,8 +501,14 @@ def release(config: ConfigOpt = None,
 
 
 @app.command()
-def releases(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False,
-             verbose: VerboseOpt = False, wait: WaitOpt = 0.0, log_format: LogFormatOpt = LogFormat.text) -> None:
+def releases(
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """The release's history: every run and version (status, node, rows, achieved levels, times in ISO 8601
     UTC)."""
 
@@ -390,14 +520,25 @@ def releases(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt
         def show() -> None:
             say(f"release {doc['name']!r}: current version {doc['current']}")
             for r in doc["releases"]:
-                achieved = ", ".join(f"{k} {v:.4g}" if v is not None else f"{k} ∞"
-                                     for k, v in (r["achieved"] or {}).items())
-                counts = (f"{r['rows_published']} published, {r['rows_suppressed']} suppressed, "
-                          f"{r['rows_deferred'] or 0} deferred" if r["rows_published"] is not None else "")
-                parts = [f"v{r['version']}" if r["version"] is not None else "-",
-                         r["status"] + (" (current)" if r["current"] else ""), f"node {r['node']}" if r["node"] else "",
-                         counts, achieved, f"started {r['started_at']}",
-                         f"published {r['published_at']}" if r["published_at"] else "", r["message"] or ""]
+                achieved = ", ".join(
+                    f"{k} {v:.4g}" if v is not None else f"{k} ∞" for k, v in (r["achieved"] or {}).items()
+                )
+                counts = (
+                    f"{r['rows_published']} published, {r['rows_suppressed']} suppressed, "
+                    f"{r['rows_deferred'] or 0} deferred"
+                    if r["rows_published"] is not None
+                    else ""
+                )
+                parts = [
+                    f"v{r['version']}" if r["version"] is not None else "-",
+                    r["status"] + (" (current)" if r["current"] else ""),
+                    f"node {r['node']}" if r["node"] else "",
+                    counts,
+                    achieved,
+                    f"started {r['started_at']}",
+                    f"published {r['published_at']}" if r["published_at"] else "",
+                    r["message"] or "",
+                ]
                 say("  " + "; ".join(p for p in parts if p))
 
         return Result({"status": "ok", **doc}, OK, show)
@@ -406,10 +547,15 @@ def releases(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt
 
 
 @app.command()
-def rollback(to: Annotated[int, typer.Option("--to", help="The kept version the views should show.")],
-             config: ConfigOpt = None,
-             as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-             log_format: LogFormatOpt = LogFormat.text) -> None:
+def rollback(
+    to: Annotated[int, typer.Option("--to", help="The kept version the views should show.")],
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Repoint the release's views to a kept version, atomically (recorded in the catalog)."""
 
     def body() -> Result:
@@ -422,14 +568,25 @@ def rollback(to: Annotated[int, typer.Option("--to", help="The kept version the 
 
 
 @app.command()
-def audit(config: ConfigOpt = None,
-          node: Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2.")] = None,
-          release: Annotated[Optional[int], typer.Option("--release", help="A published version (read back from "
-                                                         "the warehouse).")] = None,
-          series: Annotated[bool, typer.Option("--series", help="What the published history exposes: every pair "
-                                               "of versions' differences that fail the models.")] = False,
-          as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-          log_format: LogFormatOpt = LogFormat.text) -> None:
+def audit(
+    config: ConfigOpt = None,
+    node: Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2.")] = None,
+    release: Annotated[
+        Optional[int], typer.Option("--release", help="A published version (read back from the warehouse).")
+    ] = None,
+    series: Annotated[
+        bool,
+        typer.Option(
+            "--series",
+            help="What the published history exposes: every pair of versions' differences that fail the models.",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Attack audit: rows and blocks exposed per attack (default: the table as it stands, already generalized);
     with --series, the exposure of the published history."""
 
@@ -448,30 +605,55 @@ def audit(config: ConfigOpt = None,
     finish("audit", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
-
-RiskNodeOpt = Annotated[Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source "
-                                                         "as it stands).")]
-RecountedReleaseOpt = Annotated[Optional[int], typer.Option("--release", help="A published version (its rows "
-                                                            "recounted from the warehouse).")]
-RiskThresholdOpt = Annotated[float, typer.Option(min=0.0, max=1.0, help="Records whose re-identification risk "
-                                                 "is above this are at risk (ARX's default 0.2).")]
-PopulationTableOpt = Annotated[Optional[str], typer.Option(
-    "--population-table", help="A table of the whole population with the same quasi-identifier columns "
-                               "(schema.table): journalist and marketer risk against its class sizes.")]
-SamplingFractionOpt = Annotated[Optional[float], typer.Option(
-    "--sampling-fraction", min=1e-9, max=1.0,
-    help="The share of the population the table holds: population uniqueness estimated for n / fraction "
-         "people.")]
-PopulationOpt = Annotated[Optional[int], typer.Option("--population", min=1, help="The population's size, "
-                                                      "instead of a sampling fraction.")]
+RiskNodeOpt = Annotated[
+    Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source as it stands).")
+]
+RecountedReleaseOpt = Annotated[
+    Optional[int], typer.Option("--release", help="A published version (its rows recounted from the warehouse).")
+]
+RiskThresholdOpt = Annotated[
+    float,
+    typer.Option(
+        min=0.0, max=1.0, help="Records whose re-identification risk is above this are at risk (ARX's default 0.2)."
+    ),
+]
+PopulationTableOpt = Annotated[
+    Optional[str],
+    typer.Option(
+        "--population-table",
+        help="A table of the whole population with the same quasi-identifier columns "
+        "(schema.table): journalist and marketer risk against its class sizes.",
+    ),
+]
+SamplingFractionOpt = Annotated[
+    Optional[float],
+    typer.Option(
+        "--sampling-fraction",
+        min=1e-9,
+        max=1.0,
+        help="The share of the population the table holds: population uniqueness estimated for n / fraction people.",
+    ),
+]
+PopulationOpt = Annotated[
+    Optional[int], typer.Option("--population", min=1, help="The population's size, instead of a sampling fraction.")
+]
 
 
 @app.command()
-def risk(config: ConfigOpt = None, node: RiskNodeOpt = None, release: RecountedReleaseOpt = None,
-         threshold: RiskThresholdOpt = 0.2, population_table: PopulationTableOpt = None,
-         sampling_fraction: SamplingFractionOpt = None, population: PopulationOpt = None,
-         as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-         log_format: LogFormatOpt = LogFormat.text) -> None:
+def risk(
+    config: ConfigOpt = None,
+    node: RiskNodeOpt = None,
+    release: RecountedReleaseOpt = None,
+    threshold: RiskThresholdOpt = 0.2,
+    population_table: PopulationTableOpt = None,
+    sampling_fraction: SamplingFractionOpt = None,
+    population: PopulationOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Re-identification risk as ARX reports it (docs/reidentification.md): prosecutor, journalist and marketer
     risk, sample uniques and population uniqueness (Pitman, Zayatz, SNB, Dankar et al.'s rule), of a node or a
     published version."""
@@ -480,9 +662,16 @@ def risk(config: ConfigOpt = None, node: RiskNodeOpt = None, release: RecountedR
         with _loading():
             from veil.reidentification.subject import run_risk
 
-        summary = run_risk(_load(config), node=node, release=release, threshold=threshold,
-                           population_table=population_table, sampling_fraction=sampling_fraction,
-                           population=population, on_step=log.step)
+        summary = run_risk(
+            _load(config),
+            node=node,
+            release=release,
+            threshold=threshold,
+            population_table=population_table,
+            sampling_fraction=sampling_fraction,
+            population=population,
+            on_step=log.step,
+        )
         doc = summary.document()
         return Result({"status": "ok", **doc}, OK, lambda: _show_risk(doc))
 
@@ -495,6 +684,7 @@ def _show_risk(doc: dict[str, Any]) -> None:
     for line in lines(doc):
         say(line)
 
+
 def _series_exposure(conf: Any) -> Result:
     from veil.release import exposure
 
@@ -503,19 +693,27 @@ def _series_exposure(conf: Any) -> Result:
     def show() -> None:
         c = doc.get("cohort")
         if c is not None:
-            say(f"release {doc['name']!r}: cohort series {c['series']} since version {c['started_version']} at node "
+            say(
+                f"release {doc['name']!r}: cohort series {c['series']} since version {c['started_version']} at node "
                 f"{c['node']} (batch {c['batch']}): {c['cohorts']} cohort(s), {c['rows_published']} row(s) published, "
                 f"{c['standing_in']} standing in, {c['waiting']} waiting; {c['cohorts_below_batch']} cohort(s) below "
                 f"the batch, {c['cohorts_failing_models']} failing the models; {c['erased']} row(s) erased outside a "
-                "batch")
+                "batch"
+            )
             for st in c["starts"]:
-                say(f"  version {st['version']} began series {st['series']} at node {st['node']}: "
-                    f"{st['previous_published']} people the previous series published can be intersected")
-        say(f"release {doc['name']!r}: {len(doc['versions'])} version(s) in the ledger, {doc['pairs_checked']} "
-            f"pair(s) checked, {doc['exposed_pairs']} exposing, {doc['rows_exposed']} row(s) exposed in all")
+                say(
+                    f"  version {st['version']} began series {st['series']} at node {st['node']}: "
+                    f"{st['previous_published']} people the previous series published can be intersected"
+                )
+        say(
+            f"release {doc['name']!r}: {len(doc['versions'])} version(s) in the ledger, {doc['pairs_checked']} "
+            f"pair(s) checked, {doc['exposed_pairs']} exposing, {doc['rows_exposed']} row(s) exposed in all"
+        )
         for p in doc["pairs"]:
-            say(f"  versions {p['versions'][0]} → {p['versions'][1]} (at node {p['compared_at']}): "
-                f"{p['blocks']} block(s), {p['rows_exposed']} row(s) exposed")
+            say(
+                f"  versions {p['versions'][0]} → {p['versions'][1]} (at node {p['compared_at']}): "
+                f"{p['blocks']} block(s), {p['rows_exposed']} row(s) exposed"
+            )
 
     return Result({"status": "ok", **doc}, OK, show)
 
@@ -531,9 +729,14 @@ def _show_audit(doc: dict[str, Any]) -> None:
     for a in doc["attacks"]:
         w = a["worst"][0] if a["worst"] else None
         where = f"{', '.join(w['key'])} ({w['size']} rows)" if w else ""
-        table.add_row(escape(a["attribute"]), a["attack"], "" if a["skipped"] else str(a["blocks"]),
-                      "" if a["skipped"] else str(a["rows"]), escape(where),
-                      escape(a["skipped"] or (w["detail"] if w else "")))
+        table.add_row(
+            escape(a["attribute"]),
+            a["attack"],
+            "" if a["skipped"] else str(a["blocks"]),
+            "" if a["skipped"] else str(a["rows"]),
+            escape(where),
+            escape(a["skipped"] or (w["detail"] if w else "")),
+        )
     console().print(table)
     for a in doc["attacks"]:
         if not a["skipped"]:
@@ -541,13 +744,19 @@ def _show_audit(doc: dict[str, Any]) -> None:
 
 
 @app.command()
-def report(out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")],
-           config: ConfigOpt = None,
-           node: Annotated[Optional[str], typer.Option(help="A candidate lattice node, e.g. 1,0,2 (default: the "
-                                                          "search's choice).")] = None,
-           release: Annotated[Optional[int], typer.Option("--release", help="A published version.")] = None,
-           as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-           log_format: LogFormatOpt = LogFormat.text) -> None:
+def report(
+    out_file: Annotated[Path, typer.Option("--out", help="The HTML file to write.")],
+    config: ConfigOpt = None,
+    node: Annotated[
+        Optional[str], typer.Option(help="A candidate lattice node, e.g. 1,0,2 (default: the search's choice).")
+    ] = None,
+    release: Annotated[Optional[int], typer.Option("--release", help="A published version.")] = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """One self-contained HTML report (lattice, blocks, distributions, levels, utility, audit) of a release or node."""
 
     def body() -> Result:
@@ -560,13 +769,23 @@ def report(out_file: Annotated[Path, typer.Option("--out", help="The HTML file t
 
 
 @app.command()
-def hierarchy(config: ConfigOpt = None,
-              column: Annotated[Optional[str], typer.Option(help="Print this column's hierarchy (ARX CSV format).")] = None,
-              out_file: Annotated[Optional[Path], typer.Option("--out", help="Write the CSV to this file.")] = None,
-              check_all: Annotated[bool, typer.Option("--check", help="Check every hierarchy against the source and "
-                                                      "list every value each one misses (exit 1: any invalid).")] = False,
-              as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-              log_format: LogFormatOpt = LogFormat.text) -> None:
+def hierarchy(
+    config: ConfigOpt = None,
+    column: Annotated[Optional[str], typer.Option(help="Print this column's hierarchy (ARX CSV format).")] = None,
+    out_file: Annotated[Optional[Path], typer.Option("--out", help="Write the CSV to this file.")] = None,
+    check_all: Annotated[
+        bool,
+        typer.Option(
+            "--check",
+            help="Check every hierarchy against the source and list every value each one misses (exit 1: any invalid).",
+        ),
+    ] = False,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Print one hierarchy as `value;level1;...;levelh`, or check all of them against the source at once."""
 
     def body() -> Result:
@@ -580,24 +799,42 @@ def hierarchy(config: ConfigOpt = None,
         if check_all:
             report = check_hierarchies(conf)
             doc = report.document()
-            return Result({"status": "ok" if report.valid else "failed", **doc}, OK if report.valid else FAILED,
-                          lambda: [say(line) for line in report.lines()])
+            return Result(
+                {"status": "ok" if report.valid else "failed", **doc},
+                OK if report.valid else FAILED,
+                lambda: [say(line) for line in report.lines()],
+            )
         assert column is not None
         h, text = export_hierarchy(conf, column)
         if out_file is not None:
             out_file.write_text(text, encoding="utf-8")
-            log.step(f"wrote the hierarchy of {column!r} ({h.source}, height {h.height}, {len(h.leaves)} values) "
-                     f"to {out_file}")
-        doc = {"status": "ok", "column": column, "source": h.source, "height": h.height, "values": len(h.leaves),
-               "csv": text if out_file is None else None, "out": str(out_file) if out_file else None}
+            log.step(
+                f"wrote the hierarchy of {column!r} ({h.source}, height {h.height}, {len(h.leaves)} values) "
+                f"to {out_file}"
+            )
+        doc = {
+            "status": "ok",
+            "column": column,
+            "source": h.source,
+            "height": h.height,
+            "values": len(h.leaves),
+            "csv": text if out_file is None else None,
+            "out": str(out_file) if out_file else None,
+        }
         return Result(doc, OK, (lambda: sys.stdout.write(text)) if out_file is None else None)
 
     finish("hierarchy", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
 
 @app.command()
-def doctor(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt = False,
-           verbose: VerboseOpt = False, wait: WaitOpt = 0.0, log_format: LogFormatOpt = LogFormat.text) -> None:
+def doctor(
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Check the setup a release needs, one line per check (ok, warn or fail): the config, the connection, the
     source table and its columns, each hierarchy's coverage of the source, schemas and grants (PostgreSQL:
     what the role may use and create, whether the grant_select_to roles exist and can be granted to), the
@@ -615,13 +852,19 @@ def doctor(config: ConfigOpt = None, as_json: JsonOpt = False, quiet: QuietOpt =
 
 
 @app.command()
-def schedule(cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 * * *", or @daily.')],
-             config: ConfigOpt = None,
-             tz: Annotated[Optional[str], typer.Option(
-                 "--tz", help="IANA time zone of the cron times, e.g. Europe/Paris (default: local time).")] = None,
-             max_runs: Annotated[Optional[int], typer.Option(min=0, help="Stop after this many runs.")] = None,
-             quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-             log_format: LogFormatOpt = LogFormat.text) -> None:
+def schedule(
+    cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 * * *", or @daily.')],
+    config: ConfigOpt = None,
+    tz: Annotated[
+        Optional[str],
+        typer.Option("--tz", help="IANA time zone of the cron times, e.g. Europe/Paris (default: local time)."),
+    ] = None,
+    max_runs: Annotated[Optional[int], typer.Option(min=0, help="Stop after this many runs.")] = None,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Run `veil release` on a cron schedule (for hosts without an orchestrator), each run in a fresh process.
 
     At start it checks the config, the connection, the source table and the catalog, and fails at once if
@@ -643,10 +886,18 @@ def schedule(cron: Annotated[str, typer.Option(help='Cron expression, e.g. "0 2 
             raise ConfigError(f"--tz: {exc}") from None
         log.step(preflight(conf))
         log.step(f"schedule {spec} ({spec.describe()}), {tz or 'local time'}")
-        flags = (["--quiet"] * quiet + ["--verbose"] * verbose + (["--wait", f"{wait:g}"] if wait else [])
-                 + ["--log-format", log_format.value])
-        code = run_schedule(spec, lambda: _run_subcommand(["release", "--config", str(conf.path), *flags]),
-                            now=clock(where), max_runs=max_runs)
+        flags = (
+            ["--quiet"] * quiet
+            + ["--verbose"] * verbose
+            + (["--wait", f"{wait:g}"] if wait else [])
+            + ["--log-format", log_format.value]
+        )
+        code = run_schedule(
+            spec,
+            lambda: _run_subcommand(["release", "--config", str(conf.path), *flags]),
+            now=clock(where),
+            max_runs=max_runs,
+        )
         return Result({"status": "ok", "exit_code": code}, code)
 
     finish("schedule", Options(False, quiet, verbose, wait, log_format.value), body)
@@ -672,11 +923,14 @@ def _run_subcommand(args: Sequence[str]) -> int:
 
 
 @app.command()
-def demo(directory: Annotated[Path, typer.Option("--dir", help="Where to create the demo warehouse.")] = Path("veil-demo"),
-         rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
-         reset: Annotated[bool, typer.Option("--reset", help="Start from a new warehouse.")] = False,
-         quiet: QuietOpt = False, verbose: VerboseOpt = False,
-         log_format: LogFormatOpt = LogFormat.text) -> None:
+def demo(
+    directory: Annotated[Path, typer.Option("--dir", help="Where to create the demo warehouse.")] = Path("veil-demo"),
+    rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
+    reset: Annotated[bool, typer.Option("--reset", help="Start from a new warehouse.")] = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Create a demo warehouse (embedded DuckDB, synthetic census) and publish a real release of it; prints
     commands that query it, runnable as printed from the working folder."""
 
@@ -690,11 +944,16 @@ def demo(directory: Annotated[Path, typer.Option("--dir", help="Where to create 
 
 
 @app.command()
-def seed(config: ConfigOpt = None,
-         rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
-         random_seed: Annotated[int, typer.Option("--seed", help="Generator seed (same seed, same rows).")] = 42,
-         as_json: JsonOpt = False, quiet: QuietOpt = False, verbose: VerboseOpt = False, wait: WaitOpt = 0.0,
-         log_format: LogFormatOpt = LogFormat.text) -> None:
+def seed(
+    config: ConfigOpt = None,
+    rows: Annotated[int, typer.Option(min=1, help="Synthetic census rows.")] = 100_000,
+    random_seed: Annotated[int, typer.Option("--seed", help="Generator seed (same seed, same rows).")] = 42,
+    as_json: JsonOpt = False,
+    quiet: QuietOpt = False,
+    verbose: VerboseOpt = False,
+    wait: WaitOpt = 0.0,
+    log_format: LogFormatOpt = LogFormat.text,
+) -> None:
     """Load the synthetic census into the config's source table if that table does not exist (demo,
     docker-compose's first start); an existing table is never touched."""
 
@@ -715,6 +974,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
     if argv is None:  # the ``veil`` program itself: freed cells go back to the system (veil.heap)
         from veil.heap import pin_mmap_threshold
+
         pin_mmap_threshold()
     try:
         code = _app_for(args)(args=args, prog_name="veil", standalone_mode=False)
@@ -741,8 +1001,11 @@ def _app_for(args: Sequence[str]) -> typer.Typer:
     ``--version``, no command or a mistyped one run on ``app`` itself (every command listed, "Did you mean")."""
     if not args or args[0].startswith("-"):
         return app
-    chosen = [c for c in getattr(app, "registered_commands", ())  # (a test may stand a plain function in)
-              if (c.name or typer.main.get_command_name(getattr(c.callback, "__name__", ""))) == args[0]]
+    chosen = [
+        c
+        for c in getattr(app, "registered_commands", ())  # (a test may stand a plain function in)
+        if (c.name or typer.main.get_command_name(getattr(c.callback, "__name__", ""))) == args[0]
+    ]
     if len(chosen) != 1:
         return app
     one = copy.copy(app)

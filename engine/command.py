@@ -98,8 +98,9 @@ def execute(command: str, options: Options, body: Callable[[], Result]) -> int:
     return result.exit_code
 
 
-def fail(options: Options, message: str, code: int, status: str = "failed",
-         details: dict[str, Any] | None = None) -> int:
+def fail(
+    options: Options, message: str, code: int, status: str = "failed", details: dict[str, Any] | None = None
+) -> int:
     """One error line on stderr and, with ``--json``, the failure document on stdout (a password in it masked).
 
     >>> import io, contextlib
@@ -164,6 +165,7 @@ def console() -> Any:
 def _signals_interrupt(received: list[int]) -> Iterator[None]:
     """Ctrl-C (SIGINT) and SIGTERM (``docker stop``, a scheduler's timeout) interrupt the command; each
     signal is recorded in ``received``."""
+
     def on_sigint(signum: int, frame: object) -> None:
         received.append(signum)
         raise KeyboardInterrupt
@@ -173,8 +175,10 @@ def _signals_interrupt(received: list[int]) -> Iterator[None]:
         raise Interrupted
 
     try:
-        previous = {signal.SIGINT: signal.signal(signal.SIGINT, on_sigint),
-                    signal.SIGTERM: signal.signal(signal.SIGTERM, on_sigterm)}
+        previous = {
+            signal.SIGINT: signal.signal(signal.SIGINT, on_sigint),
+            signal.SIGTERM: signal.signal(signal.SIGTERM, on_sigterm),
+        }
     except ValueError:  # not the main thread: leave signals alone
         yield
         return

@@ -64,8 +64,7 @@ NULL_POLICIES = ("error", "drop")
 METRICS = ("height", "precision", "avg-block-size", "discernibility", "kl-divergence", "workload")
 # The top-level keys ``parse`` reads (the optional sections only when present): a misspelt one is refused
 # first, with a suggestion — read as absent, it would otherwise surface as another error (``Table.typos``).
-TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit",
-             "workload")
+TOP_LEVEL = ("files", "source", "quasi_identifiers", "sensitive", "models", "search", "release", "audit", "workload")
 SERIES_POLICIES = ("cohort", "refuse", "off")  # docs/series.md
 
 # Bump when the same config and the same source would publish something different (a new generalization,
@@ -98,7 +97,7 @@ class SourceConfig:
         assert self.url is not None
         prefix = "duckdb:///"
         if self.url.startswith(prefix):
-            rest = self.url[len(prefix):]
+            rest = self.url[len(prefix) :]
             if rest and not rest.startswith(":memory:") and not rest.startswith("/"):
                 return prefix + str((self.base_dir / rest).resolve())
         return self.url
@@ -127,13 +126,13 @@ class ReleaseConfig:
     drop_columns: tuple[str, ...] = ()
     keep_columns: tuple[str, ...] = ()
     grant_select_to: tuple[str, ...] = ()
-    series: str = "cohort"       # how a version may differ from earlier ones (docs/series.md)
-    keep_versions: int = 10      # versions whose rows stay addressable (docs/publication.md)
-    key: tuple[str, ...] = ()    # columns that tell people apart (default: the whole source row; docs/series.md §2)
-    batch: int | None = None     # the smallest batch a reader may isolate (default: the models' smallest block)
-    new_series: bool = False     # ``veil release --new-series``: this version begins a new series (not in the TOML)
+    series: str = "cohort"  # how a version may differ from earlier ones (docs/series.md)
+    keep_versions: int = 10  # versions whose rows stay addressable (docs/publication.md)
+    key: tuple[str, ...] = ()  # columns that tell people apart (default: the whole source row; docs/series.md §2)
+    batch: int | None = None  # the smallest batch a reader may isolate (default: the models' smallest block)
+    new_series: bool = False  # ``veil release --new-series``: this version begins a new series (not in the TOML)
     erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
-    report: str | None = None    # folder (relative to the config) for a report per published version
+    report: str | None = None  # folder (relative to the config) for a report per published version
 
 
 @dataclass(frozen=True)
@@ -183,8 +182,11 @@ class Config:
         the run, or a DataFrame), quasi-identifiers' and models' alike — part of what defines a release."""
         specs = [(f"quasi-identifier {q.column}", q.hierarchy) for q in self.quasi_identifiers]
         specs += [(f"model {i} hierarchy", getattr(m, "hierarchy", None)) for i, m in enumerate(self.models)]
-        return [(where, [[v, list(labels)] for v, labels in spec.rows]) for where, spec in specs
-                if isinstance(spec, h.RowsSpec)]
+        return [
+            (where, [[v, list(labels)] for v, labels in spec.rows])
+            for where, spec in specs
+            if isinstance(spec, h.RowsSpec)
+        ]
 
     @property
     def catalog_schema(self) -> str:
@@ -206,8 +208,10 @@ def _hierarchy(data: Any, where: str, file: Path | str, base: Path, column: str,
         if len(kinds) != 1:
             typos = list(dict.fromkeys(k for kind in HIERARCHY_KINDS for k in near(t.data, kind))) if not kinds else []
             hint = f"; unknown key(s) {unknown_keys(typos, HIERARCHY_KINDS)}" if typos else ""
-            raise ConfigError(f"{file}: {where} must have exactly one of {', '.join(HIERARCHY_KINDS)}"
-                              f" (found: {', '.join(kinds) or 'none'}{hint})")
+            raise ConfigError(
+                f"{file}: {where} must have exactly one of {', '.join(HIERARCHY_KINDS)}"
+                f" (found: {', '.join(kinds) or 'none'}{hint})"
+            )
         spec = _HIERARCHY_READERS[kinds[0]](t, base)
         t.finish()
     if not check:
@@ -264,6 +268,7 @@ def _flag(kind: str, spec: h.HierarchySpec) -> Callable[[Table, Path], h.Hierarc
         if t.get(kind, bool) is not True:
             raise t.error(kind, "must be true")
         return spec
+
     return read
 
 
@@ -283,8 +288,9 @@ def _taxonomy(t: Table, base: Path) -> h.HierarchySpec:
         if isinstance(labels, tuple):
             labels = list(labels)
         if not isinstance(labels, list) or not labels or not all(isinstance(x, str) for x in labels):
-            raise t.error("taxonomy", f"value {value!r} must map to a non-empty list of labels (levels 1..h), "
-                                      f"got {labels!r}")
+            raise t.error(
+                "taxonomy", f"value {value!r} must map to a non-empty list of labels (levels 1..h), got {labels!r}"
+            )
         rows.append((str(value), tuple(labels)))
     if not rows:
         raise t.error("taxonomy", "is empty")
@@ -292,8 +298,13 @@ def _taxonomy(t: Table, base: Path) -> h.HierarchySpec:
 
 
 _HIERARCHY_READERS: dict[str, Callable[[Table, Path], h.HierarchySpec]] = {
-    "csv": _csv, "table": _table, "intervals": _intervals, "mask": _flag("mask", h.MaskSpec()),
-    "suppress": _flag("suppress", h.SuppressSpec()), "dates": _dates, "taxonomy": _taxonomy,
+    "csv": _csv,
+    "table": _table,
+    "intervals": _intervals,
+    "mask": _flag("mask", h.MaskSpec()),
+    "suppress": _flag("suppress", h.SuppressSpec()),
+    "dates": _dates,
+    "taxonomy": _taxonomy,
 }
 
 
@@ -345,7 +356,7 @@ def _key_name(trail: Sequence[str | int]) -> str:
     first = next((i for i, part in enumerate(where) if isinstance(part, int)), None)
     if first is None:
         return f"[{'.'.join(map(str, where))}] key {last!r}" if where else f"key {last!r}"
-    rest = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in where[first + 1:])
+    rest = " ".join(f"#{part + 1}" if isinstance(part, int) else str(part) for part in where[first + 1 :])
     return f"[[{'.'.join(map(str, where[:first]))}]] #{int(where[first]) + 1}{' ' + rest if rest else ''} key {last!r}"
 
 
@@ -394,8 +405,10 @@ def _outside(path: Path, base: Path) -> str:
     """Why ``path`` may not be used: outside the config's folder (and where its symlinks lead)."""
     real = fs.real(path)
     leads = f" (it resolves to {real})" if real != Path(os.path.abspath(path)) else ""
-    return (f"is outside the config's folder {fs.real(base)}{leads}; Veil reads and writes only there, unless "
-            "[files] allow lists the folder")
+    return (
+        f"is outside the config's folder {fs.real(base)}{leads}; Veil reads and writes only there, unless "
+        "[files] allow lists the folder"
+    )
 
 
 def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
@@ -421,9 +434,17 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     if not raw_models:
         raise ConfigError(f"{file}: [[models]] must list at least one privacy model")
     search = search_settings(top.get("search", dict), file) if "search" in data else SearchConfig()
-    config = assemble(file=file, base=base, source=source, quasi_identifiers=qi_tables, sensitive=sensitive,
-                      models=[(raw, f"[[models]] #{i}") for i, raw in enumerate(raw_models, start=1)],
-                      search=search, text=text, check_hierarchies=check_hierarchies)
+    config = assemble(
+        file=file,
+        base=base,
+        source=source,
+        quasi_identifiers=qi_tables,
+        sensitive=sensitive,
+        models=[(raw, f"[[models]] #{i}") for i, raw in enumerate(raw_models, start=1)],
+        search=search,
+        text=text,
+        check_hierarchies=check_hierarchies,
+    )
     release = None
     if "release" in data:
         r = Table(top.get("release", dict), "[release]", file)
@@ -432,8 +453,9 @@ def parse(text: str, file: Path, *, check_hierarchies: bool = True) -> Config:
     audit = parse_audit(top.get("audit", dict, {}), file, sensitive)
     workload = parse_workload(top.get("workload", list, [], what="an array of tables [[workload]]"), file, config)
     top.finish()
-    return replace(config, release=release, data=data, files=referenced_files(data, base), audit=audit,
-                   workload=workload)
+    return replace(
+        config, release=release, data=data, files=referenced_files(data, base), audit=audit, workload=workload
+    )
 
 
 def _source(src: Table, base: Path) -> SourceConfig:
@@ -441,11 +463,15 @@ def _source(src: Table, base: Path) -> SourceConfig:
     url = src.get("url", str, None)
     url_env = src.get("url_env", str, None)
     if (url is None) == (url_env is None):
-        raise ConfigError(f"{src.file}: [source] needs exactly one of 'url' (embedded DuckDB file) or 'url_env' "
-                          "(name of an environment variable holding the URL)")
+        raise ConfigError(
+            f"{src.file}: [source] needs exactly one of 'url' (embedded DuckDB file) or 'url_env' "
+            "(name of an environment variable holding the URL)"
+        )
     if url is not None and not url.startswith("duckdb:"):
-        raise ConfigError(f"{src.file}: [source] key 'url' may only hold an embedded DuckDB URL (duckdb:///file); "
-                          "put server URLs in an environment variable and name it with 'url_env'")
+        raise ConfigError(
+            f"{src.file}: [source] key 'url' may only hold an embedded DuckDB URL (duckdb:///file); "
+            "put server URLs in an environment variable and name it with 'url_env'"
+        )
     schema, table = _split_table(src.name("table"))
     if not table:
         raise src.error("table", "has an empty table name")
@@ -498,8 +524,11 @@ def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Se
     columns, sensitive = set(config.attributes), set(config.sensitive)
     _release_places(r, release, source.base_dir, allowed)
     if release.series == "defer":
-        raise r.error("series", "\"defer\" was replaced by \"cohort\" (its padding depended on a leaver's values, "
-                                "so a reader could replay it: docs/series.md §4); write series = \"cohort\"")
+        raise r.error(
+            "series",
+            '"defer" was replaced by "cohort" (its padding depended on a leaver\'s values, '
+            'so a reader could replay it: docs/series.md §4); write series = "cohort"',
+        )
     if release.series not in SERIES_POLICIES:
         raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
     if release.batch is not None and release.batch < 2:
@@ -508,18 +537,26 @@ def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Se
         raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
     overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | columns | sensitive))
     if overlap:
-        raise ConfigError(f"{file}: [release] drop_columns names column(s) {', '.join(map(repr, overlap))} "
-                          "that are also kept, quasi-identifiers or sensitive")
+        raise ConfigError(
+            f"{file}: [release] drop_columns names column(s) {', '.join(map(repr, overlap))} "
+            "that are also kept, quasi-identifiers or sensitive"
+        )
     kept_clash = sorted(set(release.keep_columns) & (columns | sensitive))
     if kept_clash:
-        raise ConfigError(f"{file}: [release] keep_columns names column(s) {', '.join(map(repr, kept_clash))} "
-                          "that are quasi-identifiers or sensitive (those are always published)")
+        raise ConfigError(
+            f"{file}: [release] keep_columns names column(s) {', '.join(map(repr, kept_clash))} "
+            "that are quasi-identifiers or sensitive (those are always published)"
+        )
     if source.schema is not None and release.schema == source.schema:
-        raise ConfigError(f"{file}: [release] schema {release.schema!r} is the source's schema; "
-                          "Veil never writes into the source's schema")
+        raise ConfigError(
+            f"{file}: [release] schema {release.schema!r} is the source's schema; "
+            "Veil never writes into the source's schema"
+        )
     if release.catalog_schema == source.schema:
-        raise ConfigError(f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
-                          "Veil never writes into the source's schema")
+        raise ConfigError(
+            f"{file}: [release] catalog_schema {release.catalog_schema!r} is the source's schema; "
+            "Veil never writes into the source's schema"
+        )
     release_names(release, source, file)
 
 
@@ -548,8 +585,11 @@ def _release_places(r: Table, release: ReleaseConfig, base: Path, allowed: Seque
     config's folder (or a folder of ``[files] allow``)."""
     for key, schema in (("schema", release.schema), ("catalog_schema", release.catalog_schema)):
         if schema.lower() in RESERVED_SCHEMAS or schema.lower().startswith("pg_"):
-            raise r.error(key, f"names {schema!r}, a schema the database reserves for itself (PostgreSQL: "
-                               "information_schema and pg_*; DuckDB: information_schema, pg_catalog, system, temp)")
+            raise r.error(
+                key,
+                f"names {schema!r}, a schema the database reserves for itself (PostgreSQL: "
+                "information_schema and pg_*; DuckDB: information_schema, pg_catalog, system, temp)",
+            )
     if release.report is None:
         return
     if not release.report:
@@ -575,34 +615,52 @@ def release_names(release: ReleaseConfig, source: SourceConfig, file: Path | str
     Traceback (most recent call last):
     veil.errors.ConfigError: v.toml: [release] name 'xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx' is too long: ...
     """
-    generated = [*releasenames.names(release.name, 2**31 - 1).values(),
-                 f"{releasenames.names(release.name)['block_rows']}_version"]
+    generated = [
+        *releasenames.names(release.name, 2**31 - 1).values(),
+        f"{releasenames.names(release.name)['block_rows']}_version",
+    ]
     longest = max(generated, key=lambda n: len(n.encode()))
     if len(longest.encode()) > MAX_IDENTIFIER:
         room = MAX_IDENTIFIER - (len(longest.encode()) - len(release.name.encode()))
-        raise ConfigError(f"{file}: [release] name {release.name!r} is too long: Veil names objects up to "
-                          f"{longest!r} ({len(longest.encode())} bytes), beyond PostgreSQL's {MAX_IDENTIFIER}-byte "
-                          f"identifiers; use a name of at most {room} bytes")
+        raise ConfigError(
+            f"{file}: [release] name {release.name!r} is too long: Veil names objects up to "
+            f"{longest!r} ({len(longest.encode())} bytes), beyond PostgreSQL's {MAX_IDENTIFIER}-byte "
+            f"identifiers; use a name of at most {room} bytes"
+        )
     for key, schema in (("schema", release.schema), ("catalog_schema", release.catalog_schema)):
         if len(schema.encode()) > MAX_IDENTIFIER:
-            raise ConfigError(f"{file}: [release] {key} {schema!r} is longer than PostgreSQL's "
-                              f"{MAX_IDENTIFIER}-byte identifiers")
+            raise ConfigError(
+                f"{file}: [release] {key} {schema!r} is longer than PostgreSQL's {MAX_IDENTIFIER}-byte identifiers"
+            )
     if source.schema is None:
-        raise ConfigError(f"{file}: [source] table {source.table!r} names no schema; with a [release] table write "
-                          f"it as schema.table (e.g. 'public.{source.table}' or 'main.{source.table}') so that the "
-                          f"release (schema {release.schema!r}) never lands in the source's schema")
+        raise ConfigError(
+            f"{file}: [source] table {source.table!r} names no schema; with a [release] table write "
+            f"it as schema.table (e.g. 'public.{source.table}' or 'main.{source.table}') so that the "
+            f"release (schema {release.schema!r}) never lands in the source's schema"
+        )
 
 
-def assemble(*, file: Path | str, base: Path, source: SourceConfig, quasi_identifiers: Sequence[tuple[str, Any, str]],
-             sensitive: tuple[str, ...], models: Sequence[tuple[Any, str]], search: SearchConfig,
-             text: str = "", check_hierarchies: bool = True) -> Config:
+def assemble(
+    *,
+    file: Path | str,
+    base: Path,
+    source: SourceConfig,
+    quasi_identifiers: Sequence[tuple[str, Any, str]],
+    sensitive: tuple[str, ...],
+    models: Sequence[tuple[Any, str]],
+    search: SearchConfig,
+    text: str = "",
+    check_hierarchies: bool = True,
+) -> Config:
     """The frozen ``Config`` from plain values — the one construction the TOML file and the Python API share.
 
     ``quasi_identifiers`` are ``(column, hierarchy table, where)``, ``models`` are ``(model table, where)``:
     the tables as TOML or a Python caller writes them (dicts), ``where`` how errors name them (a TOML
     section, or the API's argument and key); errors start with ``file``."""
-    qis = tuple(QuasiIdentifier(column, _hierarchy(raw, where, file, base, column, check_hierarchies))
-                for column, raw, where in quasi_identifiers)
+    qis = tuple(
+        QuasiIdentifier(column, _hierarchy(raw, where, file, base, column, check_hierarchies))
+        for column, raw, where in quasi_identifiers
+    )
     columns = [q.column for q in qis]
     dupes = sorted({c for c in columns if columns.count(c) > 1})
     if dupes:
@@ -615,12 +673,20 @@ def assemble(*, file: Path | str, base: Path, source: SourceConfig, quasi_identi
         if not isinstance(raw, Mapping):
             raise ConfigError(f"{file}: {where} must be a table, got {type(raw).__name__}")
         built.append(build_model(raw, where=f"{file}: {where}", sensitive=sensitive, base_dir=base))
-    return Config(path=Path(file), source=source, quasi_identifiers=qis, sensitive=sensitive, models=tuple(built),
-                  search=search, text=text)
+    return Config(
+        path=Path(file),
+        source=source,
+        quasi_identifiers=qis,
+        sensitive=sensitive,
+        models=tuple(built),
+        search=search,
+        text=text,
+    )
 
 
-def search_settings(data: Any, file: Path | str, where: str = "[search]",
-                    key: Callable[[str], str] | None = None) -> SearchConfig:
+def search_settings(
+    data: Any, file: Path | str, where: str = "[search]", key: Callable[[str], str] | None = None
+) -> SearchConfig:
     """``[search]`` — or the Python API's ``metric`` / ``max_suppression`` arguments, named by ``key``."""
     s, d = Table(data, where, file, key), defaults(SearchConfig)
     strategy = s.get("strategy", str, d["strategy"])
@@ -653,9 +719,10 @@ def load(path: str | Path, *, check_hierarchies: bool = True) -> Config:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        line = raw[:exc.start].count(b"\n") + 1
-        raise ConfigError(f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); "
-                          "save the config file as UTF-8") from None
+        line = raw[: exc.start].count(b"\n") + 1
+        raise ConfigError(
+            f"{file}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x} on line {line}); save the config file as UTF-8"
+        ) from None
     text = text.replace("\r\n", "\n").replace("\r", "\n")  # as a text-mode read gives it
     return parse(text, file, check_hierarchies=check_hierarchies)
 

@@ -85,14 +85,15 @@ class BlockCounts:
     domain: SensitiveDomain
 
     @classmethod
-    def from_cells(cls, block: np.ndarray, code: np.ndarray, count: np.ndarray, n_blocks: int,
-                   domain: SensitiveDomain) -> BlockCounts:
+    def from_cells(
+        cls, block: np.ndarray, code: np.ndarray, count: np.ndarray, n_blocks: int, domain: SensitiveDomain
+    ) -> BlockCounts:
         """Aggregate (block, code, count) cells in any order, repeats allowed; zero counts are dropped."""
         block = np.asarray(block, dtype=np.int64)
         code = np.asarray(code, dtype=np.int64)
         count = np.asarray(count, dtype=np.int64)
         width = max(domain.size, 1)
-        if n_blocks * width <= max(len(block), 1 << 16):   # few blocks (supersets): a dense tally, no sort
+        if n_blocks * width <= max(len(block), 1 << 16):  # few blocks (supersets): a dense tally, no sort
             tally = np.bincount(block * width + code, weights=count, minlength=n_blocks * width)
             key = np.flatnonzero(tally)
             block, code, count = key // width, key % width, tally[key].astype(np.int64)
@@ -179,7 +180,7 @@ class BlockCounts:
     def slice(self, start: int, stop: int) -> BlockCounts:
         """Blocks ``start:stop`` (views, no copy)."""
         lo, hi = int(self.indptr[start]), int(self.indptr[stop])
-        return BlockCounts(self.indptr[start:stop + 1] - lo, self.codes[lo:hi], self.counts[lo:hi], self.domain)
+        return BlockCounts(self.indptr[start : stop + 1] - lo, self.codes[lo:hi], self.counts[lo:hi], self.domain)
 
     def take(self, blocks: np.ndarray) -> BlockCounts:
         """The given blocks, in that order."""
@@ -203,8 +204,11 @@ class BlockCounts:
 
     def same(self, other: BlockCounts) -> bool:
         """The same histograms (the representation is canonical)."""
-        return (np.array_equal(self.indptr, other.indptr) and np.array_equal(self.codes, other.codes)
-                and np.array_equal(self.counts, other.counts))
+        return (
+            np.array_equal(self.indptr, other.indptr)
+            and np.array_equal(self.codes, other.codes)
+            and np.array_equal(self.counts, other.counts)
+        )
 
     def dense(self) -> np.ndarray:
         """The (blocks, values) matrix — for tests and small inputs only: it allocates blocks × domain."""
@@ -240,7 +244,7 @@ def narrowed(a: np.ndarray) -> np.ndarray:
 
 def fits_int32(a: np.ndarray) -> bool:
     """Every value of ``a`` fits an int32 (an empty array's do)."""
-    return not len(a) or (-2**31 <= int(a.min()) and int(a.max()) < 2**31)
+    return not len(a) or (-(2**31) <= int(a.min()) and int(a.max()) < 2**31)
 
 
 def pair_keys(high: np.ndarray, low: np.ndarray, width: int) -> np.ndarray:
@@ -267,11 +271,11 @@ def sorted_sum(key: np.ndarray, count: np.ndarray) -> tuple[np.ndarray, np.ndarr
         if int(key.max()) < 2 ** (62 - bits):
             packed = np.left_shift(key, bits)
             for lo in range(0, n, _SLICE):  # the cells' indexes, a slice at a time (no index array as long)
-                packed[lo:lo + _SLICE] |= np.arange(lo, min(lo + _SLICE, n), dtype=np.int64)
+                packed[lo : lo + _SLICE] |= np.arange(lo, min(lo + _SLICE, n), dtype=np.int64)
             packed.sort()
             moved = np.empty_like(count)
             for lo in range(0, n, _SLICE):
-                moved[lo:lo + _SLICE] = count[packed[lo:lo + _SLICE] & ((1 << bits) - 1)]
+                moved[lo : lo + _SLICE] = count[packed[lo : lo + _SLICE] & ((1 << bits) - 1)]
             count = moved
             key = np.right_shift(packed, bits, out=packed)
         else:
@@ -353,10 +357,17 @@ class NodeCounts:
     _cache: dict = field(default_factory=dict, repr=False)
 
     @classmethod
-    def from_cells(cls, attributes: Sequence[str], node: Sequence[Level], qi_codes: np.ndarray,
-                   sensitive_codes: np.ndarray, count: np.ndarray, cardinalities: Sequence[int],
-                   sensitive: Sequence[SensitiveDomain] = (),
-                   generalizers: Sequence[Generalizer] | None = None) -> NodeCounts:
+    def from_cells(
+        cls,
+        attributes: Sequence[str],
+        node: Sequence[Level],
+        qi_codes: np.ndarray,
+        sensitive_codes: np.ndarray,
+        count: np.ndarray,
+        cardinalities: Sequence[int],
+        sensitive: Sequence[SensitiveDomain] = (),
+        generalizers: Sequence[Generalizer] | None = None,
+    ) -> NodeCounts:
         """Group cells by their QI codes into blocks (lexicographic by code)."""
         qi_codes = np.asarray(qi_codes).reshape(len(count), len(attributes))  # any integer type: _combine widens
         if qi_codes.dtype.kind not in "iu":
@@ -401,8 +412,9 @@ class NodeCounts:
         key = ("blocks", name)
         if key not in self._cache:
             i = self._position(name)
-            self._cache[key] = BlockCounts.from_cells(self.cell_block, self.cell_values[:, i], self.cell_count,
-                                                      self.n_blocks, self.sensitive[i])
+            self._cache[key] = BlockCounts.from_cells(
+                self.cell_block, self.cell_values[:, i], self.cell_count, self.n_blocks, self.sensitive[i]
+            )
         return self._cache[key]
 
     def sub_blocks(self, name: str) -> tuple[BlockCounts, np.ndarray]:
@@ -451,12 +463,17 @@ class NodeCounts:
         if node == self.node:
             return self
         keys, up = self.superset_index(node)
-        cards = tuple(1 if lv is None else g.cardinality(lv)
-                      for lv, g in zip(node, self.generalizers or ()))  # type: ignore[arg-type]
+        cards = tuple(1 if lv is None else g.cardinality(lv) for lv, g in zip(node, self.generalizers or ()))  # type: ignore[arg-type]
         return NodeCounts(
-            attributes=self.attributes, node=node, keys=keys, cardinalities=cards,
-            cell_block=up[self.cell_block], cell_values=self.cell_values, cell_count=self.cell_count,
-            sensitive=self.sensitive, generalizers=self.generalizers,
+            attributes=self.attributes,
+            node=node,
+            keys=keys,
+            cardinalities=cards,
+            cell_block=up[self.cell_block],
+            cell_values=self.cell_values,
+            cell_count=self.cell_count,
+            sensitive=self.sensitive,
+            generalizers=self.generalizers,
         )
 
     def forget(self) -> None:
@@ -500,9 +517,15 @@ class NodeCounts:
         new_index = np.cumsum(keep) - 1
         cells = keep[self.cell_block]
         return NodeCounts(
-            attributes=self.attributes, node=self.node, keys=self.keys[keep], cardinalities=self.cardinalities,
-            cell_block=new_index[self.cell_block[cells]], cell_values=self.cell_values[cells],
-            cell_count=self.cell_count[cells], sensitive=self.sensitive, generalizers=self.generalizers,
+            attributes=self.attributes,
+            node=self.node,
+            keys=self.keys[keep],
+            cardinalities=self.cardinalities,
+            cell_block=new_index[self.cell_block[cells]],
+            cell_values=self.cell_values[cells],
+            cell_count=self.cell_count[cells],
+            sensitive=self.sensitive,
+            generalizers=self.generalizers,
         )
 
 
@@ -562,8 +585,14 @@ class SizeHistogram:
         """One block per entry (sizes only, no sensitive attribute): a size-only model's ``check`` on it gives
         each entry's verdict, and its level over the entries is its level over the blocks (min or max)."""
         m = len(self.sizes)
-        return NodeCounts.from_cells(("size",), (0,), np.arange(m, dtype=np.int64).reshape(m, 1),
-                                     np.zeros((m, 0), dtype=np.int64), self.sizes, (max(m, 1),))
+        return NodeCounts.from_cells(
+            ("size",),
+            (0,),
+            np.arange(m, dtype=np.int64).reshape(m, 1),
+            np.zeros((m, 0), dtype=np.int64),
+            self.sizes,
+            (max(m, 1),),
+        )
 
     def forget(self) -> None:
         return None

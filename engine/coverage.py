@@ -54,11 +54,19 @@ class HierarchyCheck:
         return sum(n for _, n in self.missing)
 
     def document(self) -> dict[str, Any]:
-        return {"column": self.target.column, "role": self.target.role, "source": self.target.spec.describe(),
-                "valid": self.valid, "height": self.height, "values": self.values,
-                "source_values": self.source_values, "missing_values": len(self.missing),
-                "missing_rows": self.missing_rows,
-                "missing": [{"value": value_text(v), "rows": n} for v, n in self.missing], "error": self.error}
+        return {
+            "column": self.target.column,
+            "role": self.target.role,
+            "source": self.target.spec.describe(),
+            "valid": self.valid,
+            "height": self.height,
+            "values": self.values,
+            "source_values": self.source_values,
+            "missing_values": len(self.missing),
+            "missing_rows": self.missing_rows,
+            "missing": [{"value": value_text(v), "rows": n} for v, n in self.missing],
+            "error": self.error,
+        }
 
     def lines(self) -> list[str]:
         """The text report: a headline, then one line per missing value."""
@@ -66,10 +74,14 @@ class HierarchyCheck:
         if self.error is not None:
             return [f"{head}: invalid — {self.error}"]
         if not self.missing:
-            return [f"{head}: valid — height {self.height}, {self.values} values, covers all {self.source_values} "
-                    "source values"]
-        return [f"{head}: invalid — misses {len(self.missing)} of {self.source_values} source values "
-                f"({_rows(self.missing_rows)}):"] + [f"  {value_text(v)} ({_rows(n)})" for v, n in self.missing]
+            return [
+                f"{head}: valid — height {self.height}, {self.values} values, covers all {self.source_values} "
+                "source values"
+            ]
+        return [
+            f"{head}: invalid — misses {len(self.missing)} of {self.source_values} source values "
+            f"({_rows(self.missing_rows)}):"
+        ] + [f"  {value_text(v)} ({_rows(n)})" for v, n in self.missing]
 
 
 @dataclass(frozen=True)
@@ -84,14 +96,19 @@ class Coverage:
 
     def document(self) -> dict[str, Any]:
         """The JSON of ``veil hierarchy --check``."""
-        return {"valid": self.valid, "hierarchies": len(self.checks),
-                "invalid": sum(not c.valid for c in self.checks), "checks": [c.document() for c in self.checks]}
+        return {
+            "valid": self.valid,
+            "hierarchies": len(self.checks),
+            "invalid": sum(not c.valid for c in self.checks),
+            "checks": [c.document() for c in self.checks],
+        }
 
     def lines(self) -> list[str]:
         out = [line for c in self.checks for line in c.lines()]
         bad = sum(not c.valid for c in self.checks)
-        out.append(f"{bad} of {len(self.checks)} hierarchies invalid" if bad else
-                   f"all {len(self.checks)} hierarchies valid")
+        out.append(
+            f"{bad} of {len(self.checks)} hierarchies invalid" if bad else f"all {len(self.checks)} hierarchies valid"
+        )
         return out
 
 
@@ -125,24 +142,28 @@ class _Source:
         column = self.columns.get(name)
         if column is None:
             known = ", ".join(repr(c) for c in list(self.columns)[:20])
-            raise SourceError(f"column {name!r} does not exist in source table {self.wh.table_name!r} "
-                              f"(its columns: {known})")
+            raise SourceError(
+                f"column {name!r} does not exist in source table {self.wh.table_name!r} (its columns: {known})"
+            )
         if column.kind is None:
-            raise SourceError(f"column {name!r} of source table {self.wh.table_name!r} has a type Veil cannot "
-                              "generalize")
+            raise SourceError(
+                f"column {name!r} of source table {self.wh.table_name!r} has a type Veil cannot generalize"
+            )
         return column
 
     def values(self, name: str) -> list[tuple[Any, int]]:
         """Distinct non-NULL values of ``name`` with their row counts, sorted."""
         if name not in self.counts:
-            rows = self.session.rows(qh.value_counts(self.wh.source_table([name]), name),
-                                     f"reading the values of column {name!r}")
+            rows = self.session.rows(
+                qh.value_counts(self.wh.source_table([name]), name), f"reading the values of column {name!r}"
+            )
             self.counts[name] = sorted(((v, int(n)) for v, n in rows if v is not None), key=lambda p: sort_key(p[0]))
         return self.counts[name]
 
     def spec(self, target: Target) -> HierarchySpec:
-        return read_table(self.session, target.spec, target.column) if isinstance(target.spec, TableSpec) \
-            else target.spec
+        return (
+            read_table(self.session, target.spec, target.column) if isinstance(target.spec, TableSpec) else target.spec
+        )
 
 
 def check(session: Session, config: Config) -> Coverage:
@@ -187,4 +208,3 @@ def export_hierarchy(config: Config, column: str, delimiter: str = ";") -> tuple
     with open_backend(config.source.resolved_url()).session() as session:
         h = export(session, config, column)
     return h, to_arx_csv(h, delimiter)
-

@@ -23,8 +23,10 @@ def load_dimension(session: Session, i: int, h: Hierarchy, level0_type: Any) -> 
     range, each in its own words, and round one with more decimals than its scale, maybe onto another."""
     misfit = next((leaf for leaf in h.leaves if not q.fits(level0_type, leaf)), None)
     if misfit is not None:
-        raise HierarchyError(f"hierarchy for column {h.attribute!r} ({h.source}) lists value {label_text(misfit)}, "
-                             f"which column {h.attribute!r} ({level0_type}) cannot hold")
+        raise HierarchyError(
+            f"hierarchy for column {h.attribute!r} ({h.source}) lists value {label_text(misfit)}, "
+            f"which column {h.attribute!r} ({level0_type}) cannot hold"
+        )
     ddl = q.dim_table(i, h.height, level0_type)
     session.execute(create_table(ddl), f"creating the dimension table of {h.attribute!r}")
     codes = [h.codes(j).tolist() for j in range(h.height + 1)]

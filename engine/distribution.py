@@ -39,11 +39,11 @@ BUCKETS = 1 << 16  # inverse lookup buckets: a split misplaced by a bucket costs
 class Distribution:
     """``P`` as lookup tables (see the module): columns by name, and the constants a statement binds."""
 
-    rows: int                          # N
-    width: int                         # m, the positions
-    buckets: int                       # B
-    positions: dict[str, np.ndarray]   # pos, r, c, i (m + 1 rows)
-    inverse: dict[str, np.ndarray]     # beta, lo, ilo, cnt (B + 1 rows)
+    rows: int  # N
+    width: int  # m, the positions
+    buckets: int  # B
+    positions: dict[str, np.ndarray]  # pos, r, c, i (m + 1 rows)
+    inverse: dict[str, np.ndarray]  # beta, lo, ilo, cnt (B + 1 rows)
 
     @property
     def integral(self) -> int:
@@ -57,8 +57,12 @@ class Distribution:
         m, n = len(total), int(total.sum())
         cum = np.cumsum(total)
         integral = np.concatenate(([0], np.cumsum(cum)))
-        positions = {"pos": np.arange(m + 1, dtype=np.int64), "r": np.append(total, 0),
-                     "c": np.append(cum, 0), "i": integral}
+        positions = {
+            "pos": np.arange(m + 1, dtype=np.int64),
+            "r": np.append(total, 0),
+            "c": np.append(cum, 0),
+            "i": integral,
+        }
         beta = np.arange(buckets + 1, dtype=np.int64)
         # first position with C·B >= beta·N (exact in integers); the domain's end when none is
         lo = np.minimum(np.searchsorted(cum * buckets, beta * n, side="left"), max(m - 1, 0))
@@ -87,4 +91,3 @@ class Distribution:
         nxt = np.append(k[1:], k[-1])
         cols.update({f"{name}1": cols[name][nxt] for name in ("u", "i", "c", "p")})
         return width, cols
-

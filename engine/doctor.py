@@ -83,18 +83,25 @@ class Diagnosis:
         if self.passed:
             return f"all {len(self.checks)} checks passed{warnings}"
         later = f"; not run: {', '.join(self.not_run)}" if self.not_run else ""
-        return (f"{len(self.failed)} of {len(self.checks)} checks failed: "
-                f"{', '.join(c.name for c in self.failed)}{warnings}{later}")
+        return (
+            f"{len(self.failed)} of {len(self.checks)} checks failed: "
+            f"{', '.join(c.name for c in self.failed)}{warnings}{later}"
+        )
 
     def lines(self) -> list[str]:
         return [c.line() for c in self.checks] + [self.summary()]
 
     def document(self) -> dict[str, Any]:
         """The JSON of ``veil doctor --json``: ``status`` ok or failed (with ``error``: the summary)."""
-        return {"status": "ok" if self.passed else "failed", **({} if self.passed else {"error": self.summary()}),
-                "passed": self.passed, "failed": len(self.failed),
-                "warnings": sum(c.status == WARN for c in self.checks),
-                "checks": [c.document() for c in self.checks], "not_run": list(self.not_run)}
+        return {
+            "status": "ok" if self.passed else "failed",
+            **({} if self.passed else {"error": self.summary()}),
+            "passed": self.passed,
+            "failed": len(self.failed),
+            "warnings": sum(c.status == WARN for c in self.checks),
+            "checks": [c.document() for c in self.checks],
+            "not_run": list(self.not_run),
+        }
 
 
 AFTER_CONNECTION = ("source", "hierarchies", "grants", "catalog")
@@ -153,8 +160,10 @@ def _on(session: Session, config: Config, checks: list[Check]) -> Diagnosis:
 
 def _about(path: Path, config: Config) -> str:
     release = f"release {config.release.name!r}" if config.release else "no [release] table"
-    return (f"{path}: {len(config.quasi_identifiers)} quasi-identifier(s), {len(config.sensitive)} sensitive "
-            f"column(s), {len(config.models)} model(s), {release}")
+    return (
+        f"{path}: {len(config.quasi_identifiers)} quasi-identifier(s), {len(config.sensitive)} sensitive "
+        f"column(s), {len(config.models)} model(s), {release}"
+    )
 
 
 def _connection(session: Session) -> str:
@@ -171,8 +180,12 @@ def _source(session: Session, config: Config) -> tuple[Check, dict[str, Any] | N
         columns = wh.inspect()
     except VeilError as exc:
         return Check("source", FAIL, str(exc)), None
-    return Check("source", OK, f"table {config.source.qualified} has {len(columns)} columns, among them every "
-                               "quasi-identifier and sensitive column"), columns
+    return Check(
+        "source",
+        OK,
+        f"table {config.source.qualified} has {len(columns)} columns, among them every "
+        "quasi-identifier and sensitive column",
+    ), columns
 
 
 def _release_columns(config: Config, columns: dict[str, Any]) -> list[Check]:
@@ -181,8 +194,14 @@ def _release_columns(config: Config, columns: dict[str, Any]) -> list[Check]:
         return []
     missing = [c for c in (*rel.keep_columns, *rel.drop_columns) if c not in columns]
     if missing:
-        return [Check("release columns", FAIL, f"[release] names column(s) {', '.join(map(repr, missing))} that "
-                                               f"source table {config.source.qualified} does not have")]
+        return [
+            Check(
+                "release columns",
+                FAIL,
+                f"[release] names column(s) {', '.join(map(repr, missing))} that "
+                f"source table {config.source.qualified} does not have",
+            )
+        ]
     return [Check("release columns", OK, "every column [release] keeps or drops exists")]
 
 
@@ -193,22 +212,31 @@ def _hierarchy(h: HierarchyCheck) -> Check:
     if h.missing:
         listed = ", ".join(f"{value_text(v)!r} ({n} row{'s' * (n != 1)})" for v, n in h.missing[:SHOWN_VALUES])
         more = f" and {len(h.missing) - SHOWN_VALUES} more" if len(h.missing) > SHOWN_VALUES else ""
-        return Check(name, FAIL, f"{spec}: misses {len(h.missing)} of the column's {h.source_values} values "
-                                 f"({h.missing_rows} rows): {listed}{more}; `veil hierarchy --check` lists them all")
+        return Check(
+            name,
+            FAIL,
+            f"{spec}: misses {len(h.missing)} of the column's {h.source_values} values "
+            f"({h.missing_rows} rows): {listed}{more}; `veil hierarchy --check` lists them all",
+        )
     return Check(name, OK, f"{spec}: height {h.height}, covers all {h.source_values} values of the column")
 
 
 def _catalog(session: Session, config: Config) -> Check:
     schema = config.catalog_schema
     if config.release is None:
-        return Check("catalog", WARN, "no [release] table: search, check, counts and audit need no catalog; "
-                                      "a release does")
+        return Check(
+            "catalog", WARN, "no [release] table: search, check, counts and audit need no catalog; a release does"
+        )
     found = catalog.revision(session, schema)
     if found is None:
         return Check("catalog", FAIL, f"no Veil catalog in schema {schema!r}: run `veil init`")
     if found != catalog.HEAD:
-        return Check("catalog", FAIL, f"the catalog in schema {schema!r} is at revision {found}, this Veil needs "
-                                      f"{catalog.HEAD}: run `veil init` to upgrade it")
+        return Check(
+            "catalog",
+            FAIL,
+            f"the catalog in schema {schema!r} is at revision {found}, this Veil needs "
+            f"{catalog.HEAD}: run `veil init` to upgrade it",
+        )
     return Check("catalog", OK, f"schema {schema!r} at revision {found} (current)")
 
 
@@ -218,23 +246,46 @@ def _grants(session: Session, config: Config, source_found: bool) -> list[Check]
     roles = list(rel.grant_select_to) if rel else []
     if not session.backend.grants:
         if roles:
-            return [Check("grant_select_to", FAIL, f"[release] grant_select_to names {roles}, but "
-                                                   f"{session.backend.name} has no roles to grant to")]
+            return [
+                Check(
+                    "grant_select_to",
+                    FAIL,
+                    f"[release] grant_select_to names {roles}, but {session.backend.name} has no roles to grant to",
+                )
+            ]
         return []
     user, superuser, create_db, temporary, database = session.rows(qd.whoami(), "reading the role")[0]
-    checks = [Check("database", OK, f"{user} may create temporary tables in database {database} (the search's)")
-              if temporary else
-              Check("database", FAIL, f"{user} may not create temporary tables in database {database}, which every "
-                                      f"search needs: an admin runs GRANT TEMPORARY ON DATABASE {database} TO {user}")]
-    checks += [] if rel is None else [_schema(session, s, str(user), bool(create_db), str(database))
-                                      for s in dict.fromkeys((rel.schema, rel.catalog_schema))]
+    checks = [
+        Check("database", OK, f"{user} may create temporary tables in database {database} (the search's)")
+        if temporary
+        else Check(
+            "database",
+            FAIL,
+            f"{user} may not create temporary tables in database {database}, which every "
+            f"search needs: an admin runs GRANT TEMPORARY ON DATABASE {database} TO {user}",
+        )
+    ]
+    checks += (
+        []
+        if rel is None
+        else [
+            _schema(session, s, str(user), bool(create_db), str(database))
+            for s in dict.fromkeys((rel.schema, rel.catalog_schema))
+        ]
+    )
     if source_found:
         checks.append(_reads_source(session, config, str(user)))
     if roles:
         checks.append(_readers(session, rel.schema if rel else "", roles, str(user)))
     if superuser:
-        checks.append(Check("role", WARN, f"{user} is a superuser, for whom every privilege check passes: run "
-                                          "releases as a least-privilege role to know the grants suffice"))
+        checks.append(
+            Check(
+                "role",
+                WARN,
+                f"{user} is a superuser, for whom every privilege check passes: run "
+                "releases as a least-privilege role to know the grants suffice",
+            )
+        )
     return checks
 
 
@@ -244,12 +295,20 @@ def _schema(session: Session, schema: str, user: str, create_db: bool, database:
     if not exists:
         if create_db:
             return Check(name, OK, f"does not exist yet; {user} may create it (CREATE on database {database})")
-        return Check(name, FAIL, f"does not exist and {user} may not create it (no CREATE on database {database}): "
-                                 f"an admin runs CREATE SCHEMA {schema} AUTHORIZATION {user}")
+        return Check(
+            name,
+            FAIL,
+            f"does not exist and {user} may not create it (no CREATE on database {database}): "
+            f"an admin runs CREATE SCHEMA {schema} AUTHORIZATION {user}",
+        )
     lacking = [p for p, held in (("USAGE", usage), ("CREATE", create)) if not held]
     if lacking:
-        return Check(name, FAIL, f"{user} lacks {' and '.join(lacking)} on it: an admin runs GRANT "
-                                 f"{', '.join(lacking)} ON SCHEMA {schema} TO {user}")
+        return Check(
+            name,
+            FAIL,
+            f"{user} lacks {' and '.join(lacking)} on it: an admin runs GRANT "
+            f"{', '.join(lacking)} ON SCHEMA {schema} TO {user}",
+        )
     return Check(name, OK, f"{user} may use it and create in it")
 
 
@@ -257,21 +316,35 @@ def _reads_source(session: Session, config: Config, user: str) -> Check:
     src = config.source
     if session.scalar(qd.table_select(src.schema, src.table), "reading the source's privileges"):
         return Check("source privileges", OK, f"{user} may read {src.qualified}")
-    return Check("source privileges", FAIL, f"{user} may not SELECT from {src.qualified}: an admin runs GRANT SELECT "
-                                            f"ON {src.qualified} TO {user}")
+    return Check(
+        "source privileges",
+        FAIL,
+        f"{user} may not SELECT from {src.qualified}: an admin runs GRANT SELECT ON {src.qualified} TO {user}",
+    )
 
 
 def _readers(session: Session, schema: str, roles: list[str], user: str) -> Check:
     found = {r for (r,) in session.rows(qd.roles_found(roles), "looking up roles")}
     missing = [r for r in roles if r not in found]
     if missing:
-        return Check("grant_select_to", FAIL, f"role(s) {', '.join(map(repr, missing))} do not exist: create them, "
-                                              "or remove them from [release] grant_select_to")
+        return Check(
+            "grant_select_to",
+            FAIL,
+            f"role(s) {', '.join(map(repr, missing))} do not exist: create them, "
+            "or remove them from [release] grant_select_to",
+        )
     exists, _usage, _create, grantable = session.rows(qd.schema_privileges(schema), f"reading schema {schema!r}")[0]
     if exists and not grantable:
-        return Check("grant_select_to", FAIL, f"{user} may not grant USAGE on schema {schema} (it neither owns it nor "
-                                              "holds USAGE WITH GRANT OPTION), and PostgreSQL would grant nothing "
-                                              f"with only a warning: an admin runs GRANT USAGE ON SCHEMA {schema} TO "
-                                              f"{', '.join(roles)}, or ALTER SCHEMA {schema} OWNER TO {user}")
-    return Check("grant_select_to", OK, f"{', '.join(roles)} exist; {user} may grant them USAGE on schema {schema} "
-                                        "and SELECT on the views it creates")
+        return Check(
+            "grant_select_to",
+            FAIL,
+            f"{user} may not grant USAGE on schema {schema} (it neither owns it nor "
+            "holds USAGE WITH GRANT OPTION), and PostgreSQL would grant nothing "
+            f"with only a warning: an admin runs GRANT USAGE ON SCHEMA {schema} TO "
+            f"{', '.join(roles)}, or ALTER SCHEMA {schema} OWNER TO {user}",
+        )
+    return Check(
+        "grant_select_to",
+        OK,
+        f"{', '.join(roles)} exist; {user} may grant them USAGE on schema {schema} and SELECT on the views it creates",
+    )

@@ -62,8 +62,10 @@ EXCERPT = 8  # characters of a value an error quotes; longer values are cut ther
 # scheme://user:password@host — the password (up to the authority's last "@") becomes ***
 _URL_PASSWORD = re.compile(r"([A-Za-z][A-Za-z0-9+.\-]*://[^\s:/@'\"\x00]*):([^\s/'\"\x00]*)@")
 # password=…, PGPASSWORD=…, "secret": "…", token = … — the value (quoted or up to a separator) becomes ***
-_ASSIGNED = re.compile(r"""(?i)(\b\w*(?:password|passwd|pwd|secret|token)\w*['"]?[ \t]*[=:][ \t]*)"""
-                       r"""('[^'\n\x00]*'|"[^"\n\x00]*"|[^\s'"&;,\x00]+)""")
+_ASSIGNED = re.compile(
+    r"""(?i)(\b\w*(?:password|passwd|pwd|secret|token)\w*['"]?[ \t]*[=:][ \t]*)"""
+    r"""('[^'\n\x00]*'|"[^"\n\x00]*"|[^\s'"&;,\x00]+)"""
+)
 
 
 def redact(text: str) -> str:

@@ -30,9 +30,9 @@ from functools import cache
 from pathlib import Path
 
 MiB = 1 << 20
-MAX_CONFIG_BYTES = 1 * MiB        # a config file
-MAX_HIERARCHY_BYTES = 64 * MiB    # a hierarchy file (the census's largest is 60 KiB)
-SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))   # kernel interfaces and devices: never read
+MAX_CONFIG_BYTES = 1 * MiB  # a config file
+MAX_HIERARCHY_BYTES = 64 * MiB  # a hierarchy file (the census's largest is 60 KiB)
+SPECIAL = (Path("/proc"), Path("/sys"), Path("/dev"))  # kernel interfaces and devices: never read
 _CHUNK = MiB
 
 
@@ -106,8 +106,13 @@ def _kind(mode: int) -> str | None:
     """What a file that is not a regular file is, or ``None`` for a regular file."""
     if stat.S_ISREG(mode):
         return None
-    kinds = ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a named pipe (FIFO)"), (stat.S_ISSOCK, "a socket"),
-             (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"))
+    kinds = (
+        (stat.S_ISDIR, "a folder"),
+        (stat.S_ISFIFO, "a named pipe (FIFO)"),
+        (stat.S_ISSOCK, "a socket"),
+        (stat.S_ISCHR, "a character device"),
+        (stat.S_ISBLK, "a block device"),
+    )
     return next((name for test, name in kinds if test(mode)), "not a regular file")
 
 
@@ -136,7 +141,11 @@ def read_bounded(path: Path, limit: int) -> bytes:
     fd = os.open(path, flags)
     try:
         st = os.fstat(fd)
-        if (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino) or _kind(st.st_mode) or st.st_dev in _special_devices():
+        if (
+            (st.st_dev, st.st_ino) != (before.st_dev, before.st_ino)
+            or _kind(st.st_mode)
+            or st.st_dev in _special_devices()
+        ):
             raise Refused("changed while it was opened; not read")
         chunks: list[bytes] = []
         total = 0

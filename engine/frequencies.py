@@ -68,9 +68,16 @@ class FrequencySet:
     ``cards[i][j]`` the codes at level ``j``, ``sensitive`` the (cells × columns) sensitive codes, ``n`` the rows
     of each cell."""
 
-    def __init__(self, leaves: Sequence[np.ndarray], levels: Sequence[Sequence[np.ndarray | None]],
-                 cards: Sequence[Sequence[int]], sensitive: np.ndarray, n: np.ndarray,
-                 floor: Sequence[int] | None = None, keep_codes: int = CODES_KEPT) -> None:
+    def __init__(
+        self,
+        leaves: Sequence[np.ndarray],
+        levels: Sequence[Sequence[np.ndarray | None]],
+        cards: Sequence[Sequence[int]],
+        sensitive: np.ndarray,
+        n: np.ndarray,
+        floor: Sequence[int] | None = None,
+        keep_codes: int = CODES_KEPT,
+    ) -> None:
         self.leaves = [np.asarray(c, dtype=np.int32) for c in leaves]  # codes: below 2^31 (a level's cardinality)
         self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
         self.floor = tuple(floor) if floor is not None else (0,) * len(self.leaves)
@@ -206,14 +213,25 @@ class Floors:
         fit the budget; the floor kept, or ``None``."""
         if None in node or not self.room(len(data["n"])):
             return None
-        levels = [[None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)]
-                  for h, lv in zip(self.hierarchies, node)]
+        levels = [
+            [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)] for h, lv in zip(self.hierarchies, node)
+        ]
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         rows = len(data["n"])
-        s = (np.column_stack([data[f"s{j}"] for j in range(sensitive)]) if sensitive
-             else np.zeros((rows, 0), dtype=np.int64))
-        floor = FrequencySet([data[f"g{i}"] for i in range(len(node))], levels, cards, s, data["n"],
-                             floor=tuple(int(lv) for lv in node), keep_codes=0)  # type: ignore[arg-type]
+        s = (
+            np.column_stack([data[f"s{j}"] for j in range(sensitive)])
+            if sensitive
+            else np.zeros((rows, 0), dtype=np.int64)
+        )
+        floor = FrequencySet(
+            [data[f"g{i}"] for i in range(len(node))],
+            levels,
+            cards,
+            s,
+            data["n"],
+            floor=tuple(int(lv) for lv in node),
+            keep_codes=0,
+        )  # type: ignore[arg-type]
         self.kept = [f for f in self.kept if not floor.covers(f.floor)] + [floor]
         while sum(f.cells for f in self.kept) > self.budget:
             self.kept.pop(0)

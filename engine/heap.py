@@ -14,8 +14,8 @@ from __future__ import annotations
 import ctypes
 import sys
 
-M_MMAP_THRESHOLD = -3      # glibc's mallopt parameter
-THRESHOLD = 128 * 1024     # glibc's default before any adjustment
+M_MMAP_THRESHOLD = -3  # glibc's mallopt parameter
+THRESHOLD = 128 * 1024  # glibc's default before any adjustment
 
 
 def pin_mmap_threshold() -> bool:
@@ -27,4 +27,3 @@ def pin_mmap_threshold() -> bool:
     except (OSError, AttributeError):
         return False
     return bool(mallopt(M_MMAP_THRESHOLD, THRESHOLD))
-

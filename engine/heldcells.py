@@ -39,8 +39,11 @@ class HeldCells:
         data = held.counts(node)
         self._last = (node, data)
         self.stats.local_nodes += 1
-        if (self.floors is not None and len(data["n"]) * 4 <= held.cells
-                and self.floors.keep(node, data, self.sensitive) is not None):
+        if (
+            self.floors is not None
+            and len(data["n"]) * 4 <= held.cells
+            and self.floors.keep(node, data, self.sensitive) is not None
+        ):
             self.stats.floors += 1
         return data
 
@@ -52,5 +55,10 @@ class HeldCells:
 
     def may_keep(self, node: Sequence[Level], bound: int | None) -> bool:
         """Whether a full node of at most ``bound`` cells, counted in the warehouse, would be kept as a floor."""
-        return (self.local is None and self.floors is not None and None not in node and bound is not None
-                and self.floors.room(bound))
+        return (
+            self.local is None
+            and self.floors is not None
+            and None not in node
+            and bound is not None
+            and self.floors.room(bound)
+        )

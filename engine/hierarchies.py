@@ -35,30 +35,38 @@ def read_table(session: Session, spec: TableSpec, attribute: str) -> RowsSpec:
     where = f"hierarchy for column {attribute!r} ({spec.describe()})"
     found = session.source_columns(spec.schema, spec.table)  # the backend's lookup (Spark: its catalog)
     if not found:
-        raise HierarchyError(f"{where}: table {spec.name!r} does not exist ({session.backend.name} at "
-                             f"{session.backend.display_url})")
+        raise HierarchyError(
+            f"{where}: table {spec.name!r} does not exist ({session.backend.name} at {session.backend.display_url})"
+        )
     names = [str(row[0]) for row in found]
     columns = list(spec.columns) if spec.columns is not None else _default_levels(where, names)
     missing = [c for c in columns if c not in names]
     if missing:
-        raise HierarchyError(f"{where}: table {spec.name!r} has no column(s) {', '.join(map(repr, missing))} "
-                             f"(its columns: {', '.join(map(repr, names[:MAX_LISTED]))})")
+        raise HierarchyError(
+            f"{where}: table {spec.name!r} has no column(s) {', '.join(map(repr, missing))} "
+            f"(its columns: {', '.join(map(repr, names[:MAX_LISTED]))})"
+        )
     rows = session.rows(qh.hierarchy_rows(spec.schema, spec.table, columns), f"reading hierarchy table {spec.name!r}")
-    return RowsSpec(rows=tuple((row[0], tuple(row[1:])) for row in rows), origin=spec.describe(),
-                    columns=tuple(columns), unit="row")
+    return RowsSpec(
+        rows=tuple((row[0], tuple(row[1:])) for row in rows), origin=spec.describe(), columns=tuple(columns), unit="row"
+    )
 
 
 def _default_levels(where: str, names: Sequence[str]) -> list[str]:
     """``level_0 .. level_h``: consecutive from 0, at least one level above the value."""
     levels = sorted(int(m.group(1)) for m in map(_LEVEL.match, names) if m)
     if not levels or levels[0] != 0 or len(levels) < 2:
-        raise HierarchyError(f"{where}: the table needs columns level_0 (the values) and level_1 .. level_h, or "
-                             f"columns = [...] naming them in order (its columns: "
-                             f"{', '.join(map(repr, names[:MAX_LISTED]))})")
+        raise HierarchyError(
+            f"{where}: the table needs columns level_0 (the values) and level_1 .. level_h, or "
+            f"columns = [...] naming them in order (its columns: "
+            f"{', '.join(map(repr, names[:MAX_LISTED]))})"
+        )
     gaps = [j for j in range(levels[-1] + 1) if j not in levels]
     if gaps:
-        raise HierarchyError(f"{where}: the table has level_{levels[-1]} but no level_{gaps[0]}; levels are "
-                             "level_0 .. level_h without gaps (or name them with columns = [...])")
+        raise HierarchyError(
+            f"{where}: the table has level_{levels[-1]} but no level_{gaps[0]}; levels are "
+            "level_0 .. level_h without gaps (or name them with columns = [...])"
+        )
     return [f"level_{j}" for j in levels]
 
 
@@ -99,9 +107,15 @@ def resolve_model(model: Model, reader: Any) -> Model:
         raise HierarchyError(f"{getattr(model, 'where', model.type)}: parameter 'hierarchy': {exc}") from None
 
 
-def build_all(session: Session, quasi_identifiers: Sequence[QuasiIdentifier], values: Mapping[str, Sequence[Any]],
-              kinds: Mapping[str, ValueKind]) -> tuple[Hierarchy, ...]:
+def build_all(
+    session: Session,
+    quasi_identifiers: Sequence[QuasiIdentifier],
+    values: Mapping[str, Sequence[Any]],
+    kinds: Mapping[str, ValueKind],
+) -> tuple[Hierarchy, ...]:
     """Every quasi-identifier's hierarchy built over its distinct source ``values`` (tables read first)."""
     reader = _Reader(session)
-    return tuple(build(reader(qi.hierarchy, qi.column), qi.column, values[qi.column], kinds[qi.column])
-                 for qi in quasi_identifiers)
+    return tuple(
+        build(reader(qi.hierarchy, qi.column), qi.column, values[qi.column], kinds[qi.column])
+        for qi in quasi_identifiers
+    )

@@ -42,7 +42,7 @@ class ValueKind(enum.Enum):
 
     INTEGER = "integer"
     FLOAT = "float"
-    REAL = "real"   # float4: each value as the shortest decimal that round-trips in 32 bits (``real_value``)
+    REAL = "real"  # float4: each value as the shortest decimal that round-trips in 32 bits (``real_value``)
     DECIMAL = "decimal"
     DATE = "date"
     TIMESTAMP = "timestamp"
@@ -58,7 +58,7 @@ class ValueKind(enum.Enum):
         t = text.strip() if self is not ValueKind.TEXT else text
         if self is ValueKind.INTEGER:
             try:
-                return int(t)               # exact, also beyond 2**53
+                return int(t)  # exact, also beyond 2**53
             except ValueError:
                 pass
             f = float(t)
@@ -207,8 +207,10 @@ class TableSpec:
 
     def __post_init__(self) -> None:
         if self.columns is not None and len(self.columns) < 2:
-            raise HierarchyError(f"hierarchy table {self.name!r}: columns must name the value column and at least "
-                                 f"one level above it, got {list(self.columns)}")
+            raise HierarchyError(
+                f"hierarchy table {self.name!r}: columns must name the value column and at least "
+                f"one level above it, got {list(self.columns)}"
+            )
 
     @property
     def schema(self) -> str | None:
@@ -330,8 +332,9 @@ def sort_key(v: Any) -> tuple[int, Any]:
     return (2, str(v))
 
 
-def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: Sequence[Sequence[str]],
-                   columns: Sequence[str] = ()) -> None:
+def validate_chain(
+    attribute: str, source: str, leaves: Sequence[Any], labels: Sequence[Sequence[str]], columns: Sequence[str] = ()
+) -> None:
     """Each level must be a function of the level below; leaves unique; every level as long as the leaves.
     ``columns`` (value and level columns of a table or DataFrame) are named in the error when given."""
     where = f"hierarchy for column {attribute!r} ({source})"
@@ -340,8 +343,10 @@ def validate_chain(attribute: str, source: str, leaves: Sequence[Any], labels: S
     if len(set(leaves)) != len(leaves):
         seen: set[Any] = set()
         dupes = [v for v in leaves if v in seen or seen.add(v)]
-        raise HierarchyError(f"{where} lists value(s) more than once with different generalizations: "
-                             + ", ".join(excerpt(v) for v in dupes[:MAX_LISTED]))
+        raise HierarchyError(
+            f"{where} lists value(s) more than once with different generalizations: "
+            + ", ".join(excerpt(v) for v in dupes[:MAX_LISTED])
+        )
     for column in labels:
         if len(column) != len(leaves):
             raise HierarchyError(f"{where}: a level has {len(column)} labels for {len(leaves)} values")
@@ -382,8 +387,9 @@ def construct(spec: HierarchySpec, attribute: str, values: Iterable[Any], kind: 
     distinct = sorted(set(values), key=sort_key)
     builder = _BUILDERS.get(type(spec))
     if builder is None:
-        raise HierarchyError(f"hierarchy for column {attribute!r} ({spec.describe()}) must be read from the "
-                             "warehouse before it is built")
+        raise HierarchyError(
+            f"hierarchy for column {attribute!r} ({spec.describe()}) must be read from the warehouse before it is built"
+        )
     leaves, labels = builder(spec, attribute, distinct, kind)
     order = sorted(range(len(leaves)), key=lambda i: sort_key(leaves[i]))
     return Hierarchy(
@@ -397,8 +403,14 @@ def construct(spec: HierarchySpec, attribute: str, values: Iterable[Any], kind: 
 Built = tuple[list[Any], list[list[str]]]
 
 
-def _from_rows(spec: HierarchySpec, attribute: str, rows: Sequence[tuple[int, Any, Sequence[Any]]],
-               kind: ValueKind, unit: str = "line", columns: Sequence[str] = ()) -> Built:
+def _from_rows(
+    spec: HierarchySpec,
+    attribute: str,
+    rows: Sequence[tuple[int, Any, Sequence[Any]]],
+    kind: ValueKind,
+    unit: str = "line",
+    columns: Sequence[str] = (),
+) -> Built:
     """Rows of (number, value, labels): type the values, require one height, drop exact duplicate rows.
 
     ``unit`` is what errors call a row ("line" of a file, "row" of a table); ``columns`` names the value and
@@ -439,17 +451,21 @@ def _typed(where: str, unit: str, line: int, raw: Any, kind: ValueKind, columns:
     try:
         return kind.coerce(raw)
     except (ValueError, decimal.InvalidOperation):  # not the parser's reason: it repeats the whole value
-        raise HierarchyError(f"{where} {unit} {line}: value {excerpt(raw)}{column} is not a valid {kind.value}") \
-            from None
+        raise HierarchyError(
+            f"{where} {unit} {line}: value {excerpt(raw)}{column} is not a valid {kind.value}"
+        ) from None
 
 
-def _chain(where: str, unit: str, line: int, raw: Any, labels: Sequence[Any],
-           columns: Sequence[str]) -> tuple[str, ...]:
+def _chain(
+    where: str, unit: str, line: int, raw: Any, labels: Sequence[Any], columns: Sequence[str]
+) -> tuple[str, ...]:
     for j, label in enumerate(labels):
         if label is None:
             column = f" in column {columns[j + 1]!r}" if len(columns) > j + 1 else ""
-            raise HierarchyError(f"{where} {unit} {line}: value {excerpt(raw)} has no level-{j + 1} label "
-                                 f"(NULL{column}); a hierarchy has one height: every value needs a label at every level")
+            raise HierarchyError(
+                f"{where} {unit} {line}: value {excerpt(raw)} has no level-{j + 1} label "
+                f"(NULL{column}); a hierarchy has one height: every value needs a label at every level"
+            )
     return tuple(label_text(label) for label in labels)
 
 
@@ -464,14 +480,14 @@ def read_csv_rows(path: Path, delimiter: str = ";") -> list[tuple[int, str, list
     except OSError as exc:
         raise HierarchyError(f"cannot read hierarchy file {path}: {exc.strerror or exc}") from None
     except UnicodeDecodeError as exc:
-        raise HierarchyError(f"hierarchy file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at "
-                             f"offset {exc.start})") from None
+        raise HierarchyError(
+            f"hierarchy file {path} is not UTF-8 text (byte 0x{exc.object[exc.start]:02x} at offset {exc.start})"
+        ) from None
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter)
     try:
         return [(i, row[0], row[1:]) for i, row in enumerate(reader, start=1) if row and any(c for c in row)]
     except csv.Error as exc:  # the csv module's messages quote no data
-        raise HierarchyError(f"hierarchy file {path} is not a readable CSV (line {reader.line_num}): {exc}") \
-            from None
+        raise HierarchyError(f"hierarchy file {path} is not a readable CSV (line {reader.line_num}): {exc}") from None
 
 
 def _labels(labels: Sequence[Any]) -> str:
@@ -573,8 +589,10 @@ def _intervals(spec: IntervalsSpec, attribute: str, values: list[Any], kind: Val
     for a, b in zip(widths, widths[1:]):
         ratio = b / a
         if ratio.denominator != 1 or ratio < 2:
-            raise HierarchyError(f"{where}: width {decimal_text(b)} is not a multiple (>= 2x) of width "
-                                 f"{decimal_text(a)}, so the levels would not form a function chain")
+            raise HierarchyError(
+                f"{where}: width {decimal_text(b)} is not a multiple (>= 2x) of width "
+                f"{decimal_text(a)}, so the levels would not form a function chain"
+            )
     exact = [exact_number(v) for v in values]
     labels: list[list[str]] = []
     for w in widths:

@@ -114,11 +114,11 @@ class Lattice:
 
     def successors(self, node: Node) -> list[Node]:
         """Direct generalizations: one level up in one attribute."""
-        return [node[:i] + (node[i] + 1,) + node[i + 1:] for i in range(len(node)) if node[i] < self.heights[i]]
+        return [node[:i] + (node[i] + 1,) + node[i + 1 :] for i in range(len(node)) if node[i] < self.heights[i]]
 
     def predecessors(self, node: Node) -> list[Node]:
         """Direct specializations: one level down in one attribute."""
-        return [node[:i] + (node[i] - 1,) + node[i + 1:] for i in range(len(node)) if node[i] > 0]
+        return [node[:i] + (node[i] - 1,) + node[i + 1 :] for i in range(len(node)) if node[i] > 0]
 
     def above(self, node: Sequence[int]) -> np.ndarray:
         """Boolean mask over ``ordered``: nodes ``>= node`` (including itself).

@@ -83,8 +83,15 @@ class JsonFormatter(logging.Formatter):
         self.command = command
 
     def format(self, record: logging.LogRecord) -> str:
-        return json.dumps({"time": _moment(record), "level": record.levelname, "command": self.command or None,
-                           "message": _message(record)}, ensure_ascii=False)
+        return json.dumps(
+            {
+                "time": _moment(record),
+                "level": record.levelname,
+                "command": self.command or None,
+                "message": _message(record),
+            },
+            ensure_ascii=False,
+        )
 
 
 class TerminalFormatter(logging.Formatter):
@@ -115,8 +122,13 @@ class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
         self._fixed = value
 
 
-def setup(command: str = "", verbosity: int = NORMAL, stream: TextIO | None = None,
-          terminal: bool | None = None, fmt: str = "text") -> None:
+def setup(
+    command: str = "",
+    verbosity: int = NORMAL,
+    stream: TextIO | None = None,
+    terminal: bool | None = None,
+    fmt: str = "text",
+) -> None:
     """Route the ``veil`` loggers to ``stream`` (default: stderr) at the level ``verbosity`` asks for.
 
     ``fmt`` ``"json"``: one JSON object a record.  ``"text"``: ``terminal`` (default: whether the stream is a

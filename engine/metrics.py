@@ -282,14 +282,17 @@ REGISTRY: dict[str, MetricEntry] = {}
 generator (``docs/gen_reference.py``), the report and ``make_metric`` read."""
 
 
-def register(name: str, summary: str, *, needs_config: bool = False) -> Callable[[Callable[[MetricContext], Metric]],
-                                                                                Callable[[MetricContext], Metric]]:
+def register(
+    name: str, summary: str, *, needs_config: bool = False
+) -> Callable[[Callable[[MetricContext], Metric]], Callable[[MetricContext], Metric]]:
     """Decorator: register ``build`` as the metric ``name``."""
+
     def decorate(build: Callable[[MetricContext], Metric]) -> Callable[[MetricContext], Metric]:
         if name in REGISTRY:
             raise ValueError(f"metric {name!r} is registered twice")
         REGISTRY[name] = MetricEntry(name, summary, build, needs_config)
         return build
+
     return decorate
 
 
@@ -320,8 +323,11 @@ def _kl(ctx: MetricContext) -> Metric:
     return KLDivergence(tuple(tuple(levels) for levels in ctx.leaf_counts), KLDivergence.entropy(ctx.original_sizes))
 
 
-@register("workload", "weighted error of the [[workload]] queries answered from the release (docs/workload.md)",
-          needs_config=True)
+@register(
+    "workload",
+    "weighted error of the [[workload]] queries answered from the release (docs/workload.md)",
+    needs_config=True,
+)
 def _workload(ctx: MetricContext) -> Metric:
     from veil.workload import workload_metric  # loads only when asked for (it reads the warehouse)
 
@@ -332,15 +338,23 @@ METRICS: tuple[str, ...] = tuple(REGISTRY)
 """The registered metric names (``veil.config.METRICS`` is this tuple)."""
 
 
-def make_metric(name: str, heights: Sequence[int], leaf_counts: Sequence[Sequence[np.ndarray]] = (),
-                original_sizes: np.ndarray | None = None, *, config: Any = None, warehouse: Any = None) -> Metric:
+def make_metric(
+    name: str,
+    heights: Sequence[int],
+    leaf_counts: Sequence[Sequence[np.ndarray]] = (),
+    original_sizes: np.ndarray | None = None,
+    *,
+    config: Any = None,
+    warehouse: Any = None,
+) -> Metric:
     """The metric called ``name`` (config ``[search] metric``), from the registry; KL needs the hierarchies' leaf
     counts and the bottom node's block sizes, ``workload`` the config and the prepared warehouse."""
     entry = REGISTRY.get(name)
     if entry is None:
         raise ValueError(f"unknown metric {name!r}; one of {', '.join(REGISTRY)}")
-    return entry.build(MetricContext(tuple(heights), tuple(tuple(levels) for levels in leaf_counts), original_sizes,
-                                     config, warehouse))
+    return entry.build(
+        MetricContext(tuple(heights), tuple(tuple(levels) for levels in leaf_counts), original_sizes, config, warehouse)
+    )
 
 
 @dataclass(frozen=True)
@@ -389,8 +403,10 @@ class OnSizes:
         (Σ n(E))², Σ n(E) · |T| ≤ |T|²: exact in numpy), else as Python ints (exact whatever the magnitudes)."""
         if int(rows) <= _INT64_SAFE_ROWS:
             return np.asarray(counts.sizes, dtype=np.int64), np.asarray(weights, dtype=np.int64)
-        return (np.array([int(x) for x in counts.sizes.tolist()], dtype=object),
-                np.array([int(w) for w in np.asarray(weights).tolist()], dtype=object))
+        return (
+            np.array([int(x) for x in counts.sizes.tolist()], dtype=object),
+            np.array([int(w) for w in np.asarray(weights).tolist()], dtype=object),
+        )
 
     def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> Loss:
         weights = getattr(counts, "weights", None)

@@ -74,8 +74,9 @@ class NodeCounter:
         carry: dict[str, np.ndarray] | None = None
         cells = 0
         with base.reading(base.cell_rollups, node, what) as (name, floor):
-            for data in base.session.stream(q.node_counts(base.layout, node, floor, source=name), keys,
-                                            self.chunk_cells, what):
+            for data in base.session.stream(
+                q.node_counts(base.layout, node, floor, source=name), keys, self.chunk_cells, what
+            ):
                 cells += len(data["n"])
                 if carry is not None:
                     data = {k: np.concatenate([carry[k], v]) for k, v in data.items()}
@@ -123,12 +124,16 @@ class NodeCounter:
             if level is not None:
                 qi_codes[:, i] = data[f"g{i}"]
         sensitive = len(self.base.domains)
-        s_codes = np.column_stack([data[f"s{j}"] for j in range(sensitive)]) if sensitive \
+        s_codes = (
+            np.column_stack([data[f"s{j}"] for j in range(sensitive)])
+            if sensitive
             else np.zeros((r, 0), dtype=np.int64)
+        )
         hierarchies = self.base.hierarchies
         cards = [hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
-        return NodeCounts.from_cells(self.attributes, node, qi_codes, s_codes, data["n"], cards, self.base.domains,
-                                     hierarchies)
+        return NodeCounts.from_cells(
+            self.attributes, node, qi_codes, s_codes, data["n"], cards, self.base.domains, hierarchies
+        )
 
 
 def _last_block_start(data: dict[str, np.ndarray], keys: Sequence[str]) -> int:

@@ -24,8 +24,12 @@ def preflight(config: Config) -> str:
         columns = wh.inspect()
         missing = [c for c in (*rel.keep_columns, *rel.drop_columns) if c not in columns]
         if missing:
-            raise SourceError(f"[release] names column(s) {', '.join(map(repr, missing))} that source table "
-                              f"{wh.table_name!r} does not have")
+            raise SourceError(
+                f"[release] names column(s) {', '.join(map(repr, missing))} that source table "
+                f"{wh.table_name!r} does not have"
+            )
         catalog.require(session, rel.catalog_schema)
-    return (f"preflight passed: {backend.name} at {backend.display_url}, source table {config.source.qualified} "
-            f"({len(columns)} columns), catalog in schema {rel.catalog_schema!r} is current")
+    return (
+        f"preflight passed: {backend.name} at {backend.display_url}, source table {config.source.qualified} "
+        f"({len(columns)} columns), catalog in schema {rel.catalog_schema!r} is current"
+    )

@@ -40,10 +40,10 @@ class Evaluation:
     """The verdicts of every model at one node and what follows for suppression and the search."""
 
     verdicts: tuple[Verdict, ...]
-    failing: np.ndarray          # per block: fails some model (suppressed if the node is used)
+    failing: np.ndarray  # per block: fails some model (suppressed if the node is used)
     suppressed_rows: int
-    passed: bool                 # passes within the suppression budget
-    prune_down: bool             # the monotone part alone fails: every node below fails
+    passed: bool  # passes within the suppression budget
+    prune_down: bool  # the monotone part alone fails: every node below fails
     weights: np.ndarray | None = None  # blocks per entry when evaluated on a ``SizeHistogram`` (else one each)
 
     @property
@@ -104,8 +104,9 @@ class Specification:
         verdicts = tuple(verdict(m, counts) for m in self.models)
         return self.combine(verdicts, counts.sizes, rows)
 
-    def combine(self, verdicts: Sequence[Verdict], sizes: np.ndarray, rows: int,
-                weights: np.ndarray | None = None) -> Evaluation:
+    def combine(
+        self, verdicts: Sequence[Verdict], sizes: np.ndarray, rows: int, weights: np.ndarray | None = None
+    ) -> Evaluation:
         """Suppression and the search's inferences from per-block (or, with ``weights``, per-entry) verdicts."""
         failing = np.zeros(len(sizes), dtype=bool)
         monotone_failing = np.zeros(len(sizes), dtype=bool)
@@ -172,12 +173,18 @@ class Specification:
             level = float(worst(tests.levels[:, k])) if len(tests.sizes) else None
             verdicts.append(Verdict(tests.passed[:, k].copy(), level))
             k += 1
-        return SizeHistogram(hist.node, hist.sizes, hist.blocks,
-                             self.combine(verdicts, hist.sizes, rows, weights=hist.blocks))
+        return SizeHistogram(
+            hist.node, hist.sizes, hist.blocks, self.combine(verdicts, hist.sizes, rows, weights=hist.blocks)
+        )
 
-    def summarize(self, hist: SizeHistogram | None, chunks: Callable[[], Iterable[NodeCounts]],
-                  rows: int, node: tuple[Level, ...] = (),
-                  tests: Callable[[], BlockTests | None] | None = None) -> SizeHistogram:
+    def summarize(
+        self,
+        hist: SizeHistogram | None,
+        chunks: Callable[[], Iterable[NodeCounts]],
+        rows: int,
+        node: tuple[Level, ...] = (),
+        tests: Callable[[], BlockTests | None] | None = None,
+    ) -> SizeHistogram:
         """Evaluate a node from its size histogram ``hist`` and, only when that does not decide it, from
         ``chunks()``: its counts in chunks of complete blocks, evaluated chunk by chunk (a block's verdict never
         depends on another block; the table's level is the min or max of the chunks').  Returns the node's
@@ -200,8 +207,12 @@ class Specification:
         for chunk in chunks():
             acc.add(chunk, [verdict(m, chunk) for m in self.models])
         sizes, blocks, verdicts = acc.result()
-        return SizeHistogram(hist.node if hist is not None else tuple(node), sizes, blocks,
-                             self.combine(verdicts, sizes, rows, weights=blocks))
+        return SizeHistogram(
+            hist.node if hist is not None else tuple(node),
+            sizes,
+            blocks,
+            self.combine(verdicts, sizes, rows, weights=blocks),
+        )
 
 
 class _Accumulator:
@@ -232,8 +243,10 @@ class _Accumulator:
             uniq, blocks = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
         m = len(self.models)
         sizes = uniq >> m
-        verdicts = tuple(Verdict(((uniq >> i) & 1) == 0, _combined_level(model, self.levels[i]))
-                         for i, model in enumerate(self.models))
+        verdicts = tuple(
+            Verdict(((uniq >> i) & 1) == 0, _combined_level(model, self.levels[i]))
+            for i, model in enumerate(self.models)
+        )
         return sizes, blocks, verdicts
 
 
@@ -258,7 +271,7 @@ def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> V
     passed, levels = [], []
     for start in range(0, counts.n_blocks, step):
         mask = np.zeros(counts.n_blocks, dtype=bool)
-        mask[start:start + step] = True
+        mask[start : start + step] = True
         part = model.check(counts.restrict(mask))
         passed.append(part.passed)
         levels.append(part.achieved)

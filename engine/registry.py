@@ -47,6 +47,7 @@ class Registry(Generic[T]):
             if self.attribute:
                 setattr(obj, self.attribute, name)
             return obj
+
         return decorate
 
     def declared(self) -> dict[str, tuple[str, bool]]:
@@ -85,8 +86,7 @@ class Registry(Generic[T]):
     def _modules(self) -> list[tuple[str, Path]]:
         rel = Path(*self.where.split(".")[1:])
         if (PACKAGE / rel).is_dir():
-            return [(f"{self.where}.{p.stem}", p) for p in sorted((PACKAGE / rel).glob("*.py"))
-                    if p.stem != "__init__"]
+            return [(f"{self.where}.{p.stem}", p) for p in sorted((PACKAGE / rel).glob("*.py")) if p.stem != "__init__"]
         return [(self.where, PACKAGE / rel.with_suffix(".py"))]
 
     def __iter__(self) -> Iterator[str]:
@@ -111,5 +111,7 @@ MODELS: Registry[Any] = Registry("model", "MODELS", "veil.models", attribute="ty
 def _reloaded(old: object, new: object) -> bool:
     """The same definition again: its module re-imported (``importlib.reload``, a test loading it without an
     optional dependency), so the newer object replaces the older."""
-    return (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == \
-        (getattr(new, "__module__", None), getattr(new, "__qualname__", None))
+    return (getattr(old, "__module__", None), getattr(old, "__qualname__", None)) == (
+        getattr(new, "__module__", None),
+        getattr(new, "__qualname__", None),
+    )

@@ -11,8 +11,13 @@ from __future__ import annotations
 
 def names(name: str, version: int | None = None) -> dict[str, str]:
     """The objects of release ``name`` (and of one version)."""
-    out = {"rows": f"{name}_rows", "block_rows": f"{name}_block_rows", "view": name, "blocks": f"{name}_blocks",
-           "releases": f"{name}_releases"}
+    out = {
+        "rows": f"{name}_rows",
+        "block_rows": f"{name}_block_rows",
+        "view": name,
+        "blocks": f"{name}_blocks",
+        "releases": f"{name}_releases",
+    }
     if version is not None:
         out.update(version_view=f"{name}_v{version}", version_blocks=f"{name}_v{version}_blocks")
     return out

@@ -39,7 +39,7 @@ class Counters:
 
     rolled_up: int = 0
     materialized: int = 0
-    hubs: int = 0   # of those, hubs materialized before a node that would have read the base
+    hubs: int = 0  # of those, hubs materialized before a node that would have read the base
 
 
 @dataclass
@@ -67,11 +67,11 @@ class Rollups:
     cardinalities: tuple[tuple[int, ...], ...] = ()
     spread: int = 1
     hub_ratio: float = 0.1
-    into: str | None = None   # the scratch database materialized nodes are created in (None: temporary tables)
-    kept: dict[Node, tuple[int, int]] = field(default_factory=dict)   # node -> (ident, cells)
+    into: str | None = None  # the scratch database materialized nodes are created in (None: temporary tables)
+    kept: dict[Node, tuple[int, int]] = field(default_factory=dict)  # node -> (ident, cells)
     _last_used: dict[Node, int] = field(default_factory=dict)
-    _least: dict[Node, int] = field(default_factory=dict)    # lower bounds on cells
-    _exact: dict[Node, int] = field(default_factory=dict)    # cells counted
+    _least: dict[Node, int] = field(default_factory=dict)  # lower bounds on cells
+    _exact: dict[Node, int] = field(default_factory=dict)  # cells counted
     _reads: int = 0
 
     @contextlib.contextmanager
@@ -100,8 +100,9 @@ class Rollups:
         self.session.execute(q.drop_table(table), what)
 
     @contextlib.contextmanager
-    def reading_many(self, nodes: Sequence[Node], ident: Callable[[], int],
-                     what: str) -> Iterator[tuple[str, Node | None]]:
+    def reading_many(
+        self, nodes: Sequence[Node], ident: Callable[[], int], what: str
+    ) -> Iterator[tuple[str, Node | None]]:
         """The table one statement over several ``nodes`` reads (``queries.grouped_sizes``): what ``reading`` would
         read for their meet (each QI's lowest level among them; ``veil.lattice.meet``) — the finest kept node
         below it, or its hub materialized now, or the base — without materializing the meet or any of the nodes.
@@ -146,7 +147,7 @@ class Rollups:
             options = []
             for i, level in enumerate(levels):
                 if level:
-                    lowered = levels[:i] + [level - 1] + levels[i + 1:]
+                    lowered = levels[:i] + [level - 1] + levels[i + 1 :]
                     bound = self._bound(lowered)
                     if bound <= limit:
                         options.append((bound, i, lowered))

@@ -26,9 +26,15 @@ from veil.search import SearchResult
 from veil.warehouse import Stats, Warehouse, value_text
 
 
-def prepare_run(session: Session, config: Config, *, sensitive: Sequence[str] | None = None,
-                on_step: Callable[[str], None] = lambda _m: None, rollup: bool = True,
-                **tuning: Any) -> tuple[Config, Warehouse]:
+def prepare_run(
+    session: Session,
+    config: Config,
+    *,
+    sensitive: Sequence[str] | None = None,
+    on_step: Callable[[str], None] = lambda _m: None,
+    rollup: bool = True,
+    **tuning: Any,
+) -> tuple[Config, Warehouse]:
     """On an open session: read table-backed hierarchies (``config`` returned with them in memory), prepare
     the warehouse and validate the models against the sensitive domains.
 
@@ -38,8 +44,7 @@ def prepare_run(session: Session, config: Config, *, sensitive: Sequence[str] | 
     # one NULL policy for every command: published sensitive columns no model reads follow it too (as in release)
     tuning.setdefault("null_checked", tuple(c for c in config.sensitive if c not in counted))
     tuning.setdefault("local_cells", config.search.local_cells)
-    wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup,
-                   **tuning)
+    wh = Warehouse(session, config.source, config.quasi_identifiers, counted, on_step=on_step, rollup=rollup, **tuning)
     wh.prepare()
     domains = {d.name: d for d in wh.domains}
     for model in config.models:
@@ -87,12 +92,19 @@ def counts_document(wh: Warehouse, nc: NodeCounts, limit: int | None = None) -> 
     doc = {"attributes": list(wh.attributes), "node": list(nc.node), "rows": wh.rows, "blocks": blocks}
     if limit is None:
         return doc
-    return {**doc, "order": "smallest first", "limit": limit, "block_count": nc.n_blocks,
-            "blocks_not_shown": nc.n_blocks - len(blocks), "rows_not_shown": int(nc.sizes.sum()) - sum(b["size"] for b in blocks)}
+    return {
+        **doc,
+        "order": "smallest first",
+        "limit": limit,
+        "block_count": nc.n_blocks,
+        "blocks_not_shown": nc.n_blocks - len(blocks),
+        "rows_not_shown": int(nc.sizes.sum()) - sum(b["size"] for b in blocks),
+    }
 
 
-def check_document(wh: Warehouse, spec: Specification, counts: NodeCounts | SizeHistogram,
-                   evaluation: Evaluation) -> dict[str, Any]:
+def check_document(
+    wh: Warehouse, spec: Specification, counts: NodeCounts | SizeHistogram, evaluation: Evaluation
+) -> dict[str, Any]:
     """The stable JSON of ``veil check``.  ``achieved`` and ``violating_blocks`` are over all blocks before
     suppression; a model's ``passed`` means its own failing blocks fit in the suppression budget.  ``counts``
     is the whole node or its summary (``evaluate_node``: verdicts per (size, failing models), weighted)."""
@@ -102,8 +114,15 @@ def check_document(wh: Warehouse, spec: Specification, counts: NodeCounts | Size
     models = []
     for m, v in zip(spec.models, evaluation.verdicts):
         own = int(rows_of[~v.passed].sum())
-        models.append({"type": m.type, "attribute": m.attribute, "passed": own <= budget,
-                       "achieved": v.achieved, "violating_blocks": int(weights[~v.passed].sum())})
+        models.append(
+            {
+                "type": m.type,
+                "attribute": m.attribute,
+                "passed": own <= budget,
+                "achieved": v.achieved,
+                "violating_blocks": int(weights[~v.passed].sum()),
+            }
+        )
     return {
         "attributes": list(wh.attributes),
         "node": list(counts.node),
@@ -115,8 +134,9 @@ def check_document(wh: Warehouse, spec: Specification, counts: NodeCounts | Size
     }
 
 
-def evaluate_node(wh: Warehouse, spec: Specification,
-                  node: tuple[Level, ...]) -> tuple[NodeCounts | SizeHistogram, Evaluation]:
+def evaluate_node(
+    wh: Warehouse, spec: Specification, node: tuple[Level, ...]
+) -> tuple[NodeCounts | SizeHistogram, Evaluation]:
     """One node's evaluation as ``veil check`` shows it, holding no more than a search does: size-only
     models from the node's size histogram, models judging blocks on their own chunk by chunk (each model's
     verdicts and level exact, never bounded), models reading supersets on the whole node."""
@@ -131,8 +151,9 @@ def evaluate_node(wh: Warehouse, spec: Specification,
     return summary, summary.evaluation
 
 
-def generalized_select(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, published: Sequence[str],
-                       not_null: Sequence[str] = ()) -> sa.Select[Any]:
+def generalized_select(
+    wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, published: Sequence[str], not_null: Sequence[str] = ()
+) -> sa.Select[Any]:
     """The rows a release publishes at ``counts.node``: each quasi-identifier generalized through its
     dimension table, the other ``published`` columns as they are, rows of the ``suppressed`` blocks dropped
     (their codes listed in a temporary table first) and rows with NULLs in ``not_null`` left out.
@@ -140,10 +161,12 @@ def generalized_select(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray
     if suppressed.any():
         table = q.suppressed_table(len(wh.attributes))
         wh.session.execute(create_table(table), "listing suppressed blocks")
-        wh.session.bulk_load(table, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
-                             "listing suppressed blocks")
-    return q.release_select(wh.source_table(published), wh.layout, counts.node, wh.attributes, published,
-                            bool(suppressed.any()), not_null)
+        wh.session.bulk_load(
+            table, [tuple(int(c) for c in row) for row in counts.keys[suppressed]], "listing suppressed blocks"
+        )
+    return q.release_select(
+        wh.source_table(published), wh.layout, counts.node, wh.attributes, published, bool(suppressed.any()), not_null
+    )
 
 
 def metric_for(wh: Warehouse, name: str, config: Config | None = None) -> Metric:
@@ -193,11 +216,21 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
         key = (spec, node)
         if key not in memo:
             hist = wh.counted_sizes(node)  # the probe's, when it ran
-            known = hist is None and not spec.sizes_only and (
-                spec.size_floor <= 1 or any(finer(other, node) for other in sized))
+            known = (
+                hist is None
+                and not spec.sizes_only
+                and (spec.size_floor <= 1 or any(finer(other, node) for other in sized))
+            )
             hist = hist if hist is not None or known else wh.sizes(node)
-            tests = None if reductions is None else (
-                lambda: wh.block_tests(node, reductions[0], [(r.statistic.value, r.threshold) for r in reductions[1]]))
+            tests = (
+                None
+                if reductions is None
+                else (
+                    lambda: wh.block_tests(
+                        node, reductions[0], [(r.statistic.value, r.threshold) for r in reductions[1]]
+                    )
+                )
+            )
             summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node, tests)
             if hist is not None and spec.sizes_pass(summary, wh.rows):
                 sized.append(node)
@@ -220,17 +253,29 @@ def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -
     spec = Specification(config.models, config.search.max_suppression)
     counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
     with log.progress("searching", lattice.size) as update:
-        return search.run(strategies, lattice, wh.attributes, counts_for, spec, metric, wh.rows, on_evaluate=update,
-                          probe=probe, prefetch=prefetch)
+        return search.run(
+            strategies,
+            lattice,
+            wh.attributes,
+            counts_for,
+            spec,
+            metric,
+            wh.rows,
+            on_evaluate=update,
+            probe=probe,
+            prefetch=prefetch,
+        )
 
 
-def run_search(config: Config, strategies: Sequence[str],
-               on_step: Callable[[str], None] = lambda _m: None) -> tuple[SearchResult, Stats, NoSolutionError | None]:
+def run_search(
+    config: Config, strategies: Sequence[str], on_step: Callable[[str], None] = lambda _m: None
+) -> tuple[SearchResult, Stats, NoSolutionError | None]:
     """Search; when no node passes, also the error naming each failing model's best level."""
     with open_run(config, on_step=on_step) as (config, wh):
         result = search_warehouse(wh, config, strategies)
-        failure = None if result.any_passing else no_solution(wh, Specification(config.models,
-                                                                                config.search.max_suppression))
+        failure = (
+            None if result.any_passing else no_solution(wh, Specification(config.models, config.search.max_suppression))
+        )
         return result, wh.stats, failure
 
 
@@ -239,15 +284,27 @@ def no_solution(wh: Warehouse, spec: Specification) -> NoSolutionError:
     reach there (``models`` in the ``--json`` document)."""
     top = tuple(wh.heights)
     evaluation = spec.evaluate(wh.counts(top), wh.rows)
-    failing = [{"type": m.type, "attribute": m.attribute, "best_level": v.achieved, "at_node": list(top),
-                "describe": m.describe()}
-               for m, v in zip(spec.models, evaluation.verdicts) if not v.passed.all()]
-    parts = [f"{f['describe']} fails even at the most general node {list(top)} (best level reached: "
-             f"{'undefined' if f['best_level'] is None else format(f['best_level'], '.6g')})" for f in failing]
+    failing = [
+        {
+            "type": m.type,
+            "attribute": m.attribute,
+            "best_level": v.achieved,
+            "at_node": list(top),
+            "describe": m.describe(),
+        }
+        for m, v in zip(spec.models, evaluation.verdicts)
+        if not v.passed.all()
+    ]
+    parts = [
+        f"{f['describe']} fails even at the most general node {list(top)} (best level reached: "
+        f"{'undefined' if f['best_level'] is None else format(f['best_level'], '.6g')})"
+        for f in failing
+    ]
     if not parts:
         parts.append("every model holds at the most general node on its own, but no node satisfies them together")
     budget = f" within a suppression budget of {spec.max_suppression:g}" if spec.max_suppression else ""
     for f in failing:
         del f["describe"]
-    return NoSolutionError(f"no lattice node satisfies the models{budget}: " + "; ".join(parts)
-                           + "; nothing was published", models=failing)
+    return NoSolutionError(
+        f"no lattice node satisfies the models{budget}: " + "; ".join(parts) + "; nothing was published", models=failing
+    )

@@ -73,8 +73,9 @@ class Cron:
                     return candidate
         except CronSimError as exc:  # pragma: no cover - the expression was checked by parse_cron
             raise ValueError(f"cron expression {self.text!r}: {exc}") from None
-        raise ValueError(f"cron expression {self.text!r} never matches (searched 50 years after "
-                         f"{moment:%Y-%m-%d %H:%M})")
+        raise ValueError(
+            f"cron expression {self.text!r} never matches (searched 50 years after {moment:%Y-%m-%d %H:%M})"
+        )
 
     def describe(self) -> str:
         """In words, e.g. ``At 02:00`` (cronsim's explanation)."""
@@ -107,8 +108,9 @@ def parse_cron(text: str) -> Cron:
         fields = expression.split()
         if _valid([*fields[:3], "*", fields[4]]) and _valid([*fields[:2], "*", *fields[3:]]):
             # each field is fine on its own: the days exist, just not in those months
-            raise ValueError(f"cron expression {stripped!r} never matches: no month of the month field has "
-                             "that day of the month") from None
+            raise ValueError(
+                f"cron expression {stripped!r} never matches: no month of the month field has that day of the month"
+            ) from None
         raise ValueError(f"cron expression {stripped!r}: {str(exc).lower()}") from None
     try:
         next(sim)
@@ -162,8 +164,7 @@ def run_schedule(
         while _seconds_between(fire, finished) > 0:  # overran (or slept through) fire times: skip them
             fire, missed = cron.next_after(fire), missed + 1
         if missed:
-            emit(f"skipped {missed} missed fire time(s) from {_when(first_missed)} "
-                 "(run overran or host was suspended)")
+            emit(f"skipped {missed} missed fire time(s) from {_when(first_missed)} (run overran or host was suspended)")
     return last_code
 
 

@@ -69,8 +69,13 @@ class StrategyWork:
     seconds: float = 0.0
 
     def document(self) -> dict[str, object]:
-        return {"strategy": self.strategy, "lattice_nodes": self.lattice_nodes, "subset_nodes": self.subset_nodes,
-                "nodes_bounded": self.nodes_bounded, "seconds": round(self.seconds, 4)}
+        return {
+            "strategy": self.strategy,
+            "lattice_nodes": self.lattice_nodes,
+            "subset_nodes": self.subset_nodes,
+            "nodes_bounded": self.nodes_bounded,
+            "seconds": round(self.seconds, 4),
+        }
 
 
 @dataclass
@@ -79,7 +84,7 @@ class SearchResult:
     heights: tuple[int, ...]
     lattice_size: int
     nodes_evaluated: int = 0
-    nodes_bounded: int = 0   # nodes ``optimal`` left unevaluated: their block sizes proved them no better
+    nodes_bounded: int = 0  # nodes ``optimal`` left unevaluated: their block sizes proved them no better
     minimal: list[Node] | None = None
     optimal: Optimum | None = None
     any_passing: bool = False
@@ -97,9 +102,14 @@ class SearchResult:
             "lattice_size": self.lattice_size,
             "nodes_evaluated": self.nodes_evaluated,
             "nodes_bounded": self.nodes_bounded,
-            "minimal": [list(n) for n in self.minimal] if self.minimal is not None else ([] if not self.any_passing else None),
-            "optimal": ({"node": list(self.optimal.node), "metric": self.optimal.metric, "value": self.optimal.value}
-                        if self.optimal is not None else None),
+            "minimal": [list(n) for n in self.minimal]
+            if self.minimal is not None
+            else ([] if not self.any_passing else None),
+            "optimal": (
+                {"node": list(self.optimal.node), "metric": self.optimal.metric, "value": self.optimal.value}
+                if self.optimal is not None
+                else None
+            ),
             "seconds": round(self.seconds, 4),
             "by_strategy": [w.document() for w in self.work],
         }
@@ -108,9 +118,16 @@ class SearchResult:
 class Evaluator:
     """Evaluates nodes once each (counts, verdicts, metric) and remembers the results."""
 
-    def __init__(self, counts_for: CountsFn, spec: Specification, metric: Metric, rows: int,
-                 on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None,
-                 prefetch: PrefetchFn | None = None) -> None:
+    def __init__(
+        self,
+        counts_for: CountsFn,
+        spec: Specification,
+        metric: Metric,
+        rows: int,
+        on_evaluate: Callable[[int], None] | None = None,
+        probe: CountsFn | None = None,
+        prefetch: PrefetchFn | None = None,
+    ) -> None:
         self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
         self.on_evaluate = on_evaluate
         self.probe = probe
@@ -118,8 +135,8 @@ class Evaluator:
         self.probed = 0  # nodes whose bound alone (from ``probe``) proved them no better than the best
         self.fail_on_sizes: set[tuple[Level, ...]] = set()  # probed nodes whose sizes fail the monotone part
         self.results: dict[tuple[Level, ...], Evaluation] = {}
-        self.scores: dict[tuple[Level, ...], float] = {}   # reported values
-        self.losses: dict[tuple[Level, ...], Loss] = {}    # what the search minimizes, exact
+        self.scores: dict[tuple[Level, ...], float] = {}  # reported values
+        self.losses: dict[tuple[Level, ...], Loss] = {}  # what the search minimizes, exact
         self.bounds: dict[tuple[Level, ...], Loss] = {}
         self.prune_results: dict[tuple[Level, ...], bool] = {}
 
@@ -194,7 +211,7 @@ def _minimal(nodes: Sequence[Node]) -> list[Node]:
 def brute_force(lattice: Lattice, ev: Evaluator) -> tuple[list[Node], Optimum | None]:
     passing: list[Node] = []
     for lo in range(0, lattice.size, AHEAD):
-        ahead = lattice.ordered[lo:lo + AHEAD]
+        ahead = lattice.ordered[lo : lo + AHEAD]
         ev.prefetch(ahead)
         passing += [n for n in ahead if ev(n).passed]
     return _minimal(passing), _best(passing, ev, lattice)
@@ -255,27 +272,30 @@ def incognito(lattice: Lattice, ev: Evaluator) -> list[Node]:
                     marked.update(_generalizations(lattice, node))
     if full_monotone:
         found_set = set(found)
-        return sorted((n for n in found if not any(p in found_set for p in lattice.predecessors(n))),
-                      key=lambda n: (sum(n), n))
+        return sorted(
+            (n for n in found if not any(p in found_set for p in lattice.predecessors(n))), key=lambda n: (sum(n), n)
+        )
     return _minimal(found)
 
 
-def _projections_pass(levels: Sequence[int], subset: tuple[int, ...],
-                      passing: dict[tuple[int, ...], set[tuple[int, ...]]]) -> bool:
+def _projections_pass(
+    levels: Sequence[int], subset: tuple[int, ...], passing: dict[tuple[int, ...], set[tuple[int, ...]]]
+) -> bool:
     if len(subset) == 1:
         return True
     for drop in range(len(subset)):
-        smaller = subset[:drop] + subset[drop + 1:]
+        smaller = subset[:drop] + subset[drop + 1 :]
         table = passing.get(smaller)
         if table is None:
             return True  # no subset phase ran (no monotone part): nothing to prune with
-        if tuple(levels[:drop]) + tuple(levels[drop + 1:]) not in table:
+        if tuple(levels[:drop]) + tuple(levels[drop + 1 :]) not in table:
             return False
     return True
 
 
-def _subset_bfs(lattice: Lattice, ev: Evaluator, subset: tuple[int, ...],
-                passing: dict[tuple[int, ...], set[tuple[int, ...]]]) -> set[tuple[int, ...]]:
+def _subset_bfs(
+    lattice: Lattice, ev: Evaluator, subset: tuple[int, ...], passing: dict[tuple[int, ...], set[tuple[int, ...]]]
+) -> set[tuple[int, ...]]:
     """Breadth-first over one subset's sub-lattice with the monotone part; returns its passing nodes."""
     heights = [lattice.heights[i] for i in subset]
     sub = Lattice(tuple(heights))
@@ -288,8 +308,12 @@ def _subset_bfs(lattice: Lattice, ev: Evaluator, subset: tuple[int, ...],
         return tuple(node)
 
     for _, same in itertools.groupby(sub.ordered, key=sum):  # a height at a time: a pass marks only nodes above
-        frontier = [levels for levels in same if levels not in result  # marked by a passing node below
-                    and _projections_pass(levels, subset, passing)]
+        frontier = [
+            levels
+            for levels in same
+            if levels not in result  # marked by a passing node below
+            and _projections_pass(levels, subset, passing)
+        ]
         ev.prefetch([full(levels) for levels in frontier])
         for levels in frontier:
             if ev.passes_monotone_part(full(levels)):
@@ -321,7 +345,7 @@ class Bounds:
     def __init__(self, size: int, margin: float) -> None:
         self.level = np.full(size, -np.inf)
         self.source = np.full(size, -1, dtype=np.int64)
-        self.rounded = np.zeros(size, dtype=bool)   # the source's value is not exactly its float
+        self.rounded = np.zeros(size, dtype=bool)  # the source's value is not exactly its float
         self.exact: dict[int, Loss] = {}
         self.margin = margin
         self.index = np.arange(size)
@@ -478,10 +502,18 @@ class _BranchAndBound:
                 self.status[lattice.below(node)] = -1
 
 
-def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], counts_for: CountsFn,
-        spec: Specification, metric: Metric, rows: int,
-        on_evaluate: Callable[[int], None] | None = None, probe: CountsFn | None = None,
-        prefetch: PrefetchFn | None = None) -> SearchResult:
+def run(
+    strategies: Sequence[str],
+    lattice: Lattice,
+    attributes: Sequence[str],
+    counts_for: CountsFn,
+    spec: Specification,
+    metric: Metric,
+    rows: int,
+    on_evaluate: Callable[[int], None] | None = None,
+    probe: CountsFn | None = None,
+    prefetch: PrefetchFn | None = None,
+) -> SearchResult:
     """Run one or more strategies on one evaluator (counts and verdicts shared between them).  ``probe``: a
     cheaper counts function (a node's block sizes) that the metric's bound reads; ``optimal`` asks it
     before evaluating a node and skips the models' check where the bound proves the node no better than the
@@ -503,9 +535,15 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
         before = _tally(ev, strategy)
         search(lattice, ev, result)
         after = _tally(ev, strategy)
-        result.work.append(StrategyWork(strategy, after.lattice_nodes - before.lattice_nodes,
-                                        after.subset_nodes - before.subset_nodes,
-                                        after.nodes_bounded - before.nodes_bounded, after.seconds - before.seconds))
+        result.work.append(
+            StrategyWork(
+                strategy,
+                after.lattice_nodes - before.lattice_nodes,
+                after.subset_nodes - before.subset_nodes,
+                after.nodes_bounded - before.nodes_bounded,
+                after.seconds - before.seconds,
+            )
+        )
     result.any_passing = bool(result.minimal) or result.optimal is not None
     if not result.any_passing:
         result.minimal, result.optimal = [], None
@@ -518,6 +556,7 @@ def run(strategies: Sequence[str], lattice: Lattice, attributes: Sequence[str], 
 
 # The strategies ``[search] strategy`` and ``veil search --strategy`` name, in the order help lists them: each
 # runs on the shared evaluator and fills its part of the result.
+
 
 @STRATEGIES.register("optimal")
 def _optimal(lattice: Lattice, ev: Evaluator, result: SearchResult) -> None:

@@ -39,10 +39,10 @@ class Wording:
     """How a table's errors name its keys: TOML keys (``[search] key 'metric' must …``, ``[release] is missing
     required key 'name'``) or a model's parameters (``…(t-closeness): parameter 't' must …``)."""
 
-    noun: str      # "key" | "parameter"
-    after: str     # between the table's name and the rest: " " | ": "
-    unknown: str   # "has unknown key(s)" | "unknown parameter(s)"
-    missing: str   # "is missing required key" | "missing required parameter"
+    noun: str  # "key" | "parameter"
+    after: str  # between the table's name and the rest: " " | ": "
+    unknown: str  # "has unknown key(s)" | "unknown parameter(s)"
+    missing: str  # "is missing required key" | "missing required parameter"
 
 
 KEYS = Wording("key", " ", "has unknown key(s)", "is missing required key")
@@ -91,8 +91,14 @@ def got(value: Any) -> str:
     return repr(value) if isinstance(value, bool) else f"{type(value).__name__} {value!r}"
 
 
-_WORDS = {str: "a string", int: "a whole number", float: "a number", list: "a list", dict: "a table",
-          bool: "true/false"}
+_WORDS = {
+    str: "a string",
+    int: "a whole number",
+    float: "a number",
+    list: "a list",
+    dict: "a table",
+    bool: "true/false",
+}
 
 
 def kind_names(kinds: type | tuple[type, ...]) -> str:
@@ -107,8 +113,9 @@ class Table:
     when ``where`` already names it) and name the key as ``key(name)`` says (default: ``<where> key 'name'``,
     or ``<where>: parameter 'name'`` with ``wording=PARAMETERS``)."""
 
-    def __init__(self, data: Any, where: str, file: Any = None, key: Callable[[str], str] | None = None,
-                 wording: Wording = KEYS) -> None:
+    def __init__(
+        self, data: Any, where: str, file: Any = None, key: Callable[[str], str] | None = None, wording: Wording = KEYS
+    ) -> None:
         self.head = "" if file is None else f"{file}: "
         if not isinstance(data, Mapping):
             raise ConfigError(f"{self.head}{where} must be a table, got {got(data)}")
@@ -158,8 +165,9 @@ class Table:
             raise self._unknown(unknown, self.read | self.known)
 
     def _unknown(self, found: Iterable[Any], known: Iterable[Any]) -> ConfigError:
-        return ConfigError(f"{self.head}{self.where}{self.wording.after}{self.wording.unknown} "
-                           f"{unknown_keys(found, known)}")
+        return ConfigError(
+            f"{self.head}{self.where}{self.wording.after}{self.wording.unknown} {unknown_keys(found, known)}"
+        )
 
     # -------------------------------------------------------------------------------- typed getters
 
@@ -169,7 +177,7 @@ class Table:
             return self.raw(key, default)
         value = self.raw(key)
         kinds = kinds if isinstance(kinds, tuple) else (kinds,)
-        if list in kinds and isinstance(value, tuple):   # Python callers write tuples for lists
+        if list in kinds and isinstance(value, tuple):  # Python callers write tuples for lists
             value = list(value)
         if dict in kinds and isinstance(value, Mapping):
             value = dict(value)
@@ -206,8 +214,15 @@ class Table:
             raise self.error(key, f"must be >= {minimum}, got {v!r}")
         return v
 
-    def number(self, key: str, default: Any = REQUIRED, minimum: float | None = None,
-               maximum: float | None = None, above: float | None = None, interval: bool = False) -> Any:
+    def number(
+        self,
+        key: str,
+        default: Any = REQUIRED,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        above: float | None = None,
+        interval: bool = False,
+    ) -> Any:
         """A finite number in range, as a float; ``interval``: a range error names the interval (``in (0, 1]``,
         ``above`` its open lower end), else the bound broken (``must be <= 1``)."""
         if key not in self.data:
@@ -215,9 +230,15 @@ class Table:
         v = self.raw(key)
         if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v):
             raise self.error(key, f"must be a finite number, got {v!r}")
-        broken = [f"{op} {bound:g}" for op, bound, fails in (
-            (">=", minimum, minimum is not None and v < minimum), ("<=", maximum, maximum is not None and v > maximum),
-            (">", above, above is not None and v <= above)) if fails]
+        broken = [
+            f"{op} {bound:g}"
+            for op, bound, fails in (
+                (">=", minimum, minimum is not None and v < minimum),
+                ("<=", maximum, maximum is not None and v > maximum),
+                (">", above, above is not None and v <= above),
+            )
+            if fails
+        ]
         low = above if above is not None else minimum
         if broken and interval and low is not None and maximum is not None:
             raise self.error(key, f"must be in {'(' if above is not None else '['}{low:g}, {maximum:g}], got {v!r}")

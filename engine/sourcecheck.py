@@ -30,8 +30,14 @@ log = logging.getLogger("veil.sourcecheck")
 Values = Sequence[tuple[Any, int]]
 
 
-def check_scan(table: str, read: int, rows: int, kinds: Mapping[str, ValueKind | None],
-               values: Mapping[str, Values], nulls: Mapping[str, int]) -> None:
+def check_scan(
+    table: str,
+    read: int,
+    rows: int,
+    kinds: Mapping[str, ValueKind | None],
+    values: Mapping[str, Values],
+    nulls: Mapping[str, int],
+) -> None:
     """Raise for an empty source, one left empty by the NULL policy, or non-finite numbers; warn about
     quasi-identifiers that look like direct identifiers.  ``table``: the source as named to the user;
     ``read``: the rows scanned; ``rows``: those the NULL policy kept; ``kinds``: quasi-identifier → its
@@ -46,8 +52,10 @@ def check_scan(table: str, read: int, rows: int, kinds: Mapping[str, ValueKind |
         raise SourceError(f"source table {table!r} has no rows; there is nothing to anonymize")
     if rows == 0:
         listing = ", ".join(f"{k!r} ({v} rows)" for k, v in nulls.items() if v)
-        raise SourceError(f"all {read} rows of source table {table!r} have NULLs in column(s) {listing}; "
-                          "[source] nulls = \"drop\" leaves every row out, so there is nothing to anonymize")
+        raise SourceError(
+            f"all {read} rows of source table {table!r} have NULLs in column(s) {listing}; "
+            '[source] nulls = "drop" leaves every row out, so there is nothing to anonymize'
+        )
     bad = []
     for name, vals in values.items():
         found = non_finite_rows(vals)
@@ -55,9 +63,11 @@ def check_scan(table: str, read: int, rows: int, kinds: Mapping[str, ValueKind |
             counted = ", ".join(f"{k}: {n}" for k, n in found.items())
             bad.append(f"column {name!r} in {sum(found.values())} rows ({counted})")
     if bad:
-        raise SourceError(f"source table {table!r} holds non-finite numbers: {'; '.join(bad)}; Veil cannot "
-                          "generalize or count NaN or ±Infinity, so filter or replace them (a view over the "
-                          "table) first")
+        raise SourceError(
+            f"source table {table!r} holds non-finite numbers: {'; '.join(bad)}; Veil cannot "
+            "generalize or count NaN or ±Infinity, so filter or replace them (a view over the "
+            "table) first"
+        )
     for column, kind in kinds.items():
         message = identifier_warning(column, kind, values.get(column, ()), rows)
         if message:
@@ -97,10 +107,14 @@ def identifier_warning(column: str, kind: ValueKind | None, values: Values, rows
     """
     distinct = sum(1 for v, _ in values if v is not None)
     if rows >= MIN_ROWS and distinct >= rows and all(int(n) == 1 for v, n in values if v is not None):
-        return (f"quasi-identifier {column!r} is unique per row ({distinct} distinct values in {rows} rows): it looks "
-                "like a direct identifier; drop it from the release rather than generalize it")
+        return (
+            f"quasi-identifier {column!r} is unique per row ({distinct} distinct values in {rows} rows): it looks "
+            "like a direct identifier; drop it from the release rather than generalize it"
+        )
     if kind in (ValueKind.FLOAT, ValueKind.REAL) and rows >= MIN_ROWS and 2 * distinct >= rows:
-        return (f"quasi-identifier {column!r} is a floating-point column ({distinct} distinct values in {rows} rows): "
-                "measurements make near-unique keys and look like a direct identifier; round or bucket it in a "
-                "view, or drop it if it identifies people")
+        return (
+            f"quasi-identifier {column!r} is a floating-point column ({distinct} distinct values in {rows} rows): "
+            "measurements make near-unique keys and look like a direct identifier; round or bucket it in a "
+            "view, or drop it if it identifies people"
+        )
     return None

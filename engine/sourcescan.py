@@ -50,8 +50,14 @@ class SourceScan:
     """The source table (``source``) of one run: the columns it reads — ``quasi_identifiers`` and ``sensitive``
     (counted), ``null_checked`` (published, NULLs checked) — and what they are (``columns``, once inspected)."""
 
-    def __init__(self, session: Session, source: SourceConfig, quasi_identifiers: Sequence[str],
-                 sensitive: Sequence[str], null_checked: Sequence[str]) -> None:
+    def __init__(
+        self,
+        session: Session,
+        source: SourceConfig,
+        quasi_identifiers: Sequence[str],
+        sensitive: Sequence[str],
+        null_checked: Sequence[str],
+    ) -> None:
         self.session, self.source = session, source
         self.quasi_identifiers, self.sensitive = list(quasi_identifiers), list(sensitive)
         self.null_checked = list(null_checked)
@@ -68,8 +74,10 @@ class SourceScan:
         rows = self.session.source_columns(self.source.schema, self.source.table)
         if not rows:
             where = f" in schema {self.source.schema!r}" if self.source.schema else ""
-            raise SourceError(f"source table {self.name!r} does not exist{where} "
-                              f"({self.session.backend.name} at {self.session.backend.display_url})")
+            raise SourceError(
+                f"source table {self.name!r} does not exist{where} "
+                f"({self.session.backend.name} at {self.session.backend.display_url})"
+            )
         columns: dict[str, Column] = {}
         for name, data_type, precision, scale in rows:
             try:
@@ -80,12 +88,15 @@ class SourceScan:
         for name in self.quasi_identifiers + self.sensitive + self.null_checked:
             if name not in columns:
                 known = ", ".join(repr(c) for c in list(columns)[:MAX_LISTED])
-                raise SourceError(f"column {name!r} does not exist in source table {self.name!r} "
-                                  f"(its columns: {known})")
+                raise SourceError(
+                    f"column {name!r} does not exist in source table {self.name!r} (its columns: {known})"
+                )
             if columns[name].kind is None:
                 typ = next(r[1] for r in rows if r[0] == name)
-                raise SourceError(f"column {name!r} of source table {self.name!r} has type {typ}, "
-                                  "which Veil cannot generalize or count")
+                raise SourceError(
+                    f"column {name!r} of source table {self.name!r} has type {typ}, "
+                    "which Veil cannot generalize or count"
+                )
         self.columns = columns
         return columns
 
@@ -95,7 +106,9 @@ class SourceScan:
         return q.source_table(self.source.schema, self.source.table, self._types(names))
 
     def _types(self, names: Sequence[str]) -> dict[str, Any]:
-        return {n: self.columns[n].sa_type if self.columns[n].sa_type is not None else sa.types.NullType() for n in names}
+        return {
+            n: self.columns[n].sa_type if self.columns[n].sa_type is not None else sa.types.NullType() for n in names
+        }
 
     def group(self) -> None:
         """The source grouped by the columns Veil reads (``source_grouped``: on PostgreSQL the one parallel
@@ -129,8 +142,10 @@ class SourceScan:
         rows, and the NULLs the policy looks at (``[source] nulls``: an error, or the rows left out)."""
         columns = self.quasi_identifiers + self.sensitive
         table = self.read(columns + self.null_checked)
-        rows = self.session.rows(q.source_values(table, columns, self.null_checked, weight=self.weight),
-                                 f"scanning source table {self.name!r}")
+        rows = self.session.rows(
+            q.source_values(table, columns, self.null_checked, weight=self.weight),
+            f"scanning source table {self.name!r}",
+        )
         m = len(columns)
         values: dict[str, list[tuple[Any, int]]] = {c: [] for c in columns}
         nulls: dict[str, int] = dict.fromkeys(columns, 0)
@@ -139,7 +154,7 @@ class SourceScan:
             grouped = [k for k in range(m) if not row[m + k]]
             if not grouped:  # the whole table
                 total, complete = int(row[2 * m]), int(row[-1] or 0)
-                checked = [int(x or 0) for x in row[2 * m + 1:-1]]
+                checked = [int(x or 0) for x in row[2 * m + 1 : -1]]
             elif row[grouped[0]] is None:
                 nulls[columns[grouped[0]]] = int(row[2 * m])
             elif row[-1]:  # a value with its kept rows: rows the NULL policy leaves out are not in T (SPEC §1)
@@ -148,8 +163,10 @@ class SourceScan:
         with_nulls = {k: v for k, v in nulls.items() if v}
         if with_nulls and self.source.nulls == "error":
             listing = ", ".join(f"{k!r} ({v} rows)" for k, v in with_nulls.items())
-            raise SourceError(f"source table {self.name!r} has NULLs in column(s) {listing}; "
-                              "set [source] nulls = \"drop\" to leave those rows out of the release")
+            raise SourceError(
+                f"source table {self.name!r} has NULLs in column(s) {listing}; "
+                'set [source] nulls = "drop" to leave those rows out of the release'
+            )
         return Scanned(values, with_nulls, total, complete)
 
     def domain(self, name: str, values: Sequence[tuple[Any, int]]) -> tuple[SensitiveDomain, list[Any]]:
@@ -157,8 +174,9 @@ class SourceScan:
         kind = self.columns[name].kind
         pairs = sorted(((v, int(n)) for v, n in values), key=lambda p: sort_key(p[0]))
         raw = [v for v, _ in pairs]
-        return SensitiveDomain(name, _domain_array(raw, kind), np.asarray([n for _, n in pairs], dtype=np.int64),
-                               numeric=kind.numeric), raw
+        return SensitiveDomain(
+            name, _domain_array(raw, kind), np.asarray([n for _, n in pairs], dtype=np.int64), numeric=kind.numeric
+        ), raw
 
 
 def _domain_array(values: list[Any], kind: ValueKind) -> np.ndarray:

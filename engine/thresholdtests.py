@@ -29,7 +29,7 @@ class ThresholdTests:
     def __init__(self, base: BaseSet, sensitive: Sequence[str], bound_buckets: int) -> None:
         self.base, self.sensitive, self.bound_buckets = base, list(sensitive), bound_buckets
         self.references: dict[int, q.distances.Reference] = {}  # distance tests' lookup tables
-        self.buckets: dict[int, q.distances.Buckets] = {}       # and their bound buckets
+        self.buckets: dict[int, q.distances.Buckets] = {}  # and their bound buckets
 
     def block_tests(self, node: Node, attribute: str, tests: Sequence[tuple[str, float]]) -> BlockTests | None:
         """Threshold tests on ``attribute``'s per-block histograms at ``node`` computed in SQL (``node_statistics``:
@@ -55,10 +55,13 @@ class ThresholdTests:
             stats.undecided += 1
             return None
         r = len(tests)
-        flags = np.asarray([row[1:1 + r] for row in rows], dtype=np.int64).reshape(len(rows), r)
-        return BlockTests(np.asarray([row[0] for row in rows], dtype=np.int64),
-                          np.asarray([row[1 + r] for row in rows], dtype=np.int64), flags == 1,
-                          np.asarray([row[2 + r:] for row in rows], dtype=np.float64).reshape(len(rows), r))
+        flags = np.asarray([row[1 : 1 + r] for row in rows], dtype=np.int64).reshape(len(rows), r)
+        return BlockTests(
+            np.asarray([row[0] for row in rows], dtype=np.int64),
+            np.asarray([row[1 + r] for row in rows], dtype=np.int64),
+            flags == 1,
+            np.asarray([row[2 + r :] for row in rows], dtype=np.float64).reshape(len(rows), r),
+        )
 
     def _statements(self, node: Node, j: int, tests: Sequence[tuple[str, float]]) -> list[Callable[[str, Any], Any]]:
         """The statements ``block_tests`` tries in order, each a function of the table it reads and its floor."""
@@ -66,13 +69,19 @@ class ThresholdTests:
         widths = [h.cardinality(lv) for h, lv in zip(self.base.hierarchies, node) if lv is not None]
         kinds = [k for k, _ in tests]
         reference = self.reference(j) if any(k in q.distances.KINDS for k in kinds) else None
-        statements = [lambda name, floor: q.node_statistics(layout, node, j, tests, floor, source=name,
-                                                            reference=reference, widths=widths)]
+        statements = [
+            lambda name, floor: q.node_statistics(
+                layout, node, j, tests, floor, source=name, reference=reference, widths=widths
+            )
+        ]
         if reference is not None and all(k == "ordered" for k in kinds):  # bounds first: fewer rows per block
             buckets = self.buckets[j]
-            statements.insert(0, lambda name, floor: q.node_bounds(layout, node, j, [t for _, t in tests],
-                                                                   reference, buckets, floor, source=name,
-                                                                   widths=widths))
+            statements.insert(
+                0,
+                lambda name, floor: q.node_bounds(
+                    layout, node, j, [t for _, t in tests], reference, buckets, floor, source=name, widths=widths
+                ),
+            )
         return statements
 
     def reference(self, j: int) -> q.distances.Reference:
@@ -81,8 +90,9 @@ class ThresholdTests:
             d = Distribution.of(self.base.domains[j].total)
             width, buckets = d.bucket_table(self.bound_buckets)
             name, session = self.sensitive[j], self.base.session
-            for ddl, columns in zip((*q.distances.lookup_tables(j), q.distances.bucket_table(j)),
-                                    (d.positions, d.inverse, buckets)):
+            for ddl, columns in zip(
+                (*q.distances.lookup_tables(j), q.distances.bucket_table(j)), (d.positions, d.inverse, buckets)
+            ):
                 session.execute(create_table(ddl), f"creating the distribution table of {name!r}")
                 session.load_columns(ddl, columns, f"loading the distribution of {name!r}")
             self.references[j] = q.distances.Reference(j, d.rows, d.width, d.buckets, d.integral)
@@ -91,4 +101,4 @@ class ThresholdTests:
 
 
 def _undecided(rows: Sequence[Sequence[Any]], tests: int) -> bool:
-    return any(q.UNDECIDED in row[1:1 + tests] for row in rows)
+    return any(q.UNDECIDED in row[1 : 1 + tests] for row in rows)

@@ -20,12 +20,12 @@ from __future__ import annotations
 
 import re
 
-MAX_DEPTH = 32          # nested arrays, inline tables and table headers
-MAX_KEY_PARTS = 32      # parts of one dotted key (a header's or a key/value pair's)
+MAX_DEPTH = 32  # nested arrays, inline tables and table headers
+MAX_KEY_PARTS = 32  # parts of one dotted key (a header's or a key/value pair's)
 MAX_KEY_CHARS = 10_000  # characters of one key, its dots and quotes included
 
 _SPACE = re.compile(r"[ \t\r]+")
-_BARE = re.compile(r"[A-Za-z0-9_\-+:]+")   # bare keys, and numbers, booleans and dates in values
+_BARE = re.compile(r"[A-Za-z0-9_\-+:]+")  # bare keys, and numbers, booleans and dates in values
 _BASIC = re.compile(r'"(?:[^"\\\n]|\\.)*"')
 _LITERAL = re.compile(r"'[^'\n]*'")
 
@@ -76,9 +76,9 @@ class _Scan:
     def __init__(self) -> None:
         self.line = 1
         self.depth = 0
-        self.header = False       # inside a [table] or [[array]] header
-        self.line_start = True    # nothing but spaces so far on this line
-        self.parts = 0            # parts of the current dotted chain (0: none)
+        self.header = False  # inside a [table] or [[array]] header
+        self.line_start = True  # nothing but spaces so far on this line
+        self.parts = 0  # parts of the current dotted chain (0: none)
         self.start = self.end = 0
         self.after_dot = False
 
@@ -108,8 +108,9 @@ class _Scan:
             self.header = self.header or (char == "[" and self.line_start and self.depth == 0)
             self.depth += 1
             if self.depth > MAX_DEPTH:
-                raise Exceeded(f"line {self.line}: arrays and inline tables nested more than {MAX_DEPTH} deep "
-                               "(the limit)")
+                raise Exceeded(
+                    f"line {self.line}: arrays and inline tables nested more than {MAX_DEPTH} deep (the limit)"
+                )
         elif char in "]}":
             self.depth = max(self.depth - 1, 0)
             self.header = self.header and self.depth > 0

@@ -46,12 +46,15 @@ def _xlog2(x: np.ndarray, y: np.ndarray) -> float:
 
 def leaf_totals(bottom: NodeCounts) -> list[np.ndarray]:
     """Rows per leaf of every quasi-identifier, from the bottom node's counts."""
-    return [np.bincount(bottom.keys[:, i], weights=bottom.sizes,
-                        minlength=bottom.cardinalities[i]).astype(np.int64) for i in range(len(bottom.attributes))]
+    return [
+        np.bincount(bottom.keys[:, i], weights=bottom.sizes, minlength=bottom.cardinalities[i]).astype(np.int64)
+        for i in range(len(bottom.attributes))
+    ]
 
 
-def attribute_utility(counts: NodeCounts, suppressed: np.ndarray, hierarchies: Sequence[Any],
-                      leaves: Sequence[np.ndarray]) -> list[dict[str, Any]]:
+def attribute_utility(
+    counts: NodeCounts, suppressed: np.ndarray, hierarchies: Sequence[Any], leaves: Sequence[np.ndarray]
+) -> list[dict[str, Any]]:
     """Each quasi-identifier's ARX quality at ``counts.node`` with the ``suppressed`` blocks dropped (``leaves``:
     ``leaf_totals`` of the bottom node)."""
     suppressed = np.asarray(suppressed, dtype=bool)
@@ -69,8 +72,15 @@ def attribute_utility(counts: NodeCounts, suppressed: np.ndarray, hierarchies: S
         under = h.leaf_counts(level).astype(np.float64)
         domain = float(len(up))
         if total == 0:
-            out.append({"attribute": name, "level": level, "generalization_intensity": None, "granularity": None,
-                        "non_uniform_entropy": None})
+            out.append(
+                {
+                    "attribute": name,
+                    "level": level,
+                    "generalization_intensity": None,
+                    "granularity": None,
+                    "non_uniform_entropy": None,
+                }
+            )
             continue
         intensity = ((total - gone) * (level / height if height else 0.0) + gone) / total
         released = m_u - s_u
@@ -79,8 +89,13 @@ def attribute_utility(counts: NodeCounts, suppressed: np.ndarray, hierarchies: S
         if gone and level < height:
             entropy -= _xlog2(s_u, np.full(card, float(gone)))
         top = -_xlog2(n_v, np.full(len(n_v), float(total)))
-        out.append({"attribute": name, "level": level,
-                    "generalization_intensity": _quality(intensity, 0.0, 1.0),
-                    "granularity": _quality(granularity, 1.0 / domain, 1.0),
-                    "non_uniform_entropy": _quality(entropy, 0.0, top)})
+        out.append(
+            {
+                "attribute": name,
+                "level": level,
+                "generalization_intensity": _quality(intensity, 0.0, 1.0),
+                "granularity": _quality(granularity, 1.0 / domain, 1.0),
+                "non_uniform_entropy": _quality(entropy, 0.0, top),
+            }
+        )
     return out

@@ -139,13 +139,22 @@ class Warehouse:
             scan.group()
         found = scan.scan()
         self.stats.rows_read, self.stats.rows_dropped_null, self.rows = found.read, found.read - found.kept, found.kept
-        check_scan(self.table_name, self.stats.rows_read, self.rows, {c: self.columns[c].kind for c in qis},
-                   found.values, found.with_nulls)  # empty source, all rows dropped, NaN/±Inf; identifier warnings
+        check_scan(
+            self.table_name,
+            self.stats.rows_read,
+            self.rows,
+            {c: self.columns[c].kind for c in qis},
+            found.values,
+            found.with_nulls,
+        )  # empty source, all rows dropped, NaN/±Inf; identifier warnings
 
         self.on_step("validating hierarchies")
-        self.hierarchies = build_all(self.session, self.quasi_identifiers,
-                                     {c: [v for v, _ in found.values[c]] for c in qis},
-                                     {c: self.columns[c].kind for c in qis})
+        self.hierarchies = build_all(
+            self.session,
+            self.quasi_identifiers,
+            {c: [v for v, _ in found.values[c]] for c in qis},
+            {c: self.columns[c].kind for c in qis},
+        )
         domains = []
         for name in self.sensitive:
             domain, self.raw_values[name] = scan.domain(name, found.values[name])
@@ -164,10 +173,19 @@ class Warehouse:
 
     def _start_counting(self) -> BaseSet:
         """The parts that count nodes, over a base of the prepared hierarchies and domains."""
-        options = Options(self.rollup, self.rollup_ratio, self.rollup_min_cells, self.rollup_budget, self.hub_ratio,
-                          self.batch, self.scratch_threshold, self.local_cells)
-        self.base = base = BaseSet(self.source_scan, self.layout, self.hierarchies, self.domains, self.rows,
-                                   self.stats, options, self.on_step)
+        options = Options(
+            self.rollup,
+            self.rollup_ratio,
+            self.rollup_min_cells,
+            self.rollup_budget,
+            self.hub_ratio,
+            self.batch,
+            self.scratch_threshold,
+            self.local_cells,
+        )
+        self.base = base = BaseSet(
+            self.source_scan, self.layout, self.hierarchies, self.domains, self.rows, self.stats, options, self.on_step
+        )
         self.node_counter = NodeCounter(base, self.attributes, self.cache_bytes, self.chunk_cells)
         self.block_sizes = BlockSizes(base)
         self.threshold_tests = ThresholdTests(base, self.sensitive, self.bound_buckets)
@@ -218,7 +236,9 @@ class Warehouse:
         statement's fixed cost outweighs a pass over the data (``BlockSizes.prefetch``)."""
         self._parts()[1].prefetch(map(self._checked, nodes))
 
-    def block_tests(self, node: Sequence[Level], attribute: str, tests: Sequence[tuple[str, float]]) -> BlockTests | None:
+    def block_tests(
+        self, node: Sequence[Level], attribute: str, tests: Sequence[tuple[str, float]]
+    ) -> BlockTests | None:
         """Threshold tests on ``attribute``'s per-block histograms at ``node`` computed in SQL; ``None`` when
         floating point leaves a block undecided (``ThresholdTests.block_tests``)."""
         node = self._checked(node)

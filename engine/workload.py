@@ -61,7 +61,7 @@ class Axis:
     qi: int | None
     size: int
     mask: np.ndarray
-    values: np.ndarray | None = None       # numbers of the aggregated column (None: not aggregated)
+    values: np.ndarray | None = None  # numbers of the aggregated column (None: not aggregated)
     hierarchy: Any = None
     _kernels: dict[tuple[int, bool], tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)
 
@@ -115,8 +115,13 @@ class Cells:
         return self.leaves[:, self.qis.index(axis.qi)] if axis.qi is not None else self.codes[axis.name]
 
     def take(self, rows: np.ndarray) -> Cells:
-        return Cells(self.qis, self.leaves[rows], {k: v[rows] for k, v in self.codes.items()}, self.n[rows],
-                     None if self.s is None else self.s[rows])
+        return Cells(
+            self.qis,
+            self.leaves[rows],
+            {k: v[rows] for k, v in self.codes.items()},
+            self.n[rows],
+            None if self.s is None else self.s[rows],
+        )
 
 
 def _collapse(columns: Sequence[np.ndarray], cards: Sequence[int], length: int) -> tuple[np.ndarray, np.ndarray]:
@@ -129,8 +134,12 @@ def _collapse(columns: Sequence[np.ndarray], cards: Sequence[int], length: int) 
             key = key * max(int(card), 1) + np.asarray(col, dtype=np.int64)
         _, first, inverse = np.unique(key, return_index=True, return_inverse=True)
     else:
-        _, first, inverse = np.unique(np.column_stack([np.asarray(c, dtype=np.int64) for c in columns]), axis=0,
-                                      return_index=True, return_inverse=True)
+        _, first, inverse = np.unique(
+            np.column_stack([np.asarray(c, dtype=np.int64) for c in columns]),
+            axis=0,
+            return_index=True,
+            return_inverse=True,
+        )
     return first, inverse.reshape(-1)
 
 
@@ -143,8 +152,7 @@ def rolled_up(cells: Cells, qis: Sequence[int], axes: Sequence[Axis], cards: dic
     first, inverse = _collapse(cols, sizes, len(cells.n))
     n = np.bincount(inverse, weights=cells.n, minlength=len(first)).astype(np.int64)
     s = None if cells.s is None else np.bincount(inverse, weights=cells.s, minlength=len(first))
-    leaves = (np.column_stack([c[first] for c in cols[:len(qis)]]) if qis
-              else np.zeros((len(first), 0), dtype=np.int64))
+    leaves = np.column_stack([c[first] for c in cols[: len(qis)]]) if qis else np.zeros((len(first), 0), dtype=np.int64)
     return Cells(list(qis), leaves, {c: cells.codes[c][first] for c in names}, n, s)
 
 
@@ -157,10 +165,10 @@ class PreparedQuery:
 
     query: Query
     group: list[Axis]
-    other: list[Axis]            # filtered or aggregated, not grouped
+    other: list[Axis]  # filtered or aggregated, not grouped
     cells: Cells
-    width: int                   # quasi-identifiers of the table (a node's levels)
-    s_mean: float = 0.0          # the mean of that column's distinct values (a suppressed row's expectation)
+    width: int  # quasi-identifiers of the table (a node's levels)
+    s_mean: float = 0.0  # the mean of that column's distinct values (a suppressed row's expectation)
     joint: Cells | None = None
     load_joint: Callable[[], Cells] | None = None
     truth: tuple[np.ndarray, np.ndarray | None] | None = None
@@ -193,8 +201,9 @@ class PreparedQuery:
             self.joint = self.load_joint()
         return self.joint
 
-    def _generalized(self, levels: Sequence[int], removed: Cells | None) -> tuple[dict[str, np.ndarray], np.ndarray,
-                                                                                   np.ndarray | None]:
+    def _generalized(
+        self, levels: Sequence[int], removed: Cells | None
+    ) -> tuple[dict[str, np.ndarray], np.ndarray, np.ndarray | None]:
         """Per axis the cells' codes at ``levels``, their rows and sums, with the ``removed`` cells (already at
         ``levels``: a node's suppressed rows) taken out exactly — rows as integers, before any fraction."""
         axes = self.group + self.other
@@ -209,17 +218,22 @@ class PreparedQuery:
         if s is not None:
             assert removed.s is not None
             s = np.concatenate([s, -removed.s])
-        first, inverse = _collapse([codes[a.name] for a in axes],
-                                   [a.cardinality(0 if a.qi is None else int(levels[a.qi])) for a in axes], len(n))
+        first, inverse = _collapse(
+            [codes[a.name] for a in axes],
+            [a.cardinality(0 if a.qi is None else int(levels[a.qi])) for a in axes],
+            len(n),
+        )
         n = np.bincount(inverse, weights=n, minlength=len(first))
         s = None if s is None else np.bincount(inverse, weights=s, minlength=len(first))
         return {k: v[first] for k, v in codes.items()}, n, s
 
-    def answer(self, levels: Sequence[int], removed: Cells | None, suppressed_rows: int) -> tuple[np.ndarray,
-                                                                                                  np.ndarray | None]:
+    def answer(
+        self, levels: Sequence[int], removed: Cells | None, suppressed_rows: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """The dense estimated answer (count, and sum unless a count query) at QI ``levels`` with the ``removed``
         cells (a node's suppressed rows, at ``levels``) left out and ``suppressed_rows`` spread over the whole
         domain."""
+
         def level(a: Axis) -> int:
             return 0 if a.qi is None else int(levels[a.qi])
 
@@ -252,14 +266,16 @@ class PreparedQuery:
             if s_mass is not None:
                 s_kernel = s_kernel * a.kernel(level(a), True)[1].reshape(view)
         est_c = np.bincount(index, weights=c_mass, minlength=space)[dense_index] * c_kernel
-        est_s = (np.bincount(index, weights=s_mass, minlength=space)[dense_index] * s_kernel
-                 if s_mass is not None else None)
+        est_s = (
+            np.bincount(index, weights=s_mass, minlength=space)[dense_index] * s_kernel if s_mass is not None else None
+        )
         if suppressed_rows:
             est_c, est_s = self._spread_suppressed(est_c, est_s, suppressed_rows)
         return est_c.reshape(-1), (est_s.reshape(-1) if est_s is not None else None)
 
-    def _spread_suppressed(self, est_c: np.ndarray, est_s: np.ndarray | None,
-                           suppressed_rows: int) -> tuple[np.ndarray, np.ndarray | None]:
+    def _spread_suppressed(
+        self, est_c: np.ndarray, est_s: np.ndarray | None, suppressed_rows: int
+    ) -> tuple[np.ndarray, np.ndarray | None]:
         """The estimate plus ``suppressed_rows`` spread uniformly over the whole domain of every column read."""
         u_c = np.ones(self.shape)
         u_s = np.ones(self.shape)
@@ -299,10 +315,14 @@ class PreparedQuery:
     @property
     def boundable(self) -> bool:
         """Whether ``|t - A_M t| ≥ |t - A_N t| / 2`` bounds this query above a node (see the module docstring)."""
-        return (self.query.aggregate != "avg" and all(a.qi is None for a in self.other)
-                and all(a.qi is None or a.mask.all() for a in self.group)
-                and not (self.query.aggregate == "sum" and any(a.values is not None and a.qi is not None
-                                                                for a in self.group)))
+        return (
+            self.query.aggregate != "avg"
+            and all(a.qi is None for a in self.other)
+            and all(a.qi is None or a.mask.all() for a in self.group)
+            and not (
+                self.query.aggregate == "sum" and any(a.values is not None and a.qi is not None for a in self.group)
+            )
+        )
 
     def released(self, key: tuple[int, ...]) -> tuple[float, float]:
         """(error, L1 distance) without suppression at ``key``, the levels of the QIs it reads (``qis``)."""
@@ -328,7 +348,7 @@ class PreparedQuery:
             hit = self.released(key)[0]
             for k, h in enumerate(self.heights):
                 if key[k] < h:
-                    hit = min(hit, self.least_above(key[:k] + (key[k] + 1,) + key[k + 1:]))
+                    hit = min(hit, self.least_above(key[:k] + (key[k] + 1,) + key[k + 1 :]))
             self.least[key] = hit
         return hit
 
@@ -395,8 +415,12 @@ class WorkloadMetric:
             return Cells(p.cells.qis, keys[:, p.cells.qis], {}, sizes, None)
         joint = p.full_joint()
         cards = [h.cardinality(int(lv)) for h, lv in zip(self.hierarchies, node)]  # type: ignore[arg-type]
-        cell = np.column_stack([h.ancestors(0, int(lv))[joint.leaves[:, joint.qis.index(i)]]  # type: ignore[arg-type]
-                                for i, (h, lv) in enumerate(zip(self.hierarchies, node))])
+        cell = np.column_stack(
+            [
+                h.ancestors(0, int(lv))[joint.leaves[:, joint.qis.index(i)]]  # type: ignore[arg-type]
+                for i, (h, lv) in enumerate(zip(self.hierarchies, node))
+            ]
+        )
         gone = np.isin(_block_keys(cell, cards), _block_keys(keys, cards))
         out = joint.take(gone)
         return Cells(p.cells.qis, cell[gone][:, p.cells.qis], {k: out.codes[k] for k in p.cells.codes}, out.n, out.s)
@@ -467,8 +491,10 @@ def _numbers(domain: Sequence[Any], query: Query, column: str) -> np.ndarray:
     try:
         return np.array([float(v) for v in domain], dtype=np.float64)
     except (TypeError, ValueError):
-        raise ConfigError(f"{query.where_name} aggregates column {column!r}, whose values are not numbers "
-                          f"(e.g. {next(v for v in domain if not _is_number(v))!r})") from None
+        raise ConfigError(
+            f"{query.where_name} aggregates column {column!r}, whose values are not numbers "
+            f"(e.g. {next(v for v in domain if not _is_number(v))!r})"
+        ) from None
 
 
 def _is_number(v: Any) -> bool:
@@ -479,14 +505,18 @@ def _is_number(v: Any) -> bool:
         return False
 
 
-def _data_cells(data: dict[str, Any], width: int, grouped: Sequence[str], coders: dict[str, dict[Any, int]],
-                query: Query) -> Cells:
+def _data_cells(
+    data: dict[str, Any], width: int, grouped: Sequence[str], coders: dict[str, dict[Any, int]], query: Query
+) -> Cells:
     """``data`` (as ``queries.workload_cells`` returns it) as cells: the QIs it holds ``q{i}``, each other column's
     values coded through ``coders`` (a value seen first gets the next code), ``s`` checked for NULLs."""
     qis = [i for i in range(width) if f"q{i}" in data]
     n = np.asarray(data["n"], dtype=np.int64)
-    leaves = (np.column_stack([np.asarray(data[f"q{i}"], dtype=np.int64) for i in qis]) if qis
-              else np.zeros((len(n), 0), dtype=np.int64))
+    leaves = (
+        np.column_stack([np.asarray(data[f"q{i}"], dtype=np.int64) for i in qis])
+        if qis
+        else np.zeros((len(n), 0), dtype=np.int64)
+    )
     codes = {}
     for k, name in enumerate(grouped):
         seen = coders.setdefault(name, {})
@@ -494,14 +524,17 @@ def _data_cells(data: dict[str, Any], width: int, grouped: Sequence[str], coders
     s = None
     if "s" in data:
         if int(np.asarray(data.get("nulls", [0]), dtype=np.float64).sum()):
-            raise SourceError(f"{query.where_name} aggregates column {query.column!r}, which holds NULLs in rows "
-                              "of the table; the workload metric sums and averages columns without NULLs")
+            raise SourceError(
+                f"{query.where_name} aggregates column {query.column!r}, which holds NULLs in rows "
+                "of the table; the workload metric sums and averages columns without NULLs"
+            )
         s = np.array([0.0 if v is None else float(v) for v in data["s"]], dtype=np.float64)
     return Cells(qis, leaves, codes, n, s)
 
 
-def _axes(query: Query, attributes: Sequence[str], hierarchies: Sequence[Any],
-          domains: dict[str, list[Any]]) -> dict[str, Axis]:
+def _axes(
+    query: Query, attributes: Sequence[str], hierarchies: Sequence[Any], domains: dict[str, list[Any]]
+) -> dict[str, Axis]:
     """An axis per column the query reads, but a summed column outside the QIs and the grouped columns."""
     where = dict(query.where)
     axes: dict[str, Axis] = {}
@@ -515,8 +548,10 @@ def _axes(query: Query, attributes: Sequence[str], hierarchies: Sequence[Any],
             if name in where:
                 missing = [w for w in where[name] if not any(_same(w, v) for v in domain)]
                 if missing:
-                    raise ConfigError(f"{query.where_name} key 'where.{name}' lists {missing[0]!r}, which is no "
-                                      f"value of quasi-identifier {name!r}'s hierarchy (its leaves)")
+                    raise ConfigError(
+                        f"{query.where_name} key 'where.{name}' lists {missing[0]!r}, which is no "
+                        f"value of quasi-identifier {name!r}'s hierarchy (its leaves)"
+                    )
             values = _numbers(domain, query, name) if name == query.column else None
             axes[name] = Axis(name, i, len(domain), _mask(domain, where.get(name)), values, h)
         else:
@@ -526,9 +561,15 @@ def _axes(query: Query, attributes: Sequence[str], hierarchies: Sequence[Any],
     return axes
 
 
-def prepare_query(query: Query, attributes: Sequence[str], hierarchies: Sequence[Any], data: dict[str, Any],
-                  grouped: Sequence[str], s_mean: float | None = None,
-                  load_joint: Callable[[], dict[str, Any]] | None = None) -> PreparedQuery:
+def prepare_query(
+    query: Query,
+    attributes: Sequence[str],
+    hierarchies: Sequence[Any],
+    data: dict[str, Any],
+    grouped: Sequence[str],
+    s_mean: float | None = None,
+    load_joint: Callable[[], dict[str, Any]] | None = None,
+) -> PreparedQuery:
     """A query with its cells (``data`` as ``queries.workload_cells`` returns them: ``q{i}`` for the QIs it holds,
     ``v{k}`` for the ``grouped`` columns, ``n``, ``s``/``nulls`` for a summed column outside them).  Cells at every
     QI's leaf code are rolled up here to the QIs the query reads (and kept for suppression unless it reads QIs
@@ -541,8 +582,10 @@ def prepare_query(query: Query, attributes: Sequence[str], hierarchies: Sequence
     other = [a for c, a in axes.items() if c not in query.group_by]
     size = math.prod(a.size for a in group)
     if size > MAX_GROUPS:
-        raise ConfigError(f"{query.where_name} groups by {', '.join(query.group_by)}: {size:,} groups in their "
-                          f"domains' product, more than the {MAX_GROUPS:,} the workload metric answers")
+        raise ConfigError(
+            f"{query.where_name} groups by {', '.join(query.group_by)}: {size:,} groups in their "
+            f"domains' product, more than the {MAX_GROUPS:,} the workload metric answers"
+        )
     if cells.s is not None and (query.column is None or query.column in axes):
         cells.s = None
     read = sorted({a.qi for a in axes.values() if a.qi is not None})
@@ -554,8 +597,10 @@ def prepare_query(query: Query, attributes: Sequence[str], hierarchies: Sequence
         cells = rolled_up(cells, read, list(axes.values()), {i: hierarchies[i].cardinality(0) for i in read})
     loader = None
     if load_joint is not None:
+
         def loader() -> Cells:
             return _data_cells(load_joint(), width, grouped, coders, query)
+
     return PreparedQuery(query, group, other, cells, width, float(s_mean or 0.0), joint, loader)
 
 
@@ -594,29 +639,46 @@ def prepare(wh: Any, queries: Sequence[Query], file: Any = "config") -> list[Pre
     for query in queries:
         read = sorted(attributes.index(c) for c in query.columns if c in attributes)
         if local is not None and not any(local.floor) and all(c in attributes for c in query.columns):
-            out.append(prepare_query(query, attributes, wh.hierarchies, _local_data(local, read, wh.hierarchies),
-                                     [], None))
+            out.append(
+                prepare_query(query, attributes, wh.hierarchies, _local_data(local, read, wh.hierarchies), [], None)
+            )
             continue
-        grouped = [c for c in query.columns if c not in attributes
-                   and (c != query.column or c in query.group_by or c in dict(query.where))]
-        summed = query.column if query.column is not None and query.column not in attributes \
-            and query.column not in grouped else None
+        grouped = [
+            c
+            for c in query.columns
+            if c not in attributes and (c != query.column or c in query.group_by or c in dict(query.where))
+        ]
+        summed = (
+            query.column
+            if query.column is not None and query.column not in attributes and query.column not in grouped
+            else None
+        )
         if query.column is not None:
             kind = wh.columns[query.column].kind
             if kind is None or not kind.numeric:
-                raise ConfigError(f"{file}: {query.where_name} key 'aggregate' {query.aggregate}({query.column}) "
-                                  f"needs a numeric column; {query.column!r} is not")
+                raise ConfigError(
+                    f"{file}: {query.where_name} key 'aggregate' {query.aggregate}({query.column}) "
+                    f"needs a numeric column; {query.column!r} is not"
+                )
         source = wh.source_table(list(dict.fromkeys(attributes + grouped + ([summed] if summed else []) + not_null)))
-        data = _fetch(wh, wq.workload_cells(wh.layout, source, attributes, read, grouped, summed, not_null),
-                      f"counting the cells of {query.where_name}")
+        data = _fetch(
+            wh,
+            wq.workload_cells(wh.layout, source, attributes, read, grouped, summed, not_null),
+            f"counting the cells of {query.where_name}",
+        )
         s_mean = None
         if summed is not None:
-            rows = wh.session.rows(wq.distinct_mean(wh.layout, source, attributes, summed, not_null),
-                                   f"reading the distinct values of {summed!r}")
+            rows = wh.session.rows(
+                wq.distinct_mean(wh.layout, source, attributes, summed, not_null),
+                f"reading the distinct values of {summed!r}",
+            )
             s_mean = float(rows[0][0] or 0.0)
         joint = wq.workload_cells(wh.layout, source, attributes, range(len(attributes)), grouped, summed, not_null)
-        load = (partial(_fetch, wh, joint, f"counting the cells of {query.where_name} at every quasi-identifier")
-                if grouped or summed else None)
+        load = (
+            partial(_fetch, wh, joint, f"counting the cells of {query.where_name} at every quasi-identifier")
+            if grouped or summed
+            else None
+        )
         out.append(prepare_query(query, attributes, wh.hierarchies, data, grouped, s_mean, load))
     return out
 
@@ -625,11 +687,12 @@ def workload_metric(ctx: Any) -> WorkloadMetric:
     """The registry's builder (``veil.metrics``): the config's ``[[workload]]`` read from the run's warehouse."""
     config, wh = ctx.config, ctx.warehouse
     if config is None or wh is None:
-        raise ConfigError("[search] metric \"workload\" needs the config's [[workload]] queries and a warehouse")
+        raise ConfigError('[search] metric "workload" needs the config\'s [[workload]] queries and a warehouse')
     queries = workload_of(config)
     if not queries:
-        raise ConfigError(f"{config.path}: [search] metric \"workload\" needs at least one [[workload]] query "
-                          "(docs/workload.md)")
+        raise ConfigError(
+            f'{config.path}: [search] metric "workload" needs at least one [[workload]] query (docs/workload.md)'
+        )
     return WorkloadMetric(prepare(wh, queries, config.path), wh.hierarchies, config.search.max_suppression > 0)
 
 
@@ -639,11 +702,15 @@ def metric_for_config(wh: Any, config: Any) -> WorkloadMetric | None:
     return WorkloadMetric(prepare(wh, queries, config.path), wh.hierarchies) if queries else None
 
 
-def document(metric: WorkloadMetric, evaluations: Sequence[tuple[Any, bool, int, float | None]],
-             counts_for: Callable[[Any], NodeCounts] | None = None) -> dict[str, Any]:
+def document(
+    metric: WorkloadMetric,
+    evaluations: Sequence[tuple[Any, bool, int, float | None]],
+    counts_for: Callable[[Any], NodeCounts] | None = None,
+) -> dict[str, Any]:
     """``workload`` in ``veil search --json``: the queries and every evaluated passing node's error."""
-    nodes = [{"node": list(n), "error": s} for n, passed, _, s in evaluations
-             if passed and s is not None and None not in n]
+    nodes = [
+        {"node": list(n), "error": s} for n, passed, _, s in evaluations if passed and s is not None and None not in n
+    ]
     return {"queries": [p.query.document() for p in metric.prepared], "nodes": nodes}
 
 
@@ -664,8 +731,11 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
     metric = metric_for_config(wh, config)
     if metric is not None:
         if config.search.metric == "workload":
-            nodes = [{"node": list(n), "error": s} for n, passed, _, s in result.evaluations
-                     if passed and s is not None and None not in n]
+            nodes = [
+                {"node": list(n), "error": s}
+                for n, passed, _, s in result.evaluations
+                if passed and s is not None and None not in n
+            ]
         else:
             nodes = []
             for n, passed, _, _ in result.evaluations:
@@ -673,10 +743,18 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
                     c = wh.counts(n)
                     failing = spec.evaluate(c, wh.rows).failing
                     nodes.append({"node": list(n), "error": metric.loss(c, failing, wh.rows)})
-        out["workload"] = {"queries": [p.query.document() for p in metric.prepared], "nodes": nodes,
-                           "optimal": {"node": list(node), "error": metric.loss(counts, gone, wh.rows),
-                                       "per_query": metric.errors(counts, gone)}}
+        out["workload"] = {
+            "queries": [p.query.document() for p in metric.prepared],
+            "nodes": nodes,
+            "optimal": {
+                "node": list(node),
+                "error": metric.loss(counts, gone, wh.rows),
+                "per_query": metric.errors(counts, gone),
+            },
+        }
     bottom = wh.counts(tuple(0 for _ in wh.hierarchies))
-    out["utility_per_attribute"] = {"node": list(node), "attributes": attribute_utility(
-        counts, gone, wh.hierarchies, leaf_totals(bottom))}
+    out["utility_per_attribute"] = {
+        "node": list(node),
+        "attributes": attribute_utility(counts, gone, wh.hierarchies, leaf_totals(bottom)),
+    }
     return out

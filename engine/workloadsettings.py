@@ -39,10 +39,10 @@ class Query:
     """One ``[[workload]]`` table: ``SELECT group_by…, aggregate FROM T WHERE col IN (values) … GROUP BY
     group_by…`` over the original columns, with its ``weight`` in the workload's error."""
 
-    index: int                       # 1-based position among the [[workload]] tables
+    index: int  # 1-based position among the [[workload]] tables
     group_by: tuple[str, ...]
-    aggregate: str                   # count | sum | avg
-    column: str | None               # the summed or averaged column (None for count)
+    aggregate: str  # count | sum | avg
+    column: str | None  # the summed or averaged column (None for count)
     where: tuple[tuple[str, tuple[Any, ...]], ...] = ()
     weight: float = 1.0
 
@@ -63,9 +63,13 @@ class Query:
         return f"{agg}{by}{where}"
 
     def document(self) -> dict[str, Any]:
-        return {"query": self.index, "group_by": list(self.group_by),
-                "aggregate": self.aggregate if self.column is None else f"{self.aggregate}({self.column})",
-                "where": {c: list(v) for c, v in self.where}, "weight": self.weight}
+        return {
+            "query": self.index,
+            "group_by": list(self.group_by),
+            "aggregate": self.aggregate if self.column is None else f"{self.aggregate}({self.column})",
+            "where": {c: list(v) for c, v in self.where},
+            "weight": self.weight,
+        }
 
 
 def _value_ok(v: Any) -> bool:
@@ -94,7 +98,7 @@ def _one(raw: Any, index: int, file: Path | str) -> Query:
 def _aggregate(t: Table) -> tuple[str, str | None]:
     """``aggregate``: ``count`` (the default), ``sum(column)`` or ``avg(column)`` as (kind, column)."""
     aggregate = t.raw("aggregate", "count")
-    shapes = "must be \"count\", \"sum(column)\" or \"avg(column)\", got"
+    shapes = 'must be "count", "sum(column)" or "avg(column)", got'
     if not isinstance(aggregate, str):
         raise t.error("aggregate", f"{shapes} {type(aggregate).__name__} {aggregate!r}")
     if aggregate.strip() == "count":
@@ -134,8 +138,10 @@ def parse_workload(raw: Any, file: Path | str, config: Any = None) -> tuple[Quer
         raise ConfigError(f"{file}: [[workload]] must be an array of tables, got {type(raw).__name__}")
     queries = tuple(_one(t, i, file) for i, t in enumerate(raw, start=1))
     if config is not None and not queries and getattr(config.search, "metric", None) == "workload":
-        raise ConfigError(f"{file}: [search] key 'metric' is \"workload\" but the config lists no [[workload]] "
-                          "query; add at least one [[workload]] table (docs/workload.md)")
+        raise ConfigError(
+            f"{file}: [search] key 'metric' is \"workload\" but the config lists no [[workload]] "
+            "query; add at least one [[workload]] table (docs/workload.md)"
+        )
     return queries
 
 
@@ -151,5 +157,7 @@ def require_columns(queries: Sequence[Query], known: Sequence[str], file: Path |
     for q in queries:
         for c in q.columns:
             if c not in have:
-                raise ConfigError(f"{file}: {q.where_name} reads column {c!r}, which source table {table!r} "
-                                  f"does not have (its columns: {', '.join(map(repr, list(known)[:20]))})")
+                raise ConfigError(
+                    f"{file}: {q.where_name} reads column {c!r}, which source table {table!r} "
+                    f"does not have (its columns: {', '.join(map(repr, list(known)[:20]))})"
+                )

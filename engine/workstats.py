@@ -14,11 +14,11 @@ class Stats:
     """What the run cost: node queries issued, rows read, time spent in the backend."""
 
     node_queries: int = 0
-    size_queries: int = 0       # node queries answered by the size histogram alone
-    batched: int = 0            # nodes whose size histograms one of those queries counted with others' (prefetch)
-    test_queries: int = 0       # node queries answered by threshold tests computed in SQL (no histogram)
-    undecided: int = 0          # of those, nodes floating point could not decide (then streamed)
-    streamed: int = 0           # node queries whose cells arrived in chunks
+    size_queries: int = 0  # node queries answered by the size histogram alone
+    batched: int = 0  # nodes whose size histograms one of those queries counted with others' (prefetch)
+    test_queries: int = 0  # node queries answered by threshold tests computed in SQL (no histogram)
+    undecided: int = 0  # of those, nodes floating point could not decide (then streamed)
+    streamed: int = 0  # node queries whose cells arrived in chunks
     chunks: int = 0
     cache_hits: int = 0
     base_seconds: float = 0.0
@@ -26,10 +26,10 @@ class Stats:
     rows_read: int = 0
     rows_dropped_null: int = 0
     base_cells: int = 0
-    local_cells: int = 0        # the base's cells fetched once, every node then rolled up here (veil.frequencies)
-    local_nodes: int = 0        # nodes counted from them, with no statement
-    floors: int = 0             # nodes counted in the warehouse whose cells were kept to roll up the nodes above
-    scratch: bool = False       # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
+    local_cells: int = 0  # the base's cells fetched once, every node then rolled up here (veil.frequencies)
+    local_nodes: int = 0  # nodes counted from them, with no statement
+    floors: int = 0  # nodes counted in the warehouse whose cells were kept to roll up the nodes above
+    scratch: bool = False  # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
     rollups: Counters = field(default_factory=Counters)
 
     @property
@@ -45,11 +45,23 @@ class Stats:
     def document(self) -> dict[str, float | int]:
         """What the warehouse did, for ``veil search --json`` (``work``): the time to scan the source and code the
         base frequency set, the time spent in node queries (fetches included, checkers excluded), the queries."""
-        return {"prepare_seconds": round(self.base_seconds, 3), "node_query_seconds": round(self.node_seconds, 3),
-                "node_queries": self.node_queries, "size_queries": self.size_queries,
-                "batched": self.batched, "test_queries": self.test_queries, "undecided": self.undecided,
-                "streamed": self.streamed, "chunks": self.chunks, "rolled_up": self.rolled_up,
-                "materialized": self.materialized, "hubs": self.rollups.hubs, "rows_read": self.rows_read,
-                "base_cells": self.base_cells, "local_cells": self.local_cells, "local_nodes": self.local_nodes,
-                "floors": self.floors,
-                "scratch": self.scratch}
+        return {
+            "prepare_seconds": round(self.base_seconds, 3),
+            "node_query_seconds": round(self.node_seconds, 3),
+            "node_queries": self.node_queries,
+            "size_queries": self.size_queries,
+            "batched": self.batched,
+            "test_queries": self.test_queries,
+            "undecided": self.undecided,
+            "streamed": self.streamed,
+            "chunks": self.chunks,
+            "rolled_up": self.rolled_up,
+            "materialized": self.materialized,
+            "hubs": self.rollups.hubs,
+            "rows_read": self.rows_read,
+            "base_cells": self.base_cells,
+            "local_cells": self.local_cells,
+            "local_nodes": self.local_nodes,
+            "floors": self.floors,
+            "scratch": self.scratch,
+        }

@@ -94,8 +94,13 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             dropped.append(item)
             continue
         for marker in declared:
-            item.add_marker(pytest.mark.xfail(reason=f"not implemented on {backend}: {marker.kwargs['reason']}",
-                                              raises=marker.kwargs.get("raises"), strict=True))
+            item.add_marker(
+                pytest.mark.xfail(
+                    reason=f"not implemented on {backend}: {marker.kwargs['reason']}",
+                    raises=marker.kwargs.get("raises"),
+                    strict=True,
+                )
+            )
         if item.get_closest_marker("spark") is not None:
             item.add_marker(pytest.mark.xdist_group("spark"))
         kept.append(item)
@@ -178,8 +183,8 @@ class Db:
     """A backend under test: where the source lives and how to write a config pointing at it."""
 
     kind: str
-    url: str              # SQLAlchemy URL of the database
-    schema: str           # the source schema of this test
+    url: str  # SQLAlchemy URL of the database
+    schema: str  # the source schema of this test
     workdir: Path
 
     @property
@@ -207,8 +212,9 @@ class Db:
         eng.dispose()
         return rows
 
-    def create_table(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]],
-                     schema: str | None = None) -> sa.Table:
+    def create_table(
+        self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]], schema: str | None = None
+    ) -> sa.Table:
         """Create ``schema.name`` (default: the test's schema) with SQLAlchemy types and insert ``rows``."""
         md = sa.MetaData()
         table = sa.Table(name, md, *(sa.Column(c, t) for c, t in columns.items()), schema=schema or self.schema)
@@ -225,7 +231,9 @@ class Db:
         """The ``[source]`` TOML for a table of this test's schema."""
         if self.kind == "duckdb":
             return f'[source]\nurl = "{self.url}"\ntable = "{self.schema}.{table}"\n'
-        return f'[source]\nurl_env = "{SPARK_ENV if self.kind == "spark" else PG_ENV}"\ntable = "{self.schema}.{table}"\n'
+        return (
+            f'[source]\nurl_env = "{SPARK_ENV if self.kind == "spark" else PG_ENV}"\ntable = "{self.schema}.{table}"\n'
+        )
 
     def write_config(self, table: str, body: str, name: str = "veil.toml", source_extra: str = "") -> Path:
         path = self.workdir / name
@@ -234,11 +242,17 @@ class Db:
 
     def objects(self) -> set[tuple[str, str]]:
         """Every (schema, table) in the database outside the system schemas, for leftover checks."""
-        rows = self.query("SELECT table_schema, table_name FROM information_schema.tables "
-                          "WHERE table_schema NOT IN ('information_schema', 'pg_catalog')")
+        rows = self.query(
+            "SELECT table_schema, table_name FROM information_schema.tables "
+            "WHERE table_schema NOT IN ('information_schema', 'pg_catalog')"
+        )
         # other tests (other processes, sharing the server) work in veil_test_* schemas of their own: not ours
-        return {(s, t) for s, t in rows if not str(s).startswith(("pg_temp", "pg_toast"))
-                and (not str(s).startswith("veil_test_") or str(s).startswith(self.schema))}
+        return {
+            (s, t)
+            for s, t in rows
+            if not str(s).startswith(("pg_temp", "pg_toast"))
+            and (not str(s).startswith("veil_test_") or str(s).startswith(self.schema))
+        }
 
 
 class SparkDb(Db):
@@ -251,8 +265,9 @@ class SparkDb(Db):
 
     @property
     def engine(self) -> sa.Engine:
-        raise NotImplementedError("Spark Connect has no SQLAlchemy engine (no DBAPI driver): use db.execute / "
-                                  "db.query / db.create_table")
+        raise NotImplementedError(
+            "Spark Connect has no SQLAlchemy engine (no DBAPI driver): use db.execute / db.query / db.create_table"
+        )
 
     def quote(self, name: str) -> str:
         from veil.queries.spark import DIALECT
@@ -277,14 +292,16 @@ class SparkDb(Db):
         with self._session() as session:
             return session.rows(sa.text(statement) if isinstance(statement, str) else statement, "a test's query")
 
-    def create_table(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]],
-                     schema: str | None = None) -> sa.Table:
+    def create_table(
+        self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]], schema: str | None = None
+    ) -> sa.Table:
         import pyarrow as pa
 
         from veil.backends.spark import _arrow_type
 
-        table = sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()),
-                         schema=schema or self.schema)
+        table = sa.Table(
+            name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()), schema=schema or self.schema
+        )
         with self._session() as session:
             session.execute(sa.schema.CreateSchema(table.schema, if_not_exists=True), "creating a test schema")
             session.execute(sa.schema.CreateTable(table), "creating a test table")
@@ -308,8 +325,12 @@ class SparkDb(Db):
     def objects(self) -> set[tuple[str, str]]:
         """Every (schema, table or view) in this test's schemas."""
         with self._session() as session:
-            return {(name, t.name) for name in self.own_schemas()
-                    for t in session.spark.catalog.listTables(self.quote(name)) if not t.isTemporary}
+            return {
+                (name, t.name)
+                for name in self.own_schemas()
+                for t in session.spark.catalog.listTables(self.quote(name))
+                if not t.isTemporary
+            }
 
 
 @pytest.fixture(params=["duckdb", "postgres", pytest.param("spark", marks=pytest.mark.spark)])
@@ -338,8 +359,10 @@ class ReleaseSchemas:
     cat: str
 
     def section(self, name: str = "inpatient", drop: str = '["id"]') -> str:
-        return (f'\n[release]\nname = "{name}"\nschema = "{self.out}"\ncatalog_schema = "{self.cat}"\n'
-                f"drop_columns = {drop}\n")
+        return (
+            f'\n[release]\nname = "{name}"\nschema = "{self.out}"\ncatalog_schema = "{self.cat}"\n'
+            f"drop_columns = {drop}\n"
+        )
 
 
 @pytest.fixture
@@ -356,16 +379,25 @@ def release_schemas(db: Db) -> Iterator[ReleaseSchemas]:
             db.drop_schemas(schemas.out, schemas.cat)
 
 
-def run_veil(*args: str, cwd: Path | None = None, env: dict[str, str] | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:
+def run_veil(
+    *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
     """Run the ``veil`` CLI in a subprocess (as a scheduler would)."""
     full_env = {**os.environ, **(env or {})}
-    return subprocess.run([sys.executable, "-m", "veil.cli", *args], capture_output=True, text=True,
-                          cwd=cwd, env=full_env, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "veil.cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=full_env,
+        timeout=timeout,
+    )
 
 
 # One log line of a command whose stderr is not a terminal (veil.log): ISO time, level, command, message.
-LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d (DEBUG|INFO|WARNING|ERROR) veil( [a-z]+)?: \S.*$")
+LOG_LINE = re.compile(
+    r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d\d:\d\d (DEBUG|INFO|WARNING|ERROR) veil( [a-z]+)?: \S.*$"
+)
 
 
 def error_line(stderr: str) -> str:
@@ -378,8 +410,13 @@ def error_line(stderr: str) -> str:
     return errors[0].split(": ", 1)[1]
 
 
-INPATIENT_COLUMNS = {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "nationality": sa.String,
-                     "condition": sa.String}
+INPATIENT_COLUMNS = {
+    "id": sa.Integer,
+    "zip": sa.String,
+    "age": sa.Integer,
+    "nationality": sa.String,
+    "condition": sa.String,
+}
 
 INPATIENT_BODY = """
 [[quasi_identifiers]]

@@ -43,15 +43,27 @@ def test_anonymize_finds_figure_3(patients: pd.DataFrame) -> None:
     # k=4 and entropy l=2.5: Figure 2's node (2,1,1) has the all-Cancer block 130**/3* (entropy exp(0) = 1),
     # Figure 3's (1,2,1) has blocks {HD,VI,C,C} twice and {C,HD,VI,VI}: exp(entropy) = exp(1.5 ln 2) = 2.83.
     r = veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY])
-    assert r.node == (1, 2, 1) and r.minimal is None and r.suppressed_rows == 0   # optimal lists no minimal nodes
+    assert r.node == (1, 2, 1) and r.minimal is None and r.suppressed_rows == 0  # optimal lists no minimal nodes
     assert (r.strategy, r.lattice_size) == ("optimal", 48) and 0 < r.nodes_evaluated < 48
-    assert (r.metric_name, r.metric) == ("discernibility", 48.0)           # 3 blocks of 4: 3 · 4²
+    assert (r.metric_name, r.metric) == ("discernibility", 48.0)  # 3 blocks of 4: 3 · 4²
     assert r.achieved["k-anonymity"] == 4.0
-    assert r.achieved["entropy-l-diversity:condition"] == pytest.approx(2 ** 1.5)
+    assert r.achieved["entropy-l-diversity:condition"] == pytest.approx(2**1.5)
     assert r.attributes == ("zip", "age", "nationality") and r.heights == (5, 3, 1)
-    assert list(r.data.columns) == ["zip", "age", "nationality", "condition"]   # id is not published
-    expected_zip = ["1305*", "1306*", "1306*", "1305*", "1485*", "1485*", "1485*", "1485*",
-                    "1305*", "1305*", "1306*", "1306*"]
+    assert list(r.data.columns) == ["zip", "age", "nationality", "condition"]  # id is not published
+    expected_zip = [
+        "1305*",
+        "1306*",
+        "1306*",
+        "1305*",
+        "1485*",
+        "1485*",
+        "1485*",
+        "1485*",
+        "1305*",
+        "1305*",
+        "1306*",
+        "1306*",
+    ]
     assert r.data["zip"].tolist() == expected_zip
     assert r.data["age"].tolist() == ["<40"] * 4 + [">=40"] * 4 + ["<40"] * 4
     assert set(r.data["nationality"]) == {"*"}
@@ -63,15 +75,24 @@ def test_the_strategy_is_one_search_and_optimal_by_default(patients: pd.DataFram
     5.2 s).  Now one strategy, optimal by default; incognito and brute force list the minimal nodes too, and
     reach the same optimum."""
     default = veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY])
-    found = {s: veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY], strategy=s)
-             for s in ("optimal", "incognito", "brute-force")}
+    found = {
+        s: veil.anonymize(patients, QIS, ["condition"], [K4, ENTROPY], strategy=s)
+        for s in ("optimal", "incognito", "brute-force")
+    }
     assert {s: (r.node, r.minimal) for s, r in found.items()} == {
-        "optimal": ((1, 2, 1), None), "incognito": ((1, 2, 1), ((1, 2, 1),)), "brute-force": ((1, 2, 1), ((1, 2, 1),))}
+        "optimal": ((1, 2, 1), None),
+        "incognito": ((1, 2, 1), ((1, 2, 1),)),
+        "brute-force": ((1, 2, 1), ((1, 2, 1),)),
+    }
     assert default.nodes_evaluated == found["optimal"].nodes_evaluated < found["incognito"].nodes_evaluated
     assert found["brute-force"].nodes_evaluated == 48
     pd.testing.assert_frame_equal(found["incognito"].data, default.data)
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): argument 'strategy' must be one of optimal, "
-                                                    "incognito, brute-force, got 'fast'")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "veil.anonymize(): argument 'strategy' must be one of optimal, incognito, brute-force, got 'fast'"
+        ),
+    ):
         veil.anonymize(patients, QIS, ["condition"], [K4], strategy="fast")
 
 
@@ -84,21 +105,32 @@ def test_progress_shows_on_a_terminal_only(patients: pd.DataFrame, monkeypatch: 
     """The steps and the search's nodes on a terminal (rich, like the CLI's bar); nothing when stderr is not a
     terminal (a script's log) or with ``progress=False``; ``progress=True`` draws it anyway (an IDE's console
     that is no terminal); a bad ``progress`` is one line."""
-    cases = {"terminal": (_Terminal(), None), "log": (io.StringIO(), None), "off": (_Terminal(), False),
-             "forced": (io.StringIO(), True)}
+    cases = {
+        "terminal": (_Terminal(), None),
+        "log": (io.StringIO(), None),
+        "off": (_Terminal(), False),
+        "forced": (io.StringIO(), True),
+    }
     shown = {}
     for case, (stream, progress) in cases.items():
         monkeypatch.setattr(sys, "stderr", stream)
         veil.anonymize(patients, QIS, ["condition"], [K4], progress=progress)
         shown[case] = stream.getvalue()
-    steps = ("loading the DataFrame (12 rows)", "searching the lattice (optimal)", "lattice of 48", "generalizing the rows")
+    steps = (
+        "loading the DataFrame (12 rows)",
+        "searching the lattice (optimal)",
+        "lattice of 48",
+        "generalizing the rows",
+    )
     for case in ("terminal", "forced"):
         assert all(step in shown[case] for step in steps), (case, shown[case])
     assert shown["log"] == shown["off"] == ""
     monkeypatch.setattr(sys, "stderr", _Terminal())
     assert veil.check(patients, QIS, "condition", [K4], node="2,1,1").passed
     assert "loading the DataFrame (12 rows)" in sys.stderr.getvalue()
-    with pytest.raises(ConfigError, match=r"^veil\.audit\(\): argument 'progress' must be True, False or None, got 'yes'$"):
+    with pytest.raises(
+        ConfigError, match=r"^veil\.audit\(\): argument 'progress' must be True, False or None, got 'yes'$"
+    ):
         veil.audit(patients, QIS, ["condition"], [K4], progress="yes")
 
 
@@ -114,8 +146,14 @@ def test_suppression_keeps_order_index_and_kept_columns(patients: pd.DataFrame) 
     # zip alone, k=3, 34% suppression, metric height: level 0 has blocks 13053 (4 rows), 13068 (4), 14853 (2),
     # 14850 (2); suppressing the two small blocks (4 of 12 rows = 33%) fits, and height 0 is the best value.
     patients.index = patients["id"] * 10
-    r = veil.anonymize(patients, {"zip": {"mask": True}}, models=[{"type": "k-anonymity", "k": 3}],
-                       max_suppression=0.34, metric="height", keep_columns=["id"])
+    r = veil.anonymize(
+        patients,
+        {"zip": {"mask": True}},
+        models=[{"type": "k-anonymity", "k": 3}],
+        max_suppression=0.34,
+        metric="height",
+        keep_columns=["id"],
+    )
     assert r.node == (0,) and r.suppressed_rows == 4 and r.metric == 0.0 and r.achieved == {"k-anonymity": 4.0}
     assert r.data.index.tolist() == [10, 20, 30, 40, 90, 100, 110, 120]
     assert r.data["id"].tolist() == [1, 2, 3, 4, 9, 10, 11, 12]
@@ -135,7 +173,9 @@ def test_check_at_figure_2(patients: pd.DataFrame) -> None:
     assert c.node == (2, 1, 1) and not c.passed and c.rows == 12 and c.blocks == 3 and c.data is None
     # 130**/<30 is {HD, HD, VI, VI}: exp(entropy) = 2 < 2.5; 130**/3* all Cancer: 1; 148** passes with 2.83
     assert [(m["type"], m["passed"], m["achieved"], m["violating_blocks"]) for m in c.models] == [
-        ("k-anonymity", True, 4.0, 0), ("entropy-l-diversity", False, 1.0, 2)]
+        ("k-anonymity", True, 4.0, 0),
+        ("entropy-l-diversity", False, 1.0, 2),
+    ]
     ok = veil.check(patients, QIS, "condition", [K4], node="2,1,1")
     assert ok.passed and ok.data["age"].tolist()[:4] == ["<30"] * 4 and ok.data["zip"].iloc[4] == "148**"
     bottom = veil.check(patients, QIS, "condition", [K4])
@@ -153,12 +193,19 @@ def test_check_gives_the_cli_document(patients: pd.DataFrame, tmp_path: Path) ->
     import json
 
     inpatient = duckdb_patients(tmp_path)
-    path = inpatient.write_config("patients", inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n')
+    path = inpatient.write_config(
+        "patients", inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
+    )
     res = run_veil("check", "--config", str(path), "--node", "1,2,1", "--json")
     doc = json.loads(res.stdout)
     c = veil.check(patients, QIS, "condition", [K4, ENTROPY], node=(1, 2, 1))
     assert (c.passed, c.rows, c.blocks, c.suppressed_rows, list(c.models)) == (
-        doc["passed"], doc["rows"], doc["blocks"], doc["suppressed_rows"], doc["models"])
+        doc["passed"],
+        doc["rows"],
+        doc["blocks"],
+        doc["suppressed_rows"],
+        doc["models"],
+    )
 
 
 def test_errors_carry_the_cli_message_with_dict_keys(patients: pd.DataFrame, tmp_path: Path) -> None:
@@ -166,14 +213,22 @@ def test_errors_carry_the_cli_message_with_dict_keys(patients: pd.DataFrame, tmp
     body = inpatient_body().replace("hierarchy = { mask = true }", "hierarchy = { mask = true, width = 3 }")
     res = run_veil("counts", "--config", str(inpatient.write_config("patients", body)), "--node", "0,0,0")
     assert res.returncode == 1 and "[[quasi_identifiers]] #1 ('zip') hierarchy has unknown key(s) 'width'" in res.stderr
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): quasi_identifiers['zip'] has unknown key(s) "
-                                                    "'width'")):
+    with pytest.raises(
+        ConfigError, match=re.escape("veil.anonymize(): quasi_identifiers['zip'] has unknown key(s) 'width'")
+    ):
         veil.anonymize(patients, {**QIS, "zip": {"mask": True, "width": 3}}, "condition", [K4])
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): quasi_identifiers['age']: hierarchy for column "
-                                                    "'age' (intervals [10, 25]): width 25 is not a multiple")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "veil.anonymize(): quasi_identifiers['age']: hierarchy for column "
+            "'age' (intervals [10, 25]): width 25 is not a multiple"
+        ),
+    ):
         veil.anonymize(patients, {**QIS, "age": {"intervals": [10, 25]}}, "condition", [K4])
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): models[1] (entropy-l-diversity): parameter 'l' "
-                                                    "must be >= 1, got 0.5")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape("veil.anonymize(): models[1] (entropy-l-diversity): parameter 'l' must be >= 1, got 0.5"),
+    ):
         veil.anonymize(patients, QIS, "condition", [K4, {**ENTROPY, "l": 0.5}])
     with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): argument 'metric' must be one of")):
         veil.anonymize(patients, QIS, "condition", [K4], metric="entropy")
@@ -185,8 +240,11 @@ def test_bad_data_and_no_solution(patients: pd.DataFrame) -> None:
     with pytest.raises(SourceError, match=r"column 'zipcode' does not exist in the DataFrame \(its columns: 'id'"):
         veil.anonymize(patients, {"zipcode": {"mask": True}}, models=[K4])
     short = age_levels()[lambda f: f.age != 55]
-    with pytest.raises(HierarchyError, match=r"hierarchy for column 'age' \(DataFrame\) misses 1 value\(s\) that "
-                                             r"occur in the source: 55$"):
+    with pytest.raises(
+        HierarchyError,
+        match=r"hierarchy for column 'age' \(DataFrame\) misses 1 value\(s\) that "
+        r"occur in the source: 55$",
+    ):
         veil.anonymize(patients, {**QIS, "age": short}, "condition", [K4])
     holes = age_levels()
     holes.loc[3, "forty"] = None
@@ -203,8 +261,9 @@ def test_sensitive_hierarchy_as_a_dataframe(patients: pd.DataFrame) -> None:
     # Heart Disease alone, Cancer and Viral Infection in one group; Figure 3's (1,2,1) blocks have hierarchical
     # EMD 1/24, 1/24 and 1/12 to the whole table (C 5/12, HD 3/12, VI 4/12): block 3 is (1/4, 1/4, 1/2), its
     # extra mass ±1/6 on C/VI moves inside their group at cost 1/2 · 1/6.
-    groups = pd.DataFrame({"c": ["Cancer", "Heart Disease", "Viral Infection"], "g": ["other", "heart", "other"],
-                           "top": "*"})
+    groups = pd.DataFrame(
+        {"c": ["Cancer", "Heart Disease", "Viral Infection"], "g": ["other", "heart", "other"], "top": "*"}
+    )
     model = {"type": "t-closeness", "t": 0.1, "distance": "hierarchical", "hierarchy": groups}
     c = veil.check(patients, QIS, "condition", [model], node=(1, 2, 1))
     assert c.passed and c.models[0]["achieved"] == pytest.approx(1 / 12)
@@ -247,9 +306,12 @@ def test_the_notebook_page_example_prints_what_the_page_shows(tmp_path: Path, mo
     assert printed.getvalue() == shown.group(1)
 
 
-WORKLOAD = [{"group_by": ["age", "nationality"]}, {"group_by": ["zip", "condition"], "weight": 2},
-            {"group_by": ["age"], "where": {"nationality": ["Russian", "American"]}},
-            {"group_by": ["nationality"], "aggregate": "avg(id)"}]   # id: read by the workload, not published
+WORKLOAD = [
+    {"group_by": ["age", "nationality"]},
+    {"group_by": ["zip", "condition"], "weight": 2},
+    {"group_by": ["age"], "where": {"nationality": ["Russian", "American"]}},
+    {"group_by": ["nationality"], "aggregate": "avg(id)"},
+]  # id: read by the workload, not published
 WORKLOAD_TOML = """
 [[workload]]
 group_by = ["age", "nationality"]
@@ -274,8 +336,13 @@ def test_anonymize_minimizes_a_workload_as_veil_search_does(patients: pd.DataFra
     import json
 
     inpatient = duckdb_patients(tmp_path)
-    path = inpatient.write_config("patients", inpatient_body() + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
-                                  + '\n[search]\nmetric = "workload"\n' + WORKLOAD_TOML)
+    path = inpatient.write_config(
+        "patients",
+        inpatient_body()
+        + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
+        + '\n[search]\nmetric = "workload"\n'
+        + WORKLOAD_TOML,
+    )
     res = run_veil("search", "--config", str(path), "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
@@ -284,7 +351,7 @@ def test_anonymize_minimizes_a_workload_as_veil_search_does(patients: pd.DataFra
     assert r.metric == pytest.approx(doc["optimal"]["value"]) and r.workload_error == pytest.approx(r.metric)
     assert r.workload_errors is not None and len(r.workload_errors) == 4
     assert list(r.workload_errors) == pytest.approx(doc["workload"]["optimal"]["per_query"])
-    assert list(r.data.columns) == ["zip", "age", "nationality", "condition"]   # id read, not published
+    assert list(r.data.columns) == ["zip", "age", "nationality", "condition"]  # id read, not published
     d = veil.anonymize(patients, QIS, "condition", [K4, ENTROPY], workload=WORKLOAD)
     assert (d.metric_name, d.node) == ("discernibility", (1, 2, 1)) and d.workload_error is not None
     assert d.workload_error >= r.workload_error - 1e-12
@@ -293,13 +360,21 @@ def test_anonymize_minimizes_a_workload_as_veil_search_does(patients: pd.DataFra
 
 
 def test_workload_argument_errors(patients: pd.DataFrame) -> None:
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): argument 'metric' is \"workload\" but argument "
-                                                    "'workload' lists no query")):
+    with pytest.raises(
+        ConfigError,
+        match=re.escape("veil.anonymize(): argument 'metric' is \"workload\" but argument 'workload' lists no query"),
+    ):
         veil.anonymize(patients, QIS, "condition", [K4], metric="workload")
-    with pytest.raises(ConfigError, match=re.escape("veil.anonymize(): [[workload]] #2 key 'aggregate' must be "
-                                                    "\"count\", \"sum(column)\" or \"avg(column)\", got 'median(age)'")):
-        veil.anonymize(patients, QIS, "condition", [K4], workload=[WORKLOAD[0], {"group_by": ["age"],
-                                                                                 "aggregate": "median(age)"}])
+    with pytest.raises(
+        ConfigError,
+        match=re.escape(
+            "veil.anonymize(): [[workload]] #2 key 'aggregate' must be "
+            '"count", "sum(column)" or "avg(column)", got \'median(age)\''
+        ),
+    ):
+        veil.anonymize(
+            patients, QIS, "condition", [K4], workload=[WORKLOAD[0], {"group_by": ["age"], "aggregate": "median(age)"}]
+        )
     with pytest.raises(ConfigError, match=r"argument 'workload' must be a list of query dicts"):
         veil.anonymize(patients, QIS, "condition", [K4], workload={"group_by": ["age"]})
     with pytest.raises(SourceError, match=r"argument 'workload' reads column 'income', which does not exist"):

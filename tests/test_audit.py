@@ -41,8 +41,8 @@ def inpatient(blocks: list[list[int]]) -> NodeCounts:
     return blocks_of(dom, blocks)
 
 
-FIGURE_2 = [[H, H, V, V], [C, H, V, V], [C, C, C, C]]        # 130**/<30, 1485*/>=40, 130**/3*
-FIGURE_3 = [[H, V, C, C], [C, H, V, V], [H, V, C, C]]        # 1305*/<40, 1485*/>=40, 1306*/<40
+FIGURE_2 = [[H, H, V, V], [C, H, V, V], [C, C, C, C]]  # 130**/<30, 1485*/>=40, 130**/3*
+FIGURE_3 = [[H, V, C, C], [C, H, V, V], [H, V, C, C]]  # 1305*/<40, 1485*/>=40, 1306*/<40
 
 
 def run(nc: NodeCounts, **kw) -> dict[str, object]:
@@ -62,8 +62,11 @@ def test_figure_2_every_attack_by_hand() -> None:
     assert [(w.block, w.score) for w in bk.worst] == [(2, 0.0), (0, 1.0), (1, 2.0)]
     # equal-distance EMD to (5, 3, 4)/12: 5/12, 1/6, 7/12; t = 0.2 exposes blocks 0 and 2
     sk = a["skewness"]
-    assert {w.block: round(w.score, 6) for w in sk.worst} == {0: round(5 / 12, 6), 1: round(1 / 6, 6),
-                                                              2: round(7 / 12, 6)}
+    assert {w.block: round(w.score, 6) for w in sk.worst} == {
+        0: round(5 / 12, 6),
+        1: round(1 / 6, 6),
+        2: round(7 / 12, 6),
+    }
     assert (sk.blocks, sk.rows) == (2, 8)
     # uniform prior 1/3: cancer's posterior 1 in block 2; block 0 rules out cancer, block 2 heart and viral
     assert (a["positive-disclosure"].blocks, a["positive-disclosure"].rows) == (1, 4)
@@ -81,13 +84,19 @@ def test_figure_2_every_attack_by_hand() -> None:
 
 def test_figure_3_resists_homogeneity_but_not_three_eliminations() -> None:
     a = run(inpatient(FIGURE_3))
-    for attack in ("homogeneity", "near-homogeneity", "positive-disclosure", "negative-disclosure", "skewness",
-                   "epsilon-privacy"):
+    for attack in (
+        "homogeneity",
+        "near-homogeneity",
+        "positive-disclosure",
+        "negative-disclosure",
+        "skewness",
+        "epsilon-privacy",
+    ):
         assert (a[attack].blocks, a[attack].rows) == (0, 0), attack
-    assert max(w.score for w in a["skewness"].worst) == pytest.approx(1 / 6)        # (1,1,2)/4 vs (5,3,4)/12
+    assert max(w.score for w in a["skewness"].worst) == pytest.approx(1 / 6)  # (1,1,2)/4 vs (5,3,4)/12
     assert max(w.score for w in a["epsilon-privacy"].worst) == pytest.approx(1.5)
     assert (a["background-knowledge"].blocks, a["background-knowledge"].rows) == (0, 0)
-    a3 = run(inpatient(FIGURE_3), l=3)                                          # 3-diverse: two eliminations suffice
+    a3 = run(inpatient(FIGURE_3), l=3)  # 3-diverse: two eliminations suffice
     assert (a3["background-knowledge"].blocks, a3["background-knowledge"].rows) == (3, 12)
 
 
@@ -96,13 +105,15 @@ def test_near_homogeneity_share_and_revealed_share() -> None:
     nc = blocks_of(dom, [[0, 1]], [[9, 1]])
     a = run(nc, share=0.9)
     assert a["homogeneity"].blocks == 0 and a["near-homogeneity"].rows == 10
-    assert a["background-knowledge"].worst[0].score == 0.0           # a holds 0.9 already: no elimination needed
+    assert a["background-knowledge"].worst[0].score == 0.0  # a holds 0.9 already: no elimination needed
     assert run(nc, share=1.0)["background-knowledge"].worst[0].score == 1.0
 
 
 def similarity_example() -> tuple[NodeCounts, Path]:
     """Li et al. ICDE 2007 Table 4 (3-diverse): salary and disease per block."""
-    diseases = np.array(["bronchitis", "flu", "gastric ulcer", "gastritis", "pneumonia", "stomach cancer"], dtype=object)
+    diseases = np.array(
+        ["bronchitis", "flu", "gastric ulcer", "gastritis", "pneumonia", "stomach cancer"], dtype=object
+    )
     dom = SensitiveDomain("disease", diseases, np.array([2, 1, 1, 2, 1, 2]))
     nc = blocks_of(dom, [[2, 3, 5], [3, 1, 0], [0, 4, 5]])
     return nc, Path(__file__)
@@ -110,22 +121,35 @@ def similarity_example() -> tuple[NodeCounts, Path]:
 
 def test_similarity_attack_on_stomach_diseases(tmp_path: Path) -> None:
     hierarchy = tmp_path / "disease.csv"
-    hierarchy.write_text("\n".join([
-        "gastric ulcer;stomach diseases;digestive;*", "gastritis;stomach diseases;digestive;*",
-        "stomach cancer;stomach diseases;digestive;*", "colitis;colon diseases;digestive;*",
-        "flu;respiratory infection;respiratory;*", "bronchitis;respiratory infection;respiratory;*",
-        "pneumonia;respiratory infection;respiratory;*"]) + "\n")
+    hierarchy.write_text(
+        "\n".join(
+            [
+                "gastric ulcer;stomach diseases;digestive;*",
+                "gastritis;stomach diseases;digestive;*",
+                "stomach cancer;stomach diseases;digestive;*",
+                "colitis;colon diseases;digestive;*",
+                "flu;respiratory infection;respiratory;*",
+                "bronchitis;respiratory infection;respiratory;*",
+                "pneumonia;respiratory infection;respiratory;*",
+            ]
+        )
+        + "\n"
+    )
     nc, _ = similarity_example()
-    s = parse_audit({"attributes": {"disease": {"hierarchy": {"csv": str(hierarchy)}}}}, tmp_path / "v.toml",
-                    ("disease",))
+    s = parse_audit(
+        {"attributes": {"disease": {"hierarchy": {"csv": str(hierarchy)}}}}, tmp_path / "v.toml", ("disease",)
+    )
     a = {e.attack: e for e in audit_counts(nc, s, (), "t", lambda b: [str(b)]).exposures}
     sim = a["similarity"]
     assert (sim.blocks, sim.rows) == (1, 3) and sim.extra == {"diverse_blocks": 1, "diverse_rows": 3}
     assert sim.worst[0].block == 0 and "'stomach diseases'" in sim.worst[0].detail
-    assert a["homogeneity"].blocks == 0                          # 3-diverse, yet every value a stomach disease
+    assert a["homogeneity"].blocks == 0  # 3-diverse, yet every value a stomach disease
     # at level 2 the second block's {gastritis, flu, bronchitis} spans digestive and respiratory: still only block 0
-    s2 = parse_audit({"attributes": {"disease": {"hierarchy": {"csv": str(hierarchy)}, "similarity_level": 2}}},
-                     tmp_path / "v.toml", ("disease",))
+    s2 = parse_audit(
+        {"attributes": {"disease": {"hierarchy": {"csv": str(hierarchy)}, "similarity_level": 2}}},
+        tmp_path / "v.toml",
+        ("disease",),
+    )
     assert {e.attack: e for e in audit_counts(nc, s2, (), "t", lambda b: [str(b)]).exposures}["similarity"].blocks == 1
     # hierarchical EMD is the default distance once a hierarchy is given
     assert resolve(s, (), nc.domain("disease")).distance == "hierarchical"
@@ -161,13 +185,23 @@ def test_epsilon_privacy_table_3_adversaries() -> None:
     cancer 18000): p_in(flu) = 0.9 and p_out(flu) = 30000/50000 = 0.6 in the (>=40,F) block."""
     dom = SensitiveDomain("disease", np.array(["cancer", "flu"], dtype=object), np.array([5000, 20000]))
     nc = blocks_of(dom, [[1, 0], [1, 0], [1, 0]], [[200, 300], [1800, 2700], [18000, 2000]])
-    s = parse_audit({"attributes": {"disease": {"adversary": {"adversary": "II", "stubbornness": 1000,
-                                                              "epsilon": 2.5}}}}, Path("v.toml"), ("disease",))
+    s = parse_audit(
+        {"attributes": {"disease": {"adversary": {"adversary": "II", "stubbornness": 1000, "epsilon": 2.5}}}},
+        Path("v.toml"),
+        ("disease",),
+    )
     ep = {e.attack: e for e in audit_counts(nc, s, (), "t", lambda b: [str(b)]).exposures}["epsilon-privacy"]
     assert ep.worst[0].block == 0 and ep.worst[0].score == pytest.approx(3.0)
     assert (ep.blocks, ep.rows) == (1, 500)
-    s1 = parse_audit({"attributes": {"disease": {"adversary": {
-        "adversary": "I", "prior": {"flu": 12000, "cancer": 18000}, "epsilon": 5}}}}, Path("v.toml"), ("disease",))
+    s1 = parse_audit(
+        {
+            "attributes": {
+                "disease": {"adversary": {"adversary": "I", "prior": {"flu": 12000, "cancer": 18000}, "epsilon": 5}}
+            }
+        },
+        Path("v.toml"),
+        ("disease",),
+    )
     ep1 = {e.attack: e for e in audit_counts(nc, s1, (), "t", lambda b: [str(b)]).exposures}["epsilon-privacy"]
     female = next(w for w in ep1.worst if w.block == 2)
     assert "p_in(flu) = 0.9, p_out = 0.6" in female.detail
@@ -177,8 +211,11 @@ def test_models_supply_the_defaults() -> None:
     from veil.models import EntropyLDiversity, TCloseness
 
     dom = SensitiveDomain("condition", CONDITIONS, np.array([5, 3, 4]))
-    models = (EntropyLDiversity(l=3.5, attribute="condition"), TCloseness(t=0.15, distance="equal", attribute="condition"),
-              EpsilonPrivacy(epsilon=3, adversary="II", attribute="condition", stubbornness=10))
+    models = (
+        EntropyLDiversity(l=3.5, attribute="condition"),
+        TCloseness(t=0.15, distance="equal", attribute="condition"),
+        EpsilonPrivacy(epsilon=3, adversary="II", attribute="condition", stubbornness=10),
+    )
     r = resolve(AuditSettings(), models, dom)
     assert (r.l, r.t, r.distance, r.adversary.adversary) == (3, 0.15, "equal", "II")
     r = resolve(AuditSettings(l=5, t=0.3), models, dom)
@@ -186,14 +223,17 @@ def test_models_supply_the_defaults() -> None:
     assert resolve(AuditSettings(), (), dom).proximity == (0.05, "relative")
 
 
-@pytest.mark.parametrize("data, message", [
-    ({"share": 0}, "key 'share' must be in (0, 1]"),
-    ({"shares": 0.5}, "unknown key(s) 'shares'"),
-    ({"l": 0}, "key 'l' must be a whole number >= 1"),
-    ({"attributes": {"income": {}}}, "names 'income', which is not a sensitive column"),
-    ({"attributes": {"condition": {"distance": "hierarchical"}}}, "'hierarchical' needs key 'hierarchy'"),
-    ({"attributes": {"condition": {"adversary": {"adversary": "V", "epsilon": 2}}}}, "parameter 'adversary'"),
-])
+@pytest.mark.parametrize(
+    "data, message",
+    [
+        ({"share": 0}, "key 'share' must be in (0, 1]"),
+        ({"shares": 0.5}, "unknown key(s) 'shares'"),
+        ({"l": 0}, "key 'l' must be a whole number >= 1"),
+        ({"attributes": {"income": {}}}, "names 'income', which is not a sensitive column"),
+        ({"attributes": {"condition": {"distance": "hierarchical"}}}, "'hierarchical' needs key 'hierarchy'"),
+        ({"attributes": {"condition": {"adversary": {"adversary": "V", "epsilon": 2}}}}, "parameter 'adversary'"),
+    ],
+)
 def test_bad_audit_settings_name_the_key(data: dict, message: str) -> None:
     with pytest.raises(ConfigError) as exc:
         parse_audit(data, Path("veil.toml"), ("condition",))
@@ -203,7 +243,8 @@ def test_bad_audit_settings_name_the_key(data: dict, message: str) -> None:
 # --- the sparse measures against brute force -----------------------------------------------------------------
 
 histograms = st.lists(st.lists(st.integers(0, 4), min_size=4, max_size=4), min_size=1, max_size=6).filter(
-    lambda rows: all(sum(r) > 0 for r in rows))
+    lambda rows: all(sum(r) > 0 for r in rows)
+)
 
 
 def _nodecounts(rows: list[list[int]], values: np.ndarray, numeric: bool) -> NodeCounts:
@@ -241,17 +282,29 @@ def test_windows_equal_em_anonymity(rows: list[list[int]], eps: float) -> None:
 def test_histogram_merges_cells_of_other_attributes() -> None:
     a = SensitiveDomain("a", np.array(["x", "y"], dtype=object), np.array([3, 1]))
     b = SensitiveDomain("b", np.array([0, 1]), np.array([2, 2]), numeric=True)
-    nc = NodeCounts.from_cells(("q",), (0,), [[0], [0], [0]], [[0, 0], [0, 1], [1, 1]], np.array([2, 1, 1]), (1,),
-                               (a, b))
+    nc = NodeCounts.from_cells(
+        ("q",), (0,), [[0], [0], [0]], [[0, 0], [0, 1], [1, 1]], np.array([2, 1, 1]), (1,), (a, b)
+    )
     h = Histogram.of(nc, "a")
     assert Counter(dict(h.of_block(0))) == Counter({0: 3, 1: 1}) and h.sizes.tolist() == [4]
 
 
-@pytest.mark.parametrize("name", ["auditsettings", "adversary.histogram", "adversary.exposure", "adversary.diversity",
-                                  "adversary.adapters", "adversary.distance"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "auditsettings",
+        "adversary.histogram",
+        "adversary.exposure",
+        "adversary.diversity",
+        "adversary.adapters",
+        "adversary.distance",
+    ],
+)
 def test_doctests(name: str) -> None:
     import doctest
     import importlib
 
-    result = doctest.testmod(importlib.import_module(f"veil.{name}"), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(
+        importlib.import_module(f"veil.{name}"), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     assert result.attempted > 0 and result.failed == 0

@@ -13,12 +13,19 @@ from veil.adversary.subject import run_audit
 from tests.conftest import Db, error_line, inpatient_body, run_veil
 
 FIGURE_2_TABLE = [  # papers/000 Figure 2, as a publisher would have stored it
-    ("130**", "<30", "*", "Heart Disease"), ("130**", "<30", "*", "Heart Disease"),
-    ("130**", "<30", "*", "Viral Infection"), ("130**", "<30", "*", "Viral Infection"),
-    ("1485*", ">=40", "*", "Cancer"), ("1485*", ">=40", "*", "Heart Disease"),
-    ("1485*", ">=40", "*", "Viral Infection"), ("1485*", ">=40", "*", "Viral Infection"),
-    ("130**", "3*", "*", "Cancer"), ("130**", "3*", "*", "Cancer"), ("130**", "3*", "*", "Cancer"),
-    ("130**", "3*", "*", "Cancer")]
+    ("130**", "<30", "*", "Heart Disease"),
+    ("130**", "<30", "*", "Heart Disease"),
+    ("130**", "<30", "*", "Viral Infection"),
+    ("130**", "<30", "*", "Viral Infection"),
+    ("1485*", ">=40", "*", "Cancer"),
+    ("1485*", ">=40", "*", "Heart Disease"),
+    ("1485*", ">=40", "*", "Viral Infection"),
+    ("1485*", ">=40", "*", "Viral Infection"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+    ("130**", "3*", "*", "Cancer"),
+]
 
 
 def attacks(doc: dict) -> dict[str, dict]:
@@ -36,18 +43,24 @@ def test_audit_node_figure_2_and_3(inpatient: Db) -> None:
     assert a["homogeneity"]["worst"][0]["key"] == ["130**", "3*", "*"]
     assert a["background-knowledge"]["rows"] == 8 and a["skewness"]["rows"] == 8
     assert a["skewness"]["worst"][0]["score"] == round(7 / 12, 6)
-    assert a["epsilon-privacy"]["worst"][0]["score"] is None            # ∞: cancer certain, prior 5/12
+    assert a["epsilon-privacy"]["worst"][0]["score"] is None  # ∞: cancer certain, prior 5/12
 
     a3 = attacks(run_audit(cfg.load(path), node="1,2,1").document())
     assert all(a3[k]["rows"] == 0 for k in ("homogeneity", "background-knowledge", "skewness", "negative-disclosure"))
-    assert {tuple(w["key"]) for w in a3["skewness"]["worst"]} == {("1305*", "<40", "*"), ("1306*", "<40", "*"),
-                                                                  ("1485*", ">=40", "*")}
+    assert {tuple(w["key"]) for w in a3["skewness"]["worst"]} == {
+        ("1305*", "<40", "*"),
+        ("1306*", "<40", "*"),
+        ("1485*", ">=40", "*"),
+    }
 
 
 def test_audit_a_table_as_it_stands(db: Db) -> None:
     """An auditor's case: the table arrives generalized (Figure 2); no hierarchy needs to cover its values."""
-    db.create_table("figure2", {"zip": sa.String, "age": sa.String, "nationality": sa.String,
-                                "condition": sa.String}, FIGURE_2_TABLE)
+    db.create_table(
+        "figure2",
+        {"zip": sa.String, "age": sa.String, "nationality": sa.String, "condition": sa.String},
+        FIGURE_2_TABLE,
+    )
     path = db.write_config("figure2", inpatient_body())
     doc = run_audit(cfg.load(path)).document()
     assert doc["node"] is None and (doc["rows"], doc["blocks"]) == (12, 3)
@@ -55,8 +68,7 @@ def test_audit_a_table_as_it_stands(db: Db) -> None:
     assert (a["homogeneity"]["blocks"], a["homogeneity"]["rows"]) == (1, 4)
     assert a["homogeneity"]["worst"][0]["key"] == ["130**", "3*", "*"]
     assert (a["background-knowledge"]["rows"], a["negative-disclosure"]["rows"]) == (8, 8)
-    assert sorted(w["score"] for w in a["skewness"]["worst"]) == [round(1 / 6, 6), round(5 / 12, 6),
-                                                                   round(7 / 12, 6)]
+    assert sorted(w["score"] for w in a["skewness"]["worst"]) == [round(1 / 6, 6), round(5 / 12, 6), round(7 / 12, 6)]
 
 
 RELEASE = """
@@ -88,7 +100,7 @@ def test_audit_a_published_release(inpatient: Db) -> None:
         assert doc["subject"].startswith("release 'inpatient' version 1") and (doc["rows"], doc["blocks"]) == (12, 3)
         a = attacks(doc)
         assert a["homogeneity"]["rows"] == 0 and a["background-knowledge"]["parameters"]["l"] == 2
-        assert a["background-knowledge"]["rows"] == 0                 # every block has 3 values: 2 eliminations
+        assert a["background-knowledge"]["rows"] == 0  # every block has 3 values: 2 eliminations
         assert max(w["score"] for w in a["skewness"]["worst"]) == round(1 / 6, 6)
         missing = run_veil("audit", "--config", str(path), "--release", "7")
         assert missing.returncode == 1 and "no published version 7" in missing.stderr
@@ -114,8 +126,10 @@ def test_cells_statement_quotes_and_binds() -> None:
     from veil.queries.audit import table_cells
 
     hostile = 'x"; DROP TABLE t; --'
-    for dialect in (sa.create_engine("duckdb:///:memory:").dialect,
-                    sa.create_engine("postgresql+psycopg://veil@localhost/veil").dialect):
+    for dialect in (
+        sa.create_engine("duckdb:///:memory:").dialect,
+        sa.create_engine("postgresql+psycopg://veil@localhost/veil").dialect,
+    ):
         sql = str(table_cells("raw", "Patients", ["Zip Code", hostile], ["condition"]).compile(dialect=dialect))
         assert '"Zip Code"' in sql and '"x""; DROP TABLE t; --"' in sql and "GROUP BY" in sql
         assert "condition IS NOT NULL" in sql

@@ -36,15 +36,19 @@ def test_block_tests_hand_computed(db: Db) -> None:
         tests = [("distinct", 3.0), ("entropy", 2.0)]
         got = wh.block_tests((0,), "diagnosis", tests)
         assert got is not None
-        table = sorted((int(s), *(bool(p) for p in ok), int(b), *(float(v) for v in lv))
-                       for s, ok, b, lv in zip(got.sizes, got.passed, got.blocks, got.levels))
-        h2 = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))   # ward 2
+        table = sorted(
+            (int(s), *(bool(p) for p in ok), int(b), *(float(v) for v in lv))
+            for s, ok, b, lv in zip(got.sizes, got.passed, got.blocks, got.levels)
+        )
+        h2 = -(0.75 * math.log(0.75) + 0.25 * math.log(0.25))  # ward 2
         assert [row[:4] for row in table] == [(3, True, True, 1), (4, False, False, 1), (4, False, True, 1)]
-        assert table[0][4:] == (3.0, 3.0)                       # uniform: level m exactly
+        assert table[0][4:] == (3.0, 3.0)  # uniform: level m exactly
         assert table[1][4] == 2.0 and table[1][5] == pytest.approx(math.exp(h2), rel=1e-12)
         assert table[2][4:] == (2.0, 2.0)
-        whole = wh.block_tests((1,), "diagnosis", tests)        # one block of 11: a×6, b×4, c×1
-        assert whole is not None and whole.sizes.tolist() == [11] and whole.passed.tolist() == [[True, True]]  # exp(0.9166) = 2.50
+        whole = wh.block_tests((1,), "diagnosis", tests)  # one block of 11: a×6, b×4, c×1
+        assert (
+            whole is not None and whole.sizes.tolist() == [11] and whole.passed.tolist() == [[True, True]]
+        )  # exp(0.9166) = 2.50
         h = -sum(c / 11 * math.log(c / 11) for c in (6, 4, 1))
         assert whole.levels[0, 1] == pytest.approx(math.exp(h), rel=1e-12)
         assert wh.stats.test_queries == 2
@@ -61,8 +65,13 @@ def test_a_block_at_the_threshold_is_decided_by_the_exact_checker(db: Db) -> Non
         spec = Specification(conf.models, 0.0)
         tests = spec.reductions
         assert tests is not None
-        summary = spec.summarize(wh.sizes((0,)), lambda: wh.stream((0,)), wh.rows, (0,),
-                                 lambda: wh.block_tests((0,), tests[0], [("entropy", edge)]))
+        summary = spec.summarize(
+            wh.sizes((0,)),
+            lambda: wh.stream((0,)),
+            wh.rows,
+            (0,),
+            lambda: wh.block_tests((0,), tests[0], [("entropy", edge)]),
+        )
         expected = spec.evaluate(wh.counts((0,)), wh.rows)
         got = spec.evaluate(summary, wh.rows)
         assert (got.passed, got.suppressed_rows) == (expected.passed, expected.suppressed_rows)
@@ -86,7 +95,11 @@ def test_block_tests_equal_the_whole_node_checkers_on_every_node(db: Db, models:
             got = spec.evaluate(spec.from_tests(decided, node, wh.rows), wh.rows)
             expected = spec.evaluate(wh.counts(node), wh.rows)
             assert (got.passed, got.prune_down, got.suppressed_rows, got.suppressed_blocks) == (
-                expected.passed, expected.prune_down, expected.suppressed_rows, expected.suppressed_blocks), node
+                expected.passed,
+                expected.prune_down,
+                expected.suppressed_rows,
+                expected.suppressed_blocks,
+            ), node
             for g, e in zip(got.verdicts, expected.verdicts):
                 assert int(decided.blocks[~g.passed].sum()) == e.violating, node
                 assert (g.achieved is None) == (e.achieved is None), node
@@ -101,11 +114,11 @@ def test_specification_reductions() -> None:
     from veil.models.ldiversity import DistinctLDiversity, EntropyLDiversity, RecursiveCLDiversity
 
     k, e, d = KAnonymity(k=2), EntropyLDiversity(l=2, attribute="s"), DistinctLDiversity(l=2, attribute="s")
-    assert Specification((k,)).reductions is None                      # size-only: the size histogram decides
+    assert Specification((k,)).reductions is None  # size-only: the size histogram decides
     assert Specification((k, e, d)).reductions == ("s", (e.properties.reduction, d.properties.reduction))
-    assert Specification((e, DistinctLDiversity(l=2, attribute="t"))).reductions is None   # two attributes
+    assert Specification((e, DistinctLDiversity(l=2, attribute="t"))).reductions is None  # two attributes
     assert Specification((e, RecursiveCLDiversity(c=2, l=2, attribute="s"))).reductions is None
     close = TCloseness(t=0.2, distance="equal", attribute="s")
     assert Specification((k, close)).reductions == ("s", (Reduction(Statistic.EQUAL, "s", 0.2, at_most=True),))
     tree = TCloseness(t=0.2, distance="hierarchical", attribute="s", hierarchy="x.csv")
-    assert Specification((k, tree)).reductions is None                 # the hierarchical EMD is not computed in SQL
+    assert Specification((k, tree)).reductions is None  # the hierarchical EMD is not computed in SQL

@@ -45,24 +45,58 @@ def statements() -> dict[str, Any]:
         "published_versions": qc.published_versions(r, "census"),
         "latest_published_version": qc.published_versions(r, "census", limit=1),
         "expire_versions": qc.expire_versions(r, "census", [1, 2], WHEN),
-        "publish_run": qc.publish_run(r, RUN, 7, WHEN, {
-            "config_hash": "c0ffee", "source_fingerprint": "100:12345", "node": "[1, 0]", "achieved": "{}",
-            "metrics": "{}", "rows_read": 100, "rows_published": 98, "rows_suppressed": 2, "rows_deferred": None,
-            "series": "{}", "output_table": "published.census_v7", "rows_dropped_null": 0}),
+        "publish_run": qc.publish_run(
+            r,
+            RUN,
+            7,
+            WHEN,
+            {
+                "config_hash": "c0ffee",
+                "source_fingerprint": "100:12345",
+                "node": "[1, 0]",
+                "achieved": "{}",
+                "metrics": "{}",
+                "rows_read": 100,
+                "rows_published": 98,
+                "rows_suppressed": 2,
+                "rows_deferred": None,
+                "series": "{}",
+                "output_table": "published.census_v7",
+                "rows_dropped_null": 0,
+            },
+        ),
         "expired_versions": qc.expired_versions(r, "census"),
         "set_series": q.runs.set_series(r, RUN, '{"expired_objects_kept": []}'),
         "fail_run": qc.fail_run(r, RUN, WHEN, "interrupted: Ctrl-C; nothing was published"),
         "run_status": q.runs.status(r, RUN),
         "run_summary": q.runs.summary(r, RUN),
         "record_ledger_version": q.ledger.record_version(
-            t.series_versions, name="census", version=7, release_id=RUN, node="[1, 0]", attributes='["zip"]',
-            columns="{}", hierarchies="{}", policy="cohort", published_at=WHEN),
+            t.series_versions,
+            name="census",
+            version=7,
+            release_id=RUN,
+            node="[1, 0]",
+            attributes='["zip"]',
+            columns="{}",
+            hierarchies="{}",
+            policy="cohort",
+            published_at=WHEN,
+        ),
         # veil releases, veil rollback, veil audit --series
         "history": qc.history(r, "census"),
         "kept_versions": qc.kept_versions(r, "census"),
         "rows_published": qc.rows_published(r, "census", 3),
-        "record_rollback": qc.record_rollback(r, RUN, "census", 3, WHEN, "[source]\n...", "c0ffee", "postgresql",
-                                              "rolled back 'census' from version 7 to version 3"),
+        "record_rollback": qc.record_rollback(
+            r,
+            RUN,
+            "census",
+            3,
+            WHEN,
+            "[source]\n...",
+            "c0ffee",
+            "postgresql",
+            "rolled back 'census' from version 7 to version 3",
+        ),
         "series_records": qc.series_records(r, "census"),
         "ledger_columns": q.ledger.of_release(t.series_versions, "census", "columns"),
         # Spark's repair of what a killed run left (veil.release.autocommit.recover)
@@ -89,9 +123,11 @@ def ddl() -> dict[str, Any]:
         "members_table": create_table(members),
         "members_leaving_table": create_table(mq.leaving_table()),
         "members_forming_table": create_table(mq.forming_table(["Zip Code", HOSTILE])),
-        "members_histograms": mq.histograms(relation("census_members", "veil", "veil_state", "veil_cohort",
-                                                     "Zip Code", HOSTILE, "condition"),
-                                            ["Zip Code", HOSTILE], ["condition"]),
+        "members_histograms": mq.histograms(
+            relation("census_members", "veil", "veil_state", "veil_cohort", "Zip Code", HOSTILE, "condition"),
+            ["Zip Code", HOSTILE],
+            ["condition"],
+        ),
         # a waiting member takes over a stand-in with the same row (docs/series.md §2)
         "members_takeovers": mq.takeovers(members),
         "members_taking_count": mq.taking_count(),
@@ -124,8 +160,9 @@ def render(dialect: str) -> str:
     if dialect == "spark":
         return "\n".join(f"-- {name}\n{str(sq.compile_sql(stmt)).strip()};\n" for name, stmt in spark().items())
     parts = {**statements(), **ddl()}
-    return "\n".join(f"-- {name}\n{str(stmt.compile(dialect=DIALECTS[dialect])).strip()};\n"
-                     for name, stmt in parts.items())
+    return "\n".join(
+        f"-- {name}\n{str(stmt.compile(dialect=DIALECTS[dialect])).strip()};\n" for name, stmt in parts.items()
+    )
 
 
 @pytest.mark.parametrize("dialect", [*DIALECTS, "spark"])
@@ -136,8 +173,13 @@ def test_catalog_statements_match_their_snapshot(dialect: str) -> None:
 def test_statuses_are_bound_as_the_catalogs_text() -> None:
     """The enum never reaches a driver: every status is bound as its stored text (a plain ``str``)."""
     r = catalog.tables("veil").releases
-    for stmt in (qc.published_versions(r, "x"), qc.expire_versions(r, "x", [1], WHEN), qc.fail_run(r, RUN, WHEN, "e"),
-                 qc.start_run(r, RUN, "x", WHEN, "", "", "duckdb"), qc.kept_versions(r, "x")):
+    for stmt in (
+        qc.published_versions(r, "x"),
+        qc.expire_versions(r, "x", [1], WHEN),
+        qc.fail_run(r, RUN, WHEN, "e"),
+        qc.start_run(r, RUN, "x", WHEN, "", "", "duckdb"),
+        qc.kept_versions(r, "x"),
+    ):
         params = stmt.compile(dialect=DIALECTS["postgresql"]).params
         bound = [x for v in params.values() for x in (v if isinstance(v, list | tuple) else [v])]
         statuses = [x for x in bound if isinstance(x, str) and x in catalog.STATUSES]

@@ -128,8 +128,11 @@ def _config(tmp_path: Path, body: str = BODY) -> Path:
     return path
 
 
-@pytest.mark.notimpl(["spark"], raises=BackendError,
-                      reason="the test edits the hierarchy table with UPDATE, which Spark's tables do not support")
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=BackendError,
+    reason="the test edits the hierarchy table with UPDATE, which Spark's tables do not support",
+)
 def test_a_changed_hierarchy_table_changes_the_version(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
     """A hierarchy read from a warehouse table is part of what defines a release: its rows (read in the
     release's snapshot) are in the config hash the catalog records, so editing the table publishes anew."""

@@ -77,15 +77,30 @@ def test_version() -> None:
     assert importlib.metadata.version("veil") == veil.__version__
 
 
-HEAVY = {"numpy", "sqlalchemy", "duckdb", "psycopg", "alembic", "pandas", "pyarrow", "duckdb_engine", "rich", "cronsim",
-         "scipy", "hypothesis", "yaml"}
+HEAVY = {
+    "numpy",
+    "sqlalchemy",
+    "duckdb",
+    "psycopg",
+    "alembic",
+    "pandas",
+    "pyarrow",
+    "duckdb_engine",
+    "rich",
+    "cronsim",
+    "scipy",
+    "hypothesis",
+    "yaml",
+}
 CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors", "veil.registry"}
 
 
 def _modules_after(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
     """Run ``veil <args>`` in a fresh interpreter; the process and the modules it had imported by the end."""
-    code = ("import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
-            "    assert e.code == 0, e.code\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n")
+    code = (
+        "import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+        "    assert e.code == 0, e.code\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
+    )
     res = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120, cwd=cwd)
     listed = [line for line in res.stderr.splitlines() if line.startswith("MODULES ")]
     assert res.returncode == 0 and listed, res.stderr
@@ -111,10 +126,27 @@ def test_search_imports_only_what_it_uses(tmp_path: Path) -> None:
     assert json.loads(res.stdout)["optimal"]["node"]
     assert {"numpy", "sqlalchemy", "duckdb", "veil.models.kanonymity"} <= modules
     assert not ({m.split(".")[0] for m in modules} & (HEAVY - {"numpy", "sqlalchemy", "duckdb", "duckdb_engine"}))
-    unused = ("veil.release", "veil.report", "veil.adversary.attacks", "veil.adversary.exposure", "veil.adversary.subject",
-              "veil.catalog", "veil.api", "veil.schedule", "veil.demo.setup", "veil.coverage", "veil.preflight",
-              "veil.backends.postgres", "veil.backends.spark", "veil.queries.spark", "veil.models.ldiversity",
-              "veil.models.closeness", "veil.models.epsilon", "veil.models.proximity", "veil.models.emd")
+    unused = (
+        "veil.release",
+        "veil.report",
+        "veil.adversary.attacks",
+        "veil.adversary.exposure",
+        "veil.adversary.subject",
+        "veil.catalog",
+        "veil.api",
+        "veil.schedule",
+        "veil.demo.setup",
+        "veil.coverage",
+        "veil.preflight",
+        "veil.backends.postgres",
+        "veil.backends.spark",
+        "veil.queries.spark",
+        "veil.models.ldiversity",
+        "veil.models.closeness",
+        "veil.models.epsilon",
+        "veil.models.proximity",
+        "veil.models.emd",
+    )
     assert sorted(m for m in modules if any(m == u or m.startswith(f"{u}.") for u in unused)) == []
     assert "nanobind" not in res.stderr and "leaked" not in res.stderr  # the frozen startup objects are freed at exit
 
@@ -135,8 +167,13 @@ def test_every_command_prints_one_json_document_with_status(inpatient: Db, relea
         res = run_veil(args[0], "--config", path, "--json", *args[1:])
         assert res.returncode == 0, res.stderr
         statuses.setdefault(args[0], []).append(_json(res.stdout)["status"])
-    assert statuses == {"counts": ["ok"], "check": ["ok"], "search": ["ok"], "init": ["ok"],
-                        "release": ["published", "skipped"]}
+    assert statuses == {
+        "counts": ["ok"],
+        "check": ["ok"],
+        "search": ["ok"],
+        "init": ["ok"],
+        "release": ["published", "skipped"],
+    }
 
 
 def test_no_solution_names_each_failing_models_best_level(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
@@ -190,8 +227,14 @@ def test_on_a_terminal_release_shows_steps_and_progress(inpatient: Db, release_s
 def _in_terminal(argv: list[str], timeout: float = 120) -> str:
     """Run ``argv`` with stdout and stderr on a pseudo-terminal; everything it wrote."""
     leader, follower = pty.openpty()
-    proc = subprocess.Popen(argv, stdin=follower, stdout=follower, stderr=follower, close_fds=True,
-                            env={**os.environ, "COLUMNS": "120", "TERM": "xterm"})
+    proc = subprocess.Popen(
+        argv,
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        close_fds=True,
+        env={**os.environ, "COLUMNS": "120", "TERM": "xterm"},
+    )
     os.close(follower)
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
@@ -214,15 +257,21 @@ def _in_terminal(argv: list[str], timeout: float = 120) -> str:
 
 
 @pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
-def test_interrupt_is_one_line_and_leaves_nothing_half_written(inpatient: Db, release_schemas: ReleaseSchemas,
-                                                                signum: int) -> None:
+def test_interrupt_is_one_line_and_leaves_nothing_half_written(
+    inpatient: Db, release_schemas: ReleaseSchemas, signum: int
+) -> None:
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
     assert run_veil("release", "--config", path).returncode == 0
     before = inpatient.objects()
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path, "--force", "--json"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "release", "--config", path, "--force", "--json"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:  # wait until it is mid-release: the new version's table is being written
@@ -268,12 +317,16 @@ class Abort(RuntimeError):
     pass
 
 
-@pytest.mark.parametrize(("raised", "code", "line"), [
-    (UsageError("No such command 'doctr'."), 1, "usage: No such command 'doctr' (see `veil --help`)"),
-    (Abort(), 1, "interrupted")])
-def test_usage_errors_of_a_vendored_click_are_one_line(monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str], raised: Exception,
-                                                       code: int, line: str) -> None:
+@pytest.mark.parametrize(
+    ("raised", "code", "line"),
+    [
+        (UsageError("No such command 'doctr'."), 1, "usage: No such command 'doctr' (see `veil --help`)"),
+        (Abort(), 1, "interrupted"),
+    ],
+)
+def test_usage_errors_of_a_vendored_click_are_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], raised: Exception, code: int, line: str
+) -> None:
     """typer 0.2x vendors click as ``typer._click``: its exceptions are not click's classes (issue 35: any
     unknown command was a 40-line traceback).  They are caught by what they are, whichever click raised them."""
     from veil import cli
@@ -298,8 +351,12 @@ def test_every_command_and_option_has_help() -> None:
 
     group = typer.main.get_command(app)
     blank = [f"{name} (the command)" for name, cmd in group.commands.items() if not (cmd.help or "").strip()]
-    blank += [f"{name} {p.name}" for name, cmd in group.commands.items() for p in cmd.params
-              if not (getattr(p, "help", None) or "").strip()]
+    blank += [
+        f"{name} {p.name}"
+        for name, cmd in group.commands.items()
+        for p in cmd.params
+        if not (getattr(p, "help", None) or "").strip()
+    ]
     assert blank == []
     assert {"doctor", "release", "counts", "search"} <= set(group.commands)
 
@@ -320,10 +377,15 @@ def test_the_config_is_found_without_config(inpatient: Db, tmp_path: Path, monke
     assert _json(both.stdout)["passed"] is True  # the working folder's veil.toml first
     none = run_veil("check", "--json", cwd=elsewhere)
     assert none.returncode == 1
-    assert _json(none.stdout)["error"] == error_line(none.stderr) == (
-        f"no config: no --config given, no veil.toml in {elsewhere}, and VEIL_CONFIG is not set")
+    assert (
+        _json(none.stdout)["error"]
+        == error_line(none.stderr)
+        == (f"no config: no --config given, no veil.toml in {elsewhere}, and VEIL_CONFIG is not set")
+    )
     gone = run_veil("check", cwd=elsewhere, env={"VEIL_CONFIG": str(elsewhere / "gone.toml")})
-    assert gone.returncode == 1 and error_line(gone.stderr).startswith(f"VEIL_CONFIG={elsewhere / 'gone.toml'}: no such file")
+    assert gone.returncode == 1 and error_line(gone.stderr).startswith(
+        f"VEIL_CONFIG={elsewhere / 'gone.toml'}: no such file"
+    )
 
 
 ISO_WITH_OFFSET = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?[+-]\d\d:\d\d")
@@ -339,14 +401,28 @@ def _times(value: object) -> list[str]:
     return [value] if isinstance(value, str) and LOOKS_LIKE_A_TIME.search(value) else []
 
 
-@pytest.mark.notimpl(["spark"], raises=AssertionError,
-                      reason=("runs release --dry-run, which Spark refuses: every statement commits on its own (the "
-                              "autocommit publication has nothing to roll back)"))
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        "runs release --dry-run, which Spark refuses: every statement commits on its own (the "
+        "autocommit publication has nothing to roll back)"
+    ),
+)
 def test_every_json_timestamp_is_iso_8601_with_an_offset(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     found = []
-    for args in (["init"], ["release"], ["release", "--force", "--dry-run"], ["releases"], ["doctor"],
-                 ["audit", "--release", "1"], ["check"], ["rollback", "--to", "1"], ["releases"]):
+    for args in (
+        ["init"],
+        ["release"],
+        ["release", "--force", "--dry-run"],
+        ["releases"],
+        ["doctor"],
+        ["audit", "--release", "1"],
+        ["check"],
+        ["rollback", "--to", "1"],
+        ["releases"],
+    ):
         res = run_veil(args[0], "--config", path, "--json", *args[1:])
         assert res.returncode == 0, (args, res.stderr)
         found += _times(_json(res.stdout))
@@ -376,7 +452,11 @@ def test_counts_is_bounded_smallest_blocks_first_with_totals(inpatient: Db) -> N
     doc = _json(run_veil("counts", "--config", path, "--node", "1,1,1", "--limit", "2", "--json").stdout)
     sizes = [b["size"] for b in doc["blocks"]]
     assert len(sizes) == 2 and sizes == sorted(sizes)
-    assert (doc["block_count"], doc["blocks_not_shown"], doc["rows"]) == (doc["block_count"], doc["block_count"] - 2, 12)
+    assert (doc["block_count"], doc["blocks_not_shown"], doc["rows"]) == (
+        doc["block_count"],
+        doc["block_count"] - 2,
+        12,
+    )
     assert doc["rows_not_shown"] == 12 - sum(sizes)
     every = _json(run_veil("counts", "--config", path, "--node", "1,1,1", "--limit", "0", "--json").stdout)
     assert every["blocks_not_shown"] == 0 and len(every["blocks"]) == every["block_count"] > 2
@@ -402,7 +482,9 @@ def test_search_says_what_each_strategy_evaluated(inpatient: Db) -> None:
     assert doc["minimal"] == [[1, 2, 1], [2, 1, 1]]  # --json lists every minimal node whatever --limit says
     text = run_veil("search", "--config", path, "--strategy", "optimal,incognito", "--limit", "1").stdout
     assert "  optimal (" in text and f"evaluated {work['optimal']['lattice_nodes']} of the 48 nodes" in text
-    assert f"evaluated {work['incognito']['lattice_nodes']} more of the 48 nodes; " \
-           f"{work['incognito']['subset_nodes']} nodes of smaller lattices" in text
+    assert (
+        f"evaluated {work['incognito']['lattice_nodes']} more of the 48 nodes; "
+        f"{work['incognito']['subset_nodes']} nodes of smaller lattices" in text
+    )
     assert "2 minimal passing node(s), lowest height first, the first 1 shown" in text
     assert "… and 1 more minimal node(s)" in text

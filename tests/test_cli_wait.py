@@ -34,8 +34,9 @@ class Holder:
     ``release()`` (or ``stop()``)."""
 
     def __init__(self, path: str, mode: str = "ro") -> None:
-        self.proc = subprocess.Popen([sys.executable, "-c", HOLD, path, mode], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, text=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-c", HOLD, path, mode], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         assert self.proc.stdout is not None and self.proc.stdout.readline().strip() == "holding"
 
     @property
@@ -70,8 +71,9 @@ def duckdb_inpatient(tmp_path: Path) -> Iterator[tuple[Db, Path]]:
 
 
 # `veil init` waits 60 s by default (two at once serialize, docs/publication.md §5): --wait 0 fails at once
-@pytest.mark.parametrize("command", [["counts", "--node", "1,1,1"], ["check"], ["search"], ["init", "--wait", "0"],
-                                     ["release"]])
+@pytest.mark.parametrize(
+    "command", [["counts", "--node", "1,1,1"], ["check"], ["search"], ["init", "--wait", "0"], ["release"]]
+)
 def test_a_reader_holding_the_file_is_named_in_one_line(duckdb_inpatient: tuple[Db, Path], command: list[str]) -> None:
     db, path = duckdb_inpatient
     holder = Holder(str(db.workdir / "warehouse.duckdb"))
@@ -94,8 +96,12 @@ def test_wait_retries_until_the_reader_is_gone(duckdb_inpatient: tuple[Db, Path]
     timing involved (the holder's release follows the command's "waiting" line)."""
     db, path = duckdb_inpatient
     holder = Holder(str(db.workdir / "warehouse.duckdb"))
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", command[0], "--config", str(path), "--wait", "300",
-                             "--json", *command[1:]], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", command[0], "--config", str(path), "--wait", "300", "--json", *command[1:]],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert proc.stderr is not None
         seen = []
@@ -135,9 +141,16 @@ def test_concurrent_releases_with_wait_both_succeed(inpatient: Db, release_schem
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
-    procs = [subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path, "--wait", "120",
-                               "--json"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "veil.cli", "release", "--config", path, "--wait", "120", "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [p.communicate(timeout=240) + (p.returncode,) for p in procs]
     assert [r[2] for r in results] == [0, 0], results
     assert sorted(json.loads(r[0])["status"] for r in results) == ["published", "skipped"]

@@ -42,14 +42,18 @@ class Always:
 
 
 def test_a_block_waits_until_its_waiting_rows_are_a_passing_batch() -> None:
-    plan = decide({"a": hist("flu"), "b": hist("flu", "flu"), "c": hist("flu", "cold"), "d": hist("flu", "cold", "hiv")},
-                  [], checks(batch=3), Always(True))
-    assert plan.form == ["d"]                              # a: one row; b, c: two rows < batch 3
+    plan = decide(
+        {"a": hist("flu"), "b": hist("flu", "flu"), "c": hist("flu", "cold"), "d": hist("flu", "cold", "hiv")},
+        [],
+        checks(batch=3),
+        Always(True),
+    )
+    assert plan.form == ["d"]  # a: one row; b, c: two rows < batch 3
     assert plan.joining == {"too few": 5, "models": 0, "coin": 0}
     plan = decide({"b": hist("flu", "flu", "flu")}, [], checks(batch=3), Always(True))
     assert plan.form == [] and plan.joining["models"] == 3  # three flu cases: not 2-diverse
     plan = decide({"d": hist("flu", "cold", "hiv")}, [], checks(batch=3), Always(False))
-    assert plan.form == [] and plan.joining["coin"] == 3    # ready, but tonight's coin says wait
+    assert plan.form == [] and plan.joining["coin"] == 3  # ready, but tonight's coin says wait
 
 
 def test_stand_ins_leave_together_only_when_the_cohort_keeps_a_passing_batch() -> None:
@@ -59,10 +63,10 @@ def test_stand_ins_leave_together_only_when_the_cohort_keeps_a_passing_batch() -
     homogeneous_left = Cohort(3, hist("flu", "cold"), hist("hiv", "hiv"))
     all_gone = Cohort(4, hist(), hist("flu"))
     plan = decide({}, [keep_two, keep_one, homogeneous_left, all_gone], c, Always(True))
-    assert plan.remove == [1, 4]       # 2: one live row would stay; 3: two hiv cases leaving together; 4: nobody left
+    assert plan.remove == [1, 4]  # 2: one live row would stay; 3: two hiv cases leaving together; 4: nobody left
     assert plan.leaving == {"too few": 2, "models": 2, "coin": 0}
     tails = decide({}, [keep_two, all_gone], c, Always(False))
-    assert tails.remove == [4]         # a cohort nobody is left in leaves whatever the coin: sizes decide it
+    assert tails.remove == [4]  # a cohort nobody is left in leaves whatever the coin: sizes decide it
 
 
 def test_a_first_version_forms_every_passing_block() -> None:
@@ -72,10 +76,12 @@ def test_a_first_version_forms_every_passing_block() -> None:
 
 def test_coins_are_keyed_by_secret_night_and_batch() -> None:
     a, b = Coins(b"\x01" * 32, "people", 3), Coins(b"\x02" * 32, "people", 3)
-    flips = [(a.flip("join", str(i)), b.flip("join", str(i)), Coins(b"\x01" * 32, "people", 4).flip("join", str(i)))
-             for i in range(400)]
-    assert all(a.flip("join", str(i)) == f[0] for i, f in enumerate(flips))          # repeatable
-    assert 150 < sum(f[0] for f in flips) < 250                                      # about half heads
+    flips = [
+        (a.flip("join", str(i)), b.flip("join", str(i)), Coins(b"\x01" * 32, "people", 4).flip("join", str(i)))
+        for i in range(400)
+    ]
+    assert all(a.flip("join", str(i)) == f[0] for i, f in enumerate(flips))  # repeatable
+    assert 150 < sum(f[0] for f in flips) < 250  # about half heads
     assert sum(f[0] != f[1] for f in flips) > 100 and sum(f[0] != f[2] for f in flips) > 100
 
 
@@ -84,39 +90,56 @@ cohort = st.tuples(values, values)
 
 
 @settings(max_examples=300)
-@given(pending=st.dictionaries(st.sampled_from("abcdef"), values.filter(bool), max_size=5),
-       cohorts=st.lists(cohort.filter(lambda c: bool(c[1])), max_size=5), batch=st.integers(2, 4),
-       heads=st.lists(st.booleans(), min_size=16, max_size=16))
-def test_every_plan_keeps_the_invariants(pending: Mapping[str, list[str]], cohorts: list[tuple[list[str], list[str]]],
-                                         batch: int, heads: list[bool]) -> None:
+@given(
+    pending=st.dictionaries(st.sampled_from("abcdef"), values.filter(bool), max_size=5),
+    cohorts=st.lists(cohort.filter(lambda c: bool(c[1])), max_size=5),
+    batch=st.integers(2, 4),
+    heads=st.lists(st.booleans(), min_size=16, max_size=16),
+)
+def test_every_plan_keeps_the_invariants(
+    pending: Mapping[str, list[str]], cohorts: list[tuple[list[str], list[str]]], batch: int, heads: list[bool]
+) -> None:
     """Every batch a plan makes visible holds at least ``batch`` rows and passes the models; a cohort keeps at least
     ``batch`` passing rows after its stand-ins leave, or none."""
     c = checks(batch=batch)
     coins = iter(heads * 4)
-    plan = decide({k: hist(*v) for k, v in pending.items()}, [Cohort(i, hist(*live), hist(*gone))
-                                                              for i, (live, gone) in enumerate(cohorts)],
-                  c, type("Coins", (), {"flip": lambda self, kind, key: next(coins)})())
+    plan = decide(
+        {k: hist(*v) for k, v in pending.items()},
+        [Cohort(i, hist(*live), hist(*gone)) for i, (live, gone) in enumerate(cohorts)],
+        c,
+        type("Coins", (), {"flip": lambda self, kind, key: next(coins)})(),
+    )
     for block in plan.form:
         h = hist(*pending[block])
         assert rows(h) >= batch and c.passes(h, c.joining)
     for i in plan.remove:
         live, gone = hist(*cohorts[i][0]), hist(*cohorts[i][1])
-        assert rows(live) == 0 or (rows(gone) >= batch and rows(live) >= batch and c.passes(gone, c.leaving)
-                                   and c.passes(live, c.leaving))
+        assert rows(live) == 0 or (
+            rows(gone) >= batch and rows(live) >= batch and c.passes(gone, c.leaving) and c.passes(live, c.leaving)
+        )
 
 
 @settings(max_examples=300)
-@given(sizes=st.lists(st.integers(0, 6), min_size=1, max_size=5), gone=st.lists(st.integers(1, 6), max_size=5),
-       live=st.lists(st.integers(0, 6), min_size=5, max_size=5), first=st.data(), batch=st.integers(2, 4))
-def test_with_every_coin_against_it_no_decision_reads_a_value(sizes: list[int], gone: list[int], live: list[int],
-                                                             first: st.DataObject, batch: int) -> None:
+@given(
+    sizes=st.lists(st.integers(0, 6), min_size=1, max_size=5),
+    gone=st.lists(st.integers(1, 6), max_size=5),
+    live=st.lists(st.integers(0, 6), min_size=5, max_size=5),
+    first=st.data(),
+    batch=st.integers(2, 4),
+)
+def test_with_every_coin_against_it_no_decision_reads_a_value(
+    sizes: list[int], gone: list[int], live: list[int], first: st.DataObject, batch: int
+) -> None:
     """Replaying Veil under two hypotheses about everyone's values (the same people, other values) with every coin
     tails gives the same plan: what a night publishes is then decided by sizes alone, so a night that published
     no model-checked batch is consistent with every hypothesis (docs/series.md §3)."""
+
     def world(draw_values: list[list[str]]) -> tuple[dict[str, Histogram], list[Cohort]]:
         pend = {f"b{i}": hist(*draw_values[i]) for i, n in enumerate(sizes) if n}
-        cohorts = [Cohort(i, hist(*draw_values[len(sizes) + 2 * i]), hist(*draw_values[len(sizes) + 2 * i + 1]))
-                   for i in range(len(gone))]
+        cohorts = [
+            Cohort(i, hist(*draw_values[len(sizes) + 2 * i]), hist(*draw_values[len(sizes) + 2 * i + 1]))
+            for i in range(len(gone))
+        ]
         return pend, cohorts
 
     shape = [*sizes, *(x for i, g in enumerate(gone) for x in (live[i], g))]
@@ -132,5 +155,5 @@ def test_entropy_l_diversity_judges_a_batch_as_a_block() -> None:
     judge = Judge((KAnonymity(k=3), EntropyLDiversity(attribute="d", l=3)), ("d",), {"d": False})
     table = {"d": {d: 10 for d in DISEASES}}
     c = Checks(judge, table, table, 3)
-    assert c.passes(hist("flu", "cold", "hiv"), table)            # entropy log 3: exactly 3-diverse
+    assert c.passes(hist("flu", "cold", "hiv"), table)  # entropy log 3: exactly 3-diverse
     assert not c.passes(hist("flu", "flu", "cold", "hiv"), table)  # below log 3

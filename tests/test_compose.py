@@ -26,13 +26,17 @@ def compose() -> dict:
 
 
 def env_example() -> dict[str, str]:
-    pairs = [line.split("=", 1) for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines()
-             if line.strip() and not line.startswith("#")]
+    pairs = [
+        line.split("=", 1)
+        for line in (ROOT / ".env.example").read_text(encoding="utf-8").splitlines()
+        if line.strip() and not line.startswith("#")
+    ]
     return {k.strip(): v.strip() for k, v in pairs}
 
 
 def interpolate(value: str, env: dict[str, str]) -> str:
     """Compose's variable syntax: ``${VAR}``, ``${VAR:-default}``, ``${VAR:?error}``, ``$$``."""
+
     def one(match: re.Match[str]) -> str:
         name, op, arg = match.group(1), match.group(2), match.group(3)
         if env.get(name):
@@ -68,7 +72,9 @@ def test_credentials_come_only_from_dot_env(compose: dict) -> None:
     required = set(re.findall(r"\$\{(\w+):\?", text))
     assert {"POSTGRES_USER", "POSTGRES_PASSWORD"} <= required  # no default password anywhere
     assert compose["services"]["postgres"]["environment"]["POSTGRES_PASSWORD"].startswith("${")
-    assert ".env" in (ROOT / ".gitignore").read_text().split() and ".env" in (ROOT / ".dockerignore").read_text().split()
+    assert (
+        ".env" in (ROOT / ".gitignore").read_text().split() and ".env" in (ROOT / ".dockerignore").read_text().split()
+    )
     assert not (ROOT / ".env").exists() or ".env" in (ROOT / ".gitignore").read_text().split()
     with pytest.raises(KeyError, match="POSTGRES_PASSWORD is not set"):  # compose refuses to start without it
         interpolate(compose["x-veil"]["environment"]["VEIL_SOURCE_URL"], {"POSTGRES_USER": "veil"})
@@ -76,8 +82,11 @@ def test_credentials_come_only_from_dot_env(compose: dict) -> None:
 
 def test_the_image_is_built_not_installed_at_start(compose: dict) -> None:
     dockerfile = (ROOT / "Dockerfile").read_text(encoding="utf-8")
-    instructions = [line.split(None, 1) for line in dockerfile.splitlines() if line and not line.startswith("#")
-                    and not line.startswith(" ")]
+    instructions = [
+        line.split(None, 1)
+        for line in dockerfile.splitlines()
+        if line and not line.startswith("#") and not line.startswith(" ")
+    ]
     assert instructions[-2:] == [["ENTRYPOINT", '["veil"]'], ["CMD", '["--help"]']]
     install = next(line for line in dockerfile.splitlines() if "pip install" in line)
     assert "-c /tmp/constraints.txt" in install and "--only-binary :all:" in install
@@ -87,8 +96,11 @@ def test_the_image_is_built_not_installed_at_start(compose: dict) -> None:
 
 
 def test_dockerignore_keeps_what_the_build_copies() -> None:
-    ignored = {line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
-               if line.strip() and not line.startswith("#")}
+    ignored = {
+        line.strip()
+        for line in (ROOT / ".dockerignore").read_text().splitlines()
+        if line.strip() and not line.startswith("#")
+    }
     copied = {"pyproject.toml", "README.md", "constraints.txt", "engine", "sql", "migrations", "deploy"}
     assert not copied & ignored
     assert {".venv", ".git", ".env", "tests"} <= ignored
@@ -111,6 +123,7 @@ def test_the_services_commands_seed_init_and_schedule_a_release(compose: dict, t
     service_env["VEIL_SOURCE_URL"] = PG_URL  # the test server instead of the compose network's
     db = Db("postgres", PG_URL, f"{prefix}_raw", tmp_path)
     try:
+
         def run(service: str, *extra: str):  # noqa: ANN202
             args = [interpolate(a, env) for a in compose["services"][service]["command"]]
             return run_veil(*args, *extra, cwd=srv, env=service_env, timeout=600)
@@ -121,7 +134,10 @@ def test_the_services_commands_seed_init_and_schedule_a_release(compose: dict, t
         assert run("init").returncode == 0
         preflight = run("veil", "--max-runs", "0")
         assert preflight.returncode == 0, preflight.stderr
-        assert "preflight passed" in preflight.stderr and "schedule 0 2 * * * (At 02:00 every day), UTC" in preflight.stderr
+        assert (
+            "preflight passed" in preflight.stderr
+            and "schedule 0 2 * * * (At 02:00 every day), UTC" in preflight.stderr
+        )
         release = run_veil("release", "--config", "veil.toml", "--json", cwd=srv, env=service_env, timeout=600)
         assert release.returncode == 0, release.stderr
         assert json.loads(release.stdout)["status"] == "published"

@@ -76,7 +76,9 @@ def test_absolute_and_memory_duckdb_urls_are_kept(tmp_path: Path) -> None:
 
 
 def test_all_hierarchy_builders(tmp_path: Path) -> None:
-    text = BASE + """
+    text = (
+        BASE
+        + """
 [[quasi_identifiers]]
 column = "nationality"
 hierarchy = { suppress = true }
@@ -93,28 +95,39 @@ hierarchy = { dates = ["month", "year"] }
 column = "grade"
 hierarchy = { taxonomy = { "1" = ["low", "*"], "2" = ["low", "*"] } }
 """
+    )
     c = cfg.load(write(tmp_path, text))
     specs = [q.hierarchy for q in c.quasi_identifiers[2:]]
-    assert specs == [SuppressSpec(), MaskSpec(), DatesSpec(("month", "year")),
-                     TaxonomySpec((("1", ("low", "*")), ("2", ("low", "*"))))]
+    assert specs == [
+        SuppressSpec(),
+        MaskSpec(),
+        DatesSpec(("month", "year")),
+        TaxonomySpec((("1", ("low", "*")), ("2", ("low", "*")))),
+    ]
 
 
-@pytest.mark.parametrize("change, message", [
-    (("[sensitive]", "[sensitive]\ncolour = 1"), r"\[sensitive\] has unknown key\(s\) 'colour'"),
-    (('k = 4', 'k = "4"'), r"parameter 'k' must be a whole number"),
-    (('table = "patients"', 'table = 3'), r"\[source\] key 'table' must be a non-empty string"),
-    (('table = "patients"\n', ''), r"\[source\] is missing required key 'table'"),
-    (('column = "age"', 'colum = "age"'), r"\[\[quasi_identifiers\]\] #2 has unknown key\(s\) 'colum' \(did you mean "
-                                          r"'column'\?\) and is missing required key 'column'"),
-    (('{ intervals = [10, 20] }', '{ intervals = [10, 25] }'), r"not a multiple"),
-    (('{ intervals = [10, 20] }', '{ intervals = [10], mask = true }'), r"exactly one of"),
-    (('url = "duckdb:///warehouse.duckdb"', 'url = "postgresql://u:secret@h/db"'), r"url_env"),
-    (('type = "k-anonymity"', 'type = "k-anon"'), r"unknown model type 'k-anon'"),
-    (('columns = ["condition"]', 'columns = ["age"]'), r"'age' are both quasi-identifier and sensitive"),
-    (('[[models]]', '[search]\nmetric = "fastest"\n[[models]]'), r"\[search\] key 'metric' must be one of"),
-    (('[[models]]', '[search]\nmax_suppression = 1.5\n[[models]]'), r"'max_suppression' must be a fraction"),
-    (('[[models]]', 'extra = 1\n[[models]]'), r"unknown key\(s\) 'extra'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (("[sensitive]", "[sensitive]\ncolour = 1"), r"\[sensitive\] has unknown key\(s\) 'colour'"),
+        (("k = 4", 'k = "4"'), r"parameter 'k' must be a whole number"),
+        (('table = "patients"', "table = 3"), r"\[source\] key 'table' must be a non-empty string"),
+        (('table = "patients"\n', ""), r"\[source\] is missing required key 'table'"),
+        (
+            ('column = "age"', 'colum = "age"'),
+            r"\[\[quasi_identifiers\]\] #2 has unknown key\(s\) 'colum' \(did you mean "
+            r"'column'\?\) and is missing required key 'column'",
+        ),
+        (("{ intervals = [10, 20] }", "{ intervals = [10, 25] }"), r"not a multiple"),
+        (("{ intervals = [10, 20] }", "{ intervals = [10], mask = true }"), r"exactly one of"),
+        (('url = "duckdb:///warehouse.duckdb"', 'url = "postgresql://u:secret@h/db"'), r"url_env"),
+        (('type = "k-anonymity"', 'type = "k-anon"'), r"unknown model type 'k-anon'"),
+        (('columns = ["condition"]', 'columns = ["age"]'), r"'age' are both quasi-identifier and sensitive"),
+        (("[[models]]", '[search]\nmetric = "fastest"\n[[models]]'), r"\[search\] key 'metric' must be one of"),
+        (("[[models]]", "[search]\nmax_suppression = 1.5\n[[models]]"), r"'max_suppression' must be a fraction"),
+        (("[[models]]", "extra = 1\n[[models]]"), r"unknown key\(s\) 'extra'"),
+    ],
+)
 def test_errors_name_key_and_file(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     text = BASE.replace(*change)
     assert text != BASE
@@ -123,33 +136,56 @@ def test_errors_name_key_and_file(tmp_path: Path, change: tuple[str, str], messa
     assert "veil.toml" in str(info.value)
 
 
-@pytest.mark.parametrize("change, message", [
-    # a required key misspelt: the unknown key first, with the suggestion, then the missing one
-    (('columns = ["condition"]', 'column = ["condition"]'),
-     "[sensitive] has unknown key(s) 'column' (did you mean 'columns'?) and is missing required key 'columns'"),
-    (("[[quasi_identifiers]]", "[[quasi_identifier]]"),
-     "the top level has unknown key(s) 'quasi_identifier' (did you mean 'quasi_identifiers'?)"),
-    (('table = "patients"', 'tabel = "patients"'),
-     "[source] has unknown key(s) 'tabel' (did you mean 'table'?) and is missing required key 'table'"),
-    (("k = 4", "kk = 4"), "[[models]] #1 (k-anonymity): unknown parameter(s) 'kk' (did you mean 'k'?) and missing "
-                          "required parameter 'k'"),
-    # an optional key misspelt: the suggestion among the keys the table knows
-    (("[[models]]", '[search]\nstrategi = "optimal"\n[[models]]'),
-     "[search] has unknown key(s) 'strategi' (did you mean 'strategy'?)"),
-    (("k = 4", "k = 4\nK = 5"), "[[models]] #1 (k-anonymity): unknown parameter(s) 'K' (did you mean 'k'?)"),
-    (("[[models]]", "[audit]\nshar = 0.5\n[[models]]"), "[audit] has unknown key(s) 'shar' (did you mean 'share'?)"),
-    (("[[models]]", "[audit.attributes.condition]\nsimilarity_levl = 2\n[[models]]"),
-     "[audit.attributes.condition] has unknown key(s) 'similarity_levl' (did you mean 'similarity_level'?)"),
-    (("{ intervals = [10, 20] }", "{ intervals = [10, 20], strat = 0 }"), "'strat' (did you mean 'start'?)"),
-    (("{ intervals = [10, 20] }", "{ intervls = [10, 20] }"),
-     "(found: none; unknown key(s) 'intervls' (did you mean 'intervals'?))"),
-    # a misspelt optional section reads as absent: refused first, not as the error its absence causes
-    (("[sensitive]", "[sensitiv]"), "the top level has unknown key(s) 'sensitiv' (did you mean 'sensitive'?)"),
-    (("[[models]]", '[serach]\nstrategy = "optimal"\n[[models]]'),
-     "the top level has unknown key(s) 'serach' (did you mean 'search'?)"),
-    # nothing close: as before
-    (("[[models]]", "[search]\nzzz = 1\n[[models]]"), "[search] has unknown key(s) 'zzz'"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # a required key misspelt: the unknown key first, with the suggestion, then the missing one
+        (
+            ('columns = ["condition"]', 'column = ["condition"]'),
+            "[sensitive] has unknown key(s) 'column' (did you mean 'columns'?) and is missing required key 'columns'",
+        ),
+        (
+            ("[[quasi_identifiers]]", "[[quasi_identifier]]"),
+            "the top level has unknown key(s) 'quasi_identifier' (did you mean 'quasi_identifiers'?)",
+        ),
+        (
+            ('table = "patients"', 'tabel = "patients"'),
+            "[source] has unknown key(s) 'tabel' (did you mean 'table'?) and is missing required key 'table'",
+        ),
+        (
+            ("k = 4", "kk = 4"),
+            "[[models]] #1 (k-anonymity): unknown parameter(s) 'kk' (did you mean 'k'?) and missing "
+            "required parameter 'k'",
+        ),
+        # an optional key misspelt: the suggestion among the keys the table knows
+        (
+            ("[[models]]", '[search]\nstrategi = "optimal"\n[[models]]'),
+            "[search] has unknown key(s) 'strategi' (did you mean 'strategy'?)",
+        ),
+        (("k = 4", "k = 4\nK = 5"), "[[models]] #1 (k-anonymity): unknown parameter(s) 'K' (did you mean 'k'?)"),
+        (
+            ("[[models]]", "[audit]\nshar = 0.5\n[[models]]"),
+            "[audit] has unknown key(s) 'shar' (did you mean 'share'?)",
+        ),
+        (
+            ("[[models]]", "[audit.attributes.condition]\nsimilarity_levl = 2\n[[models]]"),
+            "[audit.attributes.condition] has unknown key(s) 'similarity_levl' (did you mean 'similarity_level'?)",
+        ),
+        (("{ intervals = [10, 20] }", "{ intervals = [10, 20], strat = 0 }"), "'strat' (did you mean 'start'?)"),
+        (
+            ("{ intervals = [10, 20] }", "{ intervls = [10, 20] }"),
+            "(found: none; unknown key(s) 'intervls' (did you mean 'intervals'?))",
+        ),
+        # a misspelt optional section reads as absent: refused first, not as the error its absence causes
+        (("[sensitive]", "[sensitiv]"), "the top level has unknown key(s) 'sensitiv' (did you mean 'sensitive'?)"),
+        (
+            ("[[models]]", '[serach]\nstrategy = "optimal"\n[[models]]'),
+            "the top level has unknown key(s) 'serach' (did you mean 'search'?)",
+        ),
+        # nothing close: as before
+        (("[[models]]", "[search]\nzzz = 1\n[[models]]"), "[search] has unknown key(s) 'zzz'"),
+    ],
+)
 def test_unknown_keys_come_first_with_a_suggestion(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     text = BASE.replace(*change)
     assert text != BASE
@@ -169,8 +205,10 @@ def test_hierarchy_file_errors_name_the_file(tmp_path: Path) -> None:
 
 
 def test_release_section(tmp_path: Path) -> None:
-    text = (BASE.replace('table = "patients"', 'table = "raw.patients"')
-            + '\n[release]\nname = "inpatient"\ndrop_columns = ["ssn"]\ngrant_select_to = ["analyst"]\n')
+    text = (
+        BASE.replace('table = "patients"', 'table = "raw.patients"')
+        + '\n[release]\nname = "inpatient"\ndrop_columns = ["ssn"]\ngrant_select_to = ["analyst"]\n'
+    )
     c = cfg.load(write(tmp_path, text))
     assert c.release == cfg.ReleaseConfig(name="inpatient", drop_columns=("ssn",), grant_select_to=("analyst",))
     unqualified = BASE + '\n[release]\nname = "inpatient"\n'  # its schema is only known on the connection
@@ -191,32 +229,48 @@ def test_invalid_toml(tmp_path: Path) -> None:
 
 def test_table_hierarchies(tmp_path: Path) -> None:
     text = BASE.replace('{ csv = "hierarchies/zip.csv" }', '{ table = "dims.zip_levels" }').replace(
-        '{ intervals = [10, 20] }', '{ table = "Age Levels", columns = ["age", "decade", "top"] }')
-    text += ('\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
-             'hierarchy = { table = "dims.conditions", columns = ["c", "group", "top"] }\n')
+        "{ intervals = [10, 20] }", '{ table = "Age Levels", columns = ["age", "decade", "top"] }'
+    )
+    text += (
+        '\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
+        'hierarchy = { table = "dims.conditions", columns = ["c", "group", "top"] }\n'
+    )
     c = cfg.load(write(tmp_path, text))
     assert [q.hierarchy for q in c.quasi_identifiers] == [
-        TableSpec("dims.zip_levels"), TableSpec("Age Levels", ("age", "decade", "top"))]
+        TableSpec("dims.zip_levels"),
+        TableSpec("Age Levels", ("age", "decade", "top")),
+    ]
     assert c.models[1].hierarchy == TableSpec("dims.conditions", ("c", "group", "top"))
 
 
-@pytest.mark.parametrize("hierarchy, message", [
-    ('{ table = "dims.zip", columns = ["zip"] }', r"key 'columns' must name the value column and at least one level"),
-    ('{ table = "dims.zip", columns = ["a", "a"] }', r"key 'columns' lists a name twice"),
-    ('{ table = "" }', r"key 'table' must not be empty"),
-    ('{ table = "dims.zip", csv = "z.csv" }', r"must have exactly one of csv, table, intervals"),
-    ('{ table = "dims.zip", delimiter = ";" }', r"has unknown key\(s\) 'delimiter'"),
-])
+@pytest.mark.parametrize(
+    "hierarchy, message",
+    [
+        (
+            '{ table = "dims.zip", columns = ["zip"] }',
+            r"key 'columns' must name the value column and at least one level",
+        ),
+        ('{ table = "dims.zip", columns = ["a", "a"] }', r"key 'columns' lists a name twice"),
+        ('{ table = "" }', r"key 'table' must not be empty"),
+        ('{ table = "dims.zip", csv = "z.csv" }', r"must have exactly one of csv, table, intervals"),
+        ('{ table = "dims.zip", delimiter = ";" }', r"has unknown key\(s\) 'delimiter'"),
+    ],
+)
 def test_table_hierarchy_errors(tmp_path: Path, hierarchy: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"veil.toml: \[\[quasi_identifiers\]\] #1 \('zip'\) hierarchy.*" + message):
         cfg.load(write(tmp_path, BASE.replace('{ csv = "hierarchies/zip.csv" }', hierarchy)))
 
 
 def test_model_table_hierarchy_errors(tmp_path: Path) -> None:
-    text = BASE + ('\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
-                   'hierarchy = { table = "dims.conditions", columns = ["c"] }\n')
-    with pytest.raises(ConfigError, match=r"\[\[models\]\] #2 \(t-closeness\): parameter 'hierarchy' must be a table "
-                                          r"like hierarchy = \{ table = \"dims.diseases\" \}"):
+    text = BASE + (
+        '\n[[models]]\ntype = "t-closeness"\nt = 0.2\ndistance = "hierarchical"\n'
+        'hierarchy = { table = "dims.conditions", columns = ["c"] }\n'
+    )
+    with pytest.raises(
+        ConfigError,
+        match=r"\[\[models\]\] #2 \(t-closeness\): parameter 'hierarchy' must be a table "
+        r"like hierarchy = \{ table = \"dims.diseases\" \}",
+    ):
         cfg.load(write(tmp_path, text))
 
 
@@ -226,7 +280,8 @@ def test_hierarchy_checks_can_wait_for_the_source(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read hierarchy file"):
         cfg.load(write(tmp_path, text))
     assert cfg.load(write(tmp_path, text), check_hierarchies=False).quasi_identifiers[0].hierarchy == CsvSpec(
-        tmp_path / "hierarchies" / "missing.csv")
+        tmp_path / "hierarchies" / "missing.csv"
+    )
 
 
 def test_assemble_builds_the_same_config_from_dicts(tmp_path: Path) -> None:
@@ -234,19 +289,34 @@ def test_assemble_builds_the_same_config_from_dicts(tmp_path: Path) -> None:
     name the caller's keys."""
     toml = cfg.load(write(tmp_path, BASE))
     built = cfg.assemble(
-        file="veil.anonymize()", base=tmp_path, source=toml.source,
-        quasi_identifiers=[("zip", {"csv": "hierarchies/zip.csv"}, "quasi_identifiers['zip']"),
-                           ("age", {"intervals": (10, 20)}, "quasi_identifiers['age']")],
-        sensitive=("condition",), models=[({"type": "k-anonymity", "k": 4}, "models[0]")],
-        search=cfg.search_settings({}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}"))
+        file="veil.anonymize()",
+        base=tmp_path,
+        source=toml.source,
+        quasi_identifiers=[
+            ("zip", {"csv": "hierarchies/zip.csv"}, "quasi_identifiers['zip']"),
+            ("age", {"intervals": (10, 20)}, "quasi_identifiers['age']"),
+        ],
+        sensitive=("condition",),
+        models=[({"type": "k-anonymity", "k": 4}, "models[0]")],
+        search=cfg.search_settings({}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}"),
+    )
     assert built.quasi_identifiers == toml.quasi_identifiers and built.search == toml.search
     assert [replace(m, where="") for m in built.models] == [replace(m, where="") for m in toml.models]
     assert built.models[0].where == "veil.anonymize(): models[0] (k-anonymity)" and built.sensitive == toml.sensitive
-    with pytest.raises(ConfigError, match=r"^veil.anonymize\(\): quasi_identifiers\['age'\] key 'intervals' must be "
-                                          r"a non-empty list of positive widths"):
-        cfg.assemble(file="veil.anonymize()", base=tmp_path, source=toml.source,
-                     quasi_identifiers=[("age", {"intervals": []}, "quasi_identifiers['age']")], sensitive=(),
-                     models=[], search=toml.search)
+    with pytest.raises(
+        ConfigError,
+        match=r"^veil.anonymize\(\): quasi_identifiers\['age'\] key 'intervals' must be "
+        r"a non-empty list of positive widths",
+    ):
+        cfg.assemble(
+            file="veil.anonymize()",
+            base=tmp_path,
+            source=toml.source,
+            quasi_identifiers=[("age", {"intervals": []}, "quasi_identifiers['age']")],
+            sensitive=(),
+            models=[],
+            search=toml.search,
+        )
     with pytest.raises(ConfigError, match=r"^veil.anonymize\(\): argument 'max_suppression' must be a fraction"):
         cfg.search_settings({"max_suppression": 2}, "veil.anonymize()", "arguments", key=lambda k: f"argument {k!r}")
 
@@ -264,7 +334,10 @@ def test_release_name_fits_postgresql_identifiers(tmp_path: Path, name: str, fit
 
 
 def test_release_schema_longer_than_63_bytes(tmp_path: Path) -> None:
-    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\nschema = "{"s" * 64}"\n'
+    text = (
+        BASE.replace('table = "patients"', 'table = "raw.patients"')
+        + f'\n[release]\nname = "x"\nschema = "{"s" * 64}"\n'
+    )
     with pytest.raises(ConfigError, match="schema 's+' is longer than PostgreSQL's 63-byte identifiers"):
         cfg.load(write(tmp_path, text))
 
@@ -276,12 +349,15 @@ def test_config_not_utf8(tmp_path: Path) -> None:
         cfg.load(path)
 
 
-@pytest.mark.parametrize("spec, message", [
-    ("{ intervals = [inf] }", r"key 'intervals' must hold finite widths, got \[inf\]"),
-    ("{ intervals = [10, nan] }", r"key 'intervals' must hold finite widths, got \[10, nan\]"),
-    ("{ intervals = [10], start = nan }", r"key 'start' must be a finite number, got nan"),
-    ("{ intervals = [10], start = inf }", r"key 'start' must be a finite number, got inf"),
-])
+@pytest.mark.parametrize(
+    "spec, message",
+    [
+        ("{ intervals = [inf] }", r"key 'intervals' must hold finite widths, got \[inf\]"),
+        ("{ intervals = [10, nan] }", r"key 'intervals' must hold finite widths, got \[10, nan\]"),
+        ("{ intervals = [10], start = nan }", r"key 'start' must be a finite number, got nan"),
+        ("{ intervals = [10], start = inf }", r"key 'start' must be a finite number, got inf"),
+    ],
+)
 def test_non_finite_intervals(tmp_path: Path, spec: str, message: str) -> None:
     with pytest.raises(ConfigError, match=r"\('age'\) hierarchy " + message):
         cfg.load(write(tmp_path, BASE.replace("{ intervals = [10, 20] }", spec)))
@@ -290,37 +366,43 @@ def test_non_finite_intervals(tmp_path: Path, spec: str, message: str) -> None:
 # --- issue 33: the pre-parse scanner, config limits, the files a config names ----------------------------
 
 
-@pytest.mark.parametrize("text", [
-    'a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" # not a key.a.a.a\n',                 # brackets in a string
-    "a = 1 # " + "[" * 40 + "." * 40 + "\n",                                          # and in a comment
-    'a = """\nx.x.x [[[[ \\""" still inside """\nb = 2\n',                              # escaped quote in """
-    "a = '''\n" + "[" * 40 + " '' still inside\n''''\nb = 2\n",                       # literal ''' with '' and a '
-    "[[t]]\n[[t.u]]\nx = [[1, 2], [3, 4]]\ny = { p = { q = { r = 1 } } }\n",           # headers are not nesting
-    "x = " + "[" * 32 + "]" * 32 + "\n",                                              # 32 deep: the limit
-    ".".join(["k"] * 32) + " = 1\n[" + ".".join(["h"] * 32) + "]\n",                  # 32 parts: the limit
-    "t = 1979-05-27T07:32:00.999999-07:00\nf = 3.14159\ng = -1.5e+10\n",             # numbers, not keys
-    "k" * 10_000 + " = 1\n" + '"' + "q" * 9_998 + '" = 2\n',                         # 10,000 characters
-    'v = "' + "x" * 50_000 + '"\nw = ["' + "y" * 50_000 + '"]\n',                     # long values are fine
-    'a = "unterminated\nb = 1\n',                                                     # left for tomllib
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        'a = "[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[" # not a key.a.a.a\n',  # brackets in a string
+        "a = 1 # " + "[" * 40 + "." * 40 + "\n",  # and in a comment
+        'a = """\nx.x.x [[[[ \\""" still inside """\nb = 2\n',  # escaped quote in """
+        "a = '''\n" + "[" * 40 + " '' still inside\n''''\nb = 2\n",  # literal ''' with '' and a '
+        "[[t]]\n[[t.u]]\nx = [[1, 2], [3, 4]]\ny = { p = { q = { r = 1 } } }\n",  # headers are not nesting
+        "x = " + "[" * 32 + "]" * 32 + "\n",  # 32 deep: the limit
+        ".".join(["k"] * 32) + " = 1\n[" + ".".join(["h"] * 32) + "]\n",  # 32 parts: the limit
+        "t = 1979-05-27T07:32:00.999999-07:00\nf = 3.14159\ng = -1.5e+10\n",  # numbers, not keys
+        "k" * 10_000 + " = 1\n" + '"' + "q" * 9_998 + '" = 2\n',  # 10,000 characters
+        'v = "' + "x" * 50_000 + '"\nw = ["' + "y" * 50_000 + '"]\n',  # long values are fine
+        'a = "unterminated\nb = 1\n',  # left for tomllib
+    ],
+)
 def test_the_scanner_passes_what_is_within_its_limits(text: str) -> None:
     from veil import tomlscan
 
     tomlscan.scan(text)
 
 
-@pytest.mark.parametrize("text, line, limit", [
-    (".".join(["k"] * 33) + " = 1\n", 1, "a dotted key of more than 32 parts"),
-    ("a = 1\n[" + ".".join(["h"] * 33) + "]\n", 2, "a dotted key of more than 32 parts"),
-    ("x = { " + " . ".join(['"q"'] * 33) + " = 1 }\n", 1, "a dotted key of more than 32 parts"),  # spaced, quoted
-    ('s = """\n\n\n"""\n' + "a." * 40 + "a = 1\n", 5, "a dotted key of more than 32 parts"),   # lines counted
-    ("x = " + "[" * 33 + "]" * 33 + "\n", 1, "arrays and inline tables nested more than 32 deep"),
-    ("x = [\n" + "{ a = [\n" * 20 + "]}\n" * 20 + "]\n", 17, "arrays and inline tables nested more than 32 deep"),
-    ("k" * 10_001 + " = 1\n", 1, "a key longer than 10000 characters"),
-    ('"' + "q" * 9_999 + '" = 1\n', 1, "a key longer than 10000 characters"),
-    ("[" + "h" * 10_001 + "]\n", 1, "a key longer than 10000 characters"),
-    ('a = "x"\nb = "unterminated\n' + "c." * 40 + "c = 1\n", 3, "a dotted key of more than 32 parts"),
-])
+@pytest.mark.parametrize(
+    "text, line, limit",
+    [
+        (".".join(["k"] * 33) + " = 1\n", 1, "a dotted key of more than 32 parts"),
+        ("a = 1\n[" + ".".join(["h"] * 33) + "]\n", 2, "a dotted key of more than 32 parts"),
+        ("x = { " + " . ".join(['"q"'] * 33) + " = 1 }\n", 1, "a dotted key of more than 32 parts"),  # spaced, quoted
+        ('s = """\n\n\n"""\n' + "a." * 40 + "a = 1\n", 5, "a dotted key of more than 32 parts"),  # lines counted
+        ("x = " + "[" * 33 + "]" * 33 + "\n", 1, "arrays and inline tables nested more than 32 deep"),
+        ("x = [\n" + "{ a = [\n" * 20 + "]}\n" * 20 + "]\n", 17, "arrays and inline tables nested more than 32 deep"),
+        ("k" * 10_001 + " = 1\n", 1, "a key longer than 10000 characters"),
+        ('"' + "q" * 9_999 + '" = 1\n', 1, "a key longer than 10000 characters"),
+        ("[" + "h" * 10_001 + "]\n", 1, "a key longer than 10000 characters"),
+        ('a = "x"\nb = "unterminated\n' + "c." * 40 + "c = 1\n", 3, "a dotted key of more than 32 parts"),
+    ],
+)
 def test_the_scanner_refuses_beyond_its_limits(text: str, line: int, limit: str) -> None:
     from veil import tomlscan
 
@@ -338,10 +420,15 @@ def test_every_toml_in_the_repository_passes_the_scanner() -> None:
         tomlscan.scan(path.read_text(encoding="utf-8"))
 
 
-@pytest.mark.parametrize("bomb", [
-    "a" + ".a" * 99_999 + " = 1\n", "[" + "a." * 20_000 + "a]\n",
-    "x = " + "[" * 100_000 + "]" * 100_000 + "\n", "x = " + "{a=" * 50_000 + "1" + "}" * 50_000 + "\n",
-])
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        "a" + ".a" * 99_999 + " = 1\n",
+        "[" + "a." * 20_000 + "a]\n",
+        "x = " + "[" * 100_000 + "]" * 100_000 + "\n",
+        "x = " + "{a=" * 50_000 + "1" + "}" * 50_000 + "\n",
+    ],
+)
 def test_bombs_end_in_one_line_naming_the_file_and_the_limit(tmp_path: Path, bomb: str) -> None:
     with pytest.raises(ConfigError, match=r"veil\.toml: line \d+: .* \(the limit\); the config is not parsed$"):
         cfg.load(write(tmp_path, BASE + bomb))
@@ -376,18 +463,24 @@ def test_config_files_are_bounded_and_regular(tmp_path: Path) -> None:
     assert cfg.load(crlf).text == BASE  # as a text-mode read gives it
 
 
-@pytest.mark.parametrize("path, message", [
-    ("/etc/passwd", r"is outside the config's folder .*; Veil reads and writes only there, unless \[files\] allow"),
-    ("../outside.csv", r"is outside the config's folder"),
-    ("/proc/self/environ", r"is under /proc, where Veil never reads or writes"),
-    ("/sys/kernel/notes", r"is under /sys"),
-    ("/dev/stdin", r"is under /dev"),
-    ("hierarchies", r"is a folder, not a regular file"),
-])
+@pytest.mark.parametrize(
+    "path, message",
+    [
+        ("/etc/passwd", r"is outside the config's folder .*; Veil reads and writes only there, unless \[files\] allow"),
+        ("../outside.csv", r"is outside the config's folder"),
+        ("/proc/self/environ", r"is under /proc, where Veil never reads or writes"),
+        ("/sys/kernel/notes", r"is under /sys"),
+        ("/dev/stdin", r"is under /dev"),
+        ("hierarchies", r"is a folder, not a regular file"),
+    ],
+)
 def test_hierarchy_files_must_be_regular_files_inside_the_folder(tmp_path: Path, path: str, message: str) -> None:
     text = BASE.replace('"hierarchies/zip.csv"', f'"{path}"')
-    with pytest.raises(ConfigError, match=r"veil\.toml: \[\[quasi_identifiers\]\] #1 hierarchy key 'csv' = "
-                                          rf"'{re.escape(path)}' " + message):
+    with pytest.raises(
+        ConfigError,
+        match=r"veil\.toml: \[\[quasi_identifiers\]\] #1 hierarchy key 'csv' = "
+        rf"'{re.escape(path)}' " + message,
+    ):
         cfg.load(write(tmp_path, text), check_hierarchies=False)  # checked even when the contents wait
 
 
@@ -407,16 +500,25 @@ def test_files_allow_and_the_bundled_hierarchies(tmp_path: Path, tmp_path_factor
     with pytest.raises(ConfigError, match=r"veil\.toml: \[files\] key 'allow' must be a list of strings"):
         cfg.load(write(tmp_path, '[files]\nallow = "/srv"\n' + BASE))
     with pytest.raises(ConfigError, match=r"veil\.toml: \[files\] has unknown key\(s\) 'deny'"):
-        cfg.load(write(tmp_path, '[files]\ndeny = []\n' + BASE))
+        cfg.load(write(tmp_path, "[files]\ndeny = []\n" + BASE))
 
 
-@pytest.mark.parametrize("report, message", [
-    ("reports", None), ("a/b/c", None), ("../reports", "is outside the config's folder"),
-    ("/tmp", "is outside the config's folder"), ("/dev/shm", "is under /dev"), ("", "must not be empty"),
-    ("veil.toml", "is not a folder"),
-])
+@pytest.mark.parametrize(
+    "report, message",
+    [
+        ("reports", None),
+        ("a/b/c", None),
+        ("../reports", "is outside the config's folder"),
+        ("/tmp", "is outside the config's folder"),
+        ("/dev/shm", "is under /dev"),
+        ("", "must not be empty"),
+        ("veil.toml", "is not a folder"),
+    ],
+)
 def test_the_report_folder_stays_inside(tmp_path: Path, report: str, message: str | None) -> None:
-    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\nreport = "{report}"\n'
+    text = (
+        BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\nreport = "{report}"\n'
+    )
     if message is None:
         assert cfg.load(write(tmp_path, text)).release.report == report
     else:
@@ -424,19 +526,23 @@ def test_the_report_folder_stays_inside(tmp_path: Path, report: str, message: st
             cfg.load(write(tmp_path, text))
 
 
-@pytest.mark.parametrize("schema", ["information_schema", "pg_catalog", "pg_toast", "pg_temp_3", "PG_Mine", "system",
-                                    "temp", "TEMP"])
+@pytest.mark.parametrize(
+    "schema", ["information_schema", "pg_catalog", "pg_toast", "pg_temp_3", "PG_Mine", "system", "temp", "TEMP"]
+)
 @pytest.mark.parametrize("key", ["schema", "catalog_schema"])
 def test_reserved_schemas(tmp_path: Path, key: str, schema: str) -> None:
-    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\n{key} = "{schema}"\n'
+    text = (
+        BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\n{key} = "{schema}"\n'
+    )
     with pytest.raises(ConfigError, match=rf"\[release\] key '{key}' names '{schema}', a schema the database reserves"):
         cfg.load(write(tmp_path, text))
     fine = text.replace(f'"{schema}"', '"main"' if key == "schema" else '"veil_catalog"')
     assert cfg.load(write(tmp_path, fine)).release is not None
 
 
-@pytest.mark.parametrize("budget, fine", [(0, True), (0.999, True), (1, False), (1.0, False), (-0.1, False),
-                                          ("nan", False)])
+@pytest.mark.parametrize(
+    "budget, fine", [(0, True), (0.999, True), (1, False), (1.0, False), (-0.1, False), ("nan", False)]
+)
 def test_the_suppression_budget_is_below_one(tmp_path: Path, budget: object, fine: bool) -> None:
     text = BASE.replace("[[models]]", f"[search]\nmax_suppression = {budget}\n[[models]]")
     if fine:
@@ -445,8 +551,12 @@ def test_the_suppression_budget_is_below_one(tmp_path: Path, budget: object, fin
     with pytest.raises(ConfigError, match=r"\[search\] key 'max_suppression' must be a fraction in \[0, 1\)"):
         cfg.load(write(tmp_path, text))
     with pytest.raises(ConfigError, match=r"argument 'max_suppression' must be a fraction in \[0, 1\)"):
-        cfg.search_settings({"max_suppression": float(budget)}, "veil.anonymize()", "arguments",  # type: ignore[arg-type]
-                            key=lambda k: f"argument {k!r}")
+        cfg.search_settings(
+            {"max_suppression": float(budget)},
+            "veil.anonymize()",
+            "arguments",  # type: ignore[arg-type]
+            key=lambda k: f"argument {k!r}",
+        )
 
 
 def test_hierarchy_files_are_read_bounded_and_never_block(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -496,12 +606,16 @@ def test_the_python_api_refuses_proc_and_fifos_too(tmp_path: Path) -> None:
     df = pd.DataFrame({"age": [21, 21, 35, 35], "condition": ["a", "b", "a", "b"]})
     for path, why in (("/proc/self/environ", "is under /proc"), ("/dev/zero", "is under /dev")):
         with pytest.raises((ConfigError, HierarchyError), match=rf"cannot read hierarchy file {path}: it {why}"):
-            veil.anonymize(df, {"age": {"csv": path, "delimiter": "\0"}}, "condition", [{"type": "k-anonymity", "k": 2}])
+            veil.anonymize(
+                df, {"age": {"csv": path, "delimiter": "\0"}}, "condition", [{"type": "k-anonymity", "k": 2}]
+            )
 
 
 # --- one reader (issue 37): every section through veil.settings.Table, each parsed once, defaults written once ---
 
-FULL = BASE.replace('table = "patients"', 'table = "raw.patients"') + """
+FULL = (
+    BASE.replace('table = "patients"', 'table = "raw.patients"')
+    + """
 [search]
 metric = "workload"
 
@@ -517,6 +631,7 @@ similarity_level = 2
 [[workload]]
 group_by = ["age"]
 """
+)
 
 
 def test_every_section_is_read_once_by_the_one_reader(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -534,11 +649,23 @@ def test_every_section_is_read_once_by_the_one_reader(tmp_path: Path, monkeypatc
 
     monkeypatch.setattr(settings.Table, "__init__", counting)
     c = cfg.load(write(tmp_path, FULL))
-    assert sorted(opened) == sorted([
-        "the top level", "[source]", "[[quasi_identifiers]] #1", "[[quasi_identifiers]] #1 ('zip') hierarchy",
-        "[[quasi_identifiers]] #2", "[[quasi_identifiers]] #2 ('age') hierarchy", "[sensitive]",
-        "[[models]] #1 (k-anonymity)", "[search]", "[release]", "[audit]", "[audit.attributes.condition]",
-        "[[workload]] #1"])
+    assert sorted(opened) == sorted(
+        [
+            "the top level",
+            "[source]",
+            "[[quasi_identifiers]] #1",
+            "[[quasi_identifiers]] #1 ('zip') hierarchy",
+            "[[quasi_identifiers]] #2",
+            "[[quasi_identifiers]] #2 ('age') hierarchy",
+            "[sensitive]",
+            "[[models]] #1 (k-anonymity)",
+            "[search]",
+            "[release]",
+            "[audit]",
+            "[audit.attributes.condition]",
+            "[[workload]] #1",
+        ]
+    )
     opened.clear()
     assert c.audit.share == 0.8 and c.audit.attribute("condition").similarity_level == 2
     assert workloadsettings.workload_of(c) == c.workload and c.workload[0].group_by == ("age",)
@@ -560,30 +687,47 @@ def test_defaults_are_the_dataclasses(tmp_path: Path) -> None:
     assert parsed.attribute("condition") == AttributeSettings() and replace(parsed, attributes={}) == AuditSettings()
 
 
-@pytest.mark.parametrize("change, message", [
-    # a value that is not a table is quoted like any other wrong type: the type and the value
-    (("[[models]]", "[audit]\nattributes = { condition = 5 }\n[[models]]"),
-     "[audit.attributes.condition] must be a table, got int 5 (was: got 5)"),
-    # a choice that is not even a string: the choices, not just "a string"
-    (('type = "k-anonymity"\nk = 4', 'type = "em-anonymity"\nepsilon = 1\nm = 2\nmode = 5'),
-     "[[models]] #1 (em-anonymity): parameter 'mode' must be one of 'absolute', 'relative', got 5 "
-     "(was: must be a string, got 5)"),
-    # the audit's numbers as the models' are: finite, and an open-ended range as its bound
-    (("[[models]]", "[audit]\nshare = inf\n[[models]]"),
-     "[audit] key 'share' must be a finite number, got inf (was: must be a number, got inf)"),
-    (("[[models]]", "[audit.attributes.condition]\nproximity_epsilon = -1\n[[models]]"),
-     "[audit.attributes.condition] key 'proximity_epsilon' must be >= 0, got -1 (was: must be in [0, inf], got -1)"),
-    # unchanged: the audit's ranges keep naming the interval, its whole numbers the whole rule
-    (("[[models]]", "[audit]\nshare = 0\n[[models]]"), "[audit] key 'share' must be in (0, 1], got 0"),
-    (("[[models]]", "[audit]\nt = 1.5\n[[models]]"), "[audit] key 't' must be in [0, 1], got 1.5"),
-    (("[[models]]", "[audit]\nworst = 0\n[[models]]"), "[audit] key 'worst' must be a whole number >= 1, got 0"),
-    (("[[models]]", '[audit.attributes.condition]\ndistance = "far"\n[[models]]'),
-     "[audit.attributes.condition] key 'distance' must be one of 'equal', 'ordered', 'hierarchical', got 'far'"),
-    (("[[models]]", '[[workload]]\ngroup_by = ["age"]\nweight = 0\n[[models]]'),
-     "[[workload]] #1 key 'weight' must be a positive number, got 0"),
-    (("[[models]]", '[[workload]]\ngroupby = ["age"]\n[[models]]'),
-     "[[workload]] #1 has unknown key(s) 'groupby' (did you mean 'group_by'?)"),
-])
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        # a value that is not a table is quoted like any other wrong type: the type and the value
+        (
+            ("[[models]]", "[audit]\nattributes = { condition = 5 }\n[[models]]"),
+            "[audit.attributes.condition] must be a table, got int 5 (was: got 5)",
+        ),
+        # a choice that is not even a string: the choices, not just "a string"
+        (
+            ('type = "k-anonymity"\nk = 4', 'type = "em-anonymity"\nepsilon = 1\nm = 2\nmode = 5'),
+            "[[models]] #1 (em-anonymity): parameter 'mode' must be one of 'absolute', 'relative', got 5 "
+            "(was: must be a string, got 5)",
+        ),
+        # the audit's numbers as the models' are: finite, and an open-ended range as its bound
+        (
+            ("[[models]]", "[audit]\nshare = inf\n[[models]]"),
+            "[audit] key 'share' must be a finite number, got inf (was: must be a number, got inf)",
+        ),
+        (
+            ("[[models]]", "[audit.attributes.condition]\nproximity_epsilon = -1\n[[models]]"),
+            "[audit.attributes.condition] key 'proximity_epsilon' must be >= 0, got -1 (was: must be in [0, inf], got -1)",
+        ),
+        # unchanged: the audit's ranges keep naming the interval, its whole numbers the whole rule
+        (("[[models]]", "[audit]\nshare = 0\n[[models]]"), "[audit] key 'share' must be in (0, 1], got 0"),
+        (("[[models]]", "[audit]\nt = 1.5\n[[models]]"), "[audit] key 't' must be in [0, 1], got 1.5"),
+        (("[[models]]", "[audit]\nworst = 0\n[[models]]"), "[audit] key 'worst' must be a whole number >= 1, got 0"),
+        (
+            ("[[models]]", '[audit.attributes.condition]\ndistance = "far"\n[[models]]'),
+            "[audit.attributes.condition] key 'distance' must be one of 'equal', 'ordered', 'hierarchical', got 'far'",
+        ),
+        (
+            ("[[models]]", '[[workload]]\ngroup_by = ["age"]\nweight = 0\n[[models]]'),
+            "[[workload]] #1 key 'weight' must be a positive number, got 0",
+        ),
+        (
+            ("[[models]]", '[[workload]]\ngroupby = ["age"]\n[[models]]'),
+            "[[workload]] #1 has unknown key(s) 'groupby' (did you mean 'group_by'?)",
+        ),
+    ],
+)
 def test_one_reader_one_error_shape(tmp_path: Path, change: tuple[str, str], message: str) -> None:
     """Errors of every section from the one reader; the five that changed when the readers merged say what they
     said before (``was:``) — each now gives the type and value, the choices, or the bound it broke."""
@@ -596,8 +740,12 @@ def test_one_reader_one_error_shape(tmp_path: Path, change: tuple[str, str], mes
 
 def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
     """A column name where a ``[[quasi_identifiers]]`` table belongs: the error shows it (was: ``got str``)."""
-    text = 'quasi_identifiers = ["zip"]\n' + BASE.split("[[quasi_identifiers]]")[0] + "[sensitive]" + \
-        BASE.split("[sensitive]")[1]
+    text = (
+        'quasi_identifiers = ["zip"]\n'
+        + BASE.split("[[quasi_identifiers]]")[0]
+        + "[sensitive]"
+        + BASE.split("[sensitive]")[1]
+    )
     with pytest.raises(ConfigError) as info:
         cfg.load(write(tmp_path, text))
     assert str(info.value) == f"{tmp_path / 'veil.toml'}: [[quasi_identifiers]] #1 must be a table, got str 'zip'"

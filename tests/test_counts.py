@@ -15,22 +15,34 @@ ZIPS = ["13053", "13068", "14850", "14853", "13121"]
 
 
 def _hierarchies():
-    return (build(MaskSpec(), "zip", ZIPS, ValueKind.TEXT),
-            build(IntervalsSpec(widths=(10, 20)), "age", list(range(20, 60)), ValueKind.INTEGER))
+    return (
+        build(MaskSpec(), "zip", ZIPS, ValueKind.TEXT),
+        build(IntervalsSpec(widths=(10, 20)), "age", list(range(20, 60)), ValueKind.INTEGER),
+    )
 
 
-rows_strategy = st.lists(st.tuples(st.sampled_from(ZIPS), st.integers(20, 59), st.integers(0, 2), st.integers(0, 1)),
-                         min_size=1, max_size=60)
+rows_strategy = st.lists(
+    st.tuples(st.sampled_from(ZIPS), st.integers(20, 59), st.integers(0, 2), st.integers(0, 1)), min_size=1, max_size=60
+)
 
 
 def _bottom(rows, hs) -> NodeCounts:
-    dom_a = SensitiveDomain("a", np.array(["x", "y", "z"], dtype=object), np.bincount([r[2] for r in rows], minlength=3))
+    dom_a = SensitiveDomain(
+        "a", np.array(["x", "y", "z"], dtype=object), np.bincount([r[2] for r in rows], minlength=3)
+    )
     dom_b = SensitiveDomain("b", np.array([0, 1]), np.bincount([r[3] for r in rows], minlength=2), numeric=True)
     cells = Counter((hs[0].leaves.index(z), hs[1].leaves.index(a), s, t) for z, a, s, t in rows)
     keys = list(cells)
     return NodeCounts.from_cells(
-        ("zip", "age"), (0, 0), np.array([k[:2] for k in keys]), np.array([k[2:] for k in keys]),
-        np.array([cells[k] for k in keys]), (hs[0].cardinality(0), hs[1].cardinality(0)), (dom_a, dom_b), hs)
+        ("zip", "age"),
+        (0, 0),
+        np.array([k[:2] for k in keys]),
+        np.array([k[2:] for k in keys]),
+        np.array([cells[k] for k in keys]),
+        (hs[0].cardinality(0), hs[1].cardinality(0)),
+        (dom_a, dom_b),
+        hs,
+    )
 
 
 @settings(max_examples=150, deadline=None)
@@ -43,8 +55,9 @@ def test_rollup_equals_a_recount(rows, z, a) -> None:
         key = (hs[0].labels_of(zip_)[z], "*" if a is None else str(hs[1].labels_of(age)[a]))
         expected.setdefault(key, Counter())[s] += 1
     labels = [tuple(lab) for lab in nc.labels()]
-    got = {lab: Counter({i: int(c) for i, c in enumerate(row) if c}) for lab, row in
-           zip(labels, nc.blocks("a").dense())}
+    got = {
+        lab: Counter({i: int(c) for i, c in enumerate(row) if c}) for lab, row in zip(labels, nc.blocks("a").dense())
+    }
     assert got == expected
     assert nc.sizes.sum() == len(rows) and (nc.blocks("b").sizes == nc.sizes).all()
 
@@ -83,8 +96,15 @@ def test_restrict_keeps_reference_distribution() -> None:
 
 def test_block_counts_views() -> None:
     dom = SensitiveDomain("s", np.array(["a", "b", "c"], dtype=object), np.array([3, 3, 1]))
-    nc = NodeCounts.from_cells(("q",), (0,), np.array([[0], [0], [1], [1]]), np.array([[0], [1], [1], [2]]),
-                               np.array([2, 1, 2, 1]), (2,), (dom,))
+    nc = NodeCounts.from_cells(
+        ("q",),
+        (0,),
+        np.array([[0], [0], [1], [1]]),
+        np.array([[0], [1], [1], [2]]),
+        np.array([2, 1, 2, 1]),
+        (2,),
+        (dom,),
+    )
     bc = nc.blocks("s")
     assert bc.dense().tolist() == [[2, 1, 0], [0, 2, 1]]
     # sparse: cells sorted by (block, value code)
@@ -95,12 +115,15 @@ def test_block_counts_views() -> None:
 
 
 @settings(max_examples=100, deadline=None)
-@given(cells=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), st.integers(0, 4)), max_size=40),
-       max_cells=st.integers(1, 6))
+@given(
+    cells=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 6), st.integers(0, 4)), max_size=40),
+    max_cells=st.integers(1, 6),
+)
 def test_sparse_histograms_equal_a_dense_recount(cells, max_cells) -> None:
     """Cells in any order, repeated, with zero counts: the CSR histograms are the dense recount, canonical,
     and slices / takes / chunks / reductions agree with it."""
     from veil.counts import BlockCounts
+
     dom = SensitiveDomain("s", np.arange(7), np.ones(7, dtype=np.int64), numeric=True)
     dense = np.zeros((6, 7), dtype=np.int64)
     for b, v, c in cells:
@@ -120,17 +143,20 @@ def test_sparse_histograms_equal_a_dense_recount(cells, max_cells) -> None:
         part = bc.slice(a, b)
         assert (part.dense() == dense[a:b]).all()
         assert part.cells <= max_cells or b - a == 1
-    expected_cum = [int(dense[b, :v + 1].sum()) for b, v in zip(bc.block_of_cell, bc.codes)]
+    expected_cum = [int(dense[b, : v + 1].sum()) for b, v in zip(bc.block_of_cell, bc.codes)]
     assert bc.cumulative().tolist() == expected_cum
 
 
 @settings(max_examples=100, deadline=None)
-@given(rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)), min_size=0, max_size=30),
-       ordered=st.booleans())
+@given(
+    rows=st.lists(st.tuples(st.integers(0, 3), st.integers(0, 2), st.integers(0, 4)), min_size=0, max_size=30),
+    ordered=st.booleans(),
+)
 def test_blocks_of_cells_in_block_order_are_found_without_a_sort(rows, ordered) -> None:
     """Cells streamed in block order (the search's chunks) take the one-pass path; in any other order the
     sort: both give ``np.unique``'s distinct keys and inverse, and the same ``NodeCounts``."""
     from veil.counts import _combine, _distinct
+
     arr = np.array(rows, dtype=np.int64).reshape(-1, 3)
     if ordered:
         arr = arr[np.lexsort((arr[:, 1], arr[:, 0]))]
@@ -142,7 +168,8 @@ def test_blocks_of_cells_in_block_order_are_found_without_a_sort(rows, ordered) 
     assert (keys[block] == arr[:, :2]).all()
     assert list(map(tuple, keys.tolist())) == sorted(set(map(tuple, arr[:, :2].tolist())))
     dom = SensitiveDomain("s", np.arange(5), np.ones(5, dtype=np.int64), numeric=True)
-    nc = NodeCounts.from_cells(("a", "b"), (0, 0), arr[:, :2], arr[:, 2:], np.ones(len(arr), dtype=np.int64),
-                               (4, 3), (dom,))
+    nc = NodeCounts.from_cells(
+        ("a", "b"), (0, 0), arr[:, :2], arr[:, 2:], np.ones(len(arr), dtype=np.int64), (4, 3), (dom,)
+    )
     recount = Counter(map(tuple, arr[:, :2].tolist()))
     assert nc.sizes.tolist() == [recount[tuple(k)] for k in nc.keys.tolist()]

@@ -31,8 +31,10 @@ def salaries(db: Db, t: float, buckets: int | None = None) -> cfg.Config:
     if not getattr(db, "has_salaries", False):
         db.create_table("salaries", {"zip": sa.Integer, "salary": sa.Integer}, SALARIES)
         db.has_salaries = True  # type: ignore[attr-defined]
-    body = (QI + '[sensitive]\ncolumns = ["salary"]\n[[models]]\ntype = "t-closeness"\nattribute = "salary"\n'
-            f'distance = "ordered"\nt = {t!r}\n')
+    body = (
+        QI + '[sensitive]\ncolumns = ["salary"]\n[[models]]\ntype = "t-closeness"\nattribute = "salary"\n'
+        f'distance = "ordered"\nt = {t!r}\n'
+    )
     return cfg.load(db.write_config("salaries", body, name=f"salaries_{abs(hash((t, buckets))) % 10**6}.toml"))
 
 
@@ -44,8 +46,9 @@ def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
     conf = salaries(db, 0.2)
     with open_run(conf, local_cells=0) as (conf, wh):
         ref = wh.threshold_tests.reference(0)
-        stmt = q.node_statistics(wh.layout, (0,), 0, [("ordered", 0.2), ("ordered", 0.25), ("equal", 0.7)],
-                                 reference=ref)
+        stmt = q.node_statistics(
+            wh.layout, (0,), 0, [("ordered", 0.2), ("ordered", 0.25), ("equal", 0.7)], reference=ref
+        )
         rows = wh.session.rows(stmt, "test")
         got = sorted((int(s), int(a), int(b), int(c), int(n), x, y, z) for s, a, b, c, n, x, y, z in rows)
         # equal: every block holds 3 of the 9 values once: EMD = 1 - 3/9 = 2/3 <= 0.7 for all
@@ -57,8 +60,9 @@ def test_ordered_and_equal_distances_hand_computed(db: Db) -> None:
         for node in ((1,), (None,)):  # one block, the whole table: at distance 0 (bounds, then exact statement)
             whole = wh.block_tests(node, "salary", [("ordered", 0.01), ("equal", 0.01)])
             assert whole is not None and whole.sizes.tolist() == [9] and whole.passed.tolist() == [[True, True]]
-            bounds = wh.session.rows(q.node_bounds(wh.layout, node, 0, [0.2], ref, wh.threshold_tests.buckets[0]),
-                                     "test")
+            bounds = wh.session.rows(
+                q.node_bounds(wh.layout, node, 0, [0.2], ref, wh.threshold_tests.buckets[0]), "test"
+            )
             assert [(int(r[0]), int(r[1]), int(r[2])) for r in bounds] == [(9, 1, 1)]
 
 
@@ -70,8 +74,13 @@ def test_a_block_at_the_threshold_is_left_to_the_exact_checker(db: Db) -> None:
         assert wh.stats.undecided == 1 and wh.stats.test_queries == 2  # the bounds, then the exact statement
         spec = Specification(conf.models, 0.0)
         assert spec.reductions is not None
-        summary = spec.summarize(wh.sizes((0,)), lambda: wh.stream((0,)), wh.rows, (0,),
-                                 lambda: wh.block_tests((0,), "salary", [("ordered", 0.375)]))
+        summary = spec.summarize(
+            wh.sizes((0,)),
+            lambda: wh.stream((0,)),
+            wh.rows,
+            (0,),
+            lambda: wh.block_tests((0,), "salary", [("ordered", 0.375)]),
+        )
         assert spec.evaluate(summary, wh.rows).passed and wh.stats.streamed == 1
         assert TCloseness(t=0.375, distance="ordered", attribute="salary").check(wh.counts((0,))).passed.all()
 
@@ -92,8 +101,10 @@ def blocks_table(db: Db, seed: int) -> tuple[str, dict[int, list[int]]]:
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_the_bounds_never_decide_a_block_the_wrong_way(db: Db, seed: int) -> None:
     name, _ = blocks_table(db, seed)
-    body = ('[[quasi_identifiers]]\ncolumn = "g"\nhierarchy = { suppress = true }\n[sensitive]\ncolumns = ["v"]\n'
-            '[[models]]\ntype = "t-closeness"\nattribute = "v"\ndistance = "ordered"\nt = 0.2\n')
+    body = (
+        '[[quasi_identifiers]]\ncolumn = "g"\nhierarchy = { suppress = true }\n[sensitive]\ncolumns = ["v"]\n'
+        '[[models]]\ntype = "t-closeness"\nattribute = "v"\ndistance = "ordered"\nt = 0.2\n'
+    )
     conf = cfg.load(db.write_config(name, body, name=f"{name}.toml"))
     for buckets in (1, 2, 3, 7, 64):
         with open_run(conf, local_cells=0, bound_buckets=buckets) as (conf, wh):
@@ -144,7 +155,11 @@ def test_distance_tests_equal_the_whole_node_checkers_on_every_node(db: Db, dist
             got = spec.evaluate(spec.from_tests(decided, node, wh.rows), wh.rows)
             expected = spec.evaluate(wh.counts(node), wh.rows)
             assert (got.passed, got.prune_down, got.suppressed_rows, got.suppressed_blocks) == (
-                expected.passed, expected.prune_down, expected.suppressed_rows, expected.suppressed_blocks), node
+                expected.passed,
+                expected.prune_down,
+                expected.suppressed_rows,
+                expected.suppressed_blocks,
+            ), node
             g, e = got.verdicts[1], expected.verdicts[1]
             assert int(decided.blocks[~g.passed].sum()) == e.violating, node
             assert e.achieved is not None and g.achieved is not None

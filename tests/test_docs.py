@@ -33,10 +33,17 @@ def gen():
 def test_the_reference_pages_are_what_the_code_generates(gen) -> None:
     for path, text in gen.pages().items():
         committed = path.read_text(encoding="utf-8") if path.exists() else ""
-        diff = "".join(difflib.unified_diff(committed.splitlines(True), text.splitlines(True),
-                                            str(path.relative_to(ROOT)), "generated from the code"))
-        assert committed == text, f"{path.relative_to(ROOT)} differs from the code: run " \
-                                  f".venv/bin/python docs/gen_reference.py\n{diff}"
+        diff = "".join(
+            difflib.unified_diff(
+                committed.splitlines(True),
+                text.splitlines(True),
+                str(path.relative_to(ROOT)),
+                "generated from the code",
+            )
+        )
+        assert committed == text, (
+            f"{path.relative_to(ROOT)} differs from the code: run .venv/bin/python docs/gen_reference.py\n{diff}"
+        )
 
 
 def test_the_drift_check_fails_on_a_stale_page(gen, tmp_path: Path, monkeypatch, capsys) -> None:
@@ -49,12 +56,13 @@ def test_the_drift_check_fails_on_a_stale_page(gen, tmp_path: Path, monkeypatch,
     assert gen.main(["--check"]) == 1
     out = capsys.readouterr()
     assert "-## `veil publish`" in out.out and "+## `veil release`" in out.out and "differ from the code" in out.err
-    assert gen.main([]) == 0 and gen.main(["--check"]) == 0   # rewritten, then current
+    assert gen.main([]) == 0 and gen.main(["--check"]) == 0  # rewritten, then current
 
 
 def test_a_config_key_without_a_meaning_stops_the_generator(gen, monkeypatch) -> None:
-    monkeypatch.setitem(gen.MEANINGS, "[release]", {k: v for k, v in gen.MEANINGS["[release]"].items()
-                                                     if k != "keep_versions"})
+    monkeypatch.setitem(
+        gen.MEANINGS, "[release]", {k: v for k, v in gen.MEANINGS["[release]"].items() if k != "keep_versions"}
+    )
     with pytest.raises(SystemExit, match=r"\[release\] key 'keep_versions' has no meaning"):
         gen.config_page()
     monkeypatch.setitem(gen.MEANINGS, "[search]", {**gen.MEANINGS["[search]"], "budget": "gone"})
@@ -68,7 +76,7 @@ def test_the_config_reference_lists_what_the_parser_reads(gen) -> None:
     from veil.registry import MODELS
 
     page = gen.config_page()
-    assert f'| `keep_versions` | a whole number | `{config.ReleaseConfig("x").keep_versions}` |' in page
+    assert f"| `keep_versions` | a whole number | `{config.ReleaseConfig('x').keep_versions}` |" in page
     assert "| `strategy` | one of " + ", ".join(f'`"{s}"`' for s in config.STRATEGIES) in page
     assert "| `share` | a number in (0, 1] | `0.9` |" in page
     for kind in MODELS:
@@ -82,8 +90,9 @@ def test_the_quickstart_and_the_json_documents_run_as_written(tmp_path: Path) ->
     tomls = [text for lang, text in quickstart if lang == "toml"]
     consoles = [text for lang, text in quickstart if lang == "console"]
     assert len(tomls) == 1 and len(consoles) >= 5
-    json_docs = [text for lang, text in fenced((DOCS / "reference" / "json.md").read_text(encoding="utf-8"))
-                 if lang == "console"]
+    json_docs = [
+        text for lang, text in fenced((DOCS / "reference" / "json.md").read_text(encoding="utf-8")) if lang == "console"
+    ]
     assert len(json_docs) == 1
     walk = [*steps(consoles[0]), (write_file("veil.toml", tomls[0]), "")]
     for console in [*consoles[1:], *json_docs]:
@@ -114,14 +123,16 @@ def test_every_printed_command_runs_from_the_virtualenv(page: Path) -> None:
             for command in re.split(r"&&|\|\||;|\|", line.split(" #")[0]):
                 words = [w for w in command.split() if not re.fullmatch(r"[A-Z_]+=\S*", w)]
                 if words and words[0] in VENV_COMMANDS:
-                    assert activated, (f"{page.relative_to(ROOT)}: `{line}` runs `{words[0]}` from the PATH: write "
-                                       f".venv/bin/{words[0]}, or say `source .venv/bin/activate` on the page")
+                    assert activated, (
+                        f"{page.relative_to(ROOT)}: `{line}` runs `{words[0]}` from the PATH: write "
+                        f".venv/bin/{words[0]}, or say `source .venv/bin/activate` on the page"
+                    )
 
 
 def _nav_pages(nav: list) -> list[str]:
     found = []
     for item in nav:
-        for value in (item.values() if isinstance(item, dict) else [item]):
+        for value in item.values() if isinstance(item, dict) else [item]:
             found += _nav_pages(value) if isinstance(value, list) else [value]
     return found
 
@@ -133,9 +144,16 @@ def test_every_page_is_in_the_nav_and_the_pages_others_cite_stay_put() -> None:
     pages = sorted(p.relative_to(DOCS).as_posix() for p in DOCS.rglob("*.md"))
     assert sorted(nav) == pages
     # code docstrings and tests cite these by path
-    assert {"models.md", "publication.md", "series.md", "series-ledger.md", "spark.md", "reference/cli.md",
-            "reference/config.md",
-            "how-to/postgresql-least-privilege.md"} <= set(nav)
+    assert {
+        "models.md",
+        "publication.md",
+        "series.md",
+        "series-ledger.md",
+        "spark.md",
+        "reference/cli.md",
+        "reference/config.md",
+        "how-to/postgresql-least-privilege.md",
+    } <= set(nav)
 
 
 def test_the_readme_is_short_and_links_the_site() -> None:

@@ -39,8 +39,15 @@ def test_a_ready_setup_passes(inpatient: Db, release_schemas: ReleaseSchemas) ->
     assert code == 0 and stderr == "", stderr
     found = statuses(doc)
     assert (doc["status"], doc["passed"], doc["failed"], doc["not_run"]) == ("ok", True, 0, [])
-    assert {"config", "connection", "source", "hierarchy zip", "hierarchy age", "hierarchy nationality",
-            "catalog"} <= set(found)
+    assert {
+        "config",
+        "connection",
+        "source",
+        "hierarchy zip",
+        "hierarchy age",
+        "hierarchy nationality",
+        "catalog",
+    } <= set(found)
     assert set(found.values()) <= {"ok", "warn"}
     if inpatient.kind == "postgres":  # the tests' role is a superuser: said, and not a failure
         assert found["role"] == "warn" and found["database"] == "ok"
@@ -65,10 +72,16 @@ def test_each_problem_is_a_failed_line(inpatient: Db, tmp_path: Path) -> None:
     code, doc, stderr = doctor(path)
     assert code == 1 and doc["status"] == "failed" and doc["passed"] is False
     found = statuses(doc)
-    assert (found["source"], found["release columns"], found["hierarchy age"], found["hierarchy zip"],
-            found["catalog"]) == ("ok", "fail", "fail", "ok", "fail")
-    assert "misses 4 of the column's 12 values (4 rows): '21' (1 row), '23' (1 row), '28' (1 row) and 1 more" \
-        in detail(doc, "hierarchy age")
+    assert (
+        found["source"],
+        found["release columns"],
+        found["hierarchy age"],
+        found["hierarchy zip"],
+        found["catalog"],
+    ) == ("ok", "fail", "fail", "ok", "fail")
+    assert "misses 4 of the column's 12 values (4 rows): '21' (1 row), '23' (1 row), '28' (1 row) and 1 more" in detail(
+        doc, "hierarchy age"
+    )
     assert "[release] names column(s) 'idx'" in detail(doc, "release columns")
     assert detail(doc, "catalog") == "no Veil catalog in schema 'doc_cat': run `veil init`"
     assert doc["error"] == error_line(stderr) and doc["error"].startswith("3 of ")
@@ -77,8 +90,11 @@ def test_each_problem_is_a_failed_line(inpatient: Db, tmp_path: Path) -> None:
 
 def test_an_unreachable_database_fails_the_connection_line(tmp_path: Path) -> None:
     path = tmp_path / "veil.toml"
-    path.write_text('[source]\nurl_env = "VEIL_DEAD_URL"\ntable = "raw.x"\n' + inpatient_body()
-                    + ReleaseSchemas("pub", "cat").section())
+    path.write_text(
+        '[source]\nurl_env = "VEIL_DEAD_URL"\ntable = "raw.x"\n'
+        + inpatient_body()
+        + ReleaseSchemas("pub", "cat").section()
+    )
     dead = sa.make_url(PG_URL).set(port=1).render_as_string(hide_password=False)  # nothing listens on port 1
     code, doc, _ = doctor(path, env={"VEIL_DEAD_URL": dead})
     assert code == 1 and statuses(doc) == {"config": "ok", "connection": "fail"}
@@ -120,24 +136,37 @@ def test_grants_a_role_lacks_are_named(inpatient: Db, role: str) -> None:
     """A role that may read the source but owns nothing: the publication schema (the admin's) lacks CREATE, the
     catalog schema cannot be created, the analyst cannot be granted USAGE (PostgreSQL would only warn)."""
     pub, cat, analyst = f"{inpatient.schema}_pub", f"{inpatient.schema}_cat", f"analyst_{role}"
-    inpatient.execute(f'GRANT USAGE ON SCHEMA "{inpatient.schema}" TO "{role}"',
-                      f'GRANT SELECT ON "{inpatient.schema}".patients TO "{role}"',
-                      f'CREATE SCHEMA "{pub}"', f'GRANT USAGE ON SCHEMA "{pub}" TO "{role}"',
-                      f'CREATE ROLE "{analyst}"')
+    inpatient.execute(
+        f'GRANT USAGE ON SCHEMA "{inpatient.schema}" TO "{role}"',
+        f'GRANT SELECT ON "{inpatient.schema}".patients TO "{role}"',
+        f'CREATE SCHEMA "{pub}"',
+        f'GRANT USAGE ON SCHEMA "{pub}" TO "{role}"',
+        f'CREATE ROLE "{analyst}"',
+    )
     try:
-        path = _as(inpatient, role, inpatient_body() + ReleaseSchemas(pub, cat).section()
-                   + f'grant_select_to = ["{analyst}", "nobody_{role}"]\n')
+        path = _as(
+            inpatient,
+            role,
+            inpatient_body()
+            + ReleaseSchemas(pub, cat).section()
+            + f'grant_select_to = ["{analyst}", "nobody_{role}"]\n',
+        )
         code, doc, _ = doctor(path, env=_env(role))
         found = statuses(doc)
         assert code == 1 and "role" not in found  # not a superuser
         assert (found["source"], found["source privileges"], found["database"]) == ("ok", "ok", "ok")
         assert found[f"schema {pub}"] == "fail" and f"GRANT CREATE ON SCHEMA {pub} TO {role}" in detail(
-            doc, f"schema {pub}")
+            doc, f"schema {pub}"
+        )
         assert found[f"schema {cat}"] == "fail" and f"CREATE SCHEMA {cat} AUTHORIZATION {role}" in detail(
-            doc, f"schema {cat}")
+            doc, f"schema {cat}"
+        )
         assert f"'nobody_{role}'" in detail(doc, "grant_select_to")
-        path = _as(inpatient, role, inpatient_body() + ReleaseSchemas(pub, cat).section()
-                   + f'grant_select_to = ["{analyst}"]\n')
+        path = _as(
+            inpatient,
+            role,
+            inpatient_body() + ReleaseSchemas(pub, cat).section() + f'grant_select_to = ["{analyst}"]\n',
+        )
         code, doc, _ = doctor(path, env=_env(role))
         assert statuses(doc)["grant_select_to"] == "fail"
         assert f"may not grant USAGE on schema {pub}" in detail(doc, "grant_select_to")
@@ -150,17 +179,26 @@ def test_the_documented_least_privilege_passes(inpatient: Db, role: str) -> None
     """The grants of sql/least_privilege.sql (the role owns its two schemas, reads the source table): once
     `veil init` ran as that role, every check passes, without the superuser's warning."""
     pub, cat, analyst = f"{inpatient.schema}_pub", f"{inpatient.schema}_cat", f"analyst_{role}"
-    inpatient.execute(f'GRANT USAGE ON SCHEMA "{inpatient.schema}" TO "{role}"',
-                      f'GRANT SELECT ON "{inpatient.schema}".patients TO "{role}"',
-                      f'CREATE SCHEMA "{cat}" AUTHORIZATION "{role}"', f'CREATE SCHEMA "{pub}" AUTHORIZATION "{role}"',
-                      f'CREATE ROLE "{analyst}"')
+    inpatient.execute(
+        f'GRANT USAGE ON SCHEMA "{inpatient.schema}" TO "{role}"',
+        f'GRANT SELECT ON "{inpatient.schema}".patients TO "{role}"',
+        f'CREATE SCHEMA "{cat}" AUTHORIZATION "{role}"',
+        f'CREATE SCHEMA "{pub}" AUTHORIZATION "{role}"',
+        f'CREATE ROLE "{analyst}"',
+    )
     try:
-        path = _as(inpatient, role, inpatient_body() + ReleaseSchemas(pub, cat).section()
-                   + f'grant_select_to = ["{analyst}"]\n')
+        path = _as(
+            inpatient,
+            role,
+            inpatient_body() + ReleaseSchemas(pub, cat).section() + f'grant_select_to = ["{analyst}"]\n',
+        )
         assert run_veil("init", "--config", str(path), env=_env(role)).returncode == 0
         code, doc, stderr = doctor(path, env=_env(role))
         assert code == 0, (stderr, doc)
         assert set(statuses(doc).values()) == {"ok"} and "role" not in statuses(doc)
     finally:
-        inpatient.execute(f'DROP SCHEMA IF EXISTS "{pub}" CASCADE', f'DROP SCHEMA IF EXISTS "{cat}" CASCADE',
-                          f'DROP ROLE IF EXISTS "{analyst}"')
+        inpatient.execute(
+            f'DROP SCHEMA IF EXISTS "{pub}" CASCADE',
+            f'DROP SCHEMA IF EXISTS "{cat}" CASCADE',
+            f'DROP ROLE IF EXISTS "{analyst}"',
+        )

@@ -18,9 +18,13 @@ import pytest
 
 from tests.conftest import Db, ReleaseSchemas, error_line, inpatient_body, run_veil
 
-pytestmark = pytest.mark.notimpl(["spark"], reason=(
-    "release --dry-run rehearses a release in a transaction it rolls back; Spark commits every statement on its own "
-    "and refuses it (docs/spark.md §2); the tests' state() also reads information_schema.schemata, which Spark lacks"))
+pytestmark = pytest.mark.notimpl(
+    ["spark"],
+    reason=(
+        "release --dry-run rehearses a release in a transaction it rolls back; Spark commits every statement on its own "
+        "and refuses it (docs/spark.md §2); the tests' state() also reads information_schema.schemata, which Spark lacks"
+    ),
+)
 
 DECIDED = ("version", "node", "rows_published", "rows_suppressed", "rows_deferred", "achieved")
 
@@ -28,11 +32,17 @@ DECIDED = ("version", "node", "rows_published", "rows_suppressed", "rows_deferre
 def state(db: Db, schemas: ReleaseSchemas) -> dict[str, Any]:
     """What a release could write: the schemas, every table and view, and every row of the publication's and
     the catalog's schemas (the catalog's runs, the pointer, the ledger, the rows and blocks tables)."""
-    schemata = {s for (s,) in db.query("SELECT schema_name FROM information_schema.schemata")
-                if db.kind == "duckdb" or str(s).startswith(db.schema)}  # other tests share the server
+    schemata = {
+        s
+        for (s,) in db.query("SELECT schema_name FROM information_schema.schemata")
+        if db.kind == "duckdb" or str(s).startswith(db.schema)
+    }  # other tests share the server
     objects = db.objects()
-    rows = {f"{s}.{t}": sorted(map(repr, db.query(f'SELECT * FROM "{s}"."{t}"')))
-            for s, t in sorted(objects) if s in (schemas.out, schemas.cat)}
+    rows = {
+        f"{s}.{t}": sorted(map(repr, db.query(f'SELECT * FROM "{s}"."{t}"')))
+        for s, t in sorted(objects)
+        if s in (schemas.out, schemas.cat)
+    }
     return {"schemata": schemata, "objects": objects, "rows": rows}
 
 
@@ -41,8 +51,9 @@ def release(path: str, *args: str) -> tuple[int, dict[str, Any], str]:
     return res.returncode, json.loads(res.stdout), res.stderr
 
 
-def test_a_first_release_rehearsed_writes_nothing_and_predicts_the_release(inpatient: Db,
-                                                                           release_schemas: ReleaseSchemas) -> None:
+def test_a_first_release_rehearsed_writes_nothing_and_predicts_the_release(
+    inpatient: Db, release_schemas: ReleaseSchemas
+) -> None:
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
     before = state(inpatient, release_schemas)
@@ -68,8 +79,9 @@ def test_a_later_version_rehearsed_writes_nothing(inpatient: Db, release_schemas
     assert skipped["message"].startswith("dry run: release 'inpatient' is unchanged since version 1")
     assert state(inpatient, release_schemas) == unchanged
     patients = f'"{inpatient.schema}".patients'
-    inpatient.execute(f"INSERT INTO {patients} SELECT id + 100, zip, age, nationality, condition FROM {patients} "
-                      "WHERE id <= 4")
+    inpatient.execute(
+        f"INSERT INTO {patients} SELECT id + 100, zip, age, nationality, condition FROM {patients} WHERE id <= 4"
+    )
     before = state(inpatient, release_schemas)
     code, rehearsed, stderr = release(path, "--dry-run")
     assert code == 0 and rehearsed["status"] == "would_publish" and rehearsed["version"] == 2, stderr
@@ -80,8 +92,9 @@ def test_a_later_version_rehearsed_writes_nothing(inpatient: Db, release_schemas
     assert rehearsed["series"]["policy"] == published["series"]["policy"]
 
 
-def test_a_rehearsal_that_finds_no_node_exits_2_and_writes_nothing(inpatient: Db,
-                                                                   release_schemas: ReleaseSchemas) -> None:
+def test_a_rehearsal_that_finds_no_node_exits_2_and_writes_nothing(
+    inpatient: Db, release_schemas: ReleaseSchemas
+) -> None:
     body = inpatient_body().replace("k = 4", "k = 13")
     path = str(inpatient.write_config("patients", body + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
@@ -92,18 +105,28 @@ def test_a_rehearsal_that_finds_no_node_exits_2_and_writes_nothing(inpatient: Db
     assert state(inpatient, release_schemas) == before
 
 
-def test_a_rehearsal_waits_its_turn_like_a_release(inpatient: Db, release_schemas: ReleaseSchemas,
-                                                   tmp_path: Path) -> None:
+def test_a_rehearsal_waits_its_turn_like_a_release(
+    inpatient: Db, release_schemas: ReleaseSchemas, tmp_path: Path
+) -> None:
     """While a release runs (paused mid-materialize: it holds the lock, or the DuckDB file), a dry run without
     --wait fails at once naming what is busy and writes nothing; the paused release, stopped, leaves the way
     free for the next dry run."""
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
     mark = tmp_path / "paused"
-    env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "300",
-           "VEIL_FAILPOINT_FILE": str(mark)}
-    running = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "VEIL_FAILPOINT": "pause:materialize",
+        "VEIL_FAILPOINT_SECONDS": "300",
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
+    running = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "release", "--config", path],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 240
         while not mark.exists() and running.poll() is None and time.monotonic() < deadline:
@@ -112,7 +135,9 @@ def test_a_rehearsal_waits_its_turn_like_a_release(inpatient: Db, release_schema
         code, doc, stderr = release(path, "--dry-run")
         assert code == 1 and doc["status"] == "failed"
         line = error_line(stderr)
-        busy = "advisory lock held" if inpatient.kind == "postgres" else f"in use by another veil run, PID {running.pid}"
+        busy = (
+            "advisory lock held" if inpatient.kind == "postgres" else f"in use by another veil run, PID {running.pid}"
+        )
         assert busy in line and "--wait" in line, line
     finally:
         if running.poll() is None:

@@ -40,16 +40,24 @@ def frequency_sets(draw: st.DrawFn) -> FrequencySet:
         width = draw(st.integers(1, 6))
         maps = [np.arange(width)]
         for _ in range(draw(st.integers(0, 2))):  # each level merges codes of the one below
-            parent = np.asarray(draw(st.lists(st.integers(0, 2), min_size=len(set(maps[-1].tolist())),
-                                              max_size=len(set(maps[-1].tolist())))))
+            parent = np.asarray(
+                draw(
+                    st.lists(
+                        st.integers(0, 2), min_size=len(set(maps[-1].tolist())), max_size=len(set(maps[-1].tolist()))
+                    )
+                )
+            )
             _, parent = np.unique(parent, return_inverse=True)
             maps.append(parent[maps[-1]])
         leaves.append(np.asarray(draw(st.lists(st.integers(0, width - 1), min_size=cells, max_size=cells))))
         levels.append(maps)
         cards.append([int(m.max()) + 1 for m in maps])
     spread = draw(st.lists(st.integers(1, 4), min_size=0, max_size=2))
-    sensitive = np.column_stack([draw(st.lists(st.integers(0, s - 1), min_size=cells, max_size=cells))
-                                 for s in spread]) if spread else np.zeros((cells, 0), dtype=np.int64)
+    sensitive = (
+        np.column_stack([draw(st.lists(st.integers(0, s - 1), min_size=cells, max_size=cells)) for s in spread])
+        if spread
+        else np.zeros((cells, 0), dtype=np.int64)
+    )
     n = np.asarray(draw(st.lists(st.integers(1, 9), min_size=cells, max_size=cells)))
     return FrequencySet(leaves, levels, cards, sensitive, n)
 
@@ -61,13 +69,15 @@ def test_cells_and_sizes_equal_a_naive_group_by(f: FrequencySet, data: st.DataOb
     expected = _naive(f, node)
     got = f.counts(node)
     kept = [i for i, lv in enumerate(node) if lv is not None]
-    rows = [tuple(int(got[f"g{i}"][r]) for i in kept) + tuple(int(got[f"s{j}"][r]) for j in range(len(f.spread)))
-            for r in range(len(got["n"]))]
+    rows = [
+        tuple(int(got[f"g{i}"][r]) for i in kept) + tuple(int(got[f"s{j}"][r]) for j in range(len(f.spread)))
+        for r in range(len(got["n"]))
+    ]
     assert dict(zip(rows, got["n"].tolist())) == expected and len(rows) == len(set(rows))
     assert rows == sorted(rows)  # block-key order, as the warehouse's stream delivers
     blocks: collections.Counter[tuple[int, ...]] = collections.Counter()
     for key, n in expected.items():
-        blocks[key[:len(kept)]] += n
+        blocks[key[: len(kept)]] += n
     size, count = f.sizes(node)
     assert dict(zip(size.tolist(), count.tolist())) == dict(collections.Counter(blocks.values()))
     assert size.tolist() == sorted(size.tolist())
@@ -77,8 +87,9 @@ def test_codes_too_wide_for_one_integer_are_grouped_by_rows() -> None:
     # three QIs of 2^21 codes each: their product exceeds 2^62, so cells are grouped as rows of codes
     width = 1 << 21
     leaves = [np.array([0, width - 1, 0, width - 1]), np.array([5, 5, 5, 6]), np.array([7, 7, 7, 7])]
-    f = FrequencySet(leaves, [[np.arange(width)]] * 3, [[width]] * 3, np.zeros((4, 0), dtype=np.int64),
-                     np.array([1, 2, 3, 4]))
+    f = FrequencySet(
+        leaves, [[np.arange(width)]] * 3, [[width]] * 3, np.zeros((4, 0), dtype=np.int64), np.array([1, 2, 3, 4])
+    )
     assert math.prod([width] * 3) >= 2**62
     got = f.counts((0, 0, 0))
     assert got["g0"].tolist() == [0, width - 1, width - 1] and got["n"].tolist() == [4, 2, 4]
@@ -95,7 +106,9 @@ def test_every_node_counted_in_memory_equals_the_warehouse(db: Db) -> None:
             assert (a.keys == b.keys).all() and a.rows == b.rows, node
             for name in ("score",):
                 ba, bb = a.blocks(name), b.blocks(name)
-                assert (ba.indptr == bb.indptr).all() and (ba.codes == bb.codes).all() and (ba.counts == bb.counts).all()
+                assert (
+                    (ba.indptr == bb.indptr).all() and (ba.codes == bb.codes).all() and (ba.counts == bb.counts).all()
+                )
             if None not in node:
                 sa_, sb = sql.sizes(node), here.sizes(node)
                 assert sa_.sizes.tolist() == sb.sizes.tolist() and sa_.blocks.tolist() == sb.blocks.tolist()
@@ -116,20 +129,29 @@ def test_a_base_above_the_bound_is_counted_in_the_warehouse(db: Db) -> None:
 @pytest.mark.parametrize("models", list(SETS))
 @pytest.mark.parametrize("metric", ["discernibility", "kl-divergence"])
 @pytest.mark.parametrize("budget", [0.0, 0.05])
-def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: str, metric: str,
-                                                              budget: float) -> None:
+def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: str, metric: str, budget: float) -> None:
     table = people(db, seed=11, n=120)
     conf = config(db, table, SETS[models], budget, metric)
     with open_run(conf, local_cells=0) as (conf, sql):
         spec = Specification(conf.models, budget)
-        brute = search.run(["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec,
-                           metric_for(sql, metric), sql.rows)
+        brute = search.run(
+            ["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec, metric_for(sql, metric), sql.rows
+        )
     with open_run(conf) as (conf, wh):
         spec = Specification(conf.models, budget)
         plain = metric_for(wh, metric)
         counts_for, sized, probe, prefetch = search_counts(wh, spec, plain)
-        fast = search.run(["incognito", "optimal"], Lattice(wh.heights), wh.attributes, counts_for, spec, sized,
-                          wh.rows, probe=probe, prefetch=prefetch)
+        fast = search.run(
+            ["incognito", "optimal"],
+            Lattice(wh.heights),
+            wh.attributes,
+            counts_for,
+            spec,
+            sized,
+            wh.rows,
+            probe=probe,
+            prefetch=prefetch,
+        )
         assert wh.stats.node_queries == 0 and wh.stats.local_nodes > 0 and wh.stats.test_queries == 0
     assert fast.minimal == brute.minimal
     assert (fast.optimal is None) == (brute.optimal is None)
@@ -138,8 +160,10 @@ def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: st
 
 
 @settings(max_examples=150, deadline=None)
-@given(keys=st.lists(st.integers(0, 2**40), min_size=1, max_size=60),
-       space=st.sampled_from([None, 1 << 41, 1 << 61, 1 << 62]))
+@given(
+    keys=st.lists(st.integers(0, 2**40), min_size=1, max_size=60),
+    space=st.sampled_from([None, 1 << 41, 1 << 61, 1 << 62]),
+)
 def test_grouping_equals_numpys_unique_on_every_path(keys: list[int], space: int | None) -> None:
     key = np.asarray(keys, dtype=np.int64)
     if space is None:  # the dense table: keys folded into a small space
@@ -175,21 +199,42 @@ def test_nodes_above_a_kept_floor_equal_brute_force_in_the_warehouse(db: Db, mod
     with open_run(conf, local_cells=0, batch=True) as (conf, sql):  # the same search, every node a statement
         spec = Specification(conf.models, budget)
         counts_for, sized, probe, prefetch = search_counts(sql, spec, metric_for(sql, "discernibility"))
-        search.run(["incognito", "optimal"], Lattice(sql.heights), sql.attributes, counts_for, spec, sized,
-                   sql.rows, probe=probe, prefetch=prefetch)
+        search.run(
+            ["incognito", "optimal"],
+            Lattice(sql.heights),
+            sql.attributes,
+            counts_for,
+            spec,
+            sized,
+            sql.rows,
+            probe=probe,
+            prefetch=prefetch,
+        )
         statements = sql.stats.node_queries
     with open_run(conf, local_cells=40, batch=True) as (conf, wh):
         assert wh.stats.base_cells > 40 and wh.local is None
         spec = Specification(conf.models, budget)
         counts_for, sized, probe, prefetch = search_counts(wh, spec, metric_for(wh, "discernibility"))
-        fast = search.run(["incognito", "optimal"], Lattice(wh.heights), wh.attributes, counts_for, spec, sized,
-                          wh.rows, probe=probe, prefetch=prefetch)
+        fast = search.run(
+            ["incognito", "optimal"],
+            Lattice(wh.heights),
+            wh.attributes,
+            counts_for,
+            spec,
+            sized,
+            wh.rows,
+            probe=probe,
+            prefetch=prefetch,
+        )
         # a node rolled up here costs no statement; keeping a floor costs one (its cells), at most once a floor
         assert wh.stats.node_queries <= statements - wh.stats.local_nodes + wh.stats.floors
         for node, expected in every.items():  # every node: from a floor or a statement, the same cells
             parts = [_content(c) for c in wh.stream(node)]  # chunks of whole blocks, in block-key order
-            got = (sum((p[0] for p in parts), []), sum((p[1] for p in parts), []),
-                   [sum((p[2][j] for p in parts), []) for j in range(3)] if expected[2] else [])
+            got = (
+                sum((p[0] for p in parts), []),
+                sum((p[1] for p in parts), []),
+                [sum((p[2][j] for p in parts), []) for j in range(3)] if expected[2] else [],
+            )
             assert got == expected, node
         assert wh.stats.floors > 0 and wh.stats.local_nodes > 0
     assert fast.minimal == brute.minimal

@@ -33,8 +33,9 @@ def psql(*args: str) -> subprocess.CompletedProcess[str]:
             pytest.fail("psql is required in CI (the administrator's SQL is run as documented)")
         pytest.skip("psql is not installed")
     url = sa.make_url(PG_URL).set(drivername="postgresql").render_as_string(hide_password=False)
-    res = subprocess.run([exe, url, "-X", "-q", "-v", "ON_ERROR_STOP=1", *args], capture_output=True, text=True,
-                         timeout=60)
+    res = subprocess.run(
+        [exe, url, "-X", "-q", "-v", "ON_ERROR_STOP=1", *args], capture_output=True, text=True, timeout=60
+    )
     assert res.returncode == 0, res.stderr
     return res
 
@@ -51,8 +52,9 @@ def setup(inpatient: Db) -> Iterator[tuple[Path, ReleaseSchemas, str, str]]:
     tag = uuid.uuid4().hex[:8]
     veil, analyst = f"veil_lp_{tag}", f"analyst_{tag}"
     schemas = ReleaseSchemas(f"{inpatient.schema}_pub", f"{inpatient.schema}_cat")
-    path = inpatient.write_config("patients", inpatient_body() + schemas.section()
-                                  + f'grant_select_to = ["{analyst}"]\nseries = "off"\n')
+    path = inpatient.write_config(
+        "patients", inpatient_body() + schemas.section() + f'grant_select_to = ["{analyst}"]\nseries = "off"\n'
+    )
     inpatient.execute(f'CREATE ROLE "{analyst}" LOGIN')
     try:
         yield path, schemas, veil, analyst
@@ -64,8 +66,13 @@ def setup(inpatient: Db) -> Iterator[tuple[Path, ReleaseSchemas, str, str]]:
 
 
 def relations(db: Db, schema: str, kind: str) -> list[str]:
-    return [n for (n,) in db.query(f"SELECT table_name FROM information_schema.tables WHERE table_schema = "
-                                   f"'{schema}' AND table_type = '{kind}' ORDER BY table_name")]
+    return [
+        n
+        for (n,) in db.query(
+            f"SELECT table_name FROM information_schema.tables WHERE table_schema = "
+            f"'{schema}' AND table_type = '{kind}' ORDER BY table_name"
+        )
+    ]
 
 
 def reads(url: str, relation: str) -> str | None:
@@ -85,8 +92,20 @@ def reads(url: str, relation: str) -> str | None:
 def test_the_documented_sql_lets_the_analyst_read_every_view_and_nothing_else(db: Db, setup) -> None:
     path, schemas, veil, analyst = setup
     out, cat = schemas.out, schemas.cat
-    psql("-v", f"veil_role={veil}", "-v", f"source_schema={db.schema}", "-v", "source_table=patients",
-         "-v", f"catalog_schema={cat}", "-v", f"publish_schema={out}", "-f", str(SQL))
+    psql(
+        "-v",
+        f"veil_role={veil}",
+        "-v",
+        f"source_schema={db.schema}",
+        "-v",
+        "source_table=patients",
+        "-v",
+        f"catalog_schema={cat}",
+        "-v",
+        f"publish_schema={out}",
+        "-f",
+        str(SQL),
+    )
     database = sa.make_url(PG_URL).database
     assert db.query(f"SELECT has_database_privilege('{veil}', '{database}', 'CREATE')") == [(False,)]
     env = {"VEIL_TEST_PG_URL": as_role(veil)}
@@ -96,14 +115,24 @@ def test_the_documented_sql_lets_the_analyst_read_every_view_and_nothing_else(db
         assert res.returncode == 0, res.stderr
 
     views = relations(db, out, "VIEW")
-    assert {"inpatient", "inpatient_blocks", "inpatient_releases", "inpatient_v1", "inpatient_v2",
-            "inpatient_v2_blocks", "inpatient_dim_zip", "inpatient_v2_dim_age"} <= set(views), views
+    assert {
+        "inpatient",
+        "inpatient_blocks",
+        "inpatient_releases",
+        "inpatient_v1",
+        "inpatient_v2",
+        "inpatient_v2_blocks",
+        "inpatient_dim_zip",
+        "inpatient_v2_dim_age",
+    } <= set(views), views
     analyst_url = as_role(analyst)
     assert {v: reads(analyst_url, f'"{out}"."{v}"') for v in views} == {v: None for v in views}
     assert len(db.query(f'SELECT * FROM "{out}".inpatient')) == 12
-    refused = [f'"{db.schema}".patients',
-               *(f'"{out}"."{t}"' for t in relations(db, out, "BASE TABLE")),
-               *(f'"{cat}"."{t}"' for t in relations(db, cat, "BASE TABLE"))]
+    refused = [
+        f'"{db.schema}".patients',
+        *(f'"{out}"."{t}"' for t in relations(db, out, "BASE TABLE")),
+        *(f'"{cat}"."{t}"' for t in relations(db, cat, "BASE TABLE")),
+    ]
     assert f'"{out}"."inpatient_rows"' in refused and f'"{cat}"."releases"' in refused, refused
     for relation in refused:
         error = reads(analyst_url, relation)
@@ -116,10 +145,15 @@ def test_a_grant_postgresql_does_not_apply_fails_the_release_naming_the_privileg
     USAGE and CREATE on them.  Veil's GRANT USAGE on the publication schema is then only a warning."""
     path, schemas, veil, analyst = setup
     out, cat = schemas.out, schemas.cat
-    db.execute(f'CREATE ROLE "{veil}" LOGIN', f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{veil}"',
-               f'GRANT SELECT ON "{db.schema}".patients TO "{veil}"',
-               f'CREATE SCHEMA "{out}"', f'CREATE SCHEMA "{cat}"',
-               f'GRANT USAGE, CREATE ON SCHEMA "{out}" TO "{veil}"', f'GRANT USAGE, CREATE ON SCHEMA "{cat}" TO "{veil}"')
+    db.execute(
+        f'CREATE ROLE "{veil}" LOGIN',
+        f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{veil}"',
+        f'GRANT SELECT ON "{db.schema}".patients TO "{veil}"',
+        f'CREATE SCHEMA "{out}"',
+        f'CREATE SCHEMA "{cat}"',
+        f'GRANT USAGE, CREATE ON SCHEMA "{out}" TO "{veil}"',
+        f'GRANT USAGE, CREATE ON SCHEMA "{cat}" TO "{veil}"',
+    )
     env = {"VEIL_TEST_PG_URL": as_role(veil)}
     assert run_veil("init", "--config", str(path), env=env).returncode == 0
     res = run_veil("release", "--config", str(path), env=env)

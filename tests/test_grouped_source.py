@@ -18,13 +18,25 @@ from tests.conftest import Db
 
 # ``veil_rows`` is a quasi-identifier here: the weight column takes another name.  NULL sexes are dropped
 # (``nulls = "drop"``), duplicates make groups of several rows, so each scan must sum weights, not count rows.
-ROWS = [("F", 30, "flu"), ("F", 30, "flu"), ("F", 31, "cold"), ("M", 30, "flu"), ("M", 32, "cold"),
-        ("M", 32, "cold"), ("M", 32, "asthma"), (None, 30, "flu"), (None, 33, "asthma"), ("F", 33, "cold")]
-BODY = ('[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
-        f'[[quasi_identifiers]]\ncolumn = "{q.WEIGHT}"\nhierarchy = {{ intervals = [2, 4] }}\n'
-        '[sensitive]\ncolumns = ["dx"]\n'
-        '[[models]]\ntype = "k-anonymity"\nk = 2\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'
-        '[search]\nmax_suppression = 0.2\nlocal_cells = 0\n')
+ROWS = [
+    ("F", 30, "flu"),
+    ("F", 30, "flu"),
+    ("F", 31, "cold"),
+    ("M", 30, "flu"),
+    ("M", 32, "cold"),
+    ("M", 32, "cold"),
+    ("M", 32, "asthma"),
+    (None, 30, "flu"),
+    (None, 33, "asthma"),
+    ("F", 33, "cold"),
+]
+BODY = (
+    '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
+    f'[[quasi_identifiers]]\ncolumn = "{q.WEIGHT}"\nhierarchy = {{ intervals = [2, 4] }}\n'
+    '[sensitive]\ncolumns = ["dx"]\n'
+    '[[models]]\ntype = "k-anonymity"\nk = 2\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'
+    "[search]\nmax_suppression = 0.2\nlocal_cells = 0\n"
+)
 
 
 def _run(db: Db, monkeypatch: pytest.MonkeyPatch, grouped: bool) -> dict[str, Any]:
@@ -34,11 +46,15 @@ def _run(db: Db, monkeypatch: pytest.MonkeyPatch, grouped: bool) -> dict[str, An
     with open_warehouse(conf) as wh:
         found = search_warehouse(wh, conf, ["incognito", "optimal"])
         nodes = [(a, b) for a in range(2) for b in range(3)]
-        return {"rows": wh.rows, "weight": wh.source_scan.weight,
-                "domains": [(d.values.tolist(), d.total.tolist()) for d in wh.domains],
-                "sizes": {n: wh.sizes(n).sizes.tolist() for n in nodes},
-                "cells": {n: (wh.counts(n).keys.tolist(), wh.counts(n).rows) for n in nodes},
-                "minimal": found.minimal, "optimal": None if found.optimal is None else found.optimal.node}
+        return {
+            "rows": wh.rows,
+            "weight": wh.source_scan.weight,
+            "domains": [(d.values.tolist(), d.total.tolist()) for d in wh.domains],
+            "sizes": {n: wh.sizes(n).sizes.tolist() for n in nodes},
+            "cells": {n: (wh.counts(n).keys.tolist(), wh.counts(n).rows) for n in nodes},
+            "minimal": found.minimal,
+            "optimal": None if found.optimal is None else found.optimal.node,
+        }
 
 
 def test_the_grouped_source_reads_what_the_source_reads(db: Db, monkeypatch: pytest.MonkeyPatch) -> None:

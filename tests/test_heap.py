@@ -41,5 +41,5 @@ def test_freed_blocks_return_to_the_system_once_the_threshold_is_pinned() -> Non
     plain_pinned, plain = held("plain")
     pinned, kept = held("pin")
     assert pinned and not plain_pinned
-    assert plain >= 250      # the heap kept the 320 MiB it was given back
-    assert kept <= 40        # the live 10 MiB and a little more
+    assert plain >= 250  # the heap kept the 320 MiB it was given back
+    assert kept <= 40  # the live 10 MiB and a little more

@@ -11,8 +11,21 @@ from pathlib import Path
 import pytest
 
 from veil.errors import HierarchyError
-from veil.hierarchy import (CsvSpec, DatesSpec, IntervalsSpec, MaskSpec, RowsSpec, SuppressSpec, TableSpec,
-                            TaxonomySpec, ValueKind, build, check_spec, construct, to_arx_csv)
+from veil.hierarchy import (
+    CsvSpec,
+    DatesSpec,
+    IntervalsSpec,
+    MaskSpec,
+    RowsSpec,
+    SuppressSpec,
+    TableSpec,
+    TaxonomySpec,
+    ValueKind,
+    build,
+    check_spec,
+    construct,
+    to_arx_csv,
+)
 
 
 def test_mask_builder_follows_the_papers_zip_example() -> None:
@@ -20,8 +33,8 @@ def test_mask_builder_follows_the_papers_zip_example() -> None:
     assert h.height == 5
     assert h.labels_of("13053") == ("13053", "1305*", "130**", "13***", "1****", "*")
     assert h.domain(2) == ["130**", "148**"]
-    assert h.parents(1).tolist() == [0, 0, 1]          # 1305*, 1306* → 130**; 1485* → 148**
-    assert h.leaf_counts(3).tolist() == [2, 1]         # 13*** covers 13053, 13068; 14*** covers 14850
+    assert h.parents(1).tolist() == [0, 0, 1]  # 1305*, 1306* → 130**; 1485* → 148**
+    assert h.leaf_counts(3).tolist() == [2, 1]  # 13*** covers 13053, 13068; 14*** covers 14850
 
 
 def test_mask_on_integer_codes() -> None:
@@ -57,22 +70,36 @@ def test_intervals_with_a_decimal_width_are_exact() -> None:
     assert h.labels_of(0.7)[1:3] == ("[0.7, 0.8)", "[0.6, 0.8)")
     assert h.domain(1) == ["[0.1, 0.2)", "[0.2, 0.3)", "[0.3, 0.4)", "[0.7, 0.8)"]
     # decimals as decimals; a start off the grid; negative values
-    d = build(IntervalsSpec(widths=(0.25,), start=-0.5), "y", [decimal.Decimal("-0.5"), decimal.Decimal("0.74")],
-              ValueKind.DECIMAL)
+    d = build(
+        IntervalsSpec(widths=(0.25,), start=-0.5),
+        "y",
+        [decimal.Decimal("-0.5"), decimal.Decimal("0.74")],
+        ValueKind.DECIMAL,
+    )
     assert d.labels_of(decimal.Decimal("-0.5"))[1] == "[-0.5, -0.25)"
     assert d.labels_of(decimal.Decimal("0.74"))[1] == "[0.5, 0.75)"
     # widths nest exactly: 0.3 is 3 × 0.1 (0.3 / 0.1 = 2.9999999999999996 in floats)
-    assert build(IntervalsSpec(widths=(0.1, 0.3)), "x", [0.55], ValueKind.FLOAT).labels_of(0.55)[1:3] == \
-        ("[0.5, 0.6)", "[0.3, 0.6)")
+    assert build(IntervalsSpec(widths=(0.1, 0.3)), "x", [0.55], ValueKind.FLOAT).labels_of(0.55)[1:3] == (
+        "[0.5, 0.6)",
+        "[0.3, 0.6)",
+    )
     # integer values of epoch-millisecond size stay exact
     big = build(IntervalsSpec(widths=(10,)), "t", [10**15 + 9, 10**15 + 10], ValueKind.INTEGER)
     assert big.labels_of(10**15 + 9)[1] == "[1000000000000000, 1000000000000010)"
     assert big.labels_of(10**15 + 10)[1] == "[1000000000000010, 1000000000000020)"
 
 
-@pytest.mark.parametrize("spec", [IntervalsSpec(widths=(float("nan"),)), IntervalsSpec(widths=(float("inf"),)),
-                                  IntervalsSpec(widths=(10,), start=float("-inf")), IntervalsSpec(widths=(0,)),
-                                  IntervalsSpec(widths=(-5,)), IntervalsSpec(widths=())])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        IntervalsSpec(widths=(float("nan"),)),
+        IntervalsSpec(widths=(float("inf"),)),
+        IntervalsSpec(widths=(10,), start=float("-inf")),
+        IntervalsSpec(widths=(0,)),
+        IntervalsSpec(widths=(-5,)),
+        IntervalsSpec(widths=()),
+    ],
+)
 def test_intervals_reject_non_finite_or_non_positive_widths(spec) -> None:
     with pytest.raises(HierarchyError, match=r"hierarchy for column 'age'.*(finite|positive)"):
         build(spec, "age", [1, 2], ValueKind.INTEGER)
@@ -182,14 +209,20 @@ def test_rows_are_typed_like_the_source_column() -> None:
     assert days.leaves == (dt.date(2024, 3, 17),) and days.labels[0] == ("2024-03-01",)
 
 
-@pytest.mark.parametrize("rows,message", [
-    ([(28, "<30", "*"), (28.5, "<30", "*")], r"row 2: value 28\.5 in column 'v' is not a valid integer"),
-    ([(None, "<30", "*")], r"row 1 has no value \(NULL in column 'v'\)"),
-    ([(28, "<30", None)], r"row 1: value 28 has no level-2 label \(NULL in column 'l2'\); a hierarchy has one height"),
-    ([(28, "<30", "*"), (28, "3*", "*")], r"value 28 \(rows 1 and 2\) has two generalizations"),
-    ([(28, "<30", "a"), (29, "<30", "b")], r"level 1 value '<30' \(column 'l1'\) maps to two level-2 values"),
-    ([], r"\(table dims\.t\) is empty"),
-])
+@pytest.mark.parametrize(
+    "rows,message",
+    [
+        ([(28, "<30", "*"), (28.5, "<30", "*")], r"row 2: value 28\.5 in column 'v' is not a valid integer"),
+        ([(None, "<30", "*")], r"row 1 has no value \(NULL in column 'v'\)"),
+        (
+            [(28, "<30", None)],
+            r"row 1: value 28 has no level-2 label \(NULL in column 'l2'\); a hierarchy has one height",
+        ),
+        ([(28, "<30", "*"), (28, "3*", "*")], r"value 28 \(rows 1 and 2\) has two generalizations"),
+        ([(28, "<30", "a"), (29, "<30", "b")], r"level 1 value '<30' \(column 'l1'\) maps to two level-2 values"),
+        ([], r"\(table dims\.t\) is empty"),
+    ],
+)
 def test_bad_rows_name_the_row_and_the_column(rows, message) -> None:
     with pytest.raises(HierarchyError, match=r"hierarchy for column 'age' \(table dims\.t\)"):
         build(rows_spec(rows), "age", [], ValueKind.INTEGER)
@@ -199,12 +232,16 @@ def test_bad_rows_name_the_row_and_the_column(rows, message) -> None:
 
 def test_coercion_of_typed_values() -> None:
     assert ValueKind.INTEGER.coerce(decimal.Decimal("28")) == 28
-    assert ValueKind.INTEGER.parse("9007199254740993") == 9007199254740993          # no float rounding
+    assert ValueKind.INTEGER.parse("9007199254740993") == 9007199254740993  # no float rounding
     assert ValueKind.DECIMAL.coerce(1.5) == decimal.Decimal("1.5")
     assert ValueKind.TIMESTAMP.coerce(dt.date(2024, 1, 2)) == dt.datetime(2024, 1, 2)
     assert ValueKind.BOOLEAN.coerce(True) is True and ValueKind.FLOAT.coerce(2) == 2.0
-    for kind, value in [(ValueKind.DATE, dt.datetime(2024, 1, 2, 10)), (ValueKind.BOOLEAN, 1),
-                        (ValueKind.INTEGER, True), (ValueKind.DATE, 20240102)]:
+    for kind, value in [
+        (ValueKind.DATE, dt.datetime(2024, 1, 2, 10)),
+        (ValueKind.BOOLEAN, 1),
+        (ValueKind.INTEGER, True),
+        (ValueKind.DATE, 20240102),
+    ]:
         with pytest.raises(ValueError):
             kind.coerce(value)
 
@@ -240,5 +277,7 @@ def test_arx_export_reads_back_into_the_same_hierarchy(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("module", ["veil.hierarchy", "veil.queries.hierarchy", "veil.config"])
 def test_docstring_examples(module: str) -> None:
-    result = doctest.testmod(importlib.import_module(module), optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(
+        importlib.import_module(module), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
+    )
     assert result.attempted > 0 and result.failed == 0

@@ -13,22 +13,25 @@ import sqlalchemy as sa
 
 from tests.conftest import PG_ENV, PG_URL, Db, ReleaseSchemas, error_line, run_veil
 
-SECRET = "hunter2-veil-hostile-input"   # a fake password: it must show up nowhere
+SECRET = "hunter2-veil-hostile-input"  # a fake password: it must show up nowhere
 ROWS = [(1, 21, "a"), (2, 21, "b"), (3, 35, "a"), (4, 35, "b")]
-TIMEOUT = 60                             # generous: every case here ends in about a second
+TIMEOUT = 60  # generous: every case here ends in about a second
 
 
 def _body(hierarchy: str = "{ suppress = true }", extra: str = "") -> str:
-    return (f'[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = {hierarchy}\n\n'
-            f'[sensitive]\ncolumns = ["condition"]\n\n[[models]]\ntype = "k-anonymity"\nk = 2\n{extra}')
+    return (
+        f'[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = {hierarchy}\n\n'
+        f'[sensitive]\ncolumns = ["condition"]\n\n[[models]]\ntype = "k-anonymity"\nk = 2\n{extra}'
+    )
 
 
 def _table(db: Db) -> None:
     db.create_table("t", {"id": sa.Integer, "age": sa.Integer, "condition": sa.String}, ROWS)
 
 
-def _config(db: Db, body: str, release: ReleaseSchemas | None = None, name: str = "veil.toml",
-            release_extra: str = "") -> Path:
+def _config(
+    db: Db, body: str, release: ReleaseSchemas | None = None, name: str = "veil.toml", release_extra: str = ""
+) -> Path:
     section = release.section("hostile") + release_extra if release is not None else ""
     return db.write_config("t", body + section, name=name)
 
@@ -64,8 +67,9 @@ def _nowhere(secret: str, res, *more: str) -> None:  # noqa: ANN001
         assert secret not in text, text
 
 
-def test_proc_self_environ_is_refused_and_its_secrets_stay_out(db: Db, release_schemas: ReleaseSchemas,
-                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_proc_self_environ_is_refused_and_its_secrets_stay_out(
+    db: Db, release_schemas: ReleaseSchemas, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The issue's case: the environment (the database URL with its password) read as a hierarchy of an
     integer column used to land in stderr, the JSON and ``releases.error``."""
     _table(db)
@@ -88,19 +92,24 @@ def test_a_file_outside_the_config_folder_is_refused(db: Db, where: str, path: s
     if where == "quasi-identifier":
         body, key = _body(csv), "[[quasi_identifiers]] #1 hierarchy key 'csv'"
     elif where == "model":
-        body = _body(extra=f'\n[[models]]\ntype = "t-closeness"\nt = 0.5\ndistance = "hierarchical"\nhierarchy = {csv}\n')
+        body = _body(
+            extra=f'\n[[models]]\ntype = "t-closeness"\nt = 0.5\ndistance = "hierarchical"\nhierarchy = {csv}\n'
+        )
         key = "[[models]] #2 hierarchy key 'csv'"
     else:
-        body, key = _body(extra=f'\n[audit.attributes.condition]\nhierarchy = {csv}\n'), \
-            "[audit.attributes.condition.hierarchy] key 'csv'"
+        body, key = (
+            _body(extra=f"\n[audit.attributes.condition]\nhierarchy = {csv}\n"),
+            "[audit.attributes.condition.hierarchy] key 'csv'",
+        )
     config = _config(db, body)
     res = run_veil("check", "--config", str(config), "--node", "0", "--json", timeout=TIMEOUT)
     _refused(res, str(config), f"{key} = '{path}' is outside the config's folder {db.workdir}", "[files] allow")
     assert "root:" not in res.stderr + res.stdout
 
 
-def test_a_symlink_in_the_config_folder_pointing_outside_is_refused(db: Db, tmp_path_factory: pytest.TempPathFactory,
-                                                                    release_schemas: ReleaseSchemas) -> None:
+def test_a_symlink_in_the_config_folder_pointing_outside_is_refused(
+    db: Db, tmp_path_factory: pytest.TempPathFactory, release_schemas: ReleaseSchemas
+) -> None:
     """The link sits inside the folder; what it resolves to does not."""
     _table(db)
     outside = tmp_path_factory.mktemp("outside") / "secret.csv"
@@ -109,8 +118,10 @@ def test_a_symlink_in_the_config_folder_pointing_outside_is_refused(db: Db, tmp_
     (db.workdir / "environ.csv").symlink_to("/proc/self/environ")
     benign = _config(db, _body(), release_schemas, name="benign.toml")
     assert run_veil("init", "--config", str(benign), timeout=TIMEOUT).returncode == 0
-    for link, why in (("age.csv", f"is outside the config's folder {db.workdir} (it resolves to {outside})"),
-                      ("environ.csv", "is under /proc")):
+    for link, why in (
+        ("age.csv", f"is outside the config's folder {db.workdir} (it resolves to {outside})"),
+        ("environ.csv", "is under /proc"),
+    ):
         config = _config(db, _body(f'{{ csv = "{link}" }}'), release_schemas)
         res = run_veil("release", "--config", str(config), "--json", timeout=TIMEOUT)
         _refused(res, f"hierarchy key 'csv' = '{link}' {why}")
@@ -157,8 +168,14 @@ def test_dotted_key_bombs_are_refused_before_parsing(db: Db, parts: int, kind: s
     _refused(res, f"{config}: line {line_no}: a dotted key of more than 32 parts (the limit)")
 
 
-@pytest.mark.parametrize("bomb", ["x = " + "[" * 5000 + "]" * 5000, "x = " + "{a = " * 5000 + "1" + "}" * 5000,
-                                  "x = [" + "{a = [" * 2500 + "]}" * 2500 + "]"])
+@pytest.mark.parametrize(
+    "bomb",
+    [
+        "x = " + "[" * 5000 + "]" * 5000,
+        "x = " + "{a = " * 5000 + "1" + "}" * 5000,
+        "x = [" + "{a = [" * 2500 + "]}" * 2500 + "]",
+    ],
+)
 def test_nesting_bombs_are_refused_before_parsing(db: Db, bomb: str) -> None:
     """They used to end as ``internal error: RecursionError``."""
     _table(db)
@@ -170,8 +187,9 @@ def test_nesting_bombs_are_refused_before_parsing(db: Db, bomb: str) -> None:
 
 
 @pytest.mark.parametrize("report", ["../reports", "../../../../../tmp/veil-hostile-reports", "/proc/self"])
-def test_a_report_folder_outside_the_config_folder_is_refused(db: Db, release_schemas: ReleaseSchemas,
-                                                              report: str) -> None:
+def test_a_report_folder_outside_the_config_folder_is_refused(
+    db: Db, release_schemas: ReleaseSchemas, report: str
+) -> None:
     _table(db)
     config = _config(db, _body(), release_schemas, release_extra=f'report = "{report}"\n')
     for command in ("init", "release"):
@@ -181,17 +199,30 @@ def test_a_report_folder_outside_the_config_folder_is_refused(db: Db, release_sc
     assert not (db.workdir.parent / "reports").exists()
 
 
-@pytest.mark.parametrize("key, schema", [("schema", "information_schema"), ("schema", "pg_catalog"),
-                                         ("catalog_schema", "pg_catalog"), ("catalog_schema", "information_schema"),
-                                         ("schema", "pg_toast"), ("schema", "pg_mine"), ("schema", "system"),
-                                         ("catalog_schema", "temp"), ("schema", "Information_Schema")])
+@pytest.mark.parametrize(
+    "key, schema",
+    [
+        ("schema", "information_schema"),
+        ("schema", "pg_catalog"),
+        ("catalog_schema", "pg_catalog"),
+        ("catalog_schema", "information_schema"),
+        ("schema", "pg_toast"),
+        ("schema", "pg_mine"),
+        ("schema", "system"),
+        ("catalog_schema", "temp"),
+        ("schema", "Information_Schema"),
+    ],
+)
 def test_reserved_schemas_are_refused(db: Db, release_schemas: ReleaseSchemas, key: str, schema: str) -> None:
     """On PostgreSQL ``schema = "information_schema"`` used to publish into it and ``pg_catalog`` to fail
     late; DuckDB's system and temp catalogs shadow schemas of their names."""
     _table(db)
     config = _config(db, _body(), release_schemas)
-    config.write_text(config.read_text().replace(f'{key} = "{getattr(release_schemas, "out" if key == "schema" else "cat")}"',
-                                                 f'{key} = "{schema}"'))
+    config.write_text(
+        config.read_text().replace(
+            f'{key} = "{getattr(release_schemas, "out" if key == "schema" else "cat")}"', f'{key} = "{schema}"'
+        )
+    )
     for command in ("init", "release"):
         res = run_veil(command, "--config", str(config), "--json", timeout=TIMEOUT)
         _refused(res, str(config), f"[release] key '{key}' names '{schema}', a schema the database reserves")
@@ -203,19 +234,28 @@ def test_max_suppression_of_one_is_refused(db: Db, release_schemas: ReleaseSchem
     config = _config(db, _body().replace("k = 2", "k = 100") + "\n[search]\nmax_suppression = 1.0\n", release_schemas)
     for command in ("init", "release"):
         res = run_veil(command, "--config", str(config), "--json", timeout=TIMEOUT)
-        _refused(res, str(config), "[search] key 'max_suppression' must be a fraction in [0, 1), got 1.0; "
-                                   "1.0 would allow a release with every row suppressed")
+        _refused(
+            res,
+            str(config),
+            "[search] key 'max_suppression' must be a fraction in [0, 1), got 1.0; "
+            "1.0 would allow a release with every row suppressed",
+        )
 
 
-def test_a_folder_allowed_in_files_allow_is_read_and_written(db: Db, release_schemas: ReleaseSchemas,
-                                                             tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_a_folder_allowed_in_files_allow_is_read_and_written(
+    db: Db, release_schemas: ReleaseSchemas, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     """``[files] allow``: a hierarchy outside the config's folder is read, the report written there."""
     _table(db)
     shared = tmp_path_factory.mktemp("shared")
     (shared / "age.csv").write_text("21;<30;*\n35;>=30;*\n", encoding="utf-8")
     body = _body(f'{{ csv = "{shared / "age.csv"}" }}')
-    config = _config(db, f'[files]\nallow = ["{shared}"]\n\n' + body, release_schemas,
-                     release_extra=f'report = "{shared / "reports"}"\n')
+    config = _config(
+        db,
+        f'[files]\nallow = ["{shared}"]\n\n' + body,
+        release_schemas,
+        release_extra=f'report = "{shared / "reports"}"\n',
+    )
     assert run_veil("init", "--config", str(config), timeout=TIMEOUT).returncode == 0
     res = run_veil("release", "--config", str(config), "--json", timeout=TIMEOUT)
     assert res.returncode == 0, res.stderr
@@ -225,8 +265,10 @@ def test_a_folder_allowed_in_files_allow_is_read_and_written(db: Db, release_sch
     assert len(db.query(f'SELECT age FROM "{release_schemas.out}".hostile')) == len(ROWS)
 
 
-@pytest.mark.parametrize("entry, why", [("/proc", "is under /proc"), ("/proc/self/..", "is under /proc"),
-                                        ("no-such-folder", "is not a folder")])
+@pytest.mark.parametrize(
+    "entry, why",
+    [("/proc", "is under /proc"), ("/proc/self/..", "is under /proc"), ("no-such-folder", "is not a folder")],
+)
 def test_files_allow_never_opens_proc_and_names_a_folder(db: Db, entry: str, why: str) -> None:
     _table(db)
     config = _config(db, f'[files]\nallow = ["{entry}"]\n\n' + _body())
@@ -234,8 +276,9 @@ def test_files_allow_never_opens_proc_and_names_a_folder(db: Db, entry: str, why
     _refused(res, str(config), f"[files] key 'allow' entry '{entry}' {why}")
 
 
-def test_an_allowed_folder_still_never_reads_proc_through_a_symlink(db: Db,
-                                                                   tmp_path_factory: pytest.TempPathFactory) -> None:
+def test_an_allowed_folder_still_never_reads_proc_through_a_symlink(
+    db: Db, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     _table(db)
     shared = tmp_path_factory.mktemp("shared")
     (shared / "age.csv").symlink_to("/proc/self/environ")
@@ -262,14 +305,16 @@ def test_a_value_read_from_a_file_is_quoted_as_a_short_excerpt(db: Db, release_s
 
 
 def test_a_credential_in_an_error_is_masked_on_stderr_in_the_json_and_in_the_catalog(
-        db: Db, release_schemas: ReleaseSchemas) -> None:
+    db: Db, release_schemas: ReleaseSchemas
+) -> None:
     """Whatever an error quotes, a ``password=…`` or a URL's password is masked where it leaves the process
     (here a column name that the config made up: the source has no such column)."""
     _table(db)
     benign = _config(db, _body(), release_schemas, name="benign.toml")
     assert run_veil("init", "--config", str(benign), timeout=TIMEOUT).returncode == 0
-    config = _config(db, _body().replace('columns = ["condition"]', f'columns = ["password={SECRET}"]'),
-                     release_schemas)
+    config = _config(
+        db, _body().replace('columns = ["condition"]', f'columns = ["password={SECRET}"]'), release_schemas
+    )
     res = run_veil("release", "--config", str(config), "--json", timeout=TIMEOUT)
     _refused(res, "password=***")
     errors = _catalog_errors(db, release_schemas)

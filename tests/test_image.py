@@ -13,10 +13,13 @@ ROOT = Path(__file__).resolve().parent.parent
 def instructions(dockerfile: str) -> list[tuple[str, str]]:
     """The final stage's instructions as (keyword, arguments), continuation lines joined, comments dropped."""
     text = dockerfile.replace("\\\n", " ")
-    found = [tuple(line.strip().split(None, 1)) for line in text.splitlines()
-             if line.strip() and not line.lstrip().startswith("#")]
+    found = [
+        tuple(line.strip().split(None, 1))
+        for line in text.splitlines()
+        if line.strip() and not line.lstrip().startswith("#")
+    ]
     last = max(i for i, (word, *_) in enumerate(found) if word.upper() == "FROM")
-    return [(word.upper(), rest[0] if rest else "") for word, *rest in found[last + 1:]]
+    return [(word.upper(), rest[0] if rest else "") for word, *rest in found[last + 1 :]]
 
 
 def ownership(dockerfile: str) -> tuple[str, str, dict[str, str]]:

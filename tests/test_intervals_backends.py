@@ -16,11 +16,16 @@ from veil.run import open_warehouse
 from tests.conftest import Db, ReleaseSchemas, run_veil
 
 ROWS = [  # id, x (DOUBLE), d (NUMERIC(6,2)), s
-    (1, 0.1, Decimal("1.10"), "a"), (2, 0.15, Decimal("1.14"), "b"),
-    (3, 0.2, Decimal("0.30"), "a"), (4, 0.25, Decimal("0.34"), "b"),
-    (5, 0.3, Decimal("0.30"), "a"), (6, 0.3, Decimal("0.30"), "b"), (7, 0.35, Decimal("0.31"), "a"),
+    (1, 0.1, Decimal("1.10"), "a"),
+    (2, 0.15, Decimal("1.14"), "b"),
+    (3, 0.2, Decimal("0.30"), "a"),
+    (4, 0.25, Decimal("0.34"), "b"),
+    (5, 0.3, Decimal("0.30"), "a"),
+    (6, 0.3, Decimal("0.30"), "b"),
+    (7, 0.35, Decimal("0.31"), "a"),
     (8, 0.31, Decimal("0.33"), "b"),
-    (9, 0.7, Decimal("0.70"), "a"), (10, 0.75, Decimal("0.74"), "b"),
+    (9, 0.7, Decimal("0.70"), "a"),
+    (10, 0.75, Decimal("0.74"), "b"),
 ]
 
 BODY = """
@@ -41,8 +46,12 @@ k = 2
 """
 
 # Node [1, 1]: every block has 2 rows or more; below it 0.2/0.30 (node [1, 0]) and 0.1 (node [0, 1]) are alone.
-BLOCKS = {("[0.1, 0.2)", "[1.1, 1.15)"): 2, ("[0.2, 0.3)", "[0.3, 0.35)"): 2, ("[0.3, 0.4)", "[0.3, 0.35)"): 4,
-          ("[0.7, 0.8)", "[0.7, 0.75)"): 2}
+BLOCKS = {
+    ("[0.1, 0.2)", "[1.1, 1.15)"): 2,
+    ("[0.2, 0.3)", "[0.3, 0.35)"): 2,
+    ("[0.3, 0.4)", "[0.3, 0.35)"): 4,
+    ("[0.7, 0.8)", "[0.7, 0.75)"): 2,
+}
 
 
 def _table(db: Db) -> None:

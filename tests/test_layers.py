@@ -29,8 +29,19 @@ def _architecture() -> ModuleType:
 arch = _architecture()
 
 PURE = {"errors", "lattice", "counts", "distribution", "hierarchy", "metrics", "privacy", "search", "schedule"}
-FORBIDDEN_IN_PURE = {"sqlalchemy", "duckdb", "psycopg", "veil.queries", "veil.backends", "veil.warehouse",
-                     "veil.release", "veil.run", "veil.cli", "veil.catalog", "veil.config"}
+FORBIDDEN_IN_PURE = {
+    "sqlalchemy",
+    "duckdb",
+    "psycopg",
+    "veil.queries",
+    "veil.backends",
+    "veil.warehouse",
+    "veil.release",
+    "veil.run",
+    "veil.cli",
+    "veil.catalog",
+    "veil.config",
+}
 UPPER = {"veil.release", "veil.cli", "veil.run", "veil.demo", "veil.api"}  # entry points: nothing imports them
 
 
@@ -117,40 +128,66 @@ def _package(tmp_path: Path, files: dict[str, str]) -> object:
 
 
 def test_the_cycle_rule_can_fail(tmp_path: Path) -> None:
-    found = _package(tmp_path, {
-        "__init__.py": "", "a.py": "from veil import b\n",
-        "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from veil.a import x\n",
-        "c.py": "def f():\n    from veil import d\n", "d.py": "import veil.c\n", "e.py": "from . import a\n"})
+    found = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "a.py": "from veil import b\n",
+            "b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from veil.a import x\n",
+            "c.py": "def f():\n    from veil import d\n",
+            "d.py": "import veil.c\n",
+            "e.py": "from . import a\n",
+        },
+    )
     assert [[(i.source, i.target, i.kind) for i in c] for c in found.cycles] == [
         [("veil.a", "veil.b", "module"), ("veil.b", "veil.a", "typing")],
-        [("veil.c", "veil.d", "deferred"), ("veil.d", "veil.c", "module")]]
+        [("veil.c", "veil.d", "deferred"), ("veil.d", "veil.c", "module")],
+    ]
     assert found.broken and arch.main([str(tmp_path / "pkg")]) == 1
 
 
 def test_the_length_rule_can_fail(tmp_path: Path) -> None:
     body = "".join(f"    x{i} = {i}\n" for i in range(60))
-    found = _package(tmp_path, {"__init__.py": "", "m.py": f"class C:\n    def long(self):\n{body.replace('    ', '        ')}"
-                                f"\ndef short():\n{body[:-12]}"})
+    found = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "m.py": f"class C:\n    def long(self):\n{body.replace('    ', '        ')}\ndef short():\n{body[:-12]}",
+        },
+    )
     assert [(f.qualname, f.lines) for f in found.long_functions] == [("C.long", 61)]
 
 
 def test_the_statement_rule_can_fail(tmp_path: Path) -> None:
-    found = _package(tmp_path, {
-        "__init__.py": "", "queries/__init__.py": "import sqlalchemy as sa\nq = sa.select(sa.column('x'))\n",
-        "job.py": "import sqlalchemy as sa\nfrom sqlalchemy.schema import CreateTable\nfrom sqlalchemy import text\n"
-                  "t = sa.Table('t', sa.MetaData())\nCreateTable(t)\ntext('SELECT 1')\nsa.Text()\n"
-                  "def run(s):\n    s.execute(f'DROP TABLE {t}')\n    s.execute(built)\n"})
+    found = _package(
+        tmp_path,
+        {
+            "__init__.py": "",
+            "queries/__init__.py": "import sqlalchemy as sa\nq = sa.select(sa.column('x'))\n",
+            "job.py": "import sqlalchemy as sa\nfrom sqlalchemy.schema import CreateTable\nfrom sqlalchemy import text\n"
+            "t = sa.Table('t', sa.MetaData())\nCreateTable(t)\ntext('SELECT 1')\nsa.Text()\n"
+            "def run(s):\n    s.execute(f'DROP TABLE {t}')\n    s.execute(built)\n",
+        },
+    )
     assert [(f.path, f.line, f.what) for f in found.statements] == [
-        ("pkg/job.py", 4, "sa.MetaData(…)"), ("pkg/job.py", 4, "sa.Table(…)"), ("pkg/job.py", 5, "CreateTable(…)"),
-        ("pkg/job.py", 6, "text(…)"), ("pkg/job.py", 9, ".execute(<SQL string>)")]
+        ("pkg/job.py", 4, "sa.MetaData(…)"),
+        ("pkg/job.py", 4, "sa.Table(…)"),
+        ("pkg/job.py", 5, "CreateTable(…)"),
+        ("pkg/job.py", 6, "text(…)"),
+        ("pkg/job.py", 9, ".execute(<SQL string>)"),
+    ]
 
 
 def test_the_execution_rule_can_fail(tmp_path: Path) -> None:
     # handing a statement to a backend's Session is how every layer runs one; a connection, cursor or engine
     # executing it outside ``backends`` is what the rule catches
-    run = ("def run(session, conn, cur, self, q):\n    session.execute(q.x())\n"
-           "    return conn.execute(q.y()), cur.executemany(q.z(), []), self.session.rows(q), self.engine.scalar(q)\n")
+    run = (
+        "def run(session, conn, cur, self, q):\n    session.execute(q.x())\n"
+        "    return conn.execute(q.y()), cur.executemany(q.z(), []), self.session.rows(q), self.engine.scalar(q)\n"
+    )
     found = _package(tmp_path, {"__init__.py": "", "backends/__init__.py": run, "job.py": run})
     assert [(f.path, f.line, f.what) for f in found.executions] == [
-        ("pkg/job.py", 3, "conn.execute(…)"), ("pkg/job.py", 3, "cur.executemany(…)"),
-        ("pkg/job.py", 3, "self.engine.scalar(…)")]
+        ("pkg/job.py", 3, "conn.execute(…)"),
+        ("pkg/job.py", 3, "cur.executemany(…)"),
+        ("pkg/job.py", 3, "self.engine.scalar(…)"),
+    ]

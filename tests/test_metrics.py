@@ -33,14 +33,25 @@ def _bottom(hierarchies: Sequence[Hierarchy], cells: dict[tuple[int, ...], int])
     keys = list(cells)
     rows = sum(cells.values())
     dom = SensitiveDomain("s", np.array([0.0]), np.array([rows]), numeric=True)
-    return NodeCounts.from_cells(tuple(h.attribute for h in hierarchies), (0,) * len(hierarchies),
-                                 np.array(keys, dtype=np.int64), np.zeros((len(keys), 1), dtype=np.int64),
-                                 np.array([cells[k] for k in keys], dtype=np.int64),
-                                 tuple(h.cardinality(0) for h in hierarchies), (dom,), tuple(hierarchies))
+    return NodeCounts.from_cells(
+        tuple(h.attribute for h in hierarchies),
+        (0,) * len(hierarchies),
+        np.array(keys, dtype=np.int64),
+        np.zeros((len(keys), 1), dtype=np.int64),
+        np.array([cells[k] for k in keys], dtype=np.int64),
+        tuple(h.cardinality(0) for h in hierarchies),
+        (dom,),
+        tuple(hierarchies),
+    )
 
 
-def _search(hierarchies: Sequence[Hierarchy], cells: dict[tuple[int, ...], int], spec: Specification,
-            metric_name: str, strategy: str):
+def _search(
+    hierarchies: Sequence[Hierarchy],
+    cells: dict[tuple[int, ...], int],
+    spec: Specification,
+    metric_name: str,
+    strategy: str,
+):
     bottom = _bottom(hierarchies, cells)
     lattice = Lattice(tuple(h.height for h in hierarchies))
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in hierarchies]
@@ -88,8 +99,10 @@ def test_losses_are_exact_numbers() -> None:
     # one block suppressed 2·10^9 · 4·10^9 + (2·10^9)² = 1.2·10^19 (beyond it): Python ints, exact.
     big = np.array([2_000_000_000, 2_000_000_001])
     assert sum_of_squares(big) == 2_000_000_000**2 + 2_000_000_001**2
-    assert Discernibility().value(big, np.array([True, False]), rows=4_000_000_001) == \
-        2_000_000_000 * 4_000_000_001 + 2_000_000_001**2
+    assert (
+        Discernibility().value(big, np.array([True, False]), rows=4_000_000_001)
+        == 2_000_000_000 * 4_000_000_001 + 2_000_000_001**2
+    )
     assert AverageBlockSize().value(np.array([1, 2, 4]), np.array([False, False, True]), rows=7) == Fraction(3, 2)
     assert AverageBlockSize().value(np.array([3]), np.array([True]), rows=3) == 3
     # precision over heights (3, 5): the loss mean(li/hi) scaled by d · lcm = 2 · 15 to the integer Σ li · 15/hi.
@@ -97,12 +110,17 @@ def test_losses_are_exact_numbers() -> None:
     p = Precision((3, 5))
     assert (p.loss_of((1, 0)), p.loss_of((0, 1)), p.loss_of((3, 5))) == (5, 3, 30)
     assert p.value_of((1, 0)) == 1 - 1 / 6 and p.value_of((3, 5)) == 0.0 and p.value_of((0, 0)) == 1.0
-    assert p.loss_of((3, 0)) == p.loss_of((0, 5)) == 15   # 3/3 + 0 and 0 + 5/5: a genuine tie
+    assert p.loss_of((3, 0)) == p.loss_of((0, 5)) == 15  # 3/3 + 0 and 0 + 5/5: a genuine tie
     assert Height().reported(7) == 7.0
 
 
-def _oracle_loss(metric: str, node: tuple[int, ...], hs: Sequence[Hierarchy], cells: dict[tuple[int, ...], int],
-                 suppressed_keys: set[tuple[int, ...]]) -> Fraction | int:
+def _oracle_loss(
+    metric: str,
+    node: tuple[int, ...],
+    hs: Sequence[Hierarchy],
+    cells: dict[tuple[int, ...], int],
+    suppressed_keys: set[tuple[int, ...]],
+) -> Fraction | int:
     """The metric from its definition (SPEC §8), rows grouped in plain Python, in ints and Fractions."""
     rows = sum(cells.values())
     blocks: dict[tuple[int, ...], int] = {}
@@ -124,11 +142,14 @@ def _oracle_loss(metric: str, node: tuple[int, ...], hs: Sequence[Hierarchy], ce
 def near_ties(draw: st.DrawFn):
     """Tables whose blocks are a large multiple ``M`` of a small number plus a little: metric values that
     differ by a few units in 10^18, where relative tolerances called them equal."""
-    hs = tuple(_hierarchy(f"q{i}", leaves, shape)
-               for i, (shape, leaves) in enumerate(draw(st.lists(st.sampled_from(SHAPES), min_size=2, max_size=3))))
+    hs = tuple(
+        _hierarchy(f"q{i}", leaves, shape)
+        for i, (shape, leaves) in enumerate(draw(st.lists(st.sampled_from(SHAPES), min_size=2, max_size=3)))
+    )
     scale = draw(st.sampled_from([1, 1000, 10**6, 10**9]))
-    keys = draw(st.lists(st.tuples(*(st.integers(0, h.cardinality(0) - 1) for h in hs)), min_size=1, max_size=12,
-                         unique=True))
+    keys = draw(
+        st.lists(st.tuples(*(st.integers(0, h.cardinality(0) - 1) for h in hs)), min_size=1, max_size=12, unique=True)
+    )
     cells = {k: draw(st.integers(1, 4)) * scale + draw(st.integers(0, 3)) for k in keys}
     models = [KAnonymity(k=draw(st.integers(1, 8)) * scale + draw(st.integers(0, 3)))]
     if draw(st.booleans()):
@@ -179,14 +200,20 @@ k = 2
 """
 
 
-@pytest.mark.notimpl(["spark"],
-                      reason=("its setup fills the table from generate_series, DuckDB's and PostgreSQL's table "
-                              "function, which Spark lacks (UNRESOLVABLE_TABLE_VALUED_FUNCTION; Spark's is range)"))
+@pytest.mark.notimpl(
+    ["spark"],
+    reason=(
+        "its setup fills the table from generate_series, DuckDB's and PostgreSQL's table "
+        "function, which Spark lacks (UNRESOLVABLE_TABLE_VALUED_FUNCTION; Spark's is range)"
+    ),
+)
 def test_strictly_optimal_on_the_backend(db: Db) -> None:
     """The 100,000-row case above as a table: (0,0) once, (0,1) 50,000 times, (1,0) 49,999 times."""
     db.create_table("pairs", {"a": sa.Integer, "b": sa.Integer}, [(0, 0)])
-    db.execute(f'INSERT INTO "{db.schema}".pairs SELECT 0, 1 FROM generate_series(1, 50000)',
-               f'INSERT INTO "{db.schema}".pairs SELECT 1, 0 FROM generate_series(1, 49999)')
+    db.execute(
+        f'INSERT INTO "{db.schema}".pairs SELECT 0, 1 FROM generate_series(1, 50000)',
+        f'INSERT INTO "{db.schema}".pairs SELECT 1, 0 FROM generate_series(1, 49999)',
+    )
     conf = cfg.load(db.write_config("pairs", BINARY))
     with open_warehouse(conf) as wh:
         assert wh.rows == 100_000

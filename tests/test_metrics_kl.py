@@ -32,9 +32,16 @@ def _counts(hierarchies: tuple[Hierarchy, ...], rows: list[tuple[int, ...]]) -> 
     """The bottom node's counts of ``rows`` (leaf indexes per QI)."""
     codes, sizes = np.unique(np.array(rows, dtype=np.int64), axis=0, return_counts=True)
     dom = SensitiveDomain("s", np.array([0.0]), np.array([len(rows)]), numeric=True)
-    return NodeCounts.from_cells(tuple(h.attribute for h in hierarchies), (0,) * len(hierarchies), codes,
-                                 np.zeros((len(codes), 1), dtype=np.int64), sizes,
-                                 tuple(h.cardinality(0) for h in hierarchies), (dom,), hierarchies)
+    return NodeCounts.from_cells(
+        tuple(h.attribute for h in hierarchies),
+        (0,) * len(hierarchies),
+        codes,
+        np.zeros((len(codes), 1), dtype=np.int64),
+        sizes,
+        tuple(h.cardinality(0) for h in hierarchies),
+        (dom,),
+        hierarchies,
+    )
 
 
 def _kl(hierarchies: tuple[Hierarchy, ...], bottom: NodeCounts) -> KLDivergence:
@@ -44,8 +51,9 @@ def _kl(hierarchies: tuple[Hierarchy, ...], bottom: NodeCounts) -> KLDivergence:
     return metric
 
 
-def _reconstruction_total(metric: KLDivergence, counts: NodeCounts, suppressed: np.ndarray, rows: int,
-                          domain: int) -> float:
+def _reconstruction_total(
+    metric: KLDivergence, counts: NodeCounts, suppressed: np.ndarray, rows: int, domain: int
+) -> float:
     """``Σ_x q(x)`` over the whole domain: each released cell's ``L(E)`` combinations at their ``q``, every
     other combination at the suppressed mass's share ``S/D``."""
     q = np.exp(metric.log_reconstruction(counts, suppressed, rows))
@@ -92,9 +100,13 @@ def test_kl_with_generalization_and_suppression() -> None:
 
 # --- the optimum on Adult ---------------------------------------------------------------------------------
 
+
 def _shared_adult() -> Path | None:
-    for base in (os.environ.get("VEIL_SHARED_DATA"), ROOT.parent / "shared" / "data",
-                 ROOT.parent.parent / "shared" / "data"):
+    for base in (
+        os.environ.get("VEIL_SHARED_DATA"),
+        ROOT.parent / "shared" / "data",
+        ROOT.parent.parent / "shared" / "data",
+    ):
         if base and (Path(base) / "adult" / "adult.csv").is_file():
             return Path(base) / "adult"
     return None
@@ -108,12 +120,18 @@ def _adult(full: bool) -> tuple[tuple[Hierarchy, ...], list[tuple[int, ...]]]:
         folder = _shared_adult()
         assert folder is not None
         path = folder / "adult.csv"
-        specs = {q: CsvSpec(folder / f"adult_hierarchy_{q}.csv")
-                 for q in ("age", "sex", "race", "marital-status", "education")}
+        specs = {
+            q: CsvSpec(folder / f"adult_hierarchy_{q}.csv")
+            for q in ("age", "sex", "race", "marital-status", "education")
+        }
     else:
         path = BUNDLED / "adult_small.csv"
-        specs = {"age": CsvSpec(BUNDLED / "adult_age.csv"), "sex": SuppressSpec(), "race": SuppressSpec(),
-                 "marital-status": CsvSpec(BUNDLED / "adult_marital_status.csv")}
+        specs = {
+            "age": CsvSpec(BUNDLED / "adult_age.csv"),
+            "sex": SuppressSpec(),
+            "race": SuppressSpec(),
+            "marital-status": CsvSpec(BUNDLED / "adult_marital_status.csv"),
+        }
     with path.open(newline="") as fh:
         records = list(csv.DictReader(fh, delimiter=";"))
     hs = tuple(build(spec, q, [r[q] for r in records], ValueKind.TEXT) for q, spec in specs.items())
@@ -121,8 +139,9 @@ def _adult(full: bool) -> tuple[tuple[Hierarchy, ...], list[tuple[int, ...]]]:
     return hs, [tuple(ix[r[h.attribute]] for ix, h in zip(index, hs)) for r in records]
 
 
-def _oracle(hs: tuple[Hierarchy, ...], rows: list[tuple[int, ...]], k: int, budget: float,
-            spread_suppressed: bool = True) -> list[tuple[float, int, tuple[int, ...]]]:
+def _oracle(
+    hs: tuple[Hierarchy, ...], rows: list[tuple[int, ...]], k: int, budget: float, spread_suppressed: bool = True
+) -> list[tuple[float, int, tuple[int, ...]]]:
     """(KL, height, node) of every node passing k-anonymity within the budget, from the definition: rows
     generalized and grouped, failing blocks suppressed, ``q(x) = [x released] n(E)/|T|/L(E) + S/D`` on each
     original combination ``x``.  ``spread_suppressed=False`` is the old reading (a suppressed block's mass
@@ -142,8 +161,9 @@ def _oracle(hs: tuple[Hierarchy, ...], rows: list[tuple[int, ...]], k: int, budg
         suppressed_rows = int(block_sizes[failing].sum())
         if suppressed_rows > budget * n:
             continue
-        cell = np.prod([np.bincount(h.codes(lv))[blocks[:, i]] for i, (h, lv) in enumerate(zip(hs, node))],
-                       axis=0).astype(np.float64)
+        cell = np.prod(
+            [np.bincount(h.codes(lv))[blocks[:, i]] for i, (h, lv) in enumerate(zip(hs, node))], axis=0
+        ).astype(np.float64)
         share = suppressed_rows / n / domain
         released = ~failing[block_of]
         if spread_suppressed:
@@ -158,8 +178,10 @@ def _search_kl(hs: tuple[Hierarchy, ...], rows: list[tuple[int, ...]], k: int, b
     bottom = _counts(hs, rows)
     lattice = Lattice(tuple(h.height for h in hs))
     spec = Specification((KAnonymity(k=k),), budget)
-    results = {s: run([s], lattice, bottom.attributes, bottom.rollup, spec, _kl(hs, bottom), len(rows)).optimal
-               for s in ("optimal", "brute-force")}
+    results = {
+        s: run([s], lattice, bottom.attributes, bottom.rollup, spec, _kl(hs, bottom), len(rows)).optimal
+        for s in ("optimal", "brute-force")
+    }
     return results["optimal"], results["brute-force"]
 
 
@@ -171,8 +193,9 @@ if _shared_adult() is not None:
 
 
 @pytest.mark.parametrize(("full", "k", "expected", "before"), _ADULT_CASES)
-def test_kl_optimum_on_adult_with_a_5_percent_budget_is_the_definitions(full: bool, k: int, expected: tuple[int, ...],
-                                                                        before: tuple[int, ...]) -> None:
+def test_kl_optimum_on_adult_with_a_5_percent_budget_is_the_definitions(
+    full: bool, k: int, expected: tuple[int, ...], before: tuple[int, ...]
+) -> None:
     hs, rows = _adult(full)
     budget = 0.05
     oracle = _oracle(hs, rows, k, budget)

@@ -16,9 +16,11 @@ from tests.conftest import Db
 # t = 0.1.  Counting the dropped rows would make P = (1/3, 1/3, 1/3) over {0, 1, 2} (m = 3), and every block
 # (1/2, 1/2, 0) would lie (|1/2 - 1/3| + |1 - 2/3|) / 2 = 0.25 away: no node would pass.
 ROWS = [("F", 0), ("F", 1), ("M", 0), ("M", 1), (None, 2), (None, 2)]
-BODY = ('[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
-        '[sensitive]\ncolumns = ["score"]\n'
-        '[[models]]\ntype = "t-closeness"\nt = 0.1\ndistance = "ordered"\n')
+BODY = (
+    '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
+    '[sensitive]\ncolumns = ["score"]\n'
+    '[[models]]\ntype = "t-closeness"\nt = 0.1\ndistance = "ordered"\n'
+)
 
 
 def _search(db: Db, body: str) -> tuple[list[tuple[int, ...]], tuple[int, ...] | None, tuple[float, ...]]:
@@ -44,7 +46,9 @@ def test_dropped_rows_are_not_in_the_suppression_budget(db: Db) -> None:
     # kept rows (2), so the bottom fails and the top (one block of 4) is the optimum; counted over all 6 rows
     # the budget would be 3 rows — still short of 4, so this one guards the budget's |T| from the other side:
     # 0.7 of 4 kept is 2.8 rows (fails), of 6 would be 4.2 (passes).
-    body = BODY.replace('type = "t-closeness"\nt = 0.1\ndistance = "ordered"',
-                        'type = "k-anonymity"\nk = 3') + "[search]\nmax_suppression = 0.7\n"
+    body = (
+        BODY.replace('type = "t-closeness"\nt = 0.1\ndistance = "ordered"', 'type = "k-anonymity"\nk = 3')
+        + "[search]\nmax_suppression = 0.7\n"
+    )
     minimal, optimal, _ = _search(db, body)
     assert minimal == [(1,)] and optimal == (1,)

@@ -22,9 +22,12 @@ import sqlalchemy as sa
 
 from tests.conftest import Db, ReleaseSchemas, error_line, run_veil
 
-pytestmark = pytest.mark.notimpl(["spark"], raises=NotImplementedError,
-                                 reason="typed_table writes each value through db.engine with DuckDB's and PostgreSQL's "
-                                        "types (HUGEINT, REAL, NUMERIC): Spark Connect has no SQLAlchemy engine")
+pytestmark = pytest.mark.notimpl(
+    ["spark"],
+    raises=NotImplementedError,
+    reason="typed_table writes each value through db.engine with DuckDB's and PostgreSQL's "
+    "types (HUGEINT, REAL, NUMERIC): Spark Connect has no SQLAlchemy engine",
+)
 
 BIG = 10**38 - 1
 HUGE = 2**127 - 1
@@ -82,8 +85,13 @@ def outcome(db: Db, schemas: ReleaseSchemas, table: str, hierarchy: str) -> dict
     assert run_veil("init", "--config", path).returncode == 0
     released = document("release", "--config", path, db=db)["node"]
     published = db.query(f'SELECT CAST(x AS TEXT), count(*) FROM "{schemas.out}"."{table}" GROUP BY 1')
-    return {"node": node, "passed": passed, "level_0": {b["key"][0]: b["size"] for b in blocks},
-            "released": released, "published": {value: int(n) for value, n in published}}
+    return {
+        "node": node,
+        "passed": passed,
+        "level_0": {b["key"][0]: b["size"] for b in blocks},
+        "released": released,
+        "published": {value: int(n) for value, n in published},
+    }
 
 
 def expected(level_0: dict[str, int], published: dict[str, int], node: int = 1) -> dict[str, Any]:
@@ -92,13 +100,27 @@ def expected(level_0: dict[str, int], published: dict[str, int], node: int = 1) 
 
 # Two values of each sign, one of them alone: level 0 fails k = 2, level 1 (the sign) passes with 3 rows each.
 DECIMAL_38 = [-BIG, -BIG, -BIG + 1, BIG - 1, BIG - 1, BIG]
-DECIMAL_18 = ["-999999999999999.999", "-999999999999999.999", "-999999999999999.998", "999999999999999.998",
-              "999999999999999.998", "999999999999999.999"]
+DECIMAL_18 = [
+    "-999999999999999.999",
+    "-999999999999999.999",
+    "-999999999999999.998",
+    "999999999999999.998",
+    "999999999999999.998",
+    "999999999999999.999",
+]
 DECIMALS = {  # type: values, level-0 blocks, interval width, the two intervals
-    "DECIMAL(38,0)": (DECIMAL_38, {str(-BIG): 2, str(-BIG + 1): 1, str(BIG - 1): 2, str(BIG): 1}, "5e37",
-                      (f"[-{10**38}, -{5 * 10**37})", f"[{5 * 10**37}, {10**38})")),
-    "DECIMAL(18,3)": (DECIMAL_18, {v: DECIMAL_18.count(v) for v in DECIMAL_18}, "1e15",
-                      ("[-1000000000000000, 0)", "[0, 1000000000000000)")),
+    "DECIMAL(38,0)": (
+        DECIMAL_38,
+        {str(-BIG): 2, str(-BIG + 1): 1, str(BIG - 1): 2, str(BIG): 1},
+        "5e37",
+        (f"[-{10**38}, -{5 * 10**37})", f"[{5 * 10**37}, {10**38})"),
+    ),
+    "DECIMAL(18,3)": (
+        DECIMAL_18,
+        {v: DECIMAL_18.count(v) for v in DECIMAL_18},
+        "1e15",
+        ("[-1000000000000000, 0)", "[0, 1000000000000000)"),
+    ),
 }
 
 
@@ -106,8 +128,9 @@ DECIMALS = {  # type: values, level-0 blocks, interval width, the two intervals
 def test_decimal_extremes_under_a_csv_hierarchy(db: Db, release_schemas: ReleaseSchemas, sql_type: str) -> None:
     values, level_0, _, _ = DECIMALS[sql_type]
     typed_table(db, "t", sql_type, values)
-    hierarchy = csv_file(db, "h.csv", [(v, "negative" if str(v).startswith("-") else "positive", "*")
-                                       for v in dict.fromkeys(values)])
+    hierarchy = csv_file(
+        db, "h.csv", [(v, "negative" if str(v).startswith("-") else "positive", "*") for v in dict.fromkeys(values)]
+    )
     assert outcome(db, release_schemas, "t", hierarchy) == expected(level_0, {"negative": 3, "positive": 3})
 
 
@@ -143,8 +166,16 @@ def test_a_real_written_with_its_32_bit_digits(db: Db, release_schemas: ReleaseS
     """A file may write a REAL as its widened 32-bit value (``0.10000000149011612``, as DuckDB's driver reads
     it): the same value, exported back as ``0.1`` on both backends."""
     typed_table(db, "t", "REAL", [0.1, 0.1, 0.2, 0.7, 0.7, 1.5])
-    hierarchy = csv_file(db, "h.csv", [("0.10000000149011612", "low", "*"), ("0.20000000298023224", "low", "*"),
-                                       ("0.699999988079071", "high", "*"), ("1.5", "high", "*")])
+    hierarchy = csv_file(
+        db,
+        "h.csv",
+        [
+            ("0.10000000149011612", "low", "*"),
+            ("0.20000000298023224", "low", "*"),
+            ("0.699999988079071", "high", "*"),
+            ("1.5", "high", "*"),
+        ],
+    )
     path = config(db, release_schemas, "t", hierarchy)
     assert document("search", "--config", path, db=db)["optimal"]["node"] == [1]
     res = run_veil("hierarchy", "--config", path, "--column", "x", cwd=db.workdir)
@@ -189,8 +220,10 @@ def test_decimal_38_extremes_as_sensitive_values(db: Db, release_schemas: Releas
     with engine.begin() as c:
         c.execute(sa.text(f'CREATE SCHEMA IF NOT EXISTS "{db.schema}"'))
         c.execute(sa.text(f'CREATE TABLE "{db.schema}".t (id INTEGER, age INTEGER, s DECIMAL(38,0))'))
-        c.execute(sa.text(f'INSERT INTO "{db.schema}".t VALUES (:i, :age, CAST(:s AS DECIMAL(38,0)))'),
-                  [{"i": i, "age": 20 + i % 3, "s": str(values[i % 4])} for i in range(24)])
+        c.execute(
+            sa.text(f'INSERT INTO "{db.schema}".t VALUES (:i, :age, CAST(:s AS DECIMAL(38,0)))'),
+            [{"i": i, "age": 20 + i % 3, "s": str(values[i % 4])} for i in range(24)],
+        )
     engine.dispose()
     path = str(db.write_config("t", SENSITIVE + release_schemas.section("t", '["id"]')))
     assert document("search", "--config", path, db=db)["optimal"]["node"] == [0]
@@ -202,10 +235,18 @@ def test_decimal_38_extremes_as_sensitive_values(db: Db, release_schemas: Releas
 
 
 WIDE = {  # DuckDB type: PostgreSQL's NUMERIC digits, values (the first three "low"), interval width, the intervals
-    "HUGEINT": (39, [-HUGE, -HUGE, -HUGE + 1, HUGE - 1, HUGE - 1, HUGE], "1e38",
-                (f"[-{2 * 10**38}, -{10**38})", f"[{10**38}, {2 * 10**38})")),
-    "UBIGINT": (20, [0, 0, 1, 2**64 - 2, 2**64 - 2, 2**64 - 1], "1e19",
-                (f"[0, {10**19})", f"[{10**19}, {2 * 10**19})")),
+    "HUGEINT": (
+        39,
+        [-HUGE, -HUGE, -HUGE + 1, HUGE - 1, HUGE - 1, HUGE],
+        "1e38",
+        (f"[-{2 * 10**38}, -{10**38})", f"[{10**38}, {2 * 10**38})"),
+    ),
+    "UBIGINT": (
+        20,
+        [0, 0, 1, 2**64 - 2, 2**64 - 2, 2**64 - 1],
+        "1e19",
+        (f"[0, {10**19})", f"[{10**19}, {2 * 10**19})"),
+    ),
 }
 
 
@@ -225,19 +266,35 @@ def test_wide_integers(db: Db, release_schemas: ReleaseSchemas, duckdb_type: str
 
 REFUSED = {  # type, source values, hierarchy lines, what the one error line says (after "hierarchy for column 'x' (h.csv)")
     "decimal beyond its precision": (
-        "DECIMAL(38,0)", [BIG, BIG], [(BIG, "a", "*"), (BIG + 1, "a", "*")],
-        [f" lists value {BIG + 1}, which column 'x' (NUMERIC(38, 0)) cannot hold"]),
+        "DECIMAL(38,0)",
+        [BIG, BIG],
+        [(BIG, "a", "*"), (BIG + 1, "a", "*")],
+        [f" lists value {BIG + 1}, which column 'x' (NUMERIC(38, 0)) cannot hold"],
+    ),
     "decimal beyond its scale": (  # both backends rounded it onto 0.100: "lost rows (4 of 2)"
-        "DECIMAL(18,3)", ["0.100", "0.100"], [("0.1", "a", "*"), ("0.1004", "a", "*")],
-        [" lists value 0.1004, which column 'x' (NUMERIC(18, 3)) cannot hold"]),
+        "DECIMAL(18,3)",
+        ["0.100", "0.100"],
+        [("0.1", "a", "*"), ("0.1004", "a", "*")],
+        [" lists value 0.1004, which column 'x' (NUMERIC(18, 3)) cannot hold"],
+    ),
     "integer beyond its type": (
-        "SMALLINT", [1, 1], [(1, "a", "*"), (100000, "a", "*")],
-        [" lists value 100000, which column 'x' (SMALLINT) cannot hold"]),
+        "SMALLINT",
+        [1, 1],
+        [(1, "a", "*"), (100000, "a", "*")],
+        [" lists value 100000, which column 'x' (SMALLINT) cannot hold"],
+    ),
     "real beyond float4": (
-        "REAL", [0.1, 0.1], [(0.1, "a", "*"), ("1e39", "a", "*")], [" line 2: value '1e39' ", " real"]),
+        "REAL",
+        [0.1, 0.1],
+        [(0.1, "a", "*"), ("1e39", "a", "*")],
+        [" line 2: value '1e39' ", " real"],
+    ),
     "one real written twice": (  # the same float4 with two chains; both backends: "lost rows (4 of 2)"
-        "REAL", [0.1, 0.1], [("0.1", "a", "*"), ("0.10000000149011612", "b", "*")],
-        [" is not a function chain: value ", "(lines 1 and 2)"]),
+        "REAL",
+        [0.1, 0.1],
+        [("0.1", "a", "*"), ("0.10000000149011612", "b", "*")],
+        [" is not a function chain: value ", "(lines 1 and 2)"],
+    ),
 }
 
 

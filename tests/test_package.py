@@ -22,13 +22,15 @@ import pytest
 import veil
 
 ROOT = Path(__file__).resolve().parent.parent
-MODULES = sorted(m.name for m in pkgutil.walk_packages(veil.__path__, "veil.")
-                 if not m.name.startswith("veil.migrations"))  # Alembic scripts: run by Alembic only
+MODULES = sorted(
+    m.name for m in pkgutil.walk_packages(veil.__path__, "veil.") if not m.name.startswith("veil.migrations")
+)  # Alembic scripts: run by Alembic only
 
 
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name: str) -> None:
-    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS)
+    # NORMALIZE_WHITESPACE: SQLAlchemy ends a compiled clause's line with a space, which ruff format strips
+    result = doctest.testmod(importlib.import_module(name), optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
 
 
@@ -47,8 +49,11 @@ def _name(requirement: str) -> str:
 
 def test_dependencies_are_ranges_with_lower_bounds_that_are_tested() -> None:
     deps = _pyproject()["project"]["dependencies"]
-    lower = {_name(line): line.split("==")[1].strip() for line in (ROOT / "constraints-lower.txt").read_text().splitlines()
-             if "==" in line and not line.startswith("#")}
+    lower = {
+        _name(line): line.split("==")[1].strip()
+        for line in (ROOT / "constraints-lower.txt").read_text().splitlines()
+        if "==" in line and not line.startswith("#")
+    }
     exact = (ROOT / "constraints.txt").read_text()
     for dep in deps:
         name = _name(dep)
@@ -84,9 +89,13 @@ def test_no_runtime_dependency_the_runtime_never_imports() -> None:
             continue
         imported |= _imports(path)
     # distribution name -> what proves the runtime needs it
-    needed_by = {"duckdb-engine": "sqlalchemy dialect 'duckdb://'", "duckdb": "the database under duckdb-engine's dialect", "psycopg": "sqlalchemy dialect 'postgresql+psycopg'",
-                 "tzdata": "zoneinfo's fallback database (veil.schedule.zone)",
-                 "vl-convert-python": "imported as vl_convert (veil.report.charts)"}
+    needed_by = {
+        "duckdb-engine": "sqlalchemy dialect 'duckdb://'",
+        "duckdb": "the database under duckdb-engine's dialect",
+        "psycopg": "sqlalchemy dialect 'postgresql+psycopg'",
+        "tzdata": "zoneinfo's fallback database (veil.schedule.zone)",
+        "vl-convert-python": "imported as vl_convert (veil.report.charts)",
+    }
     for dep in _pyproject()["project"]["dependencies"]:
         name = _name(dep)
         module = name.replace("-", "_")
@@ -95,8 +104,21 @@ def test_no_runtime_dependency_the_runtime_never_imports() -> None:
 
 
 # What a checkout holds but a build never reads (and a build's own leftovers).
-NOT_SOURCE = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__", ".pytest_cache",
-                                    ".hypothesis", ".work", "run", "veil-demo", "*.duckdb", "*.duckdb.wal")
+NOT_SOURCE = shutil.ignore_patterns(
+    ".git",
+    ".venv",
+    "build",
+    "dist",
+    "*.egg-info",
+    "__pycache__",
+    ".pytest_cache",
+    ".hypothesis",
+    ".work",
+    "run",
+    "veil-demo",
+    "*.duckdb",
+    "*.duckdb.wal",
+)
 
 
 @pytest.fixture(scope="module")
@@ -105,8 +127,12 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     other pytest-xdist workers may build at the same time."""
     out, tree = tmp_path_factory.mktemp("wheel"), tmp_path_factory.mktemp("tree") / "veil"
     shutil.copytree(ROOT, tree, ignore=NOT_SOURCE)
-    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(tree)],
-                         capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(out), str(tree)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     (path,) = out.glob("veil-*.whl")
     return path
@@ -117,9 +143,16 @@ def test_wheel_holds_veil_and_its_data_and_nothing_named_engine(wheel: Path) -> 
     names = zipfile.ZipFile(wheel).namelist()
     assert {n.split("/")[0] for n in names} == {"veil", f"veil-{veil.__version__}.dist-info"}
     assert not [n for n in names if "engine" in n.split("/")[0]]
-    for data in ("veil/demo/data/inpatient.csv", "veil/demo/data/hierarchies/inpatient_age.csv",
-                 "veil/sql/census.sql", "veil/migrations/env.py", "veil/migrations/script.py.mako",
-                 "veil/migrations/versions/0001_catalog.py", "veil/cli.py", "veil/models/registry.py"):
+    for data in (
+        "veil/demo/data/inpatient.csv",
+        "veil/demo/data/hierarchies/inpatient_age.csv",
+        "veil/sql/census.sql",
+        "veil/migrations/env.py",
+        "veil/migrations/script.py.mako",
+        "veil/migrations/versions/0001_catalog.py",
+        "veil/cli.py",
+        "veil/models/registry.py",
+    ):
         assert data in names, data
     metadata = zipfile.ZipFile(wheel).read(f"veil-{veil.__version__}.dist-info/METADATA").decode()
     requires = [line for line in metadata.splitlines() if line.startswith("Requires-Dist:")]
@@ -133,15 +166,31 @@ def test_installed_wheel_runs_without_the_source_tree(wheel: Path, tmp_path: Pat
     """A non-editable install (the wheel in a folder of its own, dependencies from this environment):
     ``import veil`` comes from there, nothing named ``engine`` is installed, the demo finds its data."""
     target = tmp_path / "site"
-    res = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target),
-                          str(wheel)], capture_output=True, text=True, timeout=600)
+    res = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(target), str(wheel)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert res.returncode == 0, res.stderr
     assert "engine" not in {p.name for p in target.iterdir()}
     env = {**os.environ, "PYTHONPATH": str(target)}
-    where = subprocess.run([sys.executable, "-c", "import veil; print(veil.__file__)"], capture_output=True,
-                           text=True, env=env, cwd=tmp_path, timeout=60)
+    where = subprocess.run(
+        [sys.executable, "-c", "import veil; print(veil.__file__)"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
     assert where.stdout.strip() == str(target / "veil" / "__init__.py"), where
-    demo = subprocess.run([sys.executable, "-m", "veil.cli", "demo", "--dir", str(tmp_path / "demo"), "--rows",
-                           "2000", "--quiet"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
+    demo = subprocess.run(
+        [sys.executable, "-m", "veil.cli", "demo", "--dir", str(tmp_path / "demo"), "--rows", "2000", "--quiet"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=300,
+    )
     assert demo.returncode == 0, demo.stderr
     assert "published 'census' version 1" in demo.stdout

@@ -23,10 +23,14 @@ from veil.release import init, release
 from tests.conftest import PG_URL, Db, error_line, run_veil
 from tests.test_series_db import change, cleanup, people_db  # noqa: F401 (fixture)
 
-pytestmark = pytest.mark.notimpl(["spark"], reason=(
-    "the transactional publication (docs/publication.md): readers in snapshot transactions through their own "
-    "SQLAlchemy engine (none for sc://), the rows tables <name>_rows behind views, TEXT columns; Spark publishes "
-    "by the autocommit one (a table per version), tested in tests/spark/test_release_spark.py"))
+pytestmark = pytest.mark.notimpl(
+    ["spark"],
+    reason=(
+        "the transactional publication (docs/publication.md): readers in snapshot transactions through their own "
+        "SQLAlchemy engine (none for sc://), the rows tables <name>_rows behind views, TEXT columns; Spark publishes "
+        "by the autocommit one (a table per version), tested in tests/spark/test_release_spark.py"
+    ),
+)
 
 
 def in_thread(fn, timeout: float = 180):
@@ -92,7 +96,7 @@ def test_a_reader_holding_a_transaction_never_makes_a_release_wait(db: Db, clean
     try:
         conn.begin()
         assert len(rows(conn, f'SELECT * FROM "{out}".people')) == 16
-        assert len(rows(conn, f'SELECT * FROM "{out}".people_v1')) == 16   # holds a share lock on people_v1
+        assert len(rows(conn, f'SELECT * FROM "{out}".people_v1')) == 16  # holds a share lock on people_v1
         change(db, add=[(17, "a1", 20, "cancer")])
         started = time.monotonic()
         outcome = in_thread(lambda: release(cfg.load(path)), timeout=120)
@@ -103,7 +107,7 @@ def test_a_reader_holding_a_transaction_never_makes_a_release_wait(db: Db, clean
         conn.rollback()
         conn.close()
     change(db, add=[(18, "b2", 35, "flu")])
-    release(cfg.load(path))   # the reader is gone: this run drops people_v1 and people_v2
+    release(cfg.load(path))  # the reader is gone: this run drops people_v1 and people_v2
     names = {r[0] for r in db.query(f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{out}'")}
     assert {"people_v1", "people_v1_blocks", "people_v2", "people_v2_blocks"}.isdisjoint(names)
     assert {"people", "people_blocks", "people_releases", "people_v3", "people_rows"} <= names
@@ -114,15 +118,18 @@ def test_an_analysts_views_never_block_a_release(db: Db, cleanup) -> None:
     mine = "analyst" if db.kind == "duckdb" else f"{db.schema}_mine"
     init(cfg.load(path))
     release(cfg.load(path))
-    db.execute(f'CREATE SCHEMA "{mine}"', f'CREATE VIEW "{mine}".latest AS SELECT zip, disease FROM "{out}".people',
-               f'CREATE VIEW "{mine}".first AS SELECT zip, disease FROM "{out}".people_v1')
+    db.execute(
+        f'CREATE SCHEMA "{mine}"',
+        f'CREATE VIEW "{mine}".latest AS SELECT zip, disease FROM "{out}".people',
+        f'CREATE VIEW "{mine}".first AS SELECT zip, disease FROM "{out}".people_v1',
+    )
     try:
         for night, person in enumerate([(17, "a1", 20, "cancer"), (18, "b2", 35, "flu")], start=2):
             change(db, add=[person])
             outcome = release(cfg.load(path))
             assert outcome.version == night
-        assert len(db.query(f'SELECT * FROM "{mine}".latest')) == 18            # follows the current version
-        assert db.query(f'SELECT * FROM "{mine}".first') == []                  # version 1 expired: no rows
+        assert len(db.query(f'SELECT * FROM "{mine}".latest')) == 18  # follows the current version
+        assert db.query(f'SELECT * FROM "{mine}".first') == []  # version 1 expired: no rows
         assert any("people_v1 " in x for x in outcome.series["expired_objects_kept"])  # kept for the view on it
     finally:
         db.execute(f'DROP SCHEMA IF EXISTS "{mine}" CASCADE')
@@ -136,17 +143,26 @@ def test_keep_versions_history_and_rollback(db: Db, cleanup) -> None:
             change(db, add=[(16 + night, "a1", 20, "cancer")])
         assert run_veil("release", "--config", str(path)).returncode == 0
     assert db.query(f'SELECT version, status FROM "{cat}".releases ORDER BY version') == [
-        (1, "expired"), (2, "published"), (3, "published")]
+        (1, "expired"),
+        (2, "published"),
+        (3, "published"),
+    ]
     assert sorted(db.query(f'SELECT DISTINCT veil_version FROM "{out}".people_rows')) == [(2,), (3,)]
-    indexes = (f"SELECT table_name FROM duckdb_indexes() WHERE schema_name = '{out}'" if db.kind == "duckdb" else
-               f"SELECT tablename FROM pg_indexes WHERE schemaname = '{out}' AND indexname = tablename || '_version'")
+    indexes = (
+        f"SELECT table_name FROM duckdb_indexes() WHERE schema_name = '{out}'"
+        if db.kind == "duckdb"
+        else f"SELECT tablename FROM pg_indexes WHERE schemaname = '{out}' AND indexname = tablename || '_version'"
+    )
     found = sorted(t for (t,) in db.query(indexes) if t in ("people_rows", "people_block_rows"))
     assert found == ([] if db.kind == "duckdb" else ["people_block_rows", "people_rows"])  # docs/publication.md §1
     res = run_veil("releases", "--config", str(path), "--json")
     doc = json.loads(res.stdout)
     assert res.returncode == 0 and doc["current"] == 3
     assert [(r["version"], r["status"], r["current"]) for r in doc["releases"]] == [
-        (1, "expired", False), (2, "published", False), (3, "published", True)]
+        (1, "expired", False),
+        (2, "published", False),
+        (3, "published", True),
+    ]
     assert doc["releases"][0]["node"] is not None and doc["releases"][2]["rows_published"] == 18
     res = run_veil("rollback", "--config", str(path), "--to", "1")
     assert res.returncode == 1 and "version 1 of 'people' has expired" in res.stderr and "[2, 3]" in res.stderr
@@ -159,9 +175,11 @@ def test_keep_versions_history_and_rollback(db: Db, cleanup) -> None:
     assert history["current"] == 2 and history["releases"][-1]["status"] == "rollback"
     assert history["releases"][-1]["message"] == "rolled back 'people' from version 3 to version 2"
     change(db, add=[(20, "b2", 35, "flu")])
-    assert run_veil("release", "--config", str(path)).returncode == 0    # v4 becomes current; v2 expires
-    assert db.query(f'SELECT version, status FROM "{cat}".releases WHERE version IS NOT NULL AND status <> '
-                    "'rollback' ORDER BY version") == [(1, "expired"), (2, "expired"), (3, "published"), (4, "published")]
+    assert run_veil("release", "--config", str(path)).returncode == 0  # v4 becomes current; v2 expires
+    assert db.query(
+        f'SELECT version, status FROM "{cat}".releases WHERE version IS NOT NULL AND status <> '
+        "'rollback' ORDER BY version"
+    ) == [(1, "expired"), (2, "expired"), (3, "published"), (4, "published")]
     res = run_veil("rollback", "--config", str(path), "--to", "9")
     assert res.returncode == 1 and "never published" in error_line(res.stderr)
 
@@ -171,12 +189,16 @@ def test_least_privilege_with_exactly_the_readme_grants(db: Db, cleanup) -> None
     role = f"veil_lp_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database
     path, out, cat = people_db(db, "cohort")
-    db.execute(f'CREATE ROLE "{role}" LOGIN',
-               f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"',
-               f'CREATE SCHEMA "{out}"', f'CREATE SCHEMA "{cat}"',
-               f'GRANT USAGE, CREATE ON SCHEMA "{out}" TO "{role}"', f'GRANT USAGE, CREATE ON SCHEMA "{cat}" TO "{role}"')
+    db.execute(
+        f'CREATE ROLE "{role}" LOGIN',
+        f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+        f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
+        f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"',
+        f'CREATE SCHEMA "{out}"',
+        f'CREATE SCHEMA "{cat}"',
+        f'GRANT USAGE, CREATE ON SCHEMA "{out}" TO "{role}"',
+        f'GRANT USAGE, CREATE ON SCHEMA "{cat}" TO "{role}"',
+    )
     try:
         assert db.query(f"SELECT has_database_privilege('{role}', '{database}', 'CREATE')") == [(False,)]
         env = {"VEIL_TEST_PG_URL": sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False)}
@@ -201,10 +223,20 @@ def test_concurrent_inits_and_first_releases_on_a_fresh_database(db: Db, cleanup
     other = path.with_name("other.toml")
     other.write_text(path.read_text().replace('name = "people"', 'name = "others"'))
     env = {**os.environ}
-    for args in (["init", "--config", str(path)], ["init", "--config", str(path)]), \
-            (["release", "--config", str(path)], ["release", "--config", str(other)]):
-        procs = [subprocess.Popen([sys.executable, "-m", "veil.cli", *a], env=env, stdout=subprocess.PIPE,
-                                  stderr=subprocess.PIPE, text=True) for a in args]
+    for args in (
+        (["init", "--config", str(path)], ["init", "--config", str(path)]),
+        (["release", "--config", str(path)], ["release", "--config", str(other)]),
+    ):
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "veil.cli", *a],
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
+            for a in args
+        ]
         results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
         assert [code for code, _ in results] == [0, 0], results
     assert {r[0] for r in db.query(f'SELECT name FROM "{cat}".publications')} == {"people", "others"}
@@ -217,10 +249,19 @@ def test_an_interrupt_marks_the_run_failed_at_once(db: Db, cleanup, sig: signal.
     assert run_veil("release", "--config", str(path)).returncode == 0
     change(db, add=[(17, "a1", 20, "cancer")])
     mark = db.workdir / "paused"
-    env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "120",
-           "VEIL_FAILPOINT_FILE": str(mark)}
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", str(path)], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "VEIL_FAILPOINT": "pause:materialize",
+        "VEIL_FAILPOINT_SECONDS": "120",
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "release", "--config", str(path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.time() + 110
     while not mark.exists() and time.time() < deadline:  # paused mid-release, inside its transaction
         time.sleep(0.2)
@@ -239,24 +280,35 @@ def test_an_earlier_veils_views_are_upgraded_in_place(db: Db, cleanup) -> None:
     in place (the analyst's view keeps working) and publishes version 2 the new way."""
     path, out, cat = people_db(db, "cohort")
     init(cfg.load(path))
-    labels = [("a1", "<30", "flu"), ("a2", "<30", "cold"), ("a1", "<30", "hiv"), ("a2", "<30", "cancer"),
-              ("b1", ">=30", "flu"), ("b2", ">=30", "cold"), ("b1", ">=30", "hiv"), ("b2", ">=30", "cancer")] * 2
+    labels = [
+        ("a1", "<30", "flu"),
+        ("a2", "<30", "cold"),
+        ("a1", "<30", "hiv"),
+        ("a2", "<30", "cancer"),
+        ("b1", ">=30", "flu"),
+        ("b2", ">=30", "cold"),
+        ("b1", ">=30", "hiv"),
+        ("b2", ">=30", "cancer"),
+    ] * 2
     mine = "analyst" if db.kind == "duckdb" else f"{db.schema}_mine"
-    db.execute(f'CREATE SCHEMA "{out}"',
-               f'CREATE TABLE "{out}".people_v1 (zip TEXT, age TEXT, disease VARCHAR)',
-               *(f"INSERT INTO \"{out}\".people_v1 VALUES ('{z}', '{a}', '{d}')" for z, a, d in labels),
-               f'CREATE TABLE "{out}".people_v1_blocks AS SELECT zip, age, disease, count(*) AS n '
-               f'FROM "{out}".people_v1 GROUP BY zip, age, disease',
-               f'CREATE VIEW "{out}".people AS SELECT zip, age, disease FROM "{out}".people_v1',
-               f'CREATE VIEW "{out}".people_blocks AS SELECT zip, age, CAST(sum(n) OVER (PARTITION BY zip, age) AS '
-               f'BIGINT) AS block_size, disease, n AS count FROM "{out}".people_v1_blocks',
-               f'CREATE VIEW "{out}".people_releases AS SELECT version, id AS release_id, published_at, node, '
-               f'rows_published, rows_suppressed, achieved, output_table FROM "{cat}".releases '
-               f"WHERE name = 'people' AND status = 'published'",
-               f"INSERT INTO \"{cat}\".releases (id, name, version, status, started_at, published_at, config, "
-               f"config_hash, node, rows_published, rows_suppressed, output_table) VALUES ('old', 'people', 1, "
-               f"'published', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'x', 'h', '[0, 1]', 16, 0, '{out}.people_v1')",
-               f'CREATE SCHEMA "{mine}"', f'CREATE VIEW "{mine}".latest AS SELECT disease FROM "{out}".people')
+    db.execute(
+        f'CREATE SCHEMA "{out}"',
+        f'CREATE TABLE "{out}".people_v1 (zip TEXT, age TEXT, disease VARCHAR)',
+        *(f"INSERT INTO \"{out}\".people_v1 VALUES ('{z}', '{a}', '{d}')" for z, a, d in labels),
+        f'CREATE TABLE "{out}".people_v1_blocks AS SELECT zip, age, disease, count(*) AS n '
+        f'FROM "{out}".people_v1 GROUP BY zip, age, disease',
+        f'CREATE VIEW "{out}".people AS SELECT zip, age, disease FROM "{out}".people_v1',
+        f'CREATE VIEW "{out}".people_blocks AS SELECT zip, age, CAST(sum(n) OVER (PARTITION BY zip, age) AS '
+        f'BIGINT) AS block_size, disease, n AS count FROM "{out}".people_v1_blocks',
+        f'CREATE VIEW "{out}".people_releases AS SELECT version, id AS release_id, published_at, node, '
+        f'rows_published, rows_suppressed, achieved, output_table FROM "{cat}".releases '
+        f"WHERE name = 'people' AND status = 'published'",
+        f'INSERT INTO "{cat}".releases (id, name, version, status, started_at, published_at, config, '
+        f"config_hash, node, rows_published, rows_suppressed, output_table) VALUES ('old', 'people', 1, "
+        f"'published', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP, 'x', 'h', '[0, 1]', 16, 0, '{out}.people_v1')",
+        f'CREATE SCHEMA "{mine}"',
+        f'CREATE VIEW "{mine}".latest AS SELECT disease FROM "{out}".people',
+    )
     try:
         outcome = release(cfg.load(path))
         assert outcome.version == 2 and outcome.rows_published == 16

@@ -30,8 +30,12 @@ def test_every_backend_names_a_registered_protocol() -> None:
     declared = PUBLICATIONS.declared()
     assert set(declared) == {"transactional", "autocommit"} == set(PUBLICATIONS.load_all())
     protocols = {scheme: cls.publication for scheme, cls in BACKENDS.load_all().items()}
-    assert protocols == {"duckdb": "transactional", "postgresql": "transactional", "postgres": "transactional",
-                         "sc": "autocommit"}
+    assert protocols == {
+        "duckdb": "transactional",
+        "postgresql": "transactional",
+        "postgres": "transactional",
+        "sc": "autocommit",
+    }
     for name in set(protocols.values()):
         assert issubclass(PUBLICATIONS.get(name), Publication)
     assert PUBLICATIONS.get("transactional").staged_ledger and not PUBLICATIONS.get("autocommit").staged_ledger
@@ -43,8 +47,9 @@ def _backend_reads(path: Path) -> list[tuple[int, str]]:
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Attribute):
             owner = node.value
-            named = (isinstance(owner, ast.Attribute) and owner.attr == "backend") or \
-                (isinstance(owner, ast.Name) and owner.id == "backend")
+            named = (isinstance(owner, ast.Attribute) and owner.attr == "backend") or (
+                isinstance(owner, ast.Name) and owner.id == "backend"
+            )
             if named and node.attr not in NOT_FLAGS:
                 found.append((node.lineno, node.attr))
     return found
@@ -59,8 +64,11 @@ def test_the_release_pipeline_reads_no_backend_flag(module: str) -> None:
 
 
 def _flags() -> dict[str, Any]:
-    return {n: v for n, v in vars(Backend).items()
-            if not n.startswith("_") and isinstance(v, bool | int | float | str) and n not in NOT_FLAGS}
+    return {
+        n: v
+        for n, v in vars(Backend).items()
+        if not n.startswith("_") and isinstance(v, bool | int | float | str) and n not in NOT_FLAGS
+    }
 
 
 def test_every_flag_a_backend_declares_is_read() -> None:
@@ -74,8 +82,11 @@ def test_every_flag_a_backend_declares_is_read() -> None:
     flags = _flags()
     assert "publication" in flags and "transactions" not in flags and "fingerprint_style" not in flags
     assert {f for f in flags if not reads.get(f)} == set()
-    chosen = {str(p.relative_to(ENGINE)) for p in ENGINE.rglob("*.py")
-              if any(attr == "publication" for _line, attr in _backend_reads(p))}
+    chosen = {
+        str(p.relative_to(ENGINE))
+        for p in ENGINE.rglob("*.py")
+        if any(attr == "publication" for _line, attr in _backend_reads(p))
+    }
     assert chosen == {"release/publication.py"}  # the protocol is chosen in one place
 
 
@@ -85,17 +96,25 @@ def test_the_row_fingerprint_is_compiled_per_dialect() -> None:
     assert "hash(raw.people.zip, raw.people.age)" in sql["duckdb"] and "hashtextextended" not in sql["duckdb"]
     assert "hashtextextended(CAST((raw.people.zip, raw.people.age) AS TEXT)" in sql["postgresql"]
     assert all("AS NUMERIC(38, 0)" in s for s in sql.values())
-    with pytest.raises(sa.exc.CompileError, match=r"no row hash for dialect 'sqlite': register one with "
-                                                  r"@compiles\(RowHash, 'sqlite'\)"):
+    with pytest.raises(
+        sa.exc.CompileError,
+        match=r"no row hash for dialect 'sqlite': register one with "
+        r"@compiles\(RowHash, 'sqlite'\)",
+    ):
         str(RowHash(src.c.zip).compile(dialect=sa.create_engine("sqlite://").dialect))
 
 
 def _publication(protocol: str, **flags: Any) -> Publication:
-    backend = SimpleNamespace(**{"name": "Warehouse", "publication": protocol, "row_updates": True, "grants": False,
-                                 **flags})
+    backend = SimpleNamespace(
+        **{"name": "Warehouse", "publication": protocol, "row_updates": True, "grants": False, **flags}
+    )
     session: Any = SimpleNamespace(backend=backend)
-    config: Any = SimpleNamespace(release=SimpleNamespace(schema="published", name="people", catalog_schema="veil"),
-                                  attributes=("zip",), sensitive=("disease",), path="veil.toml")
+    config: Any = SimpleNamespace(
+        release=SimpleNamespace(schema="published", name="people", catalog_schema="veil"),
+        attributes=("zip",),
+        sensitive=("disease",),
+        path="veil.toml",
+    )
     return publication_for(session, SimpleNamespace(), config)  # type: ignore[arg-type]
 
 

@@ -20,18 +20,38 @@ from veil.queries.nodes import base_total, ordered
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 # the dialects Veil runs with (duckdb-engine's numeric_dollar binds; psycopg 3 with its casts)
-DIALECTS = {"duckdb": sa.create_engine("duckdb:///:memory:").dialect,
-            "postgresql": sa.make_url("postgresql+psycopg://").get_dialect()()}
+DIALECTS = {
+    "duckdb": sa.create_engine("duckdb:///:memory:").dialect,
+    "postgresql": sa.make_url("postgresql+psycopg://").get_dialect()(),
+}
 HOSTILE = 'x"; DROP TABLE t; --'
 
 
 def statements() -> dict[str, object]:
     lay = q.Layout(heights=(5, 3, 1), sensitive_count=2)
     sizes = q.Layout(heights=(5, 3, 1), sensitive_count=0)
-    src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), HOSTILE: sa.Text(),
-                                              "condition": sa.Text(), "income": sa.Integer()})
-    grouped = q.source_table(None, q.GROUPED, {"Zip Code": sa.Text(), "age": sa.Integer(), HOSTILE: sa.Text(),
-                                              "condition": sa.Text(), q.WEIGHT: sa.BigInteger()})
+    src = q.source_table(
+        "raw",
+        "Patients",
+        {
+            "Zip Code": sa.Text(),
+            "age": sa.Integer(),
+            HOSTILE: sa.Text(),
+            "condition": sa.Text(),
+            "income": sa.Integer(),
+        },
+    )
+    grouped = q.source_table(
+        None,
+        q.GROUPED,
+        {
+            "Zip Code": sa.Text(),
+            "age": sa.Integer(),
+            HOSTILE: sa.Text(),
+            "condition": sa.Text(),
+            q.WEIGHT: sa.BigInteger(),
+        },
+    )
     return {
         "columns_of": q.columns_of("raw", "Patients"),
         "columns_of_default_schema": q.columns_of(None, "Patients"),
@@ -40,12 +60,17 @@ def statements() -> dict[str, object]:
         "base_coded": q.base_coded(lay, src, ["Zip Code", "age", HOSTILE], ["condition", "income"]),
         # the source grouped once (PostgreSQL, ``Backend.group_source``), then both scans read its weighted rows
         "source_grouped": q.source_grouped(src, ["Zip Code", "age", HOSTILE, "condition"]),
-        "source_values_grouped": q.source_values(grouped, ["Zip Code", "age", HOSTILE], ["condition"],
-                                                 weight=q.WEIGHT),
-        "base_coded_grouped": q.base_coded(lay, grouped, ["Zip Code", "age", HOSTILE], ["condition"],
-                                           weight=q.WEIGHT),
-        "base_coded_sizes_only_narrowed": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], ["condition"],
-                                                       [[40_000, 300, 200, 20, 5, 1], [90, 2, 1, 1], [3, 1]], []),
+        "source_values_grouped": q.source_values(grouped, ["Zip Code", "age", HOSTILE], ["condition"], weight=q.WEIGHT),
+        "base_coded_grouped": q.base_coded(lay, grouped, ["Zip Code", "age", HOSTILE], ["condition"], weight=q.WEIGHT),
+        "base_coded_sizes_only_narrowed": q.base_coded(
+            sizes,
+            src,
+            ["Zip Code", "age", HOSTILE],
+            [],
+            ["condition"],
+            [[40_000, 300, 200, 20, 5, 1], [90, 2, 1, 1], [3, 1]],
+            [],
+        ),
         "dimension_ddl": sa.schema.CreateTable(q.dim_table(0, 5, sa.Text())),
         "node_bottom": q.node_counts(lay, (0, 0, 0)),
         "node_figure_2": q.node_counts(lay, (2, 1, 1)),
@@ -54,19 +79,32 @@ def statements() -> dict[str, object]:
         "node_from_materialized": q.node_counts(lay, (3, None, 1), (1, None, 1), source="veil_node_4"),
         "node_packed_for_postgresql": q.packed(q.node_counts(lay, (2, 1, 1))),
         "node_block_tests": q.node_statistics(lay, (2, 1, 1), 1, [("distinct", 3.0), ("entropy", 2.5)]),
-        "node_block_tests_from_materialized": q.node_statistics(lay, (3, None, 1), 0, [("entropy", 2.0)], (1, None, 1),
-                                                                source="veil_node_4"),
+        "node_block_tests_from_materialized": q.node_statistics(
+            lay, (3, None, 1), 0, [("entropy", 2.0)], (1, None, 1), source="veil_node_4"
+        ),
         # t-closeness in the warehouse (queries.distances): the lookup tables, the exact statement (one row per
         # cell, block keys packed into one integer), and the bounds from value buckets
         "distance_positions_table": sa.schema.CreateTable(q.distances.lookup_tables(1)[0]),
         "distance_inverse_table": sa.schema.CreateTable(q.distances.lookup_tables(1)[1]),
         "distance_buckets_table": sa.schema.CreateTable(q.distances.bucket_table(1)),
-        "node_distance_tests": q.node_statistics(lay, (2, 1, 1), 1, [("ordered", 0.2), ("equal", 0.3)],
-                                                 reference=q.distances.Reference(1, 1000, 50, 65536, 123456),
-                                                 widths=[4, 9, 2]),
-        "node_distance_bounds": q.node_bounds(lay, (2, None, 1), 1, [0.2], q.distances.Reference(1, 1000, 50, 65536,
-                                                                                                 123456),
-                                              q.distances.Buckets(1, 2, 25), (1, None, 1), source="veil_node_4"),
+        "node_distance_tests": q.node_statistics(
+            lay,
+            (2, 1, 1),
+            1,
+            [("ordered", 0.2), ("equal", 0.3)],
+            reference=q.distances.Reference(1, 1000, 50, 65536, 123456),
+            widths=[4, 9, 2],
+        ),
+        "node_distance_bounds": q.node_bounds(
+            lay,
+            (2, None, 1),
+            1,
+            [0.2],
+            q.distances.Reference(1, 1000, 50, 65536, 123456),
+            q.distances.Buckets(1, 2, 25),
+            (1, None, 1),
+            source="veil_node_4",
+        ),
         "materialize_from_base": q.materialize(lay, 4, (1, None, 1)),
         "materialize_from_materialized": q.materialize(lay, 5, (2, None, 1), (1, None, 1), "veil_node_4"),
         "up_table": q.up_table(lay, 0, 1),
@@ -78,22 +116,32 @@ def statements() -> dict[str, object]:
         # the batch interface (Spark's path): several nodes' sizes in one GROUPING SETS statement, from the base and
         # from a kept rollup joined to veil_up_* tables (a projected-out QI leaves NULL keys in the other sets)
         "grouped_sizes_from_the_base": q.grouped_sizes(sizes, [(1, 0, 1), (2, 1, 1), (1, None, 0)]).statement,
-        "grouped_sizes_from_materialized": q.grouped_sizes(sizes, [(2, 1, 1), (3, None, 1), (1, 0, 1)], (1, 0, 1),
-                                                           source="veil_node_4").statement,
+        "grouped_sizes_from_materialized": q.grouped_sizes(
+            sizes, [(2, 1, 1), (3, None, 1), (1, 0, 1)], (1, 0, 1), source="veil_node_4"
+        ).statement,
         # DuckDB at scale: the base and materialized nodes in the session's scratch database (veil.backends.scratch)
         "attach_scratch": q.Attach("veil_work_12_1", "/data/.veil-work-12-ab01.duckdb"),
         "search_path_with_scratch": q.SetSearchPath(["main", "veil_work_12_1.main"]),
         "base_coded_into_scratch": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], into="veil_work_12_1"),
         "materialize_into_scratch": q.materialize(lay, 7, (1, None, 1), into="veil_work_12_1"),
-        "cells_into_scratch": q.cells_table(src, q.Layout((5, 3, 1), 0), (1, 0, 1), ["Zip Code", "age", HOSTILE],
-                                            ["condition"], ["condition"], ["none"], into="veil_work_12_1"),
+        "cells_into_scratch": q.cells_table(
+            src,
+            q.Layout((5, 3, 1), 0),
+            (1, 0, 1),
+            ["Zip Code", "age", HOSTILE],
+            ["condition"],
+            ["condition"],
+            ["none"],
+            into="veil_work_12_1",
+        ),
         "detach_scratch": q.Attach("veil_work_12_1"),
         # the base frequency set checked to hold every kept row; a node's counts streamed in block-key order
         "base_total": base_total(lay),
         "stream_ordered": ordered(q.node_counts(lay, (2, 1, 1)), ["g0", "g1", "g2"]),
         # DuckDB: numpy columns and DataFrames registered with the connection, read into tables
-        "insert_frame": qd.insert_frame(q.dim_table(0, 1, sa.Text()), "veil_frame_3", ["level_0", "code_1"],
-                                        {"level_1": "*", "code_0": 7}),
+        "insert_frame": qd.insert_frame(
+            q.dim_table(0, 1, sa.Text()), "veil_frame_3", ["level_0", "code_1"], {"level_1": "*", "code_0": 7}
+        ),
         "table_from_frame": qd.table_from_frame(sa.table("dataframe"), "veil_frame_4"),
         # ``veil seed`` (DuckDB or PostgreSQL) and what ``veil demo`` reads back from its DuckDB warehouse
         "census_table": sa.schema.CreateTable(demo.census_table("raw", "census")),
@@ -107,8 +155,17 @@ def release_statements() -> dict[str, object]:
     locks, fingerprint, suppressed blocks, labels, grants), in the order a release issues them.  The
     publication's own statements (rows tables, pointer, views, ledger) are in tests/test_publication_sql.py."""
     lay = q.Layout(heights=(5, 3, 1), sensitive_count=1)
-    src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer(), "nationality": sa.Text(),
-                                              "condition": sa.Text(), "id": sa.Integer()})
+    src = q.source_table(
+        "raw",
+        "Patients",
+        {
+            "Zip Code": sa.Text(),
+            "age": sa.Integer(),
+            "nationality": sa.Text(),
+            "condition": sa.Text(),
+            "id": sa.Integer(),
+        },
+    )
     published = ["Zip Code", "age", "nationality", "condition"]
     return {
         "try_advisory_lock": q.try_advisory_lock(-1234567890123),
@@ -126,12 +183,26 @@ def release_statements() -> dict[str, object]:
 
 SETS = {"queries": statements, "release": release_statements}
 # t-closeness in the warehouse: issued only by backends with block tests (DuckDB, PostgreSQL; not Spark)
-DISTANCES = {"distance_positions_table", "distance_inverse_table", "distance_buckets_table", "node_distance_tests",
-             "node_distance_bounds"}
+DISTANCES = {
+    "distance_positions_table",
+    "distance_inverse_table",
+    "distance_buckets_table",
+    "node_distance_tests",
+    "node_distance_bounds",
+}
 # DuckDB's scratch database (veil.backends.scratch): issued on DuckDB only
-DUCKDB_ONLY = {"attach_scratch", "search_path_with_scratch", "base_coded_into_scratch", "materialize_into_scratch",
-               "cells_into_scratch", "detach_scratch", "insert_frame", "table_from_frame", "demo_first_rows",
-               "demo_release_history"}
+DUCKDB_ONLY = {
+    "attach_scratch",
+    "search_path_with_scratch",
+    "base_coded_into_scratch",
+    "materialize_into_scratch",
+    "cells_into_scratch",
+    "detach_scratch",
+    "insert_frame",
+    "table_from_frame",
+    "demo_first_rows",
+    "demo_release_history",
+}
 
 
 def render(which: str = "queries") -> dict[str, str]:

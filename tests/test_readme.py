@@ -24,8 +24,8 @@ def section(title: str) -> str:
     """The README's text under ``title`` up to the next heading of the same or a higher level."""
     level = title.split(" ", 1)[0]
     start = README.index(f"\n{title}\n")
-    following = re.search(rf"\n#{{1,{len(level)}}} ", README[start + len(title) + 2:])
-    return README[start:start + len(title) + 2 + following.start()] if following else README[start:]
+    following = re.search(rf"\n#{{1,{len(level)}}} ", README[start + len(title) + 2 :])
+    return README[start : start + len(title) + 2 + following.start()] if following else README[start:]
 
 
 def fenced(text: str) -> list[tuple[str, str]]:
@@ -79,8 +79,9 @@ def same_output(shown: str, printed: str) -> bool:
     actual, actual_end = decoder.raw_decode(printed.strip())
     assert "\n" not in printed.strip()[:actual_end], "a --json document is printed on one line"
     assert set(expected) == set(actual), (sorted(expected), sorted(actual))
-    return _drop_volatile(expected) == _drop_volatile(actual) and same_text(shown.strip()[end:].strip(),
-                                                                           printed.strip()[actual_end:].strip())
+    return _drop_volatile(expected) == _drop_volatile(actual) and same_text(
+        shown.strip()[end:].strip(), printed.strip()[actual_end:].strip()
+    )
 
 
 def session(tmp_path: Path, commands: list[str]) -> list[subprocess.CompletedProcess[str]]:
@@ -96,15 +97,22 @@ def session(tmp_path: Path, commands: list[str]) -> list[subprocess.CompletedPro
     else:  # not a virtualenv: an activation that puts this interpreter's scripts first
         (clone / ".venv" / "bin").mkdir(parents=True)
         (clone / ".venv" / "bin" / "activate").write_text(f'PATH="{Path(sys.executable).parent}:$PATH"\n')
-    script = [f'{{\n{command}\n}} >"{out}/{i}.out" 2>"{out}/{i}.err" </dev/null; echo $? >"{out}/{i}.rc"'
-              for i, command in enumerate(commands)]
+    script = [
+        f'{{\n{command}\n}} >"{out}/{i}.out" 2>"{out}/{i}.err" </dev/null; echo $? >"{out}/{i}.rc"'
+        for i, command in enumerate(commands)
+    ]
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONHOME")}
     env["TMPDIR"] = str(temp)
-    res = subprocess.run(["bash", "-c", "\n".join(script)], cwd=clone, env=env, capture_output=True, text=True,
-                         timeout=900)
+    res = subprocess.run(
+        ["bash", "-c", "\n".join(script)], cwd=clone, env=env, capture_output=True, text=True, timeout=900
+    )
     assert res.returncode == 0, res.stderr
-    return [subprocess.CompletedProcess(command, int((out / f"{i}.rc").read_text()), (out / f"{i}.out").read_text(),
-                                        (out / f"{i}.err").read_text()) for i, command in enumerate(commands)]
+    return [
+        subprocess.CompletedProcess(
+            command, int((out / f"{i}.rc").read_text()), (out / f"{i}.out").read_text(), (out / f"{i}.err").read_text()
+        )
+        for i, command in enumerate(commands)
+    ]
 
 
 def write_file(name: str, text: str) -> str:

@@ -17,43 +17,58 @@ from veil.hierarchy import CsvSpec, TaxonomySpec, ValueKind, build, read_csv_row
 SECRET = "hunter2"
 
 
-@pytest.mark.parametrize("text, expected", [
-    ("postgresql+psycopg://veil:hunter2@db:5432/wh", "postgresql+psycopg://veil:***@db:5432/wh"),
-    ("postgresql://veil:hun@ter2@db/wh", "postgresql://veil:***@db/wh"),            # an unencoded @ in it
-    ("redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"),                   # no user
-    ("'mysql://u:hunter2@h/d' and 'https://a:hunter2@b/c'", "'mysql://u:***@h/d' and 'https://a:***@b/c'"),
-    ("A=1\x00URL=postgresql://u:hunter2@h/d\x00PGPASSWORD=hunter2\x00B=2",
-     "A=1\x00URL=postgresql://u:***@h/d\x00PGPASSWORD=***\x00B=2"),                 # /proc/self/environ
-    ("host=db user=veil password=hunter2 dbname=wh", "host=db user=veil password=*** dbname=wh"),
-    ("PGPASSWORD='hunter2 2'; export X", "PGPASSWORD='***'; export X"),
-    ('{"password": "hunter2", "user": "veil"}', '{"password": "***", "user": "veil"}'),
-    ("passwd: hunter2", "passwd: ***"),
-    ("API_TOKEN = hunter2", "API_TOKEN = ***"),
-    ("client_secret=hunter2&grant=x", "client_secret=***&grant=x"),
-])
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("postgresql+psycopg://veil:hunter2@db:5432/wh", "postgresql+psycopg://veil:***@db:5432/wh"),
+        ("postgresql://veil:hun@ter2@db/wh", "postgresql://veil:***@db/wh"),  # an unencoded @ in it
+        ("redis://:hunter2@cache:6379/0", "redis://:***@cache:6379/0"),  # no user
+        ("'mysql://u:hunter2@h/d' and 'https://a:hunter2@b/c'", "'mysql://u:***@h/d' and 'https://a:***@b/c'"),
+        (
+            "A=1\x00URL=postgresql://u:hunter2@h/d\x00PGPASSWORD=hunter2\x00B=2",
+            "A=1\x00URL=postgresql://u:***@h/d\x00PGPASSWORD=***\x00B=2",
+        ),  # /proc/self/environ
+        ("host=db user=veil password=hunter2 dbname=wh", "host=db user=veil password=*** dbname=wh"),
+        ("PGPASSWORD='hunter2 2'; export X", "PGPASSWORD='***'; export X"),
+        ('{"password": "hunter2", "user": "veil"}', '{"password": "***", "user": "veil"}'),
+        ("passwd: hunter2", "passwd: ***"),
+        ("API_TOKEN = hunter2", "API_TOKEN = ***"),
+        ("client_secret=hunter2&grant=x", "client_secret=***&grant=x"),
+    ],
+)
 def test_redact_masks_credentials(text: str, expected: str) -> None:
     assert redact(text) == expected
     assert SECRET not in redact(text)
     assert redact(redact(text)) == redact(text)
 
 
-@pytest.mark.parametrize("text", [
-    "postgresql://veil@db:5432/wh",                                    # no password
-    "password authentication failed for user 'veil'",
-    "fe_sendauth: no password supplied",
-    "[[models]] #1 (epsilon-privacy): unknown parameter(s) 'token'",
-    "hierarchy for column 'age' (/srv/h/age.csv) line 3: value 'forty' is not a valid integer",
-    "cannot connect to PostgreSQL at db:5432 (connection refused)",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "postgresql://veil@db:5432/wh",  # no password
+        "password authentication failed for user 'veil'",
+        "fe_sendauth: no password supplied",
+        "[[models]] #1 (epsilon-privacy): unknown parameter(s) 'token'",
+        "hierarchy for column 'age' (/srv/h/age.csv) line 3: value 'forty' is not a valid integer",
+        "cannot connect to PostgreSQL at db:5432 (connection refused)",
+    ],
+)
 def test_redact_leaves_other_text_alone(text: str) -> None:
     assert redact(text) == text
 
 
-@pytest.mark.parametrize("value, shown", [
-    ("forty", "'forty'"), ("", "''"), (28.5, "28.5"), (55, "55"), ("respiratory!", "'respiratory!'"),
-    ("PATH=/usr/local/bin:/usr/bin", "'PATH=/us…' (28 characters)"),
-    ("a\nb\x00c" * 10, "'a\\nb\\x00ca\\nb…' (50 characters)"),                  # one line, whatever it holds
-])
+@pytest.mark.parametrize(
+    "value, shown",
+    [
+        ("forty", "'forty'"),
+        ("", "''"),
+        (28.5, "28.5"),
+        (55, "55"),
+        ("respiratory!", "'respiratory!'"),
+        ("PATH=/usr/local/bin:/usr/bin", "'PATH=/us…' (28 characters)"),
+        ("a\nb\x00c" * 10, "'a\\nb\\x00ca\\nb…' (50 characters)"),  # one line, whatever it holds
+    ],
+)
 def test_excerpt(value: object, shown: str) -> None:
     assert excerpt(value) == shown
 
@@ -81,8 +96,9 @@ def test_labels_of_a_broken_function_chain_are_excerpts() -> None:
     spec = TaxonomySpec(mapping=(("1", (long_a, "*")), ("1", (long_b, "*"))))
     with pytest.raises(HierarchyError) as info:
         build(spec, "x", ["1"], ValueKind.TEXT)
-    assert "has two generalizations ['aaaaaaaa…' (47 characters), '*'] and ['bbbbbbbb…' (47 characters), '*']" \
-        in str(info.value)
+    assert "has two generalizations ['aaaaaaaa…' (47 characters), '*'] and ['bbbbbbbb…' (47 characters), '*']" in str(
+        info.value
+    )
     with pytest.raises(HierarchyError) as info:
         validate_chain("x", "test", ["1", "2"], [["g", "g"], [long_a, long_b]])
     assert SECRET not in str(info.value) and "'aaaaaaaa…' (47 characters)" in str(info.value)

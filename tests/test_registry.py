@@ -27,8 +27,9 @@ def test_names_in_declaration_order_and_aliases() -> None:
 
 def test_a_new_entry_is_one_decorator(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "plugins").mkdir()
-    (tmp_path / "plugins" / "a.py").write_text('from veil.registry import Registry\n\n@THINGS.register("x", "y")\n'
-                                               'def f(): ...\n')
+    (tmp_path / "plugins" / "a.py").write_text(
+        'from veil.registry import Registry\n\n@THINGS.register("x", "y")\ndef f(): ...\n'
+    )
     monkeypatch.setattr(registry, "PACKAGE", tmp_path)
     things: Registry[object] = Registry("thing", "THINGS", "veil.plugins")
     assert things.declared() == {"x": ("veil.plugins.a", False), "y": ("veil.plugins.a", True)}
@@ -49,11 +50,12 @@ def test_a_reloaded_module_registers_again_and_a_second_definition_is_refused() 
     def make() -> type:
         class Thing:  # the same module and qualified name each time: what importlib.reload produces
             pass
+
         return Thing
 
     first, again = make(), make()
     things.register("thing")(first)
-    things.register("thing")(again)          # a reload: the newer definition replaces the older
+    things.register("thing")(again)  # a reload: the newer definition replaces the older
     other = type("Other", (), {})
     with pytest.raises(ValueError, match="thing 'thing' is registered twice"):
         things.register("thing")(other)

@@ -24,15 +24,42 @@ from veil.reidentification.zayatz import zayatz
 # Adult (age, sex, race, marital-status, education; N = 30,162) sampled at 1%, 10%, 50%
 # (bench/bench_uniqueness.py, seed 38), and ARX 3.9's estimates of the population uniques on each.
 ARX = [
-    (30162, [[1, 221], [2, 29], [3, 6], [5, 1]],
-     {"pitman": 1146.2024632063078, "zayatz": 16212.989855757189, "snb": 0.0, "dankar": 1146.2024632063078}),
-    (30162, [[1, 1055], [2, 214], [3, 81], [4, 39], [5, 31], [6, 26], [7, 17], [8, 17], [9, 13], [10, 11], [11, 4],
-             [12, 3], [13, 10], [14, 4], [15, 5]],
-     {"pitman": 3892.4089544020785, "zayatz": 4923.635122588888, "snb": 0.0, "dankar": 3892.4089544020785}),
-    (30162, [[1, 229], [2, 33], [3, 1], [4, 1]],   # ARX's Pitman does not converge: Dankar falls back to Zayatz
-     {"pitman": 0.0, "zayatz": 17390.908790774316, "snb": 0.0, "dankar": 17390.908790774316}),
-    (10000, [[1, 300], [2, 100], [3, 50], [5, 20], [10, 15]],
-     {"pitman": 667.6443628350709, "zayatz": 1353.0343079349193, "snb": 0.0, "dankar": 667.6443628350709}),
+    (
+        30162,
+        [[1, 221], [2, 29], [3, 6], [5, 1]],
+        {"pitman": 1146.2024632063078, "zayatz": 16212.989855757189, "snb": 0.0, "dankar": 1146.2024632063078},
+    ),
+    (
+        30162,
+        [
+            [1, 1055],
+            [2, 214],
+            [3, 81],
+            [4, 39],
+            [5, 31],
+            [6, 26],
+            [7, 17],
+            [8, 17],
+            [9, 13],
+            [10, 11],
+            [11, 4],
+            [12, 3],
+            [13, 10],
+            [14, 4],
+            [15, 5],
+        ],
+        {"pitman": 3892.4089544020785, "zayatz": 4923.635122588888, "snb": 0.0, "dankar": 3892.4089544020785},
+    ),
+    (
+        30162,
+        [[1, 229], [2, 33], [3, 1], [4, 1]],  # ARX's Pitman does not converge: Dankar falls back to Zayatz
+        {"pitman": 0.0, "zayatz": 17390.908790774316, "snb": 0.0, "dankar": 17390.908790774316},
+    ),
+    (
+        10000,
+        [[1, 300], [2, 100], [3, 50], [5, 20], [10, 15]],
+        {"pitman": 667.6443628350709, "zayatz": 1353.0343079349193, "snb": 0.0, "dankar": 667.6443628350709},
+    ),
 ]
 
 
@@ -48,7 +75,7 @@ def test_prosecutor_by_hand() -> None:
     r = prosecutor(ClassSizes.of([1, 1, 2, 4]), threshold=0.2)
     assert (r.highest, r.lowest, r.average, r.records_at_risk) == (1.0, 0.25, 0.5, 1.0)
     assert prosecutor(ClassSizes.of([1, 1, 2, 4]), threshold=0.25).records_at_risk == 0.5
-    assert prosecutor(ClassSizes.of([5, 5]), threshold=0.2).records_at_risk == 0.0   # 1/5 is not above 0.2
+    assert prosecutor(ClassSizes.of([5, 5]), threshold=0.2).records_at_risk == 0.0  # 1/5 is not above 0.2
     assert prosecutor(ClassSizes.of([])).average == 0.0
 
 
@@ -60,10 +87,12 @@ def test_suppression_for_average_risk_is_the_fewest_records() -> None:
         t = float(rng.choice([0.1, 0.2, 0.3, 0.5]))
         m = classes_to_suppress(ClassSizes.of(sizes), t)
         ordered = np.sort(sizes)
-        best = min(int(sizes[[i for i in range(len(sizes)) if mask >> i & 1]].sum())
-                   for mask in range(1 << len(sizes))
-                   if (len(sizes) - bin(mask).count("1")) <= t * (sizes.sum() - sum(
-                       sizes[i] for i in range(len(sizes)) if mask >> i & 1)))
+        best = min(
+            int(sizes[[i for i in range(len(sizes)) if mask >> i & 1]].sum())
+            for mask in range(1 << len(sizes))
+            if (len(sizes) - bin(mask).count("1"))
+            <= t * (sizes.sum() - sum(sizes[i] for i in range(len(sizes)) if mask >> i & 1))
+        )
         assert int(ordered[:m].sum()) == best
 
 
@@ -89,7 +118,7 @@ def test_zayatz_by_hand() -> None:
     1/2 · 3/5) = 5/11; estimate 1 · 5/11 / (3/6)."""
     assert hypergeom_one(6, 2, 3) == pytest.approx(0.6)
     assert zayatz(ClassSizes.of([1, 2]), 6) == pytest.approx(10 / 11)
-    assert zayatz(ClassSizes.of([1, 1, 2, 4]), 8) == pytest.approx(2.0)   # a census: its uniques are the population's
+    assert zayatz(ClassSizes.of([1, 1, 2, 4]), 8) == pytest.approx(2.0)  # a census: its uniques are the population's
     assert zayatz(ClassSizes.of([2, 2]), 100) == 0.0
 
 
@@ -114,19 +143,19 @@ def test_uniqueness_equals_arx(population: int, histogram: list[list[int]], expe
     assert z == pytest.approx(expected["zayatz"], rel=1e-9)
     p = pitman(h, population)
     if expected["pitman"]:
-        assert p == pytest.approx(expected["pitman"], rel=1e-5)   # Newton-Raphson to ARX's accuracy (1e-6)
+        assert p == pytest.approx(expected["pitman"], rel=1e-5)  # Newton-Raphson to ARX's accuracy (1e-6)
     else:
         assert math.isnan(p)
     model, value = dankar(h, population)
     assert value == pytest.approx(expected["dankar"], rel=1e-5)
     assert model == ("pitman" if expected["pitman"] else "zayatz")
-    assert math.isnan(snb(h, population, variant="arx"))   # ARX's SNB equations have no root here either
+    assert math.isnan(snb(h, population, variant="arx"))  # ARX's SNB equations have no root here either
 
 
 def test_dankar_rule() -> None:
-    h = ClassSizes(*zip(*ARX[1][1]))            # 10% sample: π <= 0.1 → Pitman
+    h = ClassSizes(*zip(*ARX[1][1]))  # 10% sample: π <= 0.1 → Pitman
     assert dankar(h, 30160)[0] == "pitman"
-    big = ClassSizes(*zip(*ARX[1][1]))           # same histogram as a 50% sample: min(Zayatz, SNB)
+    big = ClassSizes(*zip(*ARX[1][1]))  # same histogram as a 50% sample: min(Zayatz, SNB)
     model, value = dankar(big, 2 * big.records)
     assert model in ("zayatz", "snb")
     z, s = zayatz(big, 2 * big.records), snb(big, 2 * big.records)
@@ -151,7 +180,9 @@ def test_special_functions_against_scipy() -> None:
         assert digamma(x) == pytest.approx(float(special.digamma(x)), rel=1e-12, abs=1e-12)
         assert trigamma(x) == pytest.approx(float(special.polygamma(1, x)), rel=1e-12)
     for big, k, n in ((30162, 1, 302), (30162, 7, 3016), (100, 3, 50), (10, 10, 10), (5, 2, 5)):
-        assert hypergeom_one(big, k, n) == pytest.approx(float(stats.hypergeom.pmf(1, big, k, n)), rel=1e-10, abs=1e-300)
+        assert hypergeom_one(big, k, n) == pytest.approx(
+            float(stats.hypergeom.pmf(1, big, k, n)), rel=1e-10, abs=1e-300
+        )
 
 
 def test_newton_gives_nan_without_a_root() -> None:
@@ -164,8 +195,9 @@ def test_the_report_section_reads_the_same_summary() -> None:
     from veil.models.risk import PopulationUniqueness
     from veil.report.content import reidentification_view
 
-    docs = reidentification_view([PopulationUniqueness(0.1, "zayatz", sampling_fraction=1.0)],
-                                 np.array([1, 1, 2, 4]), np.array([4, 4]))
+    docs = reidentification_view(
+        [PopulationUniqueness(0.1, "zayatz", sampling_fraction=1.0)], np.array([1, 1, 2, 4]), np.array([4, 4])
+    )
     assert [d["subject"] for d in docs] == ["source", "published"]
     assert docs[0]["prosecutor"]["average"] == 0.5 and docs[1]["prosecutor"]["average"] == 0.25
     assert docs[0]["population_uniqueness"]["population_uniques"]["zayatz"] == 0.25

@@ -31,14 +31,19 @@ def test_risk_before_and_after_a_release(inpatient: Db, release_schemas) -> None
     path = inpatient.write_config("patients", inpatient_body() + release_schemas.section())
     before = risk(path)
     assert (before["records"], before["classes"]) == (12, 12)
-    assert before["prosecutor"] == {"threshold": 0.2, "highest": 1.0, "lowest": 1.0, "average": 1.0,
-                                    "records_at_risk": 1.0}
+    assert before["prosecutor"] == {
+        "threshold": 0.2,
+        "highest": 1.0,
+        "lowest": 1.0,
+        "average": 1.0,
+        "records_at_risk": 1.0,
+    }
     assert before["sample_uniques"] == 1.0 and before["population_uniqueness"] is None
     node = risk(path, node="1,2,1", population_table=f"{inpatient.schema}.everyone")
     assert node["prosecutor"]["average"] == 0.25 and node["prosecutor"]["highest"] == 0.25
     assert node["journalist"]["highest"] == 0.125 and node["journalist"]["average"] == pytest.approx(0.125)
     assert node["marketer"]["average"] == pytest.approx(0.125) and node["population"]["rows"] == 24
-    assert node["population_uniqueness"]["population_uniques"]["dankar"] == 0.0   # no sample unique
+    assert node["population_uniqueness"]["population_uniques"]["dankar"] == 0.0  # no sample unique
 
     assert run_veil("init", "--config", str(path)).returncode == 0
     res = run_veil("release", "--config", str(path))
@@ -49,8 +54,9 @@ def test_risk_before_and_after_a_release(inpatient: Db, release_schemas) -> None
     text = run_veil("risk", "--config", str(path), "--release", "1", "--sampling-fraction", "0.5")
     assert "prosecutor: highest 25%, average 25%" in text.stdout and "population uniques (population 24" in text.stdout
 
-    bad = run_veil("risk", "--config", str(path), "--node", "1,2,1", "--population-table", f"{inpatient.schema}.nope",
-                   "--json")
+    bad = run_veil(
+        "risk", "--config", str(path), "--node", "1,2,1", "--population-table", f"{inpatient.schema}.nope", "--json"
+    )
     assert bad.returncode == 1 and "population table" in error_line(bad.stderr)
     assert json.loads(bad.stdout)["status"] == "failed"
     with pytest.raises(ConfigError, match="mutually exclusive"):
@@ -80,17 +86,23 @@ def _adult_before_and_after_a_release(tmp_path) -> None:
     folder = _adult_folder()
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
     con.execute("CREATE SCHEMA raw")
-    con.execute("CREATE TABLE raw.adult AS SELECT * FROM read_csv(?, delim=';', header=true, "
-                "types={'age': 'INTEGER'})", [str(folder / "adult.csv")])
+    con.execute(
+        "CREATE TABLE raw.adult AS SELECT * FROM read_csv(?, delim=';', header=true, types={'age': 'INTEGER'})",
+        [str(folder / "adult.csv")],
+    )
     con.close()
     qis = ("age", "sex", "race", "marital-status", "education")
-    text = f'[source]\nurl = "duckdb:///{tmp_path / "w.duckdb"}"\ntable = "raw.adult"\n\n[files]\nallow = ["{folder}"]\n'
+    text = (
+        f'[source]\nurl = "duckdb:///{tmp_path / "w.duckdb"}"\ntable = "raw.adult"\n\n[files]\nallow = ["{folder}"]\n'
+    )
     for q in qis:
         shutil.copy(folder / f"adult_hierarchy_{q}.csv", tmp_path / f"{q}.csv")
         text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {{ csv = "{q}.csv" }}\n'
-    text += ('\n[[models]]\ntype = "average-risk"\nthreshold = 0.05\n\n[[models]]\ntype = "population-uniqueness"\n'
-             'threshold = 0.01\nsampling_fraction = 0.1\n\n[search]\nmax_suppression = 0.02\n\n'
-             '[release]\nname = "adult"\nseries = "off"\n')
+    text += (
+        '\n[[models]]\ntype = "average-risk"\nthreshold = 0.05\n\n[[models]]\ntype = "population-uniqueness"\n'
+        "threshold = 0.01\nsampling_fraction = 0.1\n\n[search]\nmax_suppression = 0.02\n\n"
+        '[release]\nname = "adult"\nseries = "off"\n'
+    )
     path = tmp_path / "veil.toml"
     path.write_text(text)
     before = risk(path, sampling_fraction=0.1)
@@ -117,8 +129,11 @@ def test_api_risk_matches_the_hand_computation() -> None:
     from veil.demo import HIERARCHIES, inpatient_rows
 
     df = pd.DataFrame(inpatient_rows(), columns=list(INPATIENT_COLUMNS))
-    qis = {"zip": {"mask": True}, "age": {"csv": str(HIERARCHIES / "inpatient_age.csv")},
-           "nationality": {"suppress": True}}
+    qis = {
+        "zip": {"mask": True},
+        "age": {"csv": str(HIERARCHIES / "inpatient_age.csv")},
+        "nationality": {"suppress": True},
+    }
     r = api_risk(df, qis, node=(1, 2, 1), population=pd.concat([df, df]), progress=False)
     assert r.prosecutor.average == 0.25 and r.journalist.highest == 0.125 and r.marketer == pytest.approx(0.125)
     r = api_risk(df, qis, sampling_fraction=0.5, progress=False)

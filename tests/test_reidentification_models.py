@@ -34,16 +34,18 @@ def make(table: dict) -> object:
 
 
 def test_built_from_config_and_described() -> None:
-    assert make({"type": "average-risk", "threshold": 0.1}).describe() == \
-        "average re-identification risk (threshold=0.1)"
+    assert (
+        make({"type": "average-risk", "threshold": 0.1}).describe() == "average re-identification risk (threshold=0.1)"
+    )
     m = make({"type": "population-uniqueness", "threshold": 0.01, "model": "pitman", "sampling_fraction": 0.1})
     assert m.describe() == "population uniqueness (threshold=0.01, pitman, sampling fraction 0.1)"
     assert not m.properties.monotone and m.properties.needs.value == "supersets"
-    for bad, match in (({"type": "average-risk", "threshold": 0}, "must be > 0"),
-                       ({"type": "population-uniqueness", "threshold": 0.1}, "give exactly one of"),
-                       ({"type": "population-uniqueness", "threshold": 0.1, "population": 10, "model": "x"},
-                        "must be one of"),
-                       ({"type": "average-risk", "threshold": 0.1, "k": 2}, "unknown parameter")):
+    for bad, match in (
+        ({"type": "average-risk", "threshold": 0}, "must be > 0"),
+        ({"type": "population-uniqueness", "threshold": 0.1}, "give exactly one of"),
+        ({"type": "population-uniqueness", "threshold": 0.1, "population": 10, "model": "x"}, "must be one of"),
+        ({"type": "average-risk", "threshold": 0.1, "k": 2}, "unknown parameter"),
+    ):
         with pytest.raises(ConfigError, match=match):
             make(bad)
 
@@ -56,7 +58,7 @@ def test_average_risk_by_hand() -> None:
     assert v.passed.tolist() == [False, True, True] and v.achieved == pytest.approx(2 / 11)
     v = AverageRisk(0.1).check(counts([1, 1, 10]))
     assert v.passed.tolist() == [False, False, True] and v.achieved == pytest.approx(0.1)
-    spec = Specification((AverageRisk(0.2),), max_suppression=0.1)   # 1 row of 12 within a budget of 1
+    spec = Specification((AverageRisk(0.2),), max_suppression=0.1)  # 1 row of 12 within a budget of 1
     assert spec.evaluate(counts([1, 1, 10]), 12).passed
     assert not Specification((AverageRisk(0.2),)).evaluate(counts([1, 1, 10]), 12).passed
 
@@ -74,8 +76,7 @@ def test_population_uniqueness_by_hand() -> None:
 
 
 @settings(max_examples=300)
-@given(st.lists(st.integers(1, 30), min_size=2, max_size=25), st.sampled_from([0.05, 0.1, 0.2, 0.34, 0.5]),
-       st.data())
+@given(st.lists(st.integers(1, 30), min_size=2, max_size=25), st.sampled_from([0.05, 0.1, 0.2, 0.34, 0.5]), st.data())
 def test_average_risk_is_monotone(sizes: list[int], threshold: float, data: st.DataObject) -> None:
     """Declared monotone: a table that passes still passes once two of its classes merge (u falls, n stays)."""
     model = AverageRisk(threshold)
@@ -100,12 +101,16 @@ def test_average_risk_suppresses_no_more_when_merged() -> None:
         assert rows[1] <= rows[0]
 
 
-@pytest.mark.parametrize("model, sizes, population, threshold, i, j", [
-    ("zayatz", [1, 1, 1, 2, 3, 3, 4, 4, 5, 5], 58, 0.05, 9, 5),       # 0.0434 → 0.0506 once 5 and 3 merge
-    ("dankar", [1, 4, 5, 5], 75, 0.01, 2, 1),                         # 0.0091 → 0.0143 once 5 and 4 merge
-])
-def test_population_uniqueness_is_not_monotone(model: str, sizes: list[int], population: int, threshold: float,
-                                               i: int, j: int) -> None:
+@pytest.mark.parametrize(
+    "model, sizes, population, threshold, i, j",
+    [
+        ("zayatz", [1, 1, 1, 2, 3, 3, 4, 4, 5, 5], 58, 0.05, 9, 5),  # 0.0434 → 0.0506 once 5 and 3 merge
+        ("dankar", [1, 4, 5, 5], 75, 0.01, 2, 1),  # 0.0091 → 0.0143 once 5 and 4 merge
+    ],
+)
+def test_population_uniqueness_is_not_monotone(
+    model: str, sizes: list[int], population: int, threshold: float, i: int, j: int
+) -> None:
     """The counter-examples behind the declaration: a passing table whose two merged classes fail."""
     m = PopulationUniqueness(threshold, model, population=population)
     assert not m.properties.monotone and not m.properties.monotone_with_suppression
@@ -126,7 +131,14 @@ def test_hypothesis_finds_population_uniqueness_non_monotone() -> None:
         m = PopulationUniqueness(0.05, "zayatz", population=big)
         return m.holds(ClassSizes.of(s), big) and not m.holds(ClassSizes.of(merged(s, i, j)), big)
 
-    found = find(st.tuples(st.lists(st.integers(1, 5), min_size=4, max_size=10), st.sampled_from([5, 10]),
-                           st.integers(0, 9), st.integers(0, 9)), breaks,
-                 settings=settings(max_examples=20_000, database=None))
+    found = find(
+        st.tuples(
+            st.lists(st.integers(1, 5), min_size=4, max_size=10),
+            st.sampled_from([5, 10]),
+            st.integers(0, 9),
+            st.integers(0, 9),
+        ),
+        breaks,
+        settings=settings(max_examples=20_000, database=None),
+    )
     assert breaks(found)

@@ -59,8 +59,9 @@ def veil(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedP
 def views(db: Db, out: str) -> dict[str, list[tuple]]:
     return {
         "latest": sorted(db.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient')),
-        "releases": db.query(f'SELECT version, rows_published, rows_suppressed, node FROM "{out}".inpatient_releases '
-                             "ORDER BY version"),
+        "releases": db.query(
+            f'SELECT version, rows_published, rows_suppressed, node FROM "{out}".inpatient_releases ORDER BY version'
+        ),
     }
 
 
@@ -68,8 +69,9 @@ def catalog_rows(db: Db, cat: str) -> list[tuple]:
     return db.query(f'SELECT status, version, error FROM "{cat}".releases ORDER BY started_at')
 
 
-@pytest.mark.notimpl(["spark"],
-                      reason=("reads the published view's columns from information_schema.columns, which Spark lacks"))
+@pytest.mark.notimpl(
+    ["spark"], reason=("reads the published view's columns from information_schema.columns, which Spark lacks")
+)
 def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient)
     assert veil("init", "--config", path).returncode == 0
@@ -83,13 +85,22 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     assert ("1305*", "<40", "*", "Cancer") in v["latest"] and len(v["latest"]) == 12
     assert v["releases"] == [(1, 12, 0, "[1, 2, 1]")]
     # no direct identifier, no unlisted column
-    cols = [r[0] for r in inpatient.query(
-        f"SELECT column_name FROM information_schema.columns WHERE table_schema = '{out}' AND table_name = 'inpatient'")]
+    cols = [
+        r[0]
+        for r in inpatient.query(
+            f"SELECT column_name FROM information_schema.columns WHERE table_schema = '{out}' AND table_name = 'inpatient'"
+        )
+    ]
     assert sorted(cols) == ["age", "condition", "nationality", "zip"]
-    blocks = inpatient.query(f'SELECT zip, age, nationality, block_size, condition, count FROM "{out}".inpatient_blocks '
-                             "WHERE zip = '1485*'")
-    assert sorted(blocks) == [("1485*", ">=40", "*", 4, "Cancer", 1), ("1485*", ">=40", "*", 4, "Heart Disease", 1),
-                              ("1485*", ">=40", "*", 4, "Viral Infection", 2)]
+    blocks = inpatient.query(
+        f'SELECT zip, age, nationality, block_size, condition, count FROM "{out}".inpatient_blocks '
+        "WHERE zip = '1485*'"
+    )
+    assert sorted(blocks) == [
+        ("1485*", ">=40", "*", 4, "Cancer", 1),
+        ("1485*", ">=40", "*", 4, "Heart Disease", 1),
+        ("1485*", ">=40", "*", 4, "Viral Infection", 2),
+    ]
 
     # unchanged rerun: exit 0, nothing published, a skipped row in the catalog
     res = veil("release", "--config", path, "--json")
@@ -97,7 +108,7 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     assert views(inpatient, out)["releases"] == [(1, 12, 0, "[1, 2, 1]")]
 
     # the source changes: version 2, views repointed, history kept
-    inpatient.execute(sa.text(f'INSERT INTO "{inpatient.schema}".patients VALUES (13, \'13053\', 33, \'Indian\', \'Flu\')'))
+    inpatient.execute(sa.text(f"INSERT INTO \"{inpatient.schema}\".patients VALUES (13, '13053', 33, 'Indian', 'Flu')"))
     res = veil("release", "--config", path, "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
@@ -113,8 +124,10 @@ def test_release_query_change_rerun(inpatient: Db, pg_cleanup) -> None:
     res = veil("release", "--config", path, "--force", "--json")
     assert json.loads(res.stdout)["version"] == 3
     if inpatient.kind == "postgres":  # the blocks table was analyzed with version 3 in it, before its recount
-        stats = inpatient.query(f"SELECT most_common_vals::text FROM pg_stats WHERE schemaname = '{out}' "
-                                "AND tablename = 'inpatient_block_rows' AND attname = 'veil_version'")
+        stats = inpatient.query(
+            f"SELECT most_common_vals::text FROM pg_stats WHERE schemaname = '{out}' "
+            "AND tablename = 'inpatient_block_rows' AND attname = 'veil_version'"
+        )
         assert stats and "3" in stats[0][0].strip("{}").split(","), stats
 
 
@@ -125,8 +138,9 @@ def test_release_needs_init(inpatient: Db, pg_cleanup) -> None:
     assert res.returncode == 1 and "veil init" in error_line(res.stderr)
 
 
-@pytest.mark.notimpl(["spark"],
-                      reason=("catalog_rows looks for the catalog table in information_schema.tables, which Spark lacks"))
+@pytest.mark.notimpl(
+    ["spark"], reason=("catalog_rows looks for the catalog table in information_schema.tables, which Spark lacks")
+)
 def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient, '\n[[models]]\ntype = "distinct-l-diversity"\nl = 4\n')
     veil("init", "--config", path)
@@ -139,10 +153,14 @@ def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
 
 
 @pytest.mark.parametrize("step", ["search", "materialize", "verify", "views", "catalog", "corrupt"])
-@pytest.mark.notimpl(["spark"],
-                      reason=("changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
-                              "autocommit publication's failures, kills and orphans are "
-                              "tests/spark/test_release_spark.py's"))
+@pytest.mark.notimpl(
+    ["spark"],
+    reason=(
+        "changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+        "autocommit publication's failures, kills and orphans are "
+        "tests/spark/test_release_spark.py's"
+    ),
+)
 def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanup, step: str) -> None:
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
@@ -164,10 +182,14 @@ def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanu
     assert res.returncode == 0 and json.loads(res.stdout)["version"] == 2
 
 
-@pytest.mark.notimpl(["spark"],
-                      reason=("changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
-                              "autocommit publication's failures, kills and orphans are "
-                              "tests/spark/test_release_spark.py's"))
+@pytest.mark.notimpl(
+    ["spark"],
+    reason=(
+        "changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+        "autocommit publication's failures, kills and orphans are "
+        "tests/spark/test_release_spark.py's"
+    ),
+)
 def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient: Db, pg_cleanup) -> None:
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
@@ -176,8 +198,13 @@ def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient
     tables_before = inpatient.objects()
     inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 2'))
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "release", "--config", path],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stderr is not None
     for line in proc.stderr:  # its log: mid-release once it materializes (running row committed, snapshot taken)
         if "materializing" in line:
@@ -200,8 +227,16 @@ def test_two_concurrent_releases_publish_once(inpatient: Db, pg_cleanup) -> None
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
-    procs = [subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", path, "--json"], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "veil.cli", "release", "--config", path, "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
     codes = sorted(r[2] for r in results)
     assert codes == [0, 1], results
@@ -239,13 +274,16 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
     db.create_table("patients", INPATIENT_COLUMNS, inpatient_rows())
     role, analyst = f"veil_ro_{uuid.uuid4().hex[:8]}", f"analyst_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database  # VEIL_TEST_PG_URL's database
-    db.execute(f'CREATE ROLE "{role}" LOGIN', f'CREATE ROLE "{analyst}" LOGIN',
-               f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT CREATE ON DATABASE "{database}" TO "{role}"')
+    db.execute(
+        f'CREATE ROLE "{role}" LOGIN',
+        f'CREATE ROLE "{analyst}" LOGIN',
+        f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+        f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
+        f'GRANT CREATE ON DATABASE "{database}" TO "{role}"',
+    )
     try:
         path, out, cat = setup(db, "")
-        text = open(path).read().replace("[release]", "[release]\ngrant_select_to = [\"%s\"]" % analyst)
+        text = open(path).read().replace("[release]", '[release]\ngrant_select_to = ["%s"]' % analyst)
         open(path, "w").write(text)
         url = sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False)
         env = {"VEIL_TEST_PG_URL": url}
@@ -267,13 +305,23 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
     finally:
         for schema in (f"{db.schema}_pub", f"{db.schema}_cat"):
             db.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
-        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP OWNED BY "{analyst}"',
-                   f'DROP ROLE "{role}"', f'DROP ROLE "{analyst}"')
+        db.execute(
+            f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"',
+            f'DROP OWNED BY "{role}"',
+            f'DROP OWNED BY "{analyst}"',
+            f'DROP ROLE "{role}"',
+            f'DROP ROLE "{analyst}"',
+        )
 
 
-@pytest.mark.notimpl(["spark"], raises=AssertionError,
-                      reason=("Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the "
-                              "head revision, 0007, not at 0001"))
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        "Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the "
+        "head revision, 0007, not at 0001"
+    ),
+)
 def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
     cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
     if db.kind == "postgres":
@@ -282,20 +330,27 @@ def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
     backend.create_missing = True  # a fresh DuckDB file (Veil's commands refuse a missing one)
     with backend.session() as s:
         assert catalog.upgrade(s, cat, "0001") == (None, "0001")
-        s.execute(sa.text(f'INSERT INTO "{cat}".releases (id, name, status, started_at, config, config_hash) '
-                          "VALUES ('r1', 'old', 'published', CURRENT_TIMESTAMP, 'x', 'h')"))
+        s.execute(
+            sa.text(
+                f'INSERT INTO "{cat}".releases (id, name, status, started_at, config, config_hash) '
+                "VALUES ('r1', 'old', 'published', CURRENT_TIMESTAMP, 'x', 'h')"
+            )
+        )
         s.commit()
         assert catalog.upgrade(s, cat) == ("0001", catalog.HEAD)
         releases = catalog.tables(cat).releases
         rows = s.rows(sa.select(releases.c.name, releases.c.backend, releases.c.rows_deferred))
         assert rows == [("old", None, None)]
         assert catalog.upgrade(s, cat) == (catalog.HEAD, catalog.HEAD)
-        indexes = ("SELECT index_name FROM duckdb_indexes() WHERE schema_name = 'veil'" if db.kind == "duckdb" else
-                   f"SELECT indexname FROM pg_indexes WHERE schemaname = '{cat}' AND tablename = 'series_cells'")
+        indexes = (
+            "SELECT index_name FROM duckdb_indexes() WHERE schema_name = 'veil'"
+            if db.kind == "duckdb"
+            else f"SELECT indexname FROM pg_indexes WHERE schemaname = '{cat}' AND tablename = 'series_cells'"
+        )
         # the ledger's open cells are indexed where the backend indexes by version (migrations/versions/0005)
-        assert [n for (n,) in s.rows(sa.text(indexes)) if n == "series_cells_open"] == \
-            ([] if db.kind == "duckdb" else ["series_cells_open"])
-
+        assert [n for (n,) in s.rows(sa.text(indexes)) if n == "series_cells_open"] == (
+            [] if db.kind == "duckdb" else ["series_cells_open"]
+        )
 
 
 def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) -> None:
@@ -308,8 +363,8 @@ def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) 
     body = inpatient_body().replace('columns = ["condition"]', 'columns = ["condition", "ward"]')
     body = body.replace('type = "k-anonymity"', 'type = "k-anonymity"').replace("k = 4", "k = 4") + RELEASE.format(
         out="published" if db.kind == "duckdb" else f"{db.schema}_pub",
-        cat="veil" if db.kind == "duckdb" else f"{db.schema}_cat").replace('type = "distinct-l-diversity"',
-                                                                        'type = "distinct-l-diversity"\nattribute = "condition"')
+        cat="veil" if db.kind == "duckdb" else f"{db.schema}_cat",
+    ).replace('type = "distinct-l-diversity"', 'type = "distinct-l-diversity"\nattribute = "condition"')
     if db.kind == "postgres":
         db.cleanup_schemas = [f"{db.schema}_pub", f"{db.schema}_cat"]  # type: ignore[attr-defined]
     path = db.write_config("patients", body)
@@ -323,17 +378,24 @@ def test_uncounted_sensitive_column_follows_the_null_policy(db: Db, pg_cleanup) 
     assert doc["rows_published"] + doc["rows_suppressed"] == 12
 
 
-@pytest.mark.parametrize("line, message", [
-    ('series = "maybe"', "[release] key 'series' must be one of 'cohort', 'refuse', 'off', got 'maybe'"),
-    ('series = "defer"', "[release] key 'series' \"defer\" was replaced by \"cohort\" (its padding depended on a "
-                         "leaver's values, so a reader could replay it: docs/series.md §4); write series = \"cohort\""),
-    ("keep_versions = 0", "[release] key 'keep_versions' must be at least 1 (the current version), got 0"),
-    ('keep_versions = "3"', "[release] key 'keep_versions' must be a whole number, got str '3'"),
-])
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ('series = "maybe"', "[release] key 'series' must be one of 'cohort', 'refuse', 'off', got 'maybe'"),
+        (
+            'series = "defer"',
+            '[release] key \'series\' "defer" was replaced by "cohort" (its padding depended on a '
+            'leaver\'s values, so a reader could replay it: docs/series.md §4); write series = "cohort"',
+        ),
+        ("keep_versions = 0", "[release] key 'keep_versions' must be at least 1 (the current version), got 0"),
+        ('keep_versions = "3"', "[release] key 'keep_versions' must be a whole number, got str '3'"),
+    ],
+)
 def test_series_and_keep_versions_are_validated(tmp_path, line: str, message: str) -> None:
     path = tmp_path / "veil.toml"
-    path.write_text(f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.t"\n{inpatient_body()}\n[release]\n'
-                    f'name = "x"\n{line}\n')
+    path.write_text(
+        f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.t"\n{inpatient_body()}\n[release]\nname = "x"\n{line}\n'
+    )
     with pytest.raises(cfg.ConfigError) as err:
         cfg.load(path)
     assert str(err.value) == f"{path}: {message}"
@@ -374,8 +436,11 @@ def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db
     the released rows only, A = {a, b} would be too small and the table {a, b, b, b, b} gives 0.3."""
     import sqlalchemy as sa
 
-    db.create_table("cells", {"id": sa.Integer, "zip": sa.Text, "s": sa.Text},
-                    [(1, "z1", "a"), (2, "z2", "a"), (3, "z2", "b"), (4, "z3", "b"), (5, "z3", "b"), (6, "z3", "b")])
+    db.create_table(
+        "cells",
+        {"id": sa.Integer, "zip": sa.Text, "s": sa.Text},
+        [(1, "z1", "a"), (2, "z2", "a"), (3, "z2", "b"), (4, "z3", "b"), (5, "z3", "b"), (6, "z3", "b")],
+    )
     path = db.write_config("cells", NT_BODY + release_schemas.section(name="cells") + 'series = "refuse"\n')
     assert run_veil("init", "--config", str(path)).returncode == 0
     res = run_veil("release", "--config", str(path), "--json")
@@ -385,11 +450,17 @@ def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db
     assert doc["achieved"]["nt-closeness:s"] == pytest.approx(1 / 6, abs=1e-12)
 
 
-@pytest.mark.notimpl(["spark"], raises=AssertionError,
-                      reason=("no scratch database or work schema: Spark's working tables are cached session views "
-                              "(Session.scratch answers None)"))
-def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_ones_do(inpatient: Db, pg_cleanup,
-                                                                                       monkeypatch) -> None:
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        "no scratch database or work schema: Spark's working tables are cached session views "
+        "(Session.scratch answers None)"
+    ),
+)
+def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_ones_do(
+    inpatient: Db, pg_cleanup, monkeypatch
+) -> None:
     """Working tables in DuckDB's scratch database or PostgreSQL's unlogged work schema (forced here, chosen for
     big bases) inside the release's snapshot transaction: the same node and rows as with temporary tables, and
     nothing left behind."""
@@ -402,16 +473,23 @@ def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_o
     plain = release(cfg.load(path))
     used: list[str | None] = []
     for kind in (DuckDBSession, PostgresSession):
+
         def forced(self, needed, threshold=None, scratch=kind.scratch):
             used.append(scratch(self, needed, 0))
             return used[-1]
+
         monkeypatch.setattr(kind, "scratch", forced)
     scratched = release(cfg.load(path), force=True)
     assert used and all(u and u.startswith("veil_work_") for u in used), used
-    assert (scratched.version, scratched.node, scratched.rows_published, scratched.rows_suppressed) \
-        == (2, plain.node, plain.rows_published, plain.rows_suppressed)
-    assert sorted(inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v2')) \
-        == sorted(inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v1'))
+    assert (scratched.version, scratched.node, scratched.rows_published, scratched.rows_suppressed) == (
+        2,
+        plain.node,
+        plain.rows_published,
+        plain.rows_suppressed,
+    )
+    assert sorted(inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v2')) == sorted(
+        inpatient.query(f'SELECT zip, age, nationality, condition FROM "{out}".inpatient_v1')
+    )
     assert list(inpatient.workdir.glob(".veil-work-*")) == []
     if inpatient.kind == "postgres":
         assert not inpatient.query(f"SELECT nspname FROM pg_namespace WHERE nspname = '{used[0]}'")

@@ -35,8 +35,11 @@ from tests.conftest import LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_b
 STEPS = ("committed", "cleanup-views", "cleaned", "report")
 FAULTS = ("error", "SIGINT", "SIGTERM")
 SIGNALS = {"SIGINT": signal.SIGINT, "SIGTERM": signal.SIGTERM}
-REASONS = {"error": "injected failure at step", "SIGINT": "interrupted: Ctrl-C (SIGINT)",
-           "SIGTERM": "interrupted: terminated (SIGTERM)"}
+REASONS = {
+    "error": "injected failure at step",
+    "SIGINT": "interrupted: Ctrl-C (SIGINT)",
+    "SIGTERM": "interrupted: terminated (SIGTERM)",
+}
 TIMEOUT = 180  # seconds: generous, the machines that run the suite are loaded
 
 
@@ -59,12 +62,18 @@ def add_patient(db: Db, pid: int) -> None:
     db.execute(f"INSERT INTO \"{db.schema}\".patients VALUES ({pid}, '13053', 33, 'Indian', 'Flu')")
 
 
-def signalled(args: list[str], env: dict[str, str], mark: Path, signum: int, settle: float = 0.0
-              ) -> subprocess.CompletedProcess[str]:
+def signalled(
+    args: list[str], env: dict[str, str], mark: Path, signum: int, settle: float = 0.0
+) -> subprocess.CompletedProcess[str]:
     """Run ``veil <args>`` paused (or stalled) at a failpoint that creates ``mark``; once it is there (and
     ``settle`` seconds more), send ``signum``; the finished process."""
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", *args], env={**os.environ, **env},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", *args],
+        env={**os.environ, **env},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + TIMEOUT
     while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -93,8 +102,9 @@ def version_objects(db: Db, out: str, version: int) -> list[str]:
 
 
 def catalog_row(db: Db, cat: str, version: int) -> tuple[str, dict[str, Any]]:
-    status, series = db.query(f"SELECT status, series FROM \"{cat}\".releases WHERE version = {version} "
-                              "AND status <> 'rollback'")[0]
+    status, series = db.query(
+        f"SELECT status, series FROM \"{cat}\".releases WHERE version = {version} AND status <> 'rollback'"
+    )[0]
     return status, json.loads(series) if series else {}
 
 
@@ -140,14 +150,32 @@ def run_case(db: Db, schemas: ReleaseSchemas, step: str, fault: str, next_run: s
         add_patient(db, 14)
     nxt = run_veil("release", "--config", str(path), "--json", timeout=TIMEOUT)
     next_status = json.loads(nxt.stdout)["status"] if nxt.stdout.strip() else "-"
-    return Case(step, fault, next_run, res.returncode, res.stderr, status, series, pointer, rows, published, listed,
-                left, nxt.returncode, next_status, nxt.stderr, version_objects(db, out, 1), catalog_row(db, cat, 1)[0])
+    return Case(
+        step,
+        fault,
+        next_run,
+        res.returncode,
+        res.stderr,
+        status,
+        series,
+        pointer,
+        rows,
+        published,
+        listed,
+        left,
+        nxt.returncode,
+        next_status,
+        nxt.stderr,
+        version_objects(db, out, 1),
+        catalog_row(db, cat, 1)[0],
+    )
 
 
 @pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("step", STEPS)
-def test_a_fault_after_the_commit_leaves_the_version_published(inpatient: Db, release_schemas: ReleaseSchemas,
-                                                               step: str, fault: str) -> None:
+def test_a_fault_after_the_commit_leaves_the_version_published(
+    inpatient: Db, release_schemas: ReleaseSchemas, step: str, fault: str
+) -> None:
     next_run = "changed" if fault == "SIGTERM" else "skipped"
     case = run_case(inpatient, release_schemas, step, fault, next_run)
     # the faulted run: published, exit 0, one warning naming what happened and that the next run cleans up
@@ -168,9 +196,9 @@ def test_a_fault_after_the_commit_leaves_the_version_published(inpatient: Db, re
 
 
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
-def test_an_interrupt_inside_a_long_statement_is_recorded_as_interrupted(inpatient: Db,
-                                                                         release_schemas: ReleaseSchemas,
-                                                                         sig: str) -> None:
+def test_an_interrupt_inside_a_long_statement_is_recorded_as_interrupted(
+    inpatient: Db, release_schemas: ReleaseSchemas, sig: str
+) -> None:
     """The signal lands while the database runs a statement (``stall:materialize``: DuckDB hashing, PostgreSQL's
     pg_sleep): DuckDB swallows the handler's exception into "Query interrupted", psycopg cancels the statement;
     either way the row says why, in words, and the command prints one line."""
@@ -179,12 +207,16 @@ def test_an_interrupt_inside_a_long_statement_is_recorded_as_interrupted(inpatie
     assert release(cfg.load(path)).version == 1
     add_patient(inpatient, 13)
     mark = inpatient.workdir / "stalled"
-    env = {"VEIL_FAILPOINT": "stall:materialize", "VEIL_FAILPOINT_SECONDS": str(TIMEOUT),
-           "VEIL_FAILPOINT_FILE": str(mark)}
+    env = {
+        "VEIL_FAILPOINT": "stall:materialize",
+        "VEIL_FAILPOINT_SECONDS": str(TIMEOUT),
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
     res = signalled(["release", "--config", str(path)], env, mark, SIGNALS[sig], settle=1.0)
     assert res.returncode == 1 and error_line(res.stderr) == "interrupted", res.stderr
-    status, error = inpatient.query(f'SELECT status, error FROM "{release_schemas.cat}".releases '
-                                    "ORDER BY started_at")[-1]
+    status, error = inpatient.query(f'SELECT status, error FROM "{release_schemas.cat}".releases ORDER BY started_at')[
+        -1
+    ]
     assert (status, error) == ("failed", f"{REASONS[sig]}; nothing was published")
     assert [v for (v,) in inpatient.query(f'SELECT version FROM "{release_schemas.out}".inpatient_releases')] == [1]
 
@@ -227,8 +259,7 @@ def schema_exists(db: Db, schema: str) -> bool:
 
 
 @pytest.mark.parametrize("how", ["no-solution", "failure"])
-def test_a_first_release_that_fails_leaves_no_schema(inpatient: Db, release_schemas: ReleaseSchemas,
-                                                     how: str) -> None:
+def test_a_first_release_that_fails_leaves_no_schema(inpatient: Db, release_schemas: ReleaseSchemas, how: str) -> None:
     models = '\n[[models]]\ntype = "distinct-l-diversity"\nl = 4\n' if how == "no-solution" else ""
     path = inpatient.write_config("patients", inpatient_body() + models + release_schemas.section())
     assert run_veil("init", "--config", str(path)).returncode == 0
@@ -246,8 +277,16 @@ def test_two_inits_at_once_both_succeed(inpatient: Db, release_schemas: ReleaseS
     first holds (each holds it 5 s here: ``pause:init``), on PostgreSQL for the advisory lock."""
     path = inpatient.write_config("patients", inpatient_body() + release_schemas.section())
     env = {**os.environ, "VEIL_FAILPOINT": "pause:init", "VEIL_FAILPOINT_SECONDS": "5"}
-    procs = [subprocess.Popen([sys.executable, "-m", "veil.cli", "init", "--config", str(path)], env=env,
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "veil.cli", "init", "--config", str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(2)
+    ]
     results = [(p.communicate(timeout=TIMEOUT)[1], p.returncode)[::-1] for p in procs]
     assert [code for code, _ in results] == [0, 0], results
     if inpatient.kind == "duckdb":  # one of them found the file held and waited for it

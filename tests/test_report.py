@@ -48,8 +48,9 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
         wh = prepared_warehouse(session, conf)
         metrics = metrics_for(wh)
         spec = Specification(conf.models, conf.search.max_suppression)
-        result = search.run(("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec,
-                            metrics["discernibility"], wh.rows)
+        result = search.run(
+            ("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec, metrics["discernibility"], wh.rows
+        )
         assert result.optimal is not None and result.optimal.node == (1, 2, 1)
         out = write_report(Path("reports"), conf, wh, result, result.optimal.node, name="inpatient")
     assert out == path.parent / "reports" / "inpatient.html" and out.exists()
@@ -64,21 +65,33 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
     assert evaluated[(1, 2, 1)] == 1 and len(evaluated) == result.nodes_evaluated
     attacks = {a["attack"]: a for a in doc["audit"]["attacks"]}
     assert attacks["homogeneity"]["rows"] == 0 and attacks["skewness"]["extra"]["max_emd"] == pytest.approx(1 / 6)
-    assert "2.828" in html                         # Figure 3: entropy 2.8-diverse, as achieved against l = 2.5
+    assert "2.828" in html  # Figure 3: entropy 2.8-diverse, as achieved against l = 2.5
     assert "discernibility" in html and ">48<" in html
     # the headline: the audit's worst attack by rows, and the prosecutor risk of the source and of the node
     head = doc["headline"]
     worst = max((a for a in doc["audit"]["attacks"] if a["skipped"] is None), key=lambda a: a["rows"])
-    assert head["worst"] == {"attack": worst["attack"], "attribute": "condition", "rows": worst["rows"],
-                             "blocks": worst["blocks"]}
+    assert head["worst"] == {
+        "attack": worst["attack"],
+        "attribute": "condition",
+        "rows": worst["rows"],
+        "blocks": worst["blocks"],
+    }
     assert head["risk_before"]["highest"] == 1.0 and head["risk_before"]["records_at_risk"] == 12
-    assert head["risk_after"] == {"rows": 12, "blocks": 3, "highest": 0.25, "average": 0.25, "records_at_risk": 12,
-                                  "threshold": 0.2}
+    assert head["risk_after"] == {
+        "rows": 12,
+        "blocks": 3,
+        "highest": 0.25,
+        "average": 0.25,
+        "records_at_risk": 12,
+        "threshold": 0.2,
+    }
     assert head["models_holding"] == head["models"] == 2
 
 
-WORKLOAD = ('\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
-            'weight = 2\n\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n')
+WORKLOAD = (
+    '\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
+    'weight = 2\n\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n'
+)
 
 
 @pytest.mark.parametrize("metric", ["workload", "discernibility"])
@@ -89,8 +102,9 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
     from veil.utility import attribute_utility, leaf_totals
     from veil.workload import metric_for_config
 
-    path = inpatient.write_config("patients", inpatient_body() + ENTROPY + f'\n[search]\nmetric = "{metric}"\n'
-                                  + WORKLOAD)
+    path = inpatient.write_config(
+        "patients", inpatient_body() + ENTROPY + f'\n[search]\nmetric = "{metric}"\n' + WORKLOAD
+    )
     res = run_veil("report", "--config", str(path), "--node", "2,2,1", "--out", str(tmp_path / "w.html"))
     assert res.returncode == 0, res.stderr
     html = (tmp_path / "w.html").read_text(encoding="utf-8")
@@ -102,10 +116,15 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
         metrics = metrics_for(wh, conf)
         assert list(metrics) == list(cfg.METRICS)
         spec = Specification(conf.models, conf.search.max_suppression)
-        optimal = {m: search.run(("brute-force",), Lattice(wh.heights), wh.attributes, wh.counts, spec, metrics[m],
-                                 wh.rows).optimal for m in ("workload", "discernibility")}
-        wanted = [("this node", (2, 2, 1))] + ([("workload-optimal", optimal["workload"].node)]
-                                               if metric == "workload" else [])
+        optimal = {
+            m: search.run(
+                ("brute-force",), Lattice(wh.heights), wh.attributes, wh.counts, spec, metrics[m], wh.rows
+            ).optimal
+            for m in ("workload", "discernibility")
+        }
+        wanted = [("this node", (2, 2, 1))] + (
+            [("workload-optimal", optimal["workload"].node)] if metric == "workload" else []
+        )
         wanted.append(("discernibility-optimal", optimal["discernibility"].node))
         merged: dict[tuple[int, ...], list[str]] = {}
         for label, n in wanted:
@@ -116,17 +135,29 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
         for n, labels in merged.items():
             counts = wh.counts(n)
             gone = spec.evaluate(counts, wh.rows).failing
-            expected.append({"label": " = ".join(labels), "node": list(n), "error": workload.loss(counts, gone, wh.rows),
-                             "per_query": workload.errors(counts, gone)})
+            expected.append(
+                {
+                    "label": " = ".join(labels),
+                    "node": list(n),
+                    "error": workload.loss(counts, gone, wh.rows),
+                    "per_query": workload.errors(counts, gone),
+                }
+            )
         counts = wh.counts((2, 2, 1))
-        utility = attribute_utility(counts, spec.evaluate(counts, wh.rows).failing, wh.hierarchies,
-                                    leaf_totals(wh.counts((0, 0, 0))))
-        plain = metrics_for(wh, replace(conf, workload=(), data={k: v for k, v in conf.data.items() if k != "workload"}))
+        utility = attribute_utility(
+            counts, spec.evaluate(counts, wh.rows).failing, wh.hierarchies, leaf_totals(wh.counts((0, 0, 0)))
+        )
+        plain = metrics_for(
+            wh, replace(conf, workload=(), data={k: v for k, v in conf.data.items() if k != "workload"})
+        )
         assert "workload" not in plain and list(plain) == [m for m in cfg.METRICS if m != "workload"]
         assert "workload" not in metrics_for(wh)
     assert optimal["discernibility"].node == (1, 2, 1)
     assert [q["query"] for q in doc["workload"]["queries"]] == [
-        "count by age, nationality", "count by zip, condition", "count by age where nationality in ['Russian', 'American']"]
+        "count by age, nationality",
+        "count by zip, condition",
+        "count by age where nationality in ['Russian', 'American']",
+    ]
     assert [q["weight"] for q in doc["workload"]["queries"]] == [1.0, 2.0, 1.0]
     got = doc["workload"]["nodes"]
     assert [(n["label"], n["node"]) for n in got] == [(e["label"], e["node"]) for e in expected]
@@ -140,8 +171,10 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
     assert "count by zip, condition" in html and "non-uniform entropy" in html
     # the same table and models without [[workload]]: no workload section, utility per attribute still there
     plain_path = inpatient.write_config("patients", inpatient_body() + ENTROPY, name="plain.toml")
-    assert run_veil("report", "--config", str(plain_path), "--node", "2,2,1",
-                    "--out", str(tmp_path / "p.html")).returncode == 0
+    assert (
+        run_veil("report", "--config", str(plain_path), "--node", "2,2,1", "--out", str(tmp_path / "p.html")).returncode
+        == 0
+    )
     plain_html = (tmp_path / "p.html").read_text(encoding="utf-8")
     assert embedded(plain_html)["workload"] is None and embedded(plain_html)["utility_per_attribute"] == utility
     assert 'data-chart="workload"' not in plain_html and "Workload error" not in plain_html
@@ -157,8 +190,8 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
         assert res.returncode == 0, res.stderr
         doc = embedded((tmp_path / "node.html").read_text())
         assert doc["lattice"]["chosen"] == [2, 1, 1] and doc["lattice"]["optimal"] == [1, 2, 1]
-        assert {a["attack"]: a["rows"] for a in doc["audit"]["attacks"]}["homogeneity"] == 4   # Figure 2: Bob
-        assert doc["headline"]["worst"]["rows"] == 8 and doc["headline"]["models_holding"] == 1   # l fails here
+        assert {a["attack"]: a["rows"] for a in doc["audit"]["attacks"]}["homogeneity"] == 4  # Figure 2: Bob
+        assert doc["headline"]["worst"]["rows"] == 8 and doc["headline"]["models_holding"] == 1  # l fails here
         assert run_veil("init", "--config", str(path)).returncode == 0
         assert run_veil("release", "--config", str(path)).returncode == 0
         res = run_veil("report", "--config", str(path), "--release", "1", "--out", str(tmp_path / "v1.html"))
@@ -184,8 +217,10 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
     the config), named in the JSON outcome; an unchanged source writes nothing new (skipped)."""
     out = "published" if inpatient.kind == "duckdb" else f"{inpatient.schema}_pub"
     cat = "veil" if inpatient.kind == "duckdb" else f"{inpatient.schema}_cat"
-    release = (f'\n[release]\nname = "inpatient"\nschema = "{out}"\ncatalog_schema = "{cat}"\n'
-               'drop_columns = ["id"]\nreport = "reports"\n')
+    release = (
+        f'\n[release]\nname = "inpatient"\nschema = "{out}"\ncatalog_schema = "{cat}"\n'
+        'drop_columns = ["id"]\nreport = "reports"\n'
+    )
     path = inpatient.write_config("patients", inpatient_body() + ENTROPY + release)
     try:
         assert run_veil("init", "--config", str(path)).returncode == 0
@@ -201,14 +236,13 @@ def test_release_writes_its_report_when_configured(inpatient: Db, tmp_path: Path
         forced = json.loads(run_veil("release", "--config", str(path), "--json", "--force").stdout)
         assert forced["version"] == 2 and forced["report"].endswith("inpatient_v2.html")
         kept = embedded((report.parent / "inpatient_v2.html").read_text(encoding="utf-8"))
-        assert kept["lattice"]["chosen"] == [1, 2, 1]   # the previous node was kept: one evaluation shown
-        assert kept["subject"].startswith("release 'inpatient' version 2")   # what was published, recounted
+        assert kept["lattice"]["chosen"] == [1, 2, 1]  # the previous node was kept: one evaluation shown
+        assert kept["subject"].startswith("release 'inpatient' version 2")  # what was published, recounted
         # an outlier kept out of version 3: the report, like the release, says nothing of its labels or value
-        inpatient.execute(f"INSERT INTO \"{inpatient.schema}\".patients VALUES "
-                          "(13, '99999', 28, 'Martian', 'Scurvy')")
+        inpatient.execute(f"INSERT INTO \"{inpatient.schema}\".patients VALUES (13, '99999', 28, 'Martian', 'Scurvy')")
         path.write_text(path.read_text().replace("[release]", "[search]\nmax_suppression = 0.1\n\n[release]"))
         third = json.loads(run_veil("release", "--config", str(path), "--json").stdout)
-        held = third["rows_suppressed"] + third.get("rows_deferred", 0)   # suppressed, or held back by a series policy
+        held = third["rows_suppressed"] + third.get("rows_deferred", 0)  # suppressed, or held back by a series policy
         assert third["version"] == 3 and held == 1, json.dumps(third)
         html = (report.parent / "inpatient_v3.html").read_text(encoding="utf-8")
         assert "Scurvy" not in html and "9999" not in html and "Martian" not in html
@@ -225,12 +259,26 @@ def test_page_escapes_hostile_names() -> None:
     from veil.counts import NodeCounts, SensitiveDomain
     from veil.report import content
 
-    hostile = '</script><script>alert(1)</script>'
+    hostile = "</script><script>alert(1)</script>"
     dom = SensitiveDomain(hostile, np.array([hostile, "b"], dtype=object), np.array([1, 1]))
     nc = NodeCounts.from_cells((hostile,), (0,), [[0], [0]], [[0], [1]], np.array([1, 1]), (1,), (dom,))
     audit = audit_counts(nc, AuditSettings(), (), hostile, lambda b: [hostile])
-    data = content.ReportData(hostile, hostile, 2, 1, nc.sizes, (hostile,), (1,), (0,), None, [((0,), True, 0, None)],
-                              [], [], content.distributions(nc, audit), audit)
+    data = content.ReportData(
+        hostile,
+        hostile,
+        2,
+        1,
+        nc.sizes,
+        (hostile,),
+        (1,),
+        (0,),
+        None,
+        [((0,), True, 0, None)],
+        [],
+        [],
+        content.distributions(nc, audit),
+        audit,
+    )
     html = render(data)
     assert "<script>alert(1)" not in html and html.count("<script") == 2
     assert embedded(html)["title"] == hostile
@@ -247,21 +295,31 @@ def test_numbers_read_as_numbers() -> None:
 
     assert human(100719234.0) == "100,719,234" and human(8.48502e6) == "8,485,020" and human(2.8284271) == "2.828"
     assert plain_text("p_out = 5e-05; D = 1.00719e+08") == "p_out = 0.00005; D = 100,719,000"
-    incomes = np.arange(2_000, 102_000, 50, dtype=np.float64)          # 2,000 distinct incomes, one very rich row
+    incomes = np.arange(2_000, 102_000, 50, dtype=np.float64)  # 2,000 distinct incomes, one very rich row
     incomes = np.append(incomes, 711_500.0)
     dom = SensitiveDomain("income", incomes, np.ones(len(incomes), dtype=np.int64), numeric=True)
     n = len(incomes)
-    nc = NodeCounts.from_cells(("q",), (0,), np.zeros((n, 1), dtype=np.int64), np.arange(n)[:, None],
-                               np.ones(n, dtype=np.int64), (1,), (dom,))
+    nc = NodeCounts.from_cells(
+        ("q",), (0,), np.zeros((n, 1), dtype=np.int64), np.arange(n)[:, None], np.ones(n, dtype=np.int64), (1,), (dom,)
+    )
     (d,) = distributions(nc, audit_counts(nc, AuditSettings(), (), "t", lambda b: ["*"]))
     assert d.edges is not None and 8 <= len(d.categories) <= 14 and d.open_top
     assert d.categories[0] == "0 – 10,000" and d.categories[-1].endswith("and more")
     assert sum(d.series[0][1]) == pytest.approx(1.0)
     bins = size_bins(np.array([1, 3, 9, 10, 700]), k=10)
     assert [(b.label, b.blocks, b.below_k) for b in bins] == [
-        ("1", 1, True), ("2–3", 1, True), ("4–7", 0, True), ("8–9", 1, True), ("10–15", 1, False),
-        ("16–31", 0, False), ("32–63", 0, False), ("64–127", 0, False), ("128–255", 0, False), ("256–511", 0, False),
-        ("512–1,023", 1, False)]
+        ("1", 1, True),
+        ("2–3", 1, True),
+        ("4–7", 0, True),
+        ("8–9", 1, True),
+        ("10–15", 1, False),
+        ("16–31", 0, False),
+        ("32–63", 0, False),
+        ("64–127", 0, False),
+        ("128–255", 0, False),
+        ("256–511", 0, False),
+        ("512–1,023", 1, False),
+    ]
 
 
 def test_a_release_without_a_report_loads_no_charting_library(tmp_path: Path) -> None:
@@ -286,7 +344,8 @@ init(conf)
 print(release(conf).exit_code, sorted(m for m in ("altair", "vl_convert", "veil.report") if m in sys.modules))
 """
     root = Path(__file__).resolve().parent.parent
-    res = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=root,
-                         timeout=300)
+    res = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, cwd=root, timeout=300
+    )
     assert res.returncode == 0, res.stderr
     assert res.stdout.strip().splitlines()[-1] == "0 []", res.stdout

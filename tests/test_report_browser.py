@@ -32,7 +32,7 @@ from veil.report.page import render
 from tests.conftest import IN_CI
 
 CHROMIUM, DRIVER = shutil.which("chromium"), shutil.which("chromedriver")
-MAX_MARKS = 600   # marks per chart: beyond this a chart is a field of dots, not a picture
+MAX_MARKS = 600  # marks per chart: beyond this a chart is a field of dots, not a picture
 
 
 @pytest.fixture(scope="module")
@@ -51,10 +51,20 @@ def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     profile = tmp_path_factory.mktemp("chromium-profile")
-    for arg in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                "--disable-dev-shm-usage", f"--user-data-dir={profile}", "--window-size=1280,1800",
-                "--hide-scrollbars"):
+    for arg in (
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--disable-dev-shm-usage",
+        f"--user-data-dir={profile}",
+        "--window-size=1280,1800",
+        "--hide-scrollbars",
+    ):
         options.add_argument(arg)
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(DRIVER))
@@ -152,8 +162,10 @@ def measure(driver: object, page: Path) -> tuple[list[dict], dict, list]:
 def open_and_check(driver: object, page: Path, *, expect: set[str]) -> tuple[list[dict], dict]:
     charts, facts, errors = measure(driver, page)
     shot = screenshot(driver, page.with_suffix(".png"))
-    print(f"{page.name}: loaded in {facts['loaded']} ms, {facts['height']} px; charts "
-          + ", ".join(f"{c['chart']} ({c['marks']} marks, {c['texts']} labels)" for c in charts))
+    print(
+        f"{page.name}: loaded in {facts['loaded']} ms, {facts['height']} px; charts "
+        + ", ".join(f"{c['chart']} ({c['marks']} marks, {c['texts']} labels)" for c in charts)
+    )
     assert errors == [], errors
     assert layout_problems(charts) == [], (layout_problems(charts), shot)
     assert expect <= {c["chart"] for c in charts}, ({c["chart"] for c in charts}, shot)
@@ -167,8 +179,11 @@ def hover_shows_details(driver: object, chart: str, contains: str) -> str:
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
 
-    bars = driver.find_elements(By.CSS_SELECTOR, f'figure[data-chart="{chart}"] '  # type: ignore[attr-defined]
-                                '[aria-roledescription="bar"]')
+    bars = driver.find_elements(
+        By.CSS_SELECTOR,
+        f'figure[data-chart="{chart}"] '  # type: ignore[attr-defined]
+        '[aria-roledescription="bar"]',
+    )
     bar = next(b for b in bars if b.size["width"] >= 2 and b.size["height"] >= 2)
     driver.execute_script("arguments[0].scrollIntoView({block: 'center'})", bar)  # type: ignore[attr-defined]
     ActionChains(driver).move_to_element(bar).perform()
@@ -184,21 +199,26 @@ def test_inpatient_report_renders(browser: object, tmp_path: Path) -> None:
     from tests.conftest import inpatient_body
 
     con = duckdb.connect(str(tmp_path / "w.duckdb"))
-    con.execute("CREATE SCHEMA raw; CREATE TABLE raw.patients (id INT, zip TEXT, age INT, nationality TEXT, "
-                "condition TEXT)")
+    con.execute(
+        "CREATE SCHEMA raw; CREATE TABLE raw.patients (id INT, zip TEXT, age INT, nationality TEXT, condition TEXT)"
+    )
     con.executemany("INSERT INTO raw.patients VALUES (?, ?, ?, ?, ?)", inpatient_rows())
     con.close()
     path = tmp_path / "veil.toml"
-    path.write_text(f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.patients"\n' + inpatient_body()
-                    + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n[search]\nstrategy = "brute-force"\n'
-                    + '\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
-                    + '\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n')
+    path.write_text(
+        f'[source]\nurl = "duckdb:///w.duckdb"\ntable = "raw.patients"\n'
+        + inpatient_body()
+        + '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n[search]\nstrategy = "brute-force"\n'
+        + '\n[[workload]]\ngroup_by = ["age", "nationality"]\n\n[[workload]]\ngroup_by = ["zip", "condition"]\n'
+        + '\n[[workload]]\ngroup_by = ["age"]\nwhere = { nationality = ["Russian", "American"] }\n'
+    )
     page = build_report(cfg.load(path), tmp_path / "inpatient.html", node="2,1,1")
-    charts, _facts = open_and_check(browser, page, expect={"blocks", "distribution:condition", "lattice", "node",
-                                                           "workload", "attribute-utility"})
+    charts, _facts = open_and_check(
+        browser, page, expect={"blocks", "distribution:condition", "lattice", "node", "workload", "attribute-utility"}
+    )
     assert "error 0" in hover_shows_details(browser, "workload", "count by age, nationality")
     lattice = next(c for c in charts if c["chart"] == "lattice")
-    assert 0 < lattice["marks"] <= 3 * 10 + 10 + 4      # 10 heights × 3 verdicts, the minimal strip, 2 lines × 2 panels
+    assert 0 < lattice["marks"] <= 3 * 10 + 10 + 4  # 10 heights × 3 verdicts, the minimal strip, 2 lines × 2 panels
     assert "height" in hover_shows_details(browser, "lattice", "nodes")
 
 
@@ -224,11 +244,12 @@ def test_census_report_reads_at_scale(browser: object, census: Path, tmp_path: P
         init(conf)
         assert release(conf).exit_code == 0
     page = build_report(conf, tmp_path / f"census-{which}.html", **({"release": 1} if which == "release" else {}))
-    charts, facts = open_and_check(browser, page, expect={"blocks", "distribution:occupation",
-                                                          "distribution:income", "lattice", "node"})
+    charts, facts = open_and_check(
+        browser, page, expect={"blocks", "distribution:occupation", "distribution:income", "lattice", "node"}
+    )
     assert facts["loaded"] < 3_000, facts
     lattice = next(c for c in charts if c["chart"] == "lattice")
-    assert lattice["marks"] <= 3 * 18 + 18 + 4             # 2,160 nodes drawn as 18 heights
+    assert lattice["marks"] <= 3 * 18 + 18 + 4  # 2,160 nodes drawn as 18 heights
     html = page.read_text(encoding="utf-8")
     assert "2,160 nodes" in html and "e+0" not in html
     assert "%" in hover_shows_details(browser, "distribution:income", "income")
@@ -239,21 +260,41 @@ def test_a_lattice_of_eleven_thousand_nodes_reads(browser: object, tmp_path: Pat
     from veil.adversary.attacks import audit_counts
     from veil.auditsettings import AuditSettings
 
-    heights = (4, 3, 3, 2, 2, 3, 3)                    # 5·4·4·3·3·4·4 = 11,520 nodes, every one evaluated
+    heights = (4, 3, 3, 2, 2, 3, 3)  # 5·4·4·3·3·4·4 = 11,520 nodes, every one evaluated
     nodes = list(itertools.product(*(range(h + 1) for h in heights)))
     rng = np.random.default_rng(7)
     dom = SensitiveDomain("disease", np.array([f"d{i}" for i in range(30)], dtype=object), np.full(30, 100))
     blocks = 2_000
     cells = rng.integers(0, 30, size=(6_000, 1))
     block = np.concatenate([np.arange(blocks), rng.integers(0, blocks, 4_000)])
-    nc = NodeCounts.from_cells(tuple("abcdefg"), (2, 1, 1, 1, 1, 1, 1),
-                               np.column_stack([block] + [np.zeros(6_000, dtype=np.int64)] * 6), cells,
-                               rng.integers(1, 5, 6_000), (blocks, 1, 1, 1, 1, 1, 1), (dom,))
+    nc = NodeCounts.from_cells(
+        tuple("abcdefg"),
+        (2, 1, 1, 1, 1, 1, 1),
+        np.column_stack([block] + [np.zeros(6_000, dtype=np.int64)] * 6),
+        cells,
+        rng.integers(1, 5, 6_000),
+        (blocks, 1, 1, 1, 1, 1, 1),
+        (dom,),
+    )
     audit = audit_counts(nc, AuditSettings(), (), "synthetic", lambda b: [str(b)])
     evaluated = [(n, bool(sum(n) >= 9), 0, None) for n in nodes]
-    data = content.ReportData("synthetic 7-QI lattice", "synthetic", nc.rows, nc.n_blocks, nc.sizes, nc.attributes,
-                              heights, (2, 1, 1, 1, 1, 1, 2), (1, 1, 2, 1, 1, 2, 1), evaluated, [], [],
-                              content.distributions(nc, audit), audit, 4)
+    data = content.ReportData(
+        "synthetic 7-QI lattice",
+        "synthetic",
+        nc.rows,
+        nc.n_blocks,
+        nc.sizes,
+        nc.attributes,
+        heights,
+        (2, 1, 1, 1, 1, 1, 2),
+        (1, 1, 2, 1, 1, 2, 1),
+        evaluated,
+        [],
+        [],
+        content.distributions(nc, audit),
+        audit,
+        4,
+    )
     page = tmp_path / "lattice-11520.html"
     page.write_text(render(data), encoding="utf-8")
     assert page.stat().st_size < 600_000
@@ -267,14 +308,15 @@ def test_the_checks_fail_on_overlapping_labels_and_empty_charts(browser: object,
     (labels drawn over each other, a chart whose bars have no width)."""
     page = tmp_path / "bad.html"
     page.write_text(
-        '<!doctype html><html><body>'
+        "<!doctype html><html><body>"
         '<figure class="chart" data-chart="crowded"><svg width="300" height="100"><rect class="bar" x="0" y="0" '
         'width="50" height="50"/><text x="10" y="40">100,000</text><text x="30" y="42">200,000</text></svg></figure>'
         '<figure class="chart" data-chart="empty"><svg width="300" height="100"><rect class="bar" x="0" y="0" '
         'width="0.2" height="10"/><text x="10" y="40">0%</text></svg></figure>'
         '<figure class="chart" data-chart="clipped"><svg width="100" height="60"><rect class="bar" x="0" y="0" '
         'width="50" height="50"/><text x="80" y="40">a long label cut off</text></svg></figure></body></html>',
-        encoding="utf-8")
+        encoding="utf-8",
+    )
     charts, _facts, _errors = measure(browser, page)
     problems = layout_problems(charts)
     assert any(p.startswith("crowded: 1 overlapping labels") for p in problems), problems

@@ -28,8 +28,9 @@ def test_scratch_goes_beside_the_warehouse_or_into_the_temp_directory(tmp_path: 
 
 
 def test_a_killed_runs_scratch_files_are_deleted_and_a_live_runs_kept(tmp_path: Path) -> None:
-    ended = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                           check=True)
+    ended = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = int(ended.stdout)  # that process has exited
     stale = [tmp_path / f"{PREFIX}{dead}-0a0a0a0a.duckdb", tmp_path / f"{PREFIX}{dead}-0a0a0a0a.duckdb.wal"]
     mine = tmp_path / f"{PREFIX}{os.getpid()}-0b0b0b0b.duckdb"
@@ -59,8 +60,11 @@ def test_duckdbs_memory_limit_error_says_how_to_raise_it(tmp_path: Path) -> None
     duckdb.connect(str(tmp_path / "w.duckdb")).close()
     url = f"duckdb:///{tmp_path / 'w.duckdb'}?memory_limit=20MB&max_temp_directory_size=0KiB"
     big = sa.select(sa.func.count()).select_from(
-        sa.select((sa.cast(sa.column("range"), sa.Text) + "x").label("v")).select_from(
-            sa.func.range(3_000_000)).distinct().subquery())
+        sa.select((sa.cast(sa.column("range"), sa.Text) + "x").label("v"))
+        .select_from(sa.func.range(3_000_000))
+        .distinct()
+        .subquery()
+    )
     with open_backend(url).session() as session:
         with pytest.raises(BackendError) as failed:
             session.scalar(big, "counting distinct values")

@@ -63,18 +63,25 @@ def _hierarchy(name: str, leaves: int, shape: tuple[int, ...]) -> Hierarchy:
 @dataclass
 class Table:
     hierarchies: tuple[Hierarchy, ...]
-    rows: list[tuple[int, ...]]   # QI leaf values..., sensitive code
+    rows: list[tuple[int, ...]]  # QI leaf values..., sensitive code
 
     def bottom(self) -> NodeCounts:
         cells = Counter(self.rows)
         keys = list(cells)
         d = len(self.hierarchies)
-        dom = SensitiveDomain("s", np.array([0.0, 1.0, 2.0, 3.0]),
-                              np.bincount([r[-1] for r in self.rows], minlength=4), numeric=True)
+        dom = SensitiveDomain(
+            "s", np.array([0.0, 1.0, 2.0, 3.0]), np.bincount([r[-1] for r in self.rows], minlength=4), numeric=True
+        )
         return NodeCounts.from_cells(
-            tuple(h.attribute for h in self.hierarchies), (0,) * d, np.array([k[:d] for k in keys]),
-            np.array([[k[d]] for k in keys]), np.array([cells[k] for k in keys]),
-            tuple(h.cardinality(0) for h in self.hierarchies), (dom,), self.hierarchies)
+            tuple(h.attribute for h in self.hierarchies),
+            (0,) * d,
+            np.array([k[:d] for k in keys]),
+            np.array([[k[d]] for k in keys]),
+            np.array([cells[k] for k in keys]),
+            tuple(h.cardinality(0) for h in self.hierarchies),
+            (dom,),
+            self.hierarchies,
+        )
 
 
 SHAPES = [((2,), 4), ((2, 4), 8), ((3,), 6), ((), 3), ((2, 4, 8), 16)]
@@ -108,19 +115,30 @@ def model_pool(draw: st.DrawFn) -> list:
         "frequency-l-diversity": lambda: {"l": draw(st.integers(1, 3))},
         "entropy-l-diversity": lambda: {"l": draw(st.sampled_from([1, 1.5, 2, 2.5]))},
         "recursive-cl-diversity": lambda: {"c": draw(st.sampled_from([1, 2, 3])), "l": draw(st.integers(1, 3))},
-        "t-closeness": lambda: {"t": draw(st.sampled_from([0.1, 0.2, 0.4])),
-                                "distance": draw(st.sampled_from(["equal", "ordered"]))},
+        "t-closeness": lambda: {
+            "t": draw(st.sampled_from([0.1, 0.2, 0.4])),
+            "distance": draw(st.sampled_from(["equal", "ordered"])),
+        },
         "em-anonymity": lambda: {"epsilon": draw(st.sampled_from([0, 1])), "m": draw(st.integers(1, 3))},
         "delta-l-diversity": lambda: {"delta": draw(st.sampled_from([0, 0.5])), "l": draw(st.integers(1, 3))},
-        "epsilon-privacy": lambda: {"epsilon": draw(st.sampled_from([2, 4, 8])), "adversary": "II",
-                                    "stubbornness": draw(st.sampled_from([2, 10]))},
-        "nt-closeness": lambda: {"n": draw(st.integers(2, 8)), "t": draw(st.sampled_from([0.1, 0.3])),
-                                 "distance": "equal"},
+        "epsilon-privacy": lambda: {
+            "epsilon": draw(st.sampled_from([2, 4, 8])),
+            "adversary": "II",
+            "stubbornness": draw(st.sampled_from([2, 10])),
+        },
+        "nt-closeness": lambda: {
+            "n": draw(st.integers(2, 8)),
+            "t": draw(st.sampled_from([0.1, 0.3])),
+            "distance": "equal",
+        },
     }
     for kind, params in simple.items():
         if kind in registry.MODELS:
-            pool.append(lambda kind=kind, params=params: registry.build(
-                {"type": kind, **params()}, where="test", sensitive=("s",), base_dir=__import__("pathlib").Path(".")))
+            pool.append(
+                lambda kind=kind, params=params: registry.build(
+                    {"type": kind, **params()}, where="test", sensitive=("s",), base_dir=__import__("pathlib").Path(".")
+                )
+            )
     return pool
 
 
@@ -144,8 +162,16 @@ def _search(table: Table, spec: Specification, metric_name: str, strategy: str, 
         queried.append(node)
         return bottom.rollup(node)
 
-    result = run([strategy], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows),
-                 probe=bottom.rollup if probe else None)
+    result = run(
+        [strategy],
+        lattice,
+        bottom.attributes,
+        counts_for,
+        spec,
+        metric,
+        rows=len(table.rows),
+        probe=bottom.rollup if probe else None,
+    )
     return result, queried
 
 
@@ -172,8 +198,9 @@ def test_incognito_and_optimal_equal_brute_force(table: Table, spec_metric) -> N
 def test_optimal_prunes_on_a_monotone_specification() -> None:
     rng = np.random.default_rng(5)
     hs = (_hierarchy("a", 16, (2, 4, 8)), _hierarchy("b", 16, (2, 4, 8)), _hierarchy("c", 6, (3,)))
-    rows = [(int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)), int(rng.integers(4)))
-            for _ in range(400)]
+    rows = [
+        (int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)), int(rng.integers(4))) for _ in range(400)
+    ]
     table = Table(hs, rows)
     spec = Specification((KAnonymity(k=5),))
     brute, _ = _search(table, spec, "discernibility", "brute-force")
@@ -189,11 +216,16 @@ def test_a_node_its_sizes_prove_no_better_is_never_checked() -> None:
     beat the best found: same optimum, fewer checks (issue 11)."""
     rng = np.random.default_rng(5)
     hs = (_hierarchy("a", 16, (2, 4, 8)), _hierarchy("b", 16, (2, 4, 8)), _hierarchy("c", 6, (3,)))
-    rows = [(int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)), int(rng.integers(4)))
-            for _ in range(400)]
+    rows = [
+        (int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)), int(rng.integers(4))) for _ in range(400)
+    ]
     table = Table(hs, rows)
-    distinct = registry.build({"type": "distinct-l-diversity", "l": 2}, where="test", sensitive=("s",),
-                              base_dir=__import__("pathlib").Path("."))
+    distinct = registry.build(
+        {"type": "distinct-l-diversity", "l": 2},
+        where="test",
+        sensitive=("s",),
+        base_dir=__import__("pathlib").Path("."),
+    )
     spec = Specification((KAnonymity(k=5), distinct))
     plain, plain_queries = _search(table, spec, "discernibility", "optimal")
     probed, probed_queries = _search(table, spec, "discernibility", "optimal", probe=True)
@@ -210,11 +242,22 @@ def test_a_probed_node_whose_sizes_fail_is_known_to_fail() -> None:
     rng = np.random.default_rng(5)
     hs = (_hierarchy("a", 16, (2, 4, 8)), _hierarchy("b", 16, (2, 4, 8)), _hierarchy("c", 6, (3,)))
     # a skewed ``a``: nodes keeping it fine hold one huge block (a bad loss) and rare values' small blocks
-    rows = [(0 if rng.random() < 0.8 else int(rng.integers(16)), int(rng.integers(16)), int(rng.integers(6)),
-             int(rng.integers(4))) for _ in range(400)]
+    rows = [
+        (
+            0 if rng.random() < 0.8 else int(rng.integers(16)),
+            int(rng.integers(16)),
+            int(rng.integers(6)),
+            int(rng.integers(4)),
+        )
+        for _ in range(400)
+    ]
     table = Table(hs, rows)
-    distinct = registry.build({"type": "distinct-l-diversity", "l": 2}, where="test", sensitive=("s",),
-                              base_dir=__import__("pathlib").Path("."))
+    distinct = registry.build(
+        {"type": "distinct-l-diversity", "l": 2},
+        where="test",
+        sensitive=("s",),
+        base_dir=__import__("pathlib").Path("."),
+    )
     spec = Specification((KAnonymity(k=5), distinct))
     bottom = table.bottom()
     lattice = Lattice(tuple(h.height for h in table.hierarchies))
@@ -231,8 +274,7 @@ def test_a_probed_node_whose_sizes_fail_is_known_to_fail() -> None:
         evaluated.append(node)
         return bottom.rollup(node)
 
-    result = run(["optimal"], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows),
-                 probe=probe)
+    result = run(["optimal"], lattice, bottom.attributes, counts_for, spec, metric, rows=len(table.rows), probe=probe)
     brute, _ = _search(table, spec, "discernibility", "brute-force")
     assert result.optimal == brute.optimal
     small = {node for node in probed if bottom.rollup(node).sizes.min() < 5}
@@ -260,8 +302,7 @@ def test_ties_go_to_lower_height_then_lexicographically_smaller() -> None:
     result, _ = _search(table, Specification((KAnonymity(k=3),)), "height", "optimal")
     brute, _ = _search(table, Specification((KAnonymity(k=3),)), "height", "brute-force")
     assert result.optimal == brute.optimal
-    assert brute.optimal is not None and brute.optimal.node == min(
-        brute.minimal, key=lambda n: (sum(n), n))  # type: ignore[arg-type]
+    assert brute.optimal is not None and brute.optimal.node == min(brute.minimal, key=lambda n: (sum(n), n))  # type: ignore[arg-type]
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -299,7 +340,8 @@ def test_the_suppression_budget_is_exact_at_warehouse_scale() -> None:
     assert spec.budget(rows) == allowed
     small, big = allowed, rows - allowed
     counts = NodeCounts.from_cells(("a",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([small, big]), (2,))
-    assert spec.evaluate(counts, rows=rows).passed               # exactly the budget: passes
-    counts = NodeCounts.from_cells(("a",), (0,), np.array([[0], [1]]), np.zeros((2, 0)),
-                                   np.array([small + 1, big - 1]), (2,))
-    assert not spec.evaluate(counts, rows=rows).passed           # one row more: fails
+    assert spec.evaluate(counts, rows=rows).passed  # exactly the budget: passes
+    counts = NodeCounts.from_cells(
+        ("a",), (0,), np.array([[0], [1]]), np.zeros((2, 0)), np.array([small + 1, big - 1]), (2,)
+    )
+    assert not spec.evaluate(counts, rows=rows).passed  # one row more: fails

@@ -27,23 +27,36 @@ MODELS = [
 ]
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
-@given(rows=st.lists(st.tuples(st.integers(18, 70), st.sampled_from(["F", "M"]), st.integers(0, 3),
-                               st.integers(0, 4)), min_size=1, max_size=40),
-       picks=st.lists(st.integers(0, len(MODELS) - 1), min_size=1, max_size=2, unique=True),
-       k=st.integers(1, 5), l=st.integers(1, 3), budget=st.sampled_from([0.0, 0.2]),
-       metric=st.sampled_from(["discernibility", "kl-divergence", "avg-block-size"]))
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow]
+)
+@given(
+    rows=st.lists(
+        st.tuples(st.integers(18, 70), st.sampled_from(["F", "M"]), st.integers(0, 3), st.integers(0, 4)),
+        min_size=1,
+        max_size=40,
+    ),
+    picks=st.lists(st.integers(0, len(MODELS) - 1), min_size=1, max_size=2, unique=True),
+    k=st.integers(1, 5),
+    l=st.integers(1, 3),
+    budget=st.sampled_from([0.0, 0.2]),
+    metric=st.sampled_from(["discernibility", "kl-divergence", "avg-block-size"]),
+)
 def test_strategies_equal_brute_force_on_the_backend(db: Db, rows, picks, k, l, budget, metric) -> None:
     name = f"people_{next(_tables)}"
-    db.create_table(name, {"age": sa.Integer, "sex": sa.String, "region": sa.Integer, "score": sa.Integer},
-                    [(a, s, r, v) for a, s, r, v in rows])
-    body = (f'[search]\nmax_suppression = {budget}\nmetric = "{metric}"\n'
-            '[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = { intervals = [10, 20, 40] }\n'
-            '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
-            '[[quasi_identifiers]]\ncolumn = "region"\nhierarchy = { taxonomy = { "0" = ["a", "*"], '
-            '"1" = ["a", "*"], "2" = ["b", "*"], "3" = ["b", "*"] } }\n'
-            '[sensitive]\ncolumns = ["score"]\n' + "".join(MODELS[i].format(k=k, l=l) for i in picks))
+    db.create_table(
+        name,
+        {"age": sa.Integer, "sex": sa.String, "region": sa.Integer, "score": sa.Integer},
+        [(a, s, r, v) for a, s, r, v in rows],
+    )
+    body = (
+        f'[search]\nmax_suppression = {budget}\nmetric = "{metric}"\n'
+        '[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = { intervals = [10, 20, 40] }\n'
+        '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
+        '[[quasi_identifiers]]\ncolumn = "region"\nhierarchy = { taxonomy = { "0" = ["a", "*"], '
+        '"1" = ["a", "*"], "2" = ["b", "*"], "3" = ["b", "*"] } }\n'
+        '[sensitive]\ncolumns = ["score"]\n' + "".join(MODELS[i].format(k=k, l=l) for i in picks)
+    )
     conf = cfg.load(db.write_config(name, body, name=f"{name}.toml"))
     with open_warehouse(conf) as wh:
         brute = search_warehouse(wh, conf, ["brute-force"])
@@ -61,9 +74,14 @@ def test_strategies_equal_brute_force_on_the_backend(db: Db, rows, picks, k, l, 
         assert abs(both.optimal.value - brute.optimal.value) <= 1e-9 * max(1.0, abs(brute.optimal.value))
 
 
-@pytest.mark.notimpl(["spark"], raises=AssertionError,
-                      reason=("counts DuckDB's and PostgreSQL's statements (50 node, 48 size); Spark counts the next "
-                              "nodes' sizes in one GROUPING SETS job (Backend.batch_sizes): 4 and 2"))
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        "counts DuckDB's and PostgreSQL's statements (50 node, 48 size); Spark counts the next "
+        "nodes' sizes in one GROUPING SETS job (Backend.batch_sizes): 4 and 2"
+    ),
+)
 def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body())
     res = run_veil("search", "--config", str(path), "--strategy", "brute-force", "--json")
@@ -76,9 +94,27 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     res = run_veil("search", "--config", str(path), "--strategy", "brute-force", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"status", "attributes", "heights", "lattice_size", "nodes_evaluated", "nodes_bounded",
-                        "minimal", "optimal", "seconds", "work", "by_strategy", "utility_per_attribute"} and doc["status"] == "ok"
-    assert [(w["strategy"], w["lattice_nodes"], w["subset_nodes"]) for w in doc["by_strategy"]] == [("brute-force", 48, 0)]
+    assert (
+        set(doc)
+        == {
+            "status",
+            "attributes",
+            "heights",
+            "lattice_size",
+            "nodes_evaluated",
+            "nodes_bounded",
+            "minimal",
+            "optimal",
+            "seconds",
+            "work",
+            "by_strategy",
+            "utility_per_attribute",
+        }
+        and doc["status"] == "ok"
+    )
+    assert [(w["strategy"], w["lattice_nodes"], w["subset_nodes"]) for w in doc["by_strategy"]] == [
+        ("brute-force", 48, 0)
+    ]
     assert doc["nodes_bounded"] == 0  # brute force evaluates every node
     # brute force on the inpatient table: every node's block sizes from SQL, no histogram needed for k alone
     assert doc["work"]["rows_read"] == 12 and doc["work"]["streamed"] == 0
@@ -106,8 +142,9 @@ def test_cli_search_exit_2_when_nothing_passes(inpatient: Db) -> None:
 
 @pytest.mark.spark_too
 def test_cli_check(inpatient: Db) -> None:
-    body = inpatient_body() + ('\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n'
-                               '\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n')
+    body = inpatient_body() + (
+        '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'
+    )
     path = inpatient.write_config("patients", body)
     res = run_veil("check", "--config", str(path), "--node", "1,2,1", "--json")
     assert res.returncode == 0, res.stderr
@@ -116,7 +153,7 @@ def test_cli_check(inpatient: Db) -> None:
     k, ent, dist = doc["models"]
     assert k == {"type": "k-anonymity", "attribute": None, "passed": True, "achieved": 4.0, "violating_blocks": 0}
     # Figure 3: each block has counts (2, 1, 1): entropy ln 2 * 1/2 + 2 * ln 4 / 4 = 1.0397 → exp = 2.828
-    assert ent["passed"] is True and abs(ent["achieved"] - 2 * 2 ** 0.5) < 1e-9
+    assert ent["passed"] is True and abs(ent["achieved"] - 2 * 2**0.5) < 1e-9
     assert dist["achieved"] == 3.0
     # Figure 2's node fails distinct 2-diversity in the all-cancer block; a 4-row suppression budget saves it
     res = run_veil("check", "--config", str(path), "--node", "2,1,1", "--json")
@@ -128,5 +165,10 @@ def test_cli_check(inpatient: Db) -> None:
     budget = inpatient.write_config("patients", "[search]\nmax_suppression = 0.34\n" + body, name="b.toml")
     doc = json.loads(run_veil("check", "--config", str(budget), "--node", "2,1,1", "--json").stdout)
     assert doc["passed"] is True and doc["suppressed_rows"] == 4
-    assert doc["models"][1] == {"type": "distinct-l-diversity", "attribute": "condition", "passed": True,
-                                "achieved": 1.0, "violating_blocks": 1}
+    assert doc["models"][1] == {
+        "type": "distinct-l-diversity",
+        "attribute": "condition",
+        "passed": True,
+        "achieved": 1.0,
+        "violating_blocks": 1,
+    }

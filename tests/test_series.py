@@ -19,8 +19,16 @@ from veil.release.alignment import Chain, Dictionary, Layout, align, attribute_c
 from veil.release.differences import signed, split
 from tests.test_series_world import DISEASES, NODES, WARDS, AGES, ZIPS, Published, World, attack
 
-BASE = [("a1", "20", "flu", "w1"), ("a2", "25", "cold", "w1"), ("a1", "25", "hiv", "w2"), ("a2", "20", "cancer", "w2"),
-        ("b1", "30", "flu", "w1"), ("b2", "35", "cold", "w2"), ("b1", "35", "hiv", "w1"), ("b2", "30", "cancer", "w2")]
+BASE = [
+    ("a1", "20", "flu", "w1"),
+    ("a2", "25", "cold", "w1"),
+    ("a1", "25", "hiv", "w2"),
+    ("a2", "20", "cancer", "w2"),
+    ("b1", "30", "flu", "w1"),
+    ("b2", "35", "cold", "w2"),
+    ("b1", "35", "hiv", "w1"),
+    ("b2", "30", "cancer", "w2"),
+]
 NODE = (1, 1)
 
 
@@ -39,16 +47,18 @@ def test_refuse_names_the_exposing_blocks_with_counts_only() -> None:
     _, _, left = w.release(BASE + [("a1", "20", "hiv", "w1")], NODE, "refuse")
     assert [(e.earlier, e.side, e.blocks, e.rows) for e in left] == [(1, "added", 1, 1)]
     assert "hiv" not in left[0].describe() and "1 added row(s)" in left[0].describe()
-    assert len(w.versions) == 1                                    # nothing published
+    assert len(w.versions) == 1  # nothing published
 
 
 def test_net_differences_cancel() -> None:
     """A night adding {flu, cold} and removing {flu} shows a net +{cold}: one row, exposed."""
-    keys, amounts = signed(np.array([0, 0]), np.array([0, 1]), np.array([2, 1]), np.array([0]), np.array([0]),
-                           np.array([1]))
+    keys, amounts = signed(
+        np.array([0, 0]), np.array([0, 1]), np.array([2, 1]), np.array([0]), np.array([0]), np.array([1])
+    )
     assert keys.tolist() == [[0, 0], [0, 1]] and amounts.tolist() == [1, 1]
-    keys, amounts = signed(np.array([0, 0]), np.array([0, 1]), np.array([1, 1]), np.array([0]), np.array([0]),
-                           np.array([1]))
+    keys, amounts = signed(
+        np.array([0, 0]), np.array([0, 1]), np.array([1, 1]), np.array([0]), np.array([0]), np.array([1])
+    )
     assert split(keys, amounts)[0][1:2] == ("added",) and amounts.tolist() == [1]
     w = World()
     w.release(BASE, NODE, "off")
@@ -80,17 +90,34 @@ def test_consecutive_pairs_are_not_enough() -> None:
 def test_a_coarser_roll_up_can_cancel_what_passes_at_the_common_node() -> None:
     """Every difference passes at G, yet rolled up one level further the added {flu, cold} of one block and
     the removed {flu, hiv} of another cancel to +{cold} −{hiv}: what holds is stated in docs/series.md §5."""
-    a = Published((0, 1), [("a1", "<30", "cancer"), ("a1", "<30", "cancer"), ("a2", "<30", "flu"),
-                           ("a2", "<30", "hiv"), ("a2", "<30", "cancer")])
-    b = Published((0, 1), [("a1", "<30", "cancer"), ("a1", "<30", "cancer"), ("a1", "<30", "flu"),
-                           ("a1", "<30", "cold"), ("a2", "<30", "cancer")])
+    a = Published(
+        (0, 1),
+        [
+            ("a1", "<30", "cancer"),
+            ("a1", "<30", "cancer"),
+            ("a2", "<30", "flu"),
+            ("a2", "<30", "hiv"),
+            ("a2", "<30", "cancer"),
+        ],
+    )
+    b = Published(
+        (0, 1),
+        [
+            ("a1", "<30", "cancer"),
+            ("a1", "<30", "cancer"),
+            ("a1", "<30", "flu"),
+            ("a1", "<30", "cold"),
+            ("a2", "<30", "cancer"),
+        ],
+    )
     assert attack(a, b, 2, 2, False) == []
     coarse = lambda p: Published((1, 1), [("a*", *r[1:]) for r in p.rows])  # noqa: E731
     assert sorted(attack(coarse(a), coarse(b), 2, 2, False)) == [("added", 1), ("removed", 1)]
 
 
-people = st.tuples(st.sampled_from(list(ZIPS)), st.sampled_from(list(AGES)), st.sampled_from(DISEASES),
-                   st.sampled_from(WARDS))
+people = st.tuples(
+    st.sampled_from(list(ZIPS)), st.sampled_from(list(AGES)), st.sampled_from(DISEASES), st.sampled_from(WARDS)
+)
 
 
 @st.composite
@@ -118,9 +145,14 @@ def test_refuse_flags_exactly_what_the_attacker_finds(case: tuple[list, list]) -
         before = len(w.published)
         cand, p, left = w.release(current, node, "refuse")
         if left:
-            trial = Published(node, [(*w.dictionary.blocks[b], w.dictionary.values[v]["disease"])
-                                     for b, v, n in zip(cand.blocks.tolist(), cand.values.tolist(), p.tolist())
-                                     for _ in range(n)])
+            trial = Published(
+                node,
+                [
+                    (*w.dictionary.blocks[b], w.dictionary.values[v]["disease"])
+                    for b, v, n in zip(cand.blocks.tolist(), cand.values.tolist(), p.tolist())
+                    for _ in range(n)
+                ],
+            )
             flagged = {e.earlier for e in left}
             assert flagged == {i + 1 for i, old in enumerate(w.published) if attack(old, trial, k, l, False)}
             assert len(w.published) == before
@@ -133,11 +165,11 @@ def test_changed_hierarchies_compare_on_their_common_coarsening() -> None:
     a = Chain.of("age", {"20": ("<30",), "25": ("<30",), "30": (">=30",), "35": (">=30",)})
     b = Chain.of("age", {"20": ("<25",), "25": (">=25",), "30": (">=25",), "35": (">=25",)})
     left, right = attribute_classes(a, 1, b, 1)
-    assert left["<30"] == left[">=30"] == right["<25"] == right[">=25"]     # 25 links the two cuts: one class
+    assert left["<30"] == left[">=30"] == right["<25"] == right[">=25"]  # 25 links the two cuts: one class
     c = Chain.of("age", {"20": ("<30",), "25": ("<30",), "31": (">=30",)})  # same cut, new leaf, 30/35 gone
     left, right = attribute_classes(a, 1, c, 1)
     assert left["<30"] == right["<30"] and left[">=30"] == right[">=30"] and left["<30"] != left[">=30"]
-    left, right = attribute_classes(a, 0, c, 0)                              # leaves: equal values line up
+    left, right = attribute_classes(a, 0, c, 0)  # leaves: equal values line up
     assert left["20"] == right["20"] and left["35"] not in right.values()
 
 
@@ -179,9 +211,13 @@ def test_worked_examples_in_docstrings_run() -> None:
     import doctest
     import importlib
 
-    for name in ("veil.release.alignment", "veil.release.differences", "veil.release.series",
-                 "veil.queries.publication"):
-        result = doctest.testmod(importlib.import_module(name))
+    for name in (
+        "veil.release.alignment",
+        "veil.release.differences",
+        "veil.release.series",
+        "veil.queries.publication",
+    ):
+        result = doctest.testmod(importlib.import_module(name), optionflags=doctest.NORMALIZE_WHITESPACE)
         assert result.attempted > 0 and result.failed == 0, name
 
 
@@ -197,10 +233,14 @@ def test_a_removal_is_judged_against_the_table_it_was_published_from() -> None:
     then = judge.reference({"salary": {str(v): 1 for v in range(3, 12)}})
     now = judge.reference({"salary": {str(v): 1 for v in (3, 4, 5, 6, 7, 8, 10, 12)}})
     block = [{"salary": "3"}, {"salary": "5"}, {"salary": "9"}]
-    entry = lambda ref: (judge.codes(("salary",), block, ref), np.ones(3, dtype=np.int64),  # noqa: E731
-                         judge.applicable(("salary",)), ref)
+    entry = lambda ref: (  # noqa: E731
+        judge.codes(("salary",), block, ref),
+        np.ones(3, dtype=np.int64),
+        judge.applicable(("salary",)),
+        ref,
+    )
     assert judge.failing([entry(then)]).tolist() == [False]
-    assert judge.failing([entry(now)]).tolist() == [True]     # 9K is not a value of today's table
+    assert judge.failing([entry(now)]).tolist() == [True]  # 9K is not a value of today's table
     assert [d.values.tolist() for d in then.domains] == [[float(v) for v in range(3, 12)]]
 
 
@@ -214,8 +254,9 @@ def test_cells_sorted_by_numpy_are_the_cells_the_database_orders(data: st.DataOb
 
     sizes = data.draw(st.lists(st.integers(1, 4), min_size=0, max_size=3))
     values = data.draw(st.integers(1, 5))
-    space = [(*codes, v) for codes in np.ndindex(*sizes) for v in range(values)] if sizes else \
-        [(v,) for v in range(values)]
+    space = (
+        [(*codes, v) for codes in np.ndindex(*sizes) for v in range(values)] if sizes else [(v,) for v in range(values)]
+    )
     cells = data.draw(st.lists(st.sampled_from(space), unique=True, max_size=30))
     counts = data.draw(st.lists(st.integers(1, 9), min_size=len(cells), max_size=len(cells)))
     chunk = data.draw(st.integers(1, 7))
@@ -224,7 +265,7 @@ def test_cells_sorted_by_numpy_are_the_cells_the_database_orders(data: st.DataOb
         cols = {f"g{i}": np.array([r[i] for r in rows], dtype=np.int64) for i in range(len(sizes))}
         cols["vid"] = np.array([r[-1] for r in rows], dtype=np.int64)
         cols["n"] = np.array(ns, dtype=np.int64)
-        return [{k: c[lo:lo + chunk] for k, c in cols.items()} for lo in range(0, max(len(rows), 1), chunk)]
+        return [{k: c[lo : lo + chunk] for k, c in cols.items()} for lo in range(0, max(len(rows), 1), chunk)]
 
     ordered = sorted(zip(cells, counts))
     expected = ledger._blocks_of(chunks([c for c, _ in ordered], [n for _, n in ordered]), len(sizes))
@@ -239,8 +280,9 @@ pairs = st.sets(st.tuples(st.integers(0, 6), st.integers(0, 6)), max_size=25)
 
 @settings(max_examples=200, deadline=None)
 @given(pairs, pairs, pairs, st.booleans(), st.data())
-def test_sums_of_sorted_distinct_cells_take_their_shortcuts_exactly(left: set, gone: set, new: set, same: bool,
-                                                                    data: st.DataObject) -> None:
+def test_sums_of_sorted_distinct_cells_take_their_shortcuts_exactly(
+    left: set, gone: set, new: set, same: bool, data: st.DataObject
+) -> None:
     """Versions' cells are distinct and mostly sorted: the same keys on both sides (a node kept, nothing changed)
     or a few added and removed.  ``_Sums.of`` then sorts and copies nothing, and its keys, positions and sums are
     those of a plain union of the keys."""
@@ -255,8 +297,10 @@ def test_sums_of_sorted_distinct_cells_take_their_shortcuts_exactly(left: set, g
     assert right.tolist() == np.searchsorted(keys, rk).tolist()
     assert got.right is not None or len(keys) == len(rk)
     assert got.right is None or not (same and len(rk) > 1)  # the same cells on both sides: no positions made
-    assert got.left.tolist() == np.bincount(np.searchsorted(keys, lk), weights=counts,
-                                            minlength=len(keys)).astype(np.int64).tolist()
+    assert (
+        got.left.tolist()
+        == np.bincount(np.searchsorted(keys, lk), weights=counts, minlength=len(keys)).astype(np.int64).tolist()
+    )
 
 
 @given(st.sets(st.integers(-5, 60)), st.sets(st.integers(-5, 60)))
@@ -271,6 +315,7 @@ def test_a_value_key_is_the_json_of_the_value_with_sorted_keys(value: dict[str, 
     dictionary's own writer gives the same text for any strings — quotes, escapes, control characters."""
     import json
 
-    assert Dictionary.value_key(value) == json.dumps(dict(sorted(value.items())), ensure_ascii=False,
-                                                     separators=(",", ":"))
+    assert Dictionary.value_key(value) == json.dumps(
+        dict(sorted(value.items())), ensure_ascii=False, separators=(",", ":")
+    )
     assert json.loads(Dictionary.value_key(value)) == value

@@ -53,8 +53,9 @@ class World:
         self.joined[self.next_id] = night
         self.next_id += 1
 
-    def night(self, n: int, leave: int, join: list[tuple[str, int]], where: tuple[str, int] | None = None,
-              successors: int = 0) -> None:
+    def night(
+        self, n: int, leave: int, join: list[tuple[str, int]], where: tuple[str, int] | None = None, successors: int = 0
+    ) -> None:
         """``leave`` people go (from ``where`` when it has enough), ``join`` arrive; the first ``successors``
         leavers are followed by a newcomer with their very row (the same block and disease: a takeover)."""
         present = sorted(i for i in self.people if i not in self.left)
@@ -66,9 +67,14 @@ class World:
             self.add(n, zip_, age)
         for i in gone[:successors]:
             self.add(n, self.people[i][0], self.people[i][1], self.people[i][2])
-        statements = [f'DELETE FROM "{self.db.schema}".people WHERE id IN ({", ".join(map(str, gone))})'] if gone else []
-        statements += [f"INSERT INTO \"{self.db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')"
-                       for i, (z, a, d) in self.people.items() if self.joined[i] == n]
+        statements = (
+            [f'DELETE FROM "{self.db.schema}".people WHERE id IN ({", ".join(map(str, gone))})'] if gone else []
+        )
+        statements += [
+            f"INSERT INTO \"{self.db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')"
+            for i, (z, a, d) in self.people.items()
+            if self.joined[i] == n
+        ]
         self.db.execute(*statements)
 
 
@@ -84,10 +90,14 @@ def setup(db: Db, k: int = 3) -> tuple[World, Path, str, str]:
         for a in AGES:
             for _ in range(8):
                 world.add(0, z, int(a))
-    db.create_table("people", {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "disease": sa.String},
-                    [(i, *p) for i, p in world.people.items()])
-    body = BODY.format(zip=db.workdir / "zip.csv", age=db.workdir / "age.csv", out=out, cat=cat, policy="cohort",
-                       extra="")
+    db.create_table(
+        "people",
+        {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "disease": sa.String},
+        [(i, *p) for i, p in world.people.items()],
+    )
+    body = BODY.format(
+        zip=db.workdir / "zip.csv", age=db.workdir / "age.csv", out=out, cat=cat, policy="cohort", extra=""
+    )
     path = db.write_config("people", body.replace("k = 2\n", f"k = {k}\n"))
     init(cfg.load(path))
     return world, path, out, cat
@@ -118,36 +128,43 @@ def block(world: World, person: int, node: tuple[int, ...]) -> tuple[str, str]:
     return label(ZIPS, zip_, node[0]), label(AGES, str(age), node[1])
 
 
-def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]
-              ) -> dict[int, set[str]]:
+def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]) -> dict[int, set[str]]:
     """The reader's inference (docs/series.md §2–3): per person, the values he can still have."""
     node = kept[1][0]
     assert all(n == node for n, _ in kept.values()), "a cohort series keeps its node"
     candidates: dict[int, set[str]] = {}
-    cohorts: dict[tuple[str, str], list[list[int]]] = defaultdict(list)   # per block: cohorts (their people)
-    removed: dict[int, set[int]] = defaultdict(set)   # per cohort index: people whose stand-ins left
-    per_block = [{b: Counter(r[2] for r in rows if r[:2] == b) for b in {r[:2] for r in rows}}
-                 for _v, (_n, rows) in sorted(kept.items())]
+    cohorts: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # per block: cohorts (their people)
+    removed: dict[int, set[int]] = defaultdict(set)  # per cohort index: people whose stand-ins left
+    per_block = [
+        {b: Counter(r[2] for r in rows if r[:2] == b) for b in {r[:2] for r in rows}}
+        for _v, (_n, rows) in sorted(kept.items())
+    ]
     first = per_block[0]
     for person in world.people:
         if world.joined[person] == 0 and block(world, person, node) in first:
             cohorts[block(world, person, node)] = cohorts[block(world, person, node)] or [[]]
             cohorts[block(world, person, node)][0].append(person)
             candidates[person] = set(first[block(world, person, node)])
-    exact: set[int] = set()   # joiners the reader placed in an entering cohort for certain
+    exact: set[int] = set()  # joiners the reader placed in an entering cohort for certain
     for v in range(2, len(per_block) + 1):
         before, after = per_block[v - 2], per_block[v - 1]
-        night = v - 1     # version v is published on night v - 1
+        night = v - 1  # version v is published on night v - 1
         for b in set(before) | set(after):
             diff = Counter(after.get(b, Counter()))
             diff.subtract(before.get(b, Counter()))
             added = {d for d, n in diff.items() if n > 0}
             gone = {d for d, n in diff.items() if n < 0}
             shown = set(before.get(b, Counter()))
-            if added:         # a cohort entered: everyone waiting in the block (joined since, still there) —
-                seen = {p for c in cohorts[b] for p in c}       # but for those who took a stand-in over (§2)
-                waiting = [p for p in world.people if world.joined[p] <= night and p not in seen
-                           and world.left.get(p, 10**9) > night and block(world, p, node) == b]
+            if added:  # a cohort entered: everyone waiting in the block (joined since, still there) —
+                seen = {p for c in cohorts[b] for p in c}  # but for those who took a stand-in over (§2)
+                waiting = [
+                    p
+                    for p in world.people
+                    if world.joined[p] <= night
+                    and p not in seen
+                    and world.left.get(p, 10**9) > night
+                    and block(world, p, node) == b
+                ]
                 cohorts[b].append(waiting)
                 entered = sum(n for n in diff.values() if n > 0)
                 possible = set(added) if entered == len(waiting) else set(added) | shown
@@ -155,11 +172,13 @@ def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[st
                     exact.update(waiting)
                 for p in waiting:
                     candidates[p] = candidates.get(p, possible) & possible
-            if gone:          # stand-ins left: the people of one cohort who left since, each among them
+            if gone:  # stand-ins left: the people of one cohort who left since, each among them
                 # a joiner of the block not placed for certain may have taken over a stand-in (§2): a departed
                 # person's row may then stay, held by him, so the reader can only say "left, or still shown"
-                takers = any(world.joined[p] > 0 and p not in exact and block(world, p, node) == b
-                             and world.joined[p] <= night for p in world.people)
+                takers = any(
+                    world.joined[p] > 0 and p not in exact and block(world, p, node) == b and world.joined[p] <= night
+                    for p in world.people
+                )
                 for i, c in enumerate(cohorts[b]):
                     departed = {p for p in c if world.left.get(p, 10**9) <= night} - removed[id(c)]
                     if departed and sum(-n for n in diff.values() if n < 0) <= len(departed):
@@ -180,24 +199,28 @@ def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cl
     assert len(kept) == 10 and len({n for n, _ in kept.values()}) == 1
     formed = sum(o.series["cohorts_formed"] for o in outcomes[1:])
     left = sum(o.series["cohorts_left"] for o in outcomes[1:])
-    assert formed >= 2 and left >= 1, (formed, left)     # the reader had batches to attack
-    assert sum(o.series["taken_over"] for o in outcomes[1:]) >= 2     # successors took stand-ins over
+    assert formed >= 2 and left >= 1, (formed, left)  # the reader had batches to attack
+    assert sum(o.series["taken_over"] for o in outcomes[1:]) >= 2  # successors took stand-ins over
     candidates = attribute(world, kept)
     assert all(world.people[p][2] in c for p, c in candidates.items())  # the reader reasons soundly
     single = {p: c for p, c in candidates.items() if len(c) < 2}
     assert single == {}
-    assert len([p for p in candidates if world.joined[p] > 0]) >= 6     # joiners were attributed and stayed hidden
+    assert len([p for p in candidates if world.joined[p] > 0]) >= 6  # joiners were attributed and stayed hidden
     # replay: under every hypothesis about a waiting joiner's value, with the coins against it, the decisions
     # are the ones a night without batches shows — nothing a reader saw rules a hypothesis out
     judge = Judge((KAnonymity(k=3), DistinctLDiversity(attribute="disease", l=2)), ("disease",), {"disease": False})
     table = {"disease": {d: 10 for d in DISEASES}}
     tails = type("Tails", (), {"flip": lambda self, kind, key: False})()
     for hypothesis in DISEASES:
-        pending = {"a1|20": ([{"disease": hypothesis}, {"disease": "flu"}, {"disease": "cold"}],
-                             np.ones(3, dtype=np.int64))}
-        plan = decide(pending, [Cohort(1, ([{"disease": "flu"}], np.array([4])), ([{"disease": hypothesis}],
-                                                                                  np.array([3])))],
-                      Checks(judge, table, table, 3), tails)
+        pending = {
+            "a1|20": ([{"disease": hypothesis}, {"disease": "flu"}, {"disease": "cold"}], np.ones(3, dtype=np.int64))
+        }
+        plan = decide(
+            pending,
+            [Cohort(1, ([{"disease": "flu"}], np.array([4])), ([{"disease": hypothesis}], np.array([3])))],
+            Checks(judge, table, table, 3),
+            tails,
+        )
         assert (plan.form, plan.remove) == ([], [])
 
 
@@ -217,7 +240,7 @@ def test_the_reader_singles_out_everyone_when_nothing_protects_the_series(db: Db
     b = block(world, newcomer, kept[1][0])
     diff = Counter(r[2] for r in kept[2][1] if r[:2] == b)
     diff.subtract(Counter(r[2] for r in kept[1][1] if r[:2] == b))
-    assert [d for d, n in diff.items() if n > 0] == [world.people[newcomer][2]]    # his disease, read off
+    assert [d for d, n in diff.items() if n > 0] == [world.people[newcomer][2]]  # his disease, read off
 
 
 @pytest.mark.backend
@@ -226,18 +249,19 @@ def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cl
     release(cfg.load(path))
     world.night(1, 2, [("a1", 20)] * 2)
     release(cfg.load(path))
-    path.write_text(path.read_text().replace("k = 3", "k = 6"))       # a publisher raises k
+    path.write_text(path.read_text().replace("k = 3", "k = 6"))  # a publisher raises k
     world.night(2, 1, [])
     with pytest.raises(cfg.ConfigError, match="changed since its series 1 began .* --new-series"):
         release(cfg.load(path))
-    assert len(versions(db, out)) == 2                               # nothing published
+    assert len(versions(db, out)) == 2  # nothing published
     conf = cfg.load(path)
     assert conf.release is not None
     third = release(replace(conf, release=replace(conf.release, new_series=True)))
     assert third.series["series"] == 2 and third.series["previous_published"] > 0
     report = exposure(cfg.load(path))
     assert report["cohort"]["series"] == 2 and report["cohort"]["starts"] == [
-        {"version": 3, "series": 2, "node": list(third.node), "previous_published": third.series["previous_published"]}]
+        {"version": 3, "series": 2, "node": list(third.node), "previous_published": third.series["previous_published"]}
+    ]
 
 
 @pytest.mark.backend
@@ -246,7 +270,7 @@ def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cl
     outcomes = run_nights(world, path, 3)
     assert any(o.rows_deferred for o in outcomes[1:]) and any(o.series["standing_in"] for o in outcomes[1:])
     shown = db.query(f'SELECT rows_deferred FROM "{out}".people_releases')
-    assert shown and all(r == (None,) for r in shown)               # the analysts' view: no count of held rows
+    assert shown and all(r == (None,) for r in shown)  # the analysts' view: no count of held rows
     catalog = db.query(f"SELECT series FROM \"{cat}\".releases WHERE status = 'published' ORDER BY version")
     assert [json.loads(s)["rows_deferred"] for (s,) in catalog][1:] == [o.rows_deferred for o in outcomes[1:]]
     standing = outcomes[-1].series["standing_in"]

@@ -19,8 +19,16 @@ from tests.conftest import Db, error_line, run_veil
 from tests.test_series_world import AGES, ZIPS, Published, attack
 
 COLUMNS = {"id": sa.Integer, "zip": sa.String, "age": sa.Integer, "disease": sa.String}
-BASE = [("a1", 20, "flu"), ("a2", 25, "cold"), ("a1", 25, "hiv"), ("a2", 20, "cancer"),
-        ("b1", 30, "flu"), ("b2", 35, "cold"), ("b1", 35, "hiv"), ("b2", 30, "cancer")]
+BASE = [
+    ("a1", 20, "flu"),
+    ("a2", 25, "cold"),
+    ("a1", 25, "hiv"),
+    ("a2", 20, "cancer"),
+    ("b1", 30, "flu"),
+    ("b2", 35, "cold"),
+    ("b1", 35, "hiv"),
+    ("b2", 30, "cancer"),
+]
 BODY = """
 [[quasi_identifiers]]
 column = "zip"
@@ -62,8 +70,9 @@ def people_db(db: Db, policy: str, extra: str = "", name: str = "veil.toml") -> 
     if not getattr(db, "has_people", False):
         db.create_table("people", COLUMNS, [(i + 1, *p) for i, p in enumerate(BASE + BASE)])
         db.has_people = True  # type: ignore[attr-defined]
-    path = db.write_config("people", BODY.format(zip=zips, age=ages, out=out, cat=cat, policy=policy, extra=extra),
-                           name=name)
+    path = db.write_config(
+        "people", BODY.format(zip=zips, age=ages, out=out, cat=cat, policy=policy, extra=extra), name=name
+    )
     if db.kind == "postgres":
         db.cleanup_schemas = [out, cat]  # type: ignore[attr-defined]
     return path, out, cat
@@ -77,7 +86,7 @@ def cleanup(db: Db):
 
 
 def change(db: Db, add: list[tuple[int, str, int, str]] = (), remove: list[int] = ()) -> None:
-    statements = [f"DELETE FROM \"{db.schema}\".people WHERE id = {i}" for i in remove]
+    statements = [f'DELETE FROM "{db.schema}".people WHERE id = {i}' for i in remove]
     statements += [f"INSERT INTO \"{db.schema}\".people VALUES ({i}, '{z}', {a}, '{d}')" for i, z, a, d in add]
     db.execute(*statements)
 
@@ -85,20 +94,26 @@ def change(db: Db, add: list[tuple[int, str, int, str]] = (), remove: list[int] 
 def versions(db: Db, out: str) -> list[Published]:
     """What the attacker kept: every published version's rows and node."""
     found = db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version')
-    return [Published(tuple(json.loads(node)), db.query(f'SELECT zip, age, disease FROM "{out}".people_v{v}'))
-            for v, node in found]
+    return [
+        Published(tuple(json.loads(node)), db.query(f'SELECT zip, age, disease FROM "{out}".people_v{v}'))
+        for v, node in found
+    ]
 
 
 def exposed(kept: list[Published]) -> list[tuple[int, int, list]]:
-    return [(i + 1, j + 1, bad) for j in range(len(kept)) for i in range(j)
-            if (bad := attack(kept[i], kept[j], 2, 2, False))]
+    return [
+        (i + 1, j + 1, bad)
+        for j in range(len(kept))
+        for i in range(j)
+        if (bad := attack(kept[i], kept[j], 2, 2, False))
+    ]
 
 
 NIGHTS = [
     ("a newcomer", [(17, "a1", 20, "cancer")], []),
     ("a departure", [], [5]),
     ("several changes", [(18, "b2", 35, "flu"), (19, "a2", 25, "hiv"), (20, "b1", 30, "cold")], [2, 13]),
-    ("a node change", [], [4, 12, 10]),   # the a2 <30 block keeps one row: the previous node fails
+    ("a node change", [], [4, 12, 10]),  # the a2 <30 block keeps one row: the previous node fails
 ]
 
 
@@ -111,13 +126,19 @@ def test_off_lets_the_attacker_read_every_change(db: Db, cleanup) -> None:
         change(db, add, remove)
         release(cfg.load(path))
     kept = versions(db, out)
-    assert sorted(exposed(kept)) == [(1, 2, [("added", 1)]), (1, 3, [("added", 1), ("removed", 1)]),
-                                     (2, 3, [("removed", 1)])]
+    assert sorted(exposed(kept)) == [
+        (1, 2, [("added", 1)]),
+        (1, 3, [("added", 1), ("removed", 1)]),
+        (2, 3, [("removed", 1)]),
+    ]
     added = [r for r in kept[1].rows if r not in kept[0].rows or kept[1].rows.count(r) > kept[0].rows.count(r)]
-    assert added == [("a1", "<30", "cancer")]               # the newcomer's disease, read off the difference
+    assert added == [("a1", "<30", "cancer")]  # the newcomer's disease, read off the difference
     report = exposure(conf)
-    assert report["exposed_pairs"] == 3 and report["rows_exposed"] == 4 and report["policies"] == {
-        "1": "off", "2": "off", "3": "off"}
+    assert (
+        report["exposed_pairs"] == 3
+        and report["rows_exposed"] == 4
+        and report["policies"] == {"1": "off", "2": "off", "3": "off"}
+    )
 
 
 def test_refuse_exits_2_naming_the_blocks_and_publishes_nothing(db: Db, cleanup) -> None:
@@ -181,10 +202,17 @@ def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, mo
             m.setattr(DuckDBSession, "scratch", forced)
             small = release(cfg.load(tiny))
             alone = release(cfg.load(k_only))
-        assert (small.node, small.rows_published, small.rows_deferred, small.series) \
-            == (whole.node, whole.rows_published, whole.rows_deferred, whole.series)
-        assert alone.status == "published" and alone.rows_published + alone.rows_deferred + alone.rows_suppressed \
+        assert (small.node, small.rows_published, small.rows_deferred, small.series) == (
+            whole.node,
+            whole.rows_published,
+            whole.rows_deferred,
+            whole.series,
+        )
+        assert (
+            alone.status == "published"
+            and alone.rows_published + alone.rows_deferred + alone.rows_suppressed
             == db.query(f'SELECT count(*) FROM "{db.schema}".people')[0][0]
+        )
 
     night()
     for _, add, remove in NIGHTS:
@@ -193,14 +221,18 @@ def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, mo
     assert [sorted(v.rows) for v in versions(db, tiny_out)] == [sorted(v.rows) for v in versions(db, out)]
     ledger = 'SELECT block_id, value_id, "count", first_version, last_version FROM "{}".series_cells ORDER BY 1, 2, 4'
     assert db.query(ledger.format(tiny_cat)) == db.query(ledger.format(cat)) != []
-    assert all(a is not None for a in attached) and len(attached) >= 2 * (len(NIGHTS) + 1) if db.kind == "duckdb" \
+    assert (
+        all(a is not None for a in attached) and len(attached) >= 2 * (len(NIGHTS) + 1)
+        if db.kind == "duckdb"
         else attached == []
+    )
     assert list(db.workdir.glob(".veil-work-*")) == []
 
 
 @pytest.mark.parametrize("ward", ["kept", "sensitive", "dropped"])
-def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db, cleanup, monkeypatch,
-                                                                           ward: str) -> None:
+def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
+    db: Db, cleanup, monkeypatch, ward: str
+) -> None:
     """A release's first version never reads its cells into Python (``veil.release.first``: the database copies
     them into the ledger — from the cells counted from the source when a kept column holds NULLs, from the
     published blocks table when the second column is sensitive or when only the QIs are published).  With a suppressed block, its ledger —
@@ -231,36 +263,49 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(db: Db
         return plain_record(*args, **kwargs)
 
     def streamed(run, ledger, node, version, counts, suppressed):
-        cand, counted, start = job._candidate(run, ledger, node, version, counts, suppressed,
-                                              job._count_cells(run, node))
+        cand, counted, start = job._candidate(
+            run, ledger, node, version, counts, suppressed, job._count_cells(run, node)
+        )
         return job._settle(run, ledger, cand, counted, start, start, True)
 
     monkeypatch.setattr(first, "record", spied)
     for p in (path, streamed_path):
         init(cfg.load(p))
-    ledger = {"series_blocks": "id, labels", "series_values": "id, value",
-              "series_cells": 'block_id, value_id, "count", first_version, last_version',
-              "series_versions": "version, node, attributes, columns, hierarchies, policy"}
+    ledger = {
+        "series_blocks": "id, labels",
+        "series_values": "id, value",
+        "series_cells": 'block_id, value_id, "count", first_version, last_version',
+        "series_versions": "version, node, attributes, columns, hierarchies, policy",
+    }
 
     def night() -> None:
         mine = release(cfg.load(path))
         with monkeypatch.context() as m:
             m.setattr(job, "_first", streamed)
             theirs = release(cfg.load(streamed_path))
-        assert (mine.node, mine.rows_published, mine.rows_suppressed, mine.rows_deferred) \
-            == (theirs.node, theirs.rows_published, theirs.rows_suppressed, theirs.rows_deferred)
+        assert (mine.node, mine.rows_published, mine.rows_suppressed, mine.rows_deferred) == (
+            theirs.node,
+            theirs.rows_published,
+            theirs.rows_suppressed,
+            theirs.rows_deferred,
+        )
         for table, columns in ledger.items():
             query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
             assert db.query(query.format(cat)) == db.query(query.format(streamed_cat)) != []
         published = 'SELECT * FROM "{}".people'
-        assert sorted(db.query(published.format(out)), key=str) == \
-            sorted(db.query(published.format(streamed_out)), key=str) != []
+        assert (
+            sorted(db.query(published.format(out)), key=str)
+            == sorted(db.query(published.format(streamed_out)), key=str)
+            != []
+        )
 
     night()
     assert direct == [(1, ward != "kept")] and release_suppressed(db, out) > 0
     newcomer = "NULL" if ward == "kept" else "'w1'"
-    db.execute(f"INSERT INTO \"{db.schema}\".people VALUES (18, 'a1', 20, 'cancer', {newcomer})",
-               f"DELETE FROM \"{db.schema}\".people WHERE id IN (2, 5)")
+    db.execute(
+        f"INSERT INTO \"{db.schema}\".people VALUES (18, 'a1', 20, 'cancer', {newcomer})",
+        f'DELETE FROM "{db.schema}".people WHERE id IN (2, 5)',
+    )
     night()
     assert direct == [(1, ward != "kept")]
 
@@ -270,8 +315,9 @@ def release_suppressed(db: Db, out: str) -> int:
 
 
 @pytest.mark.parametrize("policy", ["off", "refuse"])
-def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(db: Db, cleanup, monkeypatch,
-                                                                          policy: str) -> None:
+def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
+    db: Db, cleanup, monkeypatch, policy: str
+) -> None:
     """A later version's series step shard by shard (``veil.release.later``; here about one cell a shard, so
     every block has its own or shares one by hash) publishes, defers and records what the step over every cell
     in memory does, night after night: a newcomer, a departure, several changes, a node change (``refuse``
@@ -293,17 +339,25 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(db: Db
         return found
 
     monkeypatch.setattr(later, "plan", spied)
-    ledger = {"series_blocks": "id, labels", "series_values": "id, value",
-              "series_cells": 'block_id, value_id, "count", first_version, last_version',
-              "series_versions": "version, node, attributes, columns, hierarchies, policy"}
+    ledger = {
+        "series_blocks": "id, labels",
+        "series_values": "id, value",
+        "series_cells": 'block_id, value_id, "count", first_version, last_version',
+        "series_versions": "version, node, attributes, columns, hierarchies, policy",
+    }
 
     def outcome(conf_path: Path) -> tuple:
         try:
             o = release(cfg.load(conf_path))
         except NoSolutionError as exc:
             return ("refused", str(exc).replace("_whole", ""))
-        return (o.node, o.rows_published, o.rows_suppressed, o.rows_deferred,
-                {k: v for k, v in o.series.items() if k != "previous_node"})
+        return (
+            o.node,
+            o.rows_published,
+            o.rows_suppressed,
+            o.rows_deferred,
+            {k: v for k, v in o.series.items() if k != "previous_node"},
+        )
 
     def night() -> None:
         mine = outcome(path)

@@ -51,11 +51,12 @@ def attack(a: Published, b: Published, k: int, l: int, keep: bool) -> list[tuple
     g = (max(a.node[0], b.node[0]), max(a.node[1], b.node[1]))
 
     def rolled(p: Published, width: int) -> Counter:
-        return Counter((up(ZIPS, r[0], p.node[0], g[0]), up(AGES, r[1], p.node[1], g[1]), *r[2:2 + width])
-                       for r in p.rows)
+        return Counter(
+            (up(ZIPS, r[0], p.node[0], g[0]), up(AGES, r[1], p.node[1], g[1]), *r[2 : 2 + width]) for r in p.rows
+        )
 
     out = []
-    for width in ((2, 1) if keep else (1,)):   # full rows, and the _blocks view (disease only)
+    for width in (2, 1) if keep else (1,):  # full rows, and the _blocks view (disease only)
         ra, rb = rolled(a, width), rolled(b, width)
         for side, diff in (("added", rb - ra), ("removed", ra - rb)):
             blocks: dict[tuple[str, str], Counter] = {}
@@ -81,8 +82,9 @@ class World:
         return (KAnonymity(k=self.k), DistinctLDiversity(l=self.l, attribute="disease"))
 
     def layout(self, node: tuple[int, int]) -> Layout:
-        return Layout(node, (Chain.of("zip", ZIPS), Chain.of("age", AGES)), ("disease",),
-                      ("ward",) if self.keep else ())
+        return Layout(
+            node, (Chain.of("zip", ZIPS), Chain.of("age", AGES)), ("disease",), ("ward",) if self.keep else ()
+        )
 
     def candidate(self, people: Sequence[Person], node: tuple[int, int]) -> series.Version:
         cells: Counter = Counter()
@@ -92,10 +94,14 @@ class World:
             cells[(block, value)] += 1
         keys = sorted(cells)
         totals = {"disease": dict(Counter(p[2] for p in people))}
-        return series.Version(len(self.versions) + 1, self.layout(node),
-                              np.asarray([b for b, _ in keys], dtype=np.int64),
-                              np.asarray([v for _, v in keys], dtype=np.int64),
-                              np.asarray([cells[x] for x in keys], dtype=np.int64), totals)
+        return series.Version(
+            len(self.versions) + 1,
+            self.layout(node),
+            np.asarray([b for b, _ in keys], dtype=np.int64),
+            np.asarray([v for _, v in keys], dtype=np.int64),
+            np.asarray([cells[x] for x in keys], dtype=np.int64),
+            totals,
+        )
 
     def judge(self) -> Judge:
         return Judge(self.models, ("disease",), {})
@@ -116,8 +122,9 @@ class World:
         old = {(b, v): n for b, v, n in zip(last.blocks.tolist(), last.values.tolist(), last.counts.tolist())}
         return np.minimum([old.get((b, v), 0) for b, v in zip(cand.blocks.tolist(), cand.values.tolist())], cand.counts)
 
-    def release(self, people: Sequence[Person], node: tuple[int, int], policy: str = "refuse"
-                ) -> tuple[series.Version, np.ndarray, list[series.Exposure]]:
+    def release(
+        self, people: Sequence[Person], node: tuple[int, int], policy: str = "refuse"
+    ) -> tuple[series.Version, np.ndarray, list[series.Exposure]]:
         """Publish ``people`` at ``node``: blocks failing the models are suppressed (as the search would);
         returns the candidate, rows published per cell, and the exposures left (refuse: nothing published)."""
         cand = self.candidate(people, node)
@@ -125,13 +132,17 @@ class World:
         exposures: list[series.Exposure] = []
         published = start
         if policy == "refuse" and self.versions:
-            exposures = series.check(self.dictionary, self.judge(),
-                                     series.Version(cand.number, cand.layout, cand.blocks, cand.values, start,
-                                                    cand.totals), self.versions)
+            exposures = series.check(
+                self.dictionary,
+                self.judge(),
+                series.Version(cand.number, cand.layout, cand.blocks, cand.values, start, cand.totals),
+                self.versions,
+            )
             if exposures:
                 return cand, published, exposures
-        self.versions.append(series.Version(cand.number, cand.layout, cand.blocks, cand.values, published,
-                                            cand.totals, policy != "off"))
+        self.versions.append(
+            series.Version(cand.number, cand.layout, cand.blocks, cand.values, published, cand.totals, policy != "off")
+        )
         rows = []
         for b, v, n in zip(cand.blocks.tolist(), cand.values.tolist(), published.tolist()):
             value = self.dictionary.values[v]
@@ -150,8 +161,12 @@ class World:
 
 
 def test_the_attacker_sees_a_newcomer_at_one_node() -> None:
-    base = [("a1", "20", "flu", "w1"), ("a2", "25", "cold", "w1"), ("b1", "30", "hiv", "w2"),
-            ("b2", "35", "cancer", "w2")]
+    base = [
+        ("a1", "20", "flu", "w1"),
+        ("a2", "25", "cold", "w1"),
+        ("b1", "30", "hiv", "w2"),
+        ("b2", "35", "cancer", "w2"),
+    ]
     a = Published((1, 1), [("a*", "<30", "flu"), ("a*", "<30", "cold")])
     b = Published((1, 1), [("a*", "<30", "flu"), ("a*", "<30", "cold"), ("a*", "<30", "hiv")])
     assert attack(a, b, 2, 2, False) == [("added", 1)]

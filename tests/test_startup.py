@@ -18,13 +18,33 @@ from typer.testing import CliRunner
 from tests.conftest import INPATIENT_COLUMNS, Db, inpatient_body, run_veil
 from veil import cli
 
-HEAVY = {"numpy", "sqlalchemy", "duckdb", "duckdb_engine", "psycopg", "psycopg_binary", "pandas", "pyarrow",
-         "pyspark", "alembic", "rich", "altair", "vl_convert", "narwhals", "jinja2", "jsonschema", "cronsim",
-         "scipy", "yaml"}
+HEAVY = {
+    "numpy",
+    "sqlalchemy",
+    "duckdb",
+    "duckdb_engine",
+    "psycopg",
+    "psycopg_binary",
+    "pandas",
+    "pyarrow",
+    "pyspark",
+    "alembic",
+    "rich",
+    "altair",
+    "vl_convert",
+    "narwhals",
+    "jinja2",
+    "jsonschema",
+    "cronsim",
+    "scipy",
+    "yaml",
+}
 CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors", "veil.registry"}
 LISTED = "\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
-RUN_CLI = ("import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
-           "    assert e.code == 0, e.code" + LISTED)
+RUN_CLI = (
+    "import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
+    "    assert e.code == 0, e.code" + LISTED
+)
 
 
 def imported(code: str, *args: str, cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
@@ -56,8 +76,19 @@ def test_import_release_loads_no_job() -> None:
     assert veil_modules(modules) == {"veil", "veil.release"} and heavy(modules) == set()
 
 
-@pytest.mark.parametrize("args", [["--help"], [], ["--version"], ["search", "--help"], ["release", "--help"],
-                                  ["report", "--help"], ["audit", "--help"], ["init", "--help"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--help"],
+        [],
+        ["--version"],
+        ["search", "--help"],
+        ["release", "--help"],
+        ["report", "--help"],
+        ["audit", "--help"],
+        ["init", "--help"],
+    ],
+)
 def test_help_loads_only_the_cli(args: list[str]) -> None:
     res, modules = imported(RUN_CLI, *args)
     assert res.stdout.startswith("veil ") if args == ["--version"] else "Usage: veil" in res.stdout
@@ -76,11 +107,24 @@ def test_release_history_loads_no_release_job(tmp_path: Path) -> None:
     init = run_veil("init", "--config", str(path), cwd=tmp_path, timeout=120)
     assert init.returncode == 0, init.stderr
     res, modules = imported(RUN_CLI, "releases", "--config", str(path), "--json", cwd=tmp_path)
-    doc = json.loads(res.stdout[res.stdout.index('{"status"'):])
+    doc = json.loads(res.stdout[res.stdout.index('{"status"') :])
     assert doc["status"] == "ok" and doc["releases"] == []
-    loaded = sorted(m for m in modules if m.startswith(("veil.release.job", "veil.run", "veil.search", "veil.metrics",
-                                                         "veil.warehouse", "veil.report", "veil.adversary.attacks",
-                                                         "veil.api")))
+    loaded = sorted(
+        m
+        for m in modules
+        if m.startswith(
+            (
+                "veil.release.job",
+                "veil.run",
+                "veil.search",
+                "veil.metrics",
+                "veil.warehouse",
+                "veil.report",
+                "veil.adversary.attacks",
+                "veil.api",
+            )
+        )
+    )
     assert loaded == []
     assert not heavy(modules) & {"alembic", "rich", "pandas", "altair", "vl_convert", "pyspark"}
 
@@ -96,8 +140,12 @@ def test_a_command_builds_its_own_options_alone() -> None:
     for args in (["--help"], [], ["--version"], ["serch"], ["SEARCH"]):
         assert cli._app_for(args) is cli.app
     runner = CliRunner()
-    for args in ([[n, "--help"] for n in names] + [["search", "--frobnicate"], ["rollback"], ["counts", "--limit", "x"],
-                                                    ["search", "surplus"]]):
+    for args in [[n, "--help"] for n in names] + [
+        ["search", "--frobnicate"],
+        ["rollback"],
+        ["counts", "--limit", "x"],
+        ["search", "surplus"],
+    ]:
         whole = runner.invoke(cli.app, args, prog_name="veil")
         alone = runner.invoke(cli._app_for(args), args, prog_name="veil")
         assert (alone.exit_code, alone.output) == (whole.exit_code, whole.output), args

@@ -29,10 +29,12 @@ from veil.privacy import Specification
 from veil.run import metric_for, open_run, search_counts
 from tests.conftest import Db
 
-QIS = ('[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = { intervals = [10, 20, 40] }\n'
-       '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
-       '[[quasi_identifiers]]\ncolumn = "region"\nhierarchy = { taxonomy = { "0" = ["a", "*"], '
-       '"1" = ["a", "*"], "2" = ["b", "*"], "3" = ["b", "*"] } }\n')
+QIS = (
+    '[[quasi_identifiers]]\ncolumn = "age"\nhierarchy = { intervals = [10, 20, 40] }\n'
+    '[[quasi_identifiers]]\ncolumn = "sex"\nhierarchy = { suppress = true }\n'
+    '[[quasi_identifiers]]\ncolumn = "region"\nhierarchy = { taxonomy = { "0" = ["a", "*"], '
+    '"1" = ["a", "*"], "2" = ["b", "*"], "3" = ["b", "*"] } }\n'
+)
 K = '[[models]]\ntype = "k-anonymity"\nk = 3\n'
 ENTROPY = '[[models]]\ntype = "entropy-l-diversity"\nl = 2\nattribute = "score"\n'
 CLOSENESS = '[[models]]\ntype = "t-closeness"\nt = 0.35\ndistance = "ordered"\nattribute = "score"\n'
@@ -42,16 +44,21 @@ SETS = {"k": K, "k+entropy": K + ENTROPY, "k+closeness": K + CLOSENESS, "distinc
 
 def people(db: Db, seed: int = 3, n: int = 160) -> str:
     rnd = random.Random(seed)
-    rows = [(rnd.randint(18, 70), rnd.choice("FM"), rnd.randint(0, 3), rnd.choice([1, 2, 2, 3, 5, 8]))
-            for _ in range(n)]
+    rows = [
+        (rnd.randint(18, 70), rnd.choice("FM"), rnd.randint(0, 3), rnd.choice([1, 2, 2, 3, 5, 8])) for _ in range(n)
+    ]
     name = f"people_{seed}"
     db.create_table(name, {"age": sa.Integer, "sex": sa.String, "region": sa.Integer, "score": sa.Integer}, rows)
     return name
 
 
 def config(db: Db, table: str, models: str, budget: float, metric: str = "discernibility") -> cfg.Config:
-    body = (f'[search]\nmax_suppression = {budget}\nmetric = "{metric}"\n' + QIS
-            + '[sensitive]\ncolumns = ["score"]\n' + models)
+    body = (
+        f'[search]\nmax_suppression = {budget}\nmetric = "{metric}"\n'
+        + QIS
+        + '[sensitive]\ncolumns = ["score"]\n'
+        + models
+    )
     return cfg.load(db.write_config(table, body, name=f"{table}_{abs(hash(models)) % 10**6}_{budget}.toml"))
 
 
@@ -67,8 +74,10 @@ def blocks_of(chunks: list[NodeCounts]) -> dict[tuple[int, ...], dict[int, int]]
         bc = nc.blocks("score")
         for b, key in enumerate(map(tuple, nc.keys.tolist())):
             assert key not in out, f"block {key} split across chunks"
-            out[key] = {int(c): int(n) for c, n in zip(bc.codes[bc.indptr[b]:bc.indptr[b + 1]],
-                                                        bc.counts[bc.indptr[b]:bc.indptr[b + 1]])}
+            out[key] = {
+                int(c): int(n)
+                for c, n in zip(bc.codes[bc.indptr[b] : bc.indptr[b + 1]], bc.counts[bc.indptr[b] : bc.indptr[b + 1]])
+            }
     return out
 
 
@@ -121,7 +130,8 @@ def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget
             assert (got.passed, got.prune_down) == (expected.passed, expected.prune_down), node
             assert sized.bound(summary, wh.rows, budget > 0) == metric.bound(whole, wh.rows, budget > 0)
             assert avg.bound(summary, wh.rows, budget > 0) == pytest.approx(
-                avg.metric.bound(whole, wh.rows, budget > 0), rel=1e-12)
+                avg.metric.bound(whole, wh.rows, budget > 0), rel=1e-12
+            )
             if not streams and not spec.sizes_only:  # decided by the sizes alone: the monotone part fails
                 early += 1
                 assert not expected.passed and expected.prune_down
@@ -131,7 +141,10 @@ def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget
             if not spec.sizes_only:  # the size condition known to hold (a node below passed it): chunks only
                 again = spec.evaluate(spec.summarize(None, lambda node=node: wh.stream(node), wh.rows, node), wh.rows)
                 assert (again.passed, again.suppressed_rows, again.failing.tolist()) == (
-                    got.passed, got.suppressed_rows, got.failing.tolist()), node
+                    got.passed,
+                    got.suppressed_rows,
+                    got.failing.tolist(),
+                ), node
             assert got.suppressed_blocks == expected.suppressed_blocks, node
             for g, e in zip(got.verdicts, expected.verdicts):
                 assert (g.achieved is None) == (e.achieved is None), node
@@ -140,17 +153,20 @@ def test_summarize_equals_evaluate_on_the_whole_node(db: Db, models: str, budget
                 assert int(summary.blocks[~g.passed].sum()) == e.violating, node
             assert sized.score(summary, got.failing, wh.rows) == metric.score(whole, expected.failing, wh.rows)
             assert avg.score(summary, got.failing, wh.rows) == pytest.approx(
-                avg.metric.score(whole, expected.failing, wh.rows), rel=1e-12)
+                avg.metric.score(whole, expected.failing, wh.rows), rel=1e-12
+            )
         if models != "k" and budget == 0.0:
             assert early > 0  # the size pre-check decided some nodes without a histogram
 
 
 @pytest.mark.parametrize("models", list(SETS))
 @pytest.mark.parametrize("metric", ["discernibility", "avg-block-size", "precision", "kl-divergence"])
-@pytest.mark.parametrize(("block_tests", "batch"), [(True, False), (False, False), (True, True)],
-                         ids=["tests", "streamed", "tests-batched"])
-def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: str, metric: str,
-                                                               block_tests: bool, batch: bool) -> None:
+@pytest.mark.parametrize(
+    ("block_tests", "batch"), [(True, False), (False, False), (True, True)], ids=["tests", "streamed", "tests-batched"]
+)
+def test_search_on_summaries_equals_brute_force_on_whole_nodes(
+    db: Db, models: str, metric: str, block_tests: bool, batch: bool
+) -> None:
     """With threshold tests in SQL (distinct and entropy l-diversity, ordered t-closeness) or forced through the
     streamed chunks; and with the nodes a strategy announces counted together (``batch``: Spark's path)."""
     table = people(db, seed=11, n=120)
@@ -169,10 +185,20 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
         if metric == "precision":  # its bound is the node's levels': probing costs no query
             queries = wh.stats.node_queries
             assert probe(tuple(lattice.heights)).n_blocks == 0 and wh.stats.node_queries == queries
-        fast = search.run(["incognito", "optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows,
-                          probe=probe, prefetch=prefetch)
-        alone = search.run(["optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe,
-                           prefetch=prefetch)
+        fast = search.run(
+            ["incognito", "optimal"],
+            lattice,
+            wh.attributes,
+            counts_for,
+            spec,
+            sized,
+            wh.rows,
+            probe=probe,
+            prefetch=prefetch,
+        )
+        alone = search.run(
+            ["optimal"], lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe, prefetch=prefetch
+        )
         assert (prefetch is None) == (metric == "kl-divergence")
         assert (wh.stats.batched > 0) == (batch and metric != "kl-divergence")  # fewer statements than nodes
         if metric != "kl-divergence":
@@ -188,7 +214,7 @@ def test_search_on_summaries_equals_brute_force_on_whole_nodes(db: Db, models: s
     assert (fast.optimal is None) == (brute.optimal is None) == (alone.optimal is None)
     if brute.optimal is not None:
         assert fast.optimal.node == brute.optimal.node == alone.optimal.node
-        assert fast.optimal.value == brute.optimal.value   # exact losses on both paths
+        assert fast.optimal.value == brute.optimal.value  # exact losses on both paths
 
 
 def test_size_histogram_hand_computed() -> None:
@@ -196,6 +222,7 @@ def test_size_histogram_hand_computed() -> None:
     hist = SizeHistogram.of((0,), np.array([1, 3, 1, 5]))
     assert hist.sizes.tolist() == [1, 3, 5] and hist.blocks.tolist() == [2, 1, 1]
     from veil.models.kanonymity import KAnonymity
+
     spec = Specification((KAnonymity(k=3),), max_suppression=0.2)
     e = spec.evaluate(hist, rows=10)
     assert (e.passed, e.suppressed_rows, e.suppressed_blocks, e.prune_down) == (True, 2, 2, False)
@@ -216,8 +243,8 @@ def test_size_metrics_stay_exact_beyond_int64() -> None:
     rows = 6_000_000_001
     keep, drop_one = np.array([False, False]), np.array([True, False])
     dm, avg = OnSizes(Discernibility()), OnSizes(make_metric("avg-block-size", (1,)))
-    assert dm.loss(big, keep, rows) == 2 * 3_000_000_000 ** 2 + 1 == 18_000_000_000_000_000_001
-    assert dm.loss(big, drop_one, rows) == 2 * 3_000_000_000 ** 2 + rows
+    assert dm.loss(big, keep, rows) == 2 * 3_000_000_000**2 + 1 == 18_000_000_000_000_000_001
+    assert dm.loss(big, drop_one, rows) == 2 * 3_000_000_000**2 + rows
     assert dm.bound(big, rows, suppression=False) == 18_000_000_000_000_000_001
     assert avg.loss(big, drop_one, rows) == Fraction(6_000_000_000, 2)
     assert avg.bound(big, rows, suppression=False) == Fraction(rows, 3)
@@ -248,8 +275,10 @@ def test_rollups_stay_within_their_budget(db: Db) -> None:
 
 def _tested(wh, node):  # type: ignore[no-untyped-def]
     t = wh.block_tests(node, "score", [("entropy", 1.5)])
-    return sorted((int(a), int(b), bool(c), round(float(d), 9))
-                  for a, b, c, d in zip(t.sizes, t.blocks, t.passed[:, 0], t.levels[:, 0]))
+    return sorted(
+        (int(a), int(b), bool(c), round(float(d), 9))
+        for a, b, c, d in zip(t.sizes, t.blocks, t.passed[:, 0], t.levels[:, 0])
+    )
 
 
 def test_nodes_materialized_first_are_kept_only_when_small(db: Db) -> None:
@@ -318,14 +347,17 @@ def test_sizes_counted_together_equal_each_nodes_own(db: Db) -> None:
     table = people(db, n=400)
     nodes = all_nodes((3, 1, 2))
     rnd = random.Random(5)
-    batches = [rnd.sample(nodes, 7) for _ in range(6)] + [[(1, 0, 1), (2, 1, 1), (3, 1, 2), (1, 1, 2)],
-                                                          [(0, None, None), (None, 0, None), (None, None, 0)]]
+    batches = [rnd.sample(nodes, 7) for _ in range(6)] + [
+        [(1, 0, 1), (2, 1, 1), (3, 1, 2), (1, 1, 2)],
+        [(0, None, None), (None, 0, None), (None, None, 0)],
+    ]
     for models in (K, K + ENTROPY):  # the blocks' own rollups when sensitive values are counted
         conf = config(db, table, models, 0.0)
         with open_run(conf, local_cells=0, rollup=False) as (conf, plain):
             expected = {node: plain.sizes(node) for node in nodes}
-        with open_run(conf, local_cells=0, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0, hub_ratio=0.5,
-                      batch=True) as (conf, wh):
+        with open_run(
+            conf, local_cells=0, rollup_min_cells=1, rollup_ratio=1.0, rollup_budget=1000.0, hub_ratio=0.5, batch=True
+        ) as (conf, wh):
             wh.sizes((1, 0, 1))  # kept: later batches above it roll up from it through veil_up_* tables
             for batch in batches:
                 fresh = {node for node in batch if wh.counted_sizes(node) is None}
@@ -337,7 +369,9 @@ def test_sizes_counted_together_equal_each_nodes_own(db: Db) -> None:
                 for node in batch:
                     got = wh.sizes(node)
                     assert (got.sizes.tolist(), got.blocks.tolist()) == (
-                        expected[node].sizes.tolist(), expected[node].blocks.tolist()), (models, node)
+                        expected[node].sizes.tolist(),
+                        expected[node].blocks.tolist(),
+                    ), (models, node)
                 assert wh.stats.node_queries - queries == (len(fresh) == 1)  # the rest answered from the batch
             assert wh.stats.batched > 0 and wh.stats.rolled_up > 0 and wh.stats.rollups.hubs > 0
 

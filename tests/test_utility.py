@@ -25,30 +25,36 @@ def _utility(node: tuple[int, int], k: int = 1) -> dict[str, dict[str, float | N
 def test_without_suppression() -> None:
     # ages 20, 20, 25, 30, 35, 35 at level 1 of 2 ({20, 25} → 20-29, {30, 35} → 30-39); sex kept
     u = _utility((1, 0))
-    assert u["age"]["generalization_intensity"] == pytest.approx(0.5)         # 1 - 1/2
-    assert u["age"]["granularity"] == pytest.approx(2 / 3)                    # 1 - (1/2 - 1/4) / (3/4)
+    assert u["age"]["generalization_intensity"] == pytest.approx(0.5)  # 1 - 1/2
+    assert u["age"]["granularity"] == pytest.approx(2 / 3)  # 1 - (1/2 - 1/4) / (3/4)
     # NUE: -(4 log2(2/3) + 2 log2(1/3)) = 6 log2 3 - 4 against the maximum 6 log2 3 + 2
     assert u["age"]["non_uniform_entropy"] == pytest.approx(1 - (6 * L3 - 4) / (6 * L3 + 2))
     assert (u["sex"]["generalization_intensity"], u["sex"]["granularity"], u["sex"]["non_uniform_entropy"]) == (
-        1.0, 1.0, 1.0)
+        1.0,
+        1.0,
+        1.0,
+    )
 
 
 def test_with_suppression_counts_suppressed_rows_as_fully_generalized() -> None:
     # 2-anonymity suppresses (20-29, F) = 25F and (30-39, M) = 30M: 2 of 6 rows
     u = _utility((1, 0), k=2)
-    assert u["age"]["generalization_intensity"] == pytest.approx(1 / 3)       # 1 - (4 · 1/2 + 2) / 6
-    assert u["age"]["granularity"] == pytest.approx(4 / 9)                    # 1 - (2/3 - 1/4) / (3/4)
+    assert u["age"]["generalization_intensity"] == pytest.approx(1 / 3)  # 1 - (4 · 1/2 + 2) / 6
+    assert u["age"]["granularity"] == pytest.approx(4 / 9)  # 1 - (2/3 - 1/4) / (3/4)
     # the suppressed rows' step from 20-29 / 30-39 (one each) to *: -2 · log2(1/2) = 2 more
     assert u["age"]["non_uniform_entropy"] == pytest.approx(1 - (6 * L3 - 2) / (6 * L3 + 2))
-    assert u["sex"]["generalization_intensity"] == pytest.approx(2 / 3)       # 1 - 2/6
-    assert u["sex"]["granularity"] == pytest.approx(2 / 3)                    # 1 - (4 · 1/2 + 2)/6 - 1/2) / (1/2)
-    assert u["sex"]["non_uniform_entropy"] == pytest.approx(2 / 3)            # 1 - 2 / 6
+    assert u["sex"]["generalization_intensity"] == pytest.approx(2 / 3)  # 1 - 2/6
+    assert u["sex"]["granularity"] == pytest.approx(2 / 3)  # 1 - (4 · 1/2 + 2)/6 - 1/2) / (1/2)
+    assert u["sex"]["non_uniform_entropy"] == pytest.approx(2 / 3)  # 1 - 2 / 6
 
 
 def test_top_node_has_no_utility_and_a_constant_column_none() -> None:
     u = _utility((2, 1))
-    assert all(u[a][m] == pytest.approx(0.0) for a in ("age", "sex")
-               for m in ("generalization_intensity", "granularity", "non_uniform_entropy"))
+    assert all(
+        u[a][m] == pytest.approx(0.0)
+        for a in ("age", "sex")
+        for m in ("generalization_intensity", "granularity", "non_uniform_entropy")
+    )
     df = pd.DataFrame({"age": [20, 20], "sex": ["M", "M"]})
     hs = _hierarchies(df, {"age": IntervalsSpec((10,)), "sex": SuppressSpec()})
     counts = _node_counts(df, ["age", "sex"], hs, (0, 0))

@@ -59,16 +59,24 @@ def test_figure_3_node_and_other_nodes(inpatient: Db) -> None:
     assert blocks_of(top) == {("*", "*", "*"): {"Cancer": 5, "Heart Disease": 3, "Viral Infection": 4}}
     # zip at 13*** / 14***, age *, nationality as is.
     sizes = {tuple(b["key"]): b["size"] for b in zip_only["blocks"]}
-    assert sizes == {("13***", "*", "American"): 4, ("13***", "*", "Indian"): 1, ("13***", "*", "Japanese"): 2,
-                     ("13***", "*", "Russian"): 1, ("14***", "*", "American"): 2, ("14***", "*", "Indian"): 1,
-                     ("14***", "*", "Russian"): 1}
+    assert sizes == {
+        ("13***", "*", "American"): 4,
+        ("13***", "*", "Indian"): 1,
+        ("13***", "*", "Japanese"): 2,
+        ("13***", "*", "Russian"): 1,
+        ("14***", "*", "American"): 2,
+        ("14***", "*", "Indian"): 1,
+        ("14***", "*", "Russian"): 1,
+    }
 
 
 @pytest.mark.spark_too  # Spark: a node rolled up from a kept node still reads once that one is dropped
 def test_rollup_from_finer_nodes_equals_base_counts(inpatient: Db) -> None:
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     nodes = [(0, 0, 0), (1, 0, 0), (1, 1, 0), (2, 1, 1), (1, 2, 1), (3, 2, 1), (5, 3, 1), (2, 0, 1)]
-    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(
+        conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0
+    ) as wh:
         rolled = [counts_document(wh, wh.counts(n)) for n in nodes]
         assert wh.stats.rolled_up > 0  # later nodes were aggregated from finer materialized ones
     with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=False) as wh:
@@ -83,7 +91,9 @@ def test_after_end_search_nodes_count_the_same_from_rebuilt_tables(inpatient: Db
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     first = [(0, 0, 0), (1, 0, 0), (1, 1, 0)]
     later = [(2, 1, 1), (1, 2, 1), (3, 2, 1), (2, 0, 1)]
-    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(
+        conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0
+    ) as wh:
         for n in first:
             wh.sizes(n)
             wh.counts(n)
@@ -101,7 +111,9 @@ def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inp
     """``end_counting`` (a release holding its node's counts) drops the rollups and ``veil_base`` itself; a node
     counted later (the release's report) codes the base again from the source and answers as before."""
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
-    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0) as wh:
+    with open_warehouse(
+        conf, local_cells=0, sensitive=conf.sensitive, rollup=True, rollup_min_cells=0, rollup_ratio=1.0
+    ) as wh:
         before = counts_document(wh, wh.counts((1, 1, 0)))
         wh.sizes((2, 1, 1))
         wh.end_counting()
@@ -119,8 +131,22 @@ def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")
     assert res.returncode == 0, res.stderr
     doc = json.loads(res.stdout)
-    assert set(doc) == {"status", "attributes", "node", "rows", "blocks", "order", "limit", "block_count",
-                        "blocks_not_shown", "rows_not_shown"} and doc["status"] == "ok"
+    assert (
+        set(doc)
+        == {
+            "status",
+            "attributes",
+            "node",
+            "rows",
+            "blocks",
+            "order",
+            "limit",
+            "block_count",
+            "blocks_not_shown",
+            "rows_not_shown",
+        }
+        and doc["status"] == "ok"
+    )
     assert (doc["block_count"], doc["blocks_not_shown"], doc["limit"]) == (3, 0, 50)  # `veil counts --limit`
     assert doc["attributes"] == ["zip", "age", "nationality"]
     assert [b["size"] for b in doc["blocks"]] == [4, 4, 4]
@@ -130,8 +156,16 @@ def _synthetic(rng: random.Random, n: int) -> list[tuple]:
     rows = []
     for i in range(n):
         age = int(17 + 70 * rng.random() ** 2)
-        rows.append((i, age, rng.choice(["F", "M", "M"]), f"{rng.randint(0, 40):05d}",
-                     rng.choice(["a", "b", "b", "c", "d"]), rng.choice([1, 2, 2, 3])))
+        rows.append(
+            (
+                i,
+                age,
+                rng.choice(["F", "M", "M"]),
+                f"{rng.randint(0, 40):05d}",
+                rng.choice(["a", "b", "b", "c", "d"]),
+                rng.choice([1, 2, 2, 3]),
+            )
+        )
     return rows
 
 
@@ -156,12 +190,19 @@ type = "k-anonymity"
 k = 2
 """
 
-SYNTH_COLUMNS = {"id": sa.Integer, "age": sa.Integer, "sex": sa.String, "zip": sa.String,
-                 "disease": sa.String, "grade": sa.Integer}
+SYNTH_COLUMNS = {
+    "id": sa.Integer,
+    "age": sa.Integer,
+    "sex": sa.String,
+    "zip": sa.String,
+    "disease": sa.String,
+    "grade": sa.Integer,
+}
 
 
 def _expected(rows: list[tuple], node: tuple[int, int, int]) -> dict[tuple, Counter]:
     """An independent oracle: generalize each row in Python and count."""
+
     def age(v: int, lv: int) -> str:
         if lv == 0:
             return str(v)
@@ -224,8 +265,11 @@ def test_sizes_only_mode_groups_by_quasi_identifiers_only(db: Db) -> None:
 def test_quoted_and_hostile_identifiers_are_names(db: Db) -> None:
     hostile = 'x"; DROP TABLE t; --'
     db.create_table("t", {"a": sa.Integer}, [(1,)])  # the table the hostile name tries to drop
-    db.create_table("Patients", {"Zip Code": sa.String, "Age": sa.Integer, hostile: sa.String},
-                    [("13053", 28, "flu"), ("13068", 29, "flu"), ("13053", 41, "cold"), ("13068", 45, "flu")])
+    db.create_table(
+        "Patients",
+        {"Zip Code": sa.String, "Age": sa.Integer, hostile: sa.String},
+        [("13053", 28, "flu"), ("13068", 29, "flu"), ("13053", 41, "cold"), ("13068", 45, "flu")],
+    )
     body = f"""
 [[quasi_identifiers]]
 column = "Zip Code"
@@ -275,9 +319,14 @@ def test_integer_columns_arrive_whole_in_numpy(db: Db) -> None:
     assert data["n"].tolist() == [1] * 100 and data["a"].dtype == np.int64
 
 
-@pytest.mark.notimpl(["spark"], raises=AssertionError,
-                      reason=("no scratch database or work schema: Spark's working tables are cached session views "
-                              "(Session.scratch answers None), so stats.scratch stays False"))
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        "no scratch database or work schema: Spark's working tables are cached session views "
+        "(Session.scratch answers None), so stats.scratch stays False"
+    ),
+)
 def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient: Db) -> None:
     """When the base's bytes exceed ``scratch_threshold`` (DuckDB's memory limit by default), DuckDB creates the
     base frequency set and the materialized nodes in a scratch database file attached next to the warehouse and
@@ -290,22 +339,30 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
         expected = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
         assert not wh.stats.scratch
     folder = inpatient.workdir
-    with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0,
-                        scratch_threshold=0) as wh:
+    with open_warehouse(
+        conf, local_cells=0, sensitive=conf.sensitive, rollup_min_cells=0, rollup_ratio=1.0, scratch_threshold=0
+    ) as wh:
         got = [(wh.sizes(n).blocks.tolist(), counts_document(wh, wh.counts(n))) for n in nodes]
         assert wh.stats.scratch and wh.stats.materialized > 0
         if inpatient.kind == "duckdb":
             files = list(folder.glob(".veil-work-*.duckdb"))
             assert len(files) == 1
-            placed = wh.session.rows(sa.select(sa.column("database_name"), sa.column("table_name"))
-                                     .select_from(sa.func.duckdb_tables()), "listing tables")
+            placed = wh.session.rows(
+                sa.select(sa.column("database_name"), sa.column("table_name")).select_from(sa.func.duckdb_tables()),
+                "listing tables",
+            )
             scratch = {t for d, t in placed if d.startswith("veil_work_")}
             assert "veil_base" in scratch and any(t.startswith("veil_node_") for t in scratch), placed
             assert not {t for d, t in placed if d == "temp"} & scratch  # not temporary tables as well
         else:
-            placed = wh.session.rows(sa.text("SELECT n.nspname, c.relname, c.relpersistence FROM pg_class c "
-                                             "JOIN pg_namespace n ON n.oid = c.relnamespace "
-                                             "WHERE c.relname LIKE 'veil\\_%' AND c.relkind = 'r'"), "listing tables")
+            placed = wh.session.rows(
+                sa.text(
+                    "SELECT n.nspname, c.relname, c.relpersistence FROM pg_class c "
+                    "JOIN pg_namespace n ON n.oid = c.relnamespace "
+                    "WHERE c.relname LIKE 'veil\\_%' AND c.relkind = 'r'"
+                ),
+                "listing tables",
+            )
             work = {t: p for s, t, p in placed if s.startswith("veil_work_")}
             assert work == {"veil_base": "u"}, placed  # the nodes, read again and again, stay temporary
             temporary = {t for s, t, p in placed if s.startswith("pg_temp") and p == "t"}
@@ -318,16 +375,22 @@ def test_working_tables_in_a_scratch_database_count_as_temporary_ones(inpatient:
             assert not c.execute(sa.text("SELECT 1 FROM pg_namespace WHERE nspname = :s"), {"s": schema}).all()
 
 
-@pytest.mark.notimpl(["spark"], raises=NotImplementedError,
-                      reason=("sweeps DuckDB's scratch files and PostgreSQL's work schemas (db.engine); a killed Spark "
-                              "run's views go with its session "
-                              "(tests/spark/test_spark_backend.py::test_sigterm_drops_the_views_too)"))
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=NotImplementedError,
+    reason=(
+        "sweeps DuckDB's scratch files and PostgreSQL's work schemas (db.engine); a killed Spark "
+        "run's views go with its session "
+        "(tests/spark/test_spark_backend.py::test_sigterm_drops_the_views_too)"
+    ),
+)
 def test_a_killed_runs_working_tables_are_dropped_by_the_next_run(inpatient: Db) -> None:
     """A run killed before its session ended leaves its working tables: DuckDB's scratch file, PostgreSQL's work
     schema (``veil_work_<pid>_<start>``).  The next run that needs working tables drops those of sessions that
     are gone, and keeps those of a session still running."""
-    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
-                          check=True)
+    gone = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True, check=True
+    )
     dead = int(gone.stdout)
     conf = cfg.load(inpatient.write_config("patients", inpatient_body()))
     if inpatient.kind == "duckdb":
@@ -373,10 +436,12 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
         expected = [counts_document(wh, wh.counts(n)) for n in nodes]
     role = f"veil_nocreate_{uuid.uuid4().hex[:8]}"
     database = sa.make_url(PG_URL).database
-    db.execute(f'CREATE ROLE "{role}" LOGIN',
-               f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"',
-               f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
-               f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"')
+    db.execute(
+        f'CREATE ROLE "{role}" LOGIN',
+        f'GRANT TEMPORARY ON DATABASE "{database}" TO "{role}"',
+        f'GRANT USAGE ON SCHEMA "{db.schema}" TO "{role}"',
+        f'GRANT SELECT ON ALL TABLES IN SCHEMA "{db.schema}" TO "{role}"',
+    )
     try:
         monkeypatch.setenv(PG_ENV, sa.make_url(PG_URL).set(username=role).render_as_string(hide_password=False))
         with open_warehouse(conf, local_cells=0, sensitive=conf.sensitive, scratch_threshold=0) as wh:
@@ -384,5 +449,6 @@ def test_a_role_that_may_not_create_schemas_keeps_temporary_tables(db: Db, monke
             assert not wh.stats.scratch
         assert got == expected
     finally:
-        db.execute(f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"',
-                   f'DROP ROLE "{role}"')
+        db.execute(
+            f'REVOKE ALL ON DATABASE "{database}" FROM "{role}"', f'DROP OWNED BY "{role}"', f'DROP ROLE "{role}"'
+        )

@@ -38,17 +38,21 @@ def _hierarchies(df: pd.DataFrame, specs: dict[str, Any]) -> list[Any]:
 
 def _cells(df: pd.DataFrame, attrs: list[str], hs: list[Any], query: Query) -> tuple[dict[str, Any], list[str]]:
     """What ``queries.workload_cells`` returns for ``query`` on ``df`` (the statement's contract, in pandas)."""
-    grouped = [c for c in query.columns if c not in attrs
-               and (c != query.column or c in query.group_by or c in dict(query.where))]
+    grouped = [
+        c
+        for c in query.columns
+        if c not in attrs and (c != query.column or c in query.group_by or c in dict(query.where))
+    ]
     summed = query.column if query.column and query.column not in attrs and query.column not in grouped else None
-    frame = pd.DataFrame({f"q{i}": df[a].map({v: k for k, v in enumerate(h.domain(0))})
-                          for i, (a, h) in enumerate(zip(attrs, hs))})
+    frame = pd.DataFrame(
+        {f"q{i}": df[a].map({v: k for k, v in enumerate(h.domain(0))}) for i, (a, h) in enumerate(zip(attrs, hs))}
+    )
     for k, c in enumerate(grouped):
         frame[f"v{k}"] = df[c]
     frame["one"] = 1
     if summed:
         frame["x"] = df[summed].astype(float)
-    g = frame.groupby(list(frame.columns[:len(attrs) + len(grouped)]), dropna=False, sort=False)
+    g = frame.groupby(list(frame.columns[: len(attrs) + len(grouped)]), dropna=False, sort=False)
     data = {k: np.asarray(v) for k, v in g["one"].sum().reset_index().items() if k != "one"}
     data["n"] = g["one"].sum().to_numpy()
     if summed:
@@ -68,15 +72,33 @@ def _metric(df: pd.DataFrame, attrs: list[str], hs: list[Any], queries: list[Que
 
 
 def _node_counts(df: pd.DataFrame, attrs: list[str], hs: list[Any], node: tuple[int, ...]) -> NodeCounts:
-    codes = np.column_stack([h.ancestors(0, lv)[df[a].map({v: k for k, v in enumerate(h.domain(0))}).to_numpy()]
-                             for a, h, lv in zip(attrs, hs, node)])
+    codes = np.column_stack(
+        [
+            h.ancestors(0, lv)[df[a].map({v: k for k, v in enumerate(h.domain(0))}).to_numpy()]
+            for a, h, lv in zip(attrs, hs, node)
+        ]
+    )
     keys, n = np.unique(codes, axis=0, return_counts=True)
-    return NodeCounts.from_cells(attrs, node, keys, np.zeros((len(n), 0), dtype=np.int64), n,
-                                 [h.cardinality(lv) for h, lv in zip(hs, node)], (), hs)
+    return NodeCounts.from_cells(
+        attrs,
+        node,
+        keys,
+        np.zeros((len(n), 0), dtype=np.int64),
+        n,
+        [h.cardinality(lv) for h, lv in zip(hs, node)],
+        (),
+        hs,
+    )
 
 
-def brute_force(df: pd.DataFrame, attrs: list[str], hs: list[Any], node: tuple[int, ...], gone: set[tuple[int, ...]],
-                queries: list[Query]) -> list[float]:
+def brute_force(
+    df: pd.DataFrame,
+    attrs: list[str],
+    hs: list[Any],
+    node: tuple[int, ...],
+    gone: set[tuple[int, ...]],
+    queries: list[Query],
+) -> list[float]:
     """Each query's error, from the released table at ``node`` materialized row by row: QI values generalized,
     rows of the ``gone`` blocks dropped; every released row exploded over the leaves under its labels, every
     suppressed row over the whole domain (docs/workload.md), the queries answered on that reconstruction."""
@@ -90,8 +112,9 @@ def brute_force(df: pd.DataFrame, attrs: list[str], hs: list[Any], node: tuple[i
     out = []
     for q in queries:
         cols = list(q.columns)
-        domains = {c: (list(hs[attrs.index(c)].domain(0)) if c in attrs else list(dict.fromkeys(df[c].tolist())))
-                   for c in cols}
+        domains = {
+            c: (list(hs[attrs.index(c)].domain(0)) if c in attrs else list(dict.fromkeys(df[c].tolist()))) for c in cols
+        }
         rel = released.copy()
         rel["w"] = 1.0
         for c in cols:
@@ -142,9 +165,11 @@ def _answer(frame: pd.DataFrame, q: Query, domains: dict[str, list[Any]]) -> tup
 # --- the hand-computed example (docs/workload.md) -------------------------------------------------------------
 
 HAND = pd.DataFrame({"age": [20, 20, 25, 30, 35, 35], "sex": ["M", "M", "F", "M", "F", "F"]})
-HAND_QUERIES = [Query(1, ("age",), "count", None, (), 1.0),
-                Query(2, ("sex",), "count", None, (("age", (20, 30)),), 2.0),
-                Query(3, ("sex",), "sum", "age", (), 1.0)]
+HAND_QUERIES = [
+    Query(1, ("age",), "count", None, (), 1.0),
+    Query(2, ("sex",), "count", None, (("age", (20, 30)),), 2.0),
+    Query(3, ("sex",), "sum", "age", (), 1.0),
+]
 
 
 def test_the_hand_computed_example() -> None:
@@ -162,7 +187,8 @@ def test_the_hand_computed_example() -> None:
     gone = counts.sizes < 2
     assert metric.errors(counts, gone) == pytest.approx([1 / 6, 1 / 2, 1 / 66], abs=1e-12)
     assert metric.errors(counts, gone) == pytest.approx(
-        brute_force(HAND, ["age", "sex"], hs, (1, 0), {tuple(k) for k in counts.keys[gone].tolist()}, HAND_QUERIES))
+        brute_force(HAND, ["age", "sex"], hs, (1, 0), {tuple(k) for k in counts.keys[gone].tolist()}, HAND_QUERIES)
+    )
 
 
 # --- exactness against the brute force on random tables --------------------------------------------------------
@@ -174,10 +200,14 @@ EDU = ["hs", "ba", "ms"]
 @st.composite
 def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]]:
     n = draw(st.integers(1, 14))
-    df = pd.DataFrame({"age": draw(st.lists(st.integers(20, 49), min_size=n, max_size=n)),
-                       "zip": draw(st.lists(st.sampled_from(ZIPS), min_size=n, max_size=n)),
-                       "edu": draw(st.lists(st.sampled_from(EDU), min_size=n, max_size=n)),
-                       "hours": draw(st.lists(st.integers(-5, 60), min_size=n, max_size=n))})
+    df = pd.DataFrame(
+        {
+            "age": draw(st.lists(st.integers(20, 49), min_size=n, max_size=n)),
+            "zip": draw(st.lists(st.sampled_from(ZIPS), min_size=n, max_size=n)),
+            "edu": draw(st.lists(st.sampled_from(EDU), min_size=n, max_size=n)),
+            "hours": draw(st.lists(st.integers(-5, 60), min_size=n, max_size=n)),
+        }
+    )
     queries = []
     for i in range(draw(st.integers(1, 3))):
         group = draw(st.lists(st.sampled_from(["age", "zip", "edu", "hours"]), max_size=2, unique=True))
@@ -195,32 +225,45 @@ def tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[Query], tuple[int, int],
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
-def test_matches_the_brute_force_on_random_tables(case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]]) -> None:
+def test_matches_the_brute_force_on_random_tables(
+    case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]],
+) -> None:
     df, queries, node, flags = case
     attrs = ["age", "zip"]
     hs = _hierarchies(df, {"age": AGE, "zip": MaskSpec()})
     node = tuple(min(lv, h.height) for lv, h in zip(node, hs))
     metric = _metric(df, attrs, hs, queries)
     counts = _node_counts(df, attrs, hs, node)
-    gone = np.array(flags[:counts.n_blocks], dtype=bool)
+    gone = np.array(flags[: counts.n_blocks], dtype=bool)
     expected = brute_force(df, attrs, hs, node, {tuple(k) for k in counts.keys[gone].tolist()}, queries)
     assert metric.errors(counts, gone) == pytest.approx(expected, rel=1e-9, abs=1e-12)
     weights = [q.weight for q in queries]
     assert metric.loss(counts, gone, len(df)) == pytest.approx(
-        sum(w * e for w, e in zip(weights, expected)) / sum(weights), rel=1e-9, abs=1e-12)
+        sum(w * e for w, e in zip(weights, expected)) / sum(weights), rel=1e-9, abs=1e-12
+    )
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
-def test_the_bound_holds_at_every_node_above(case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]]) -> None:
+def test_the_bound_holds_at_every_node_above(
+    case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]],
+) -> None:
     """Count and sum-of-a-non-QI queries without a filter on a QI, no suppression: the loss at every node above is
     at least the bound (docs/workload.md); other workloads bound by 0."""
     df, queries, _, _ = case
     attrs = ["age", "zip"]
     hs = _hierarchies(df, {"age": AGE, "zip": MaskSpec()})
-    queries = [Query(q.index, q.group_by, "count" if q.aggregate == "avg" else q.aggregate,
-                     None if q.aggregate == "avg" else ("hours" if q.column else None),
-                     tuple(w for w in q.where if w[0] not in attrs), q.weight) for q in queries]
+    queries = [
+        Query(
+            q.index,
+            q.group_by,
+            "count" if q.aggregate == "avg" else q.aggregate,
+            None if q.aggregate == "avg" else ("hours" if q.column else None),
+            tuple(w for w in q.where if w[0] not in attrs),
+            q.weight,
+        )
+        for q in queries
+    ]
     metric = _metric(df, attrs, hs, queries)
     assert metric.boundable
     lattice = Lattice(tuple(h.height for h in hs))
@@ -235,7 +278,9 @@ def test_the_bound_holds_at_every_node_above(case: tuple[pd.DataFrame, list[Quer
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(tables())
-def test_the_bound_is_each_querys_least_error_above(case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]]) -> None:
+def test_the_bound_is_each_querys_least_error_above(
+    case: tuple[pd.DataFrame, list[Query], tuple[int, int], list[bool]],
+) -> None:
     """Without suppression a query's error depends on the node's projection onto its QIs alone, so the bound is
     each query's least error over the projections at or above the node's — for any query (avg, filters on QIs,
     sums of QIs): exactly the least error of that query over the nodes at or above, and the weighted bound at
@@ -267,8 +312,9 @@ def test_a_query_of_many_projections_falls_back_on_the_contraction(monkeypatch: 
     monkeypatch.setattr(veil.workload, "MAX_PROJECTIONS", 1)
     hs = _hierarchies(HAND, {"age": AGE, "sex": SuppressSpec()})
     metric = _metric(HAND, ["age", "sex"], hs, HAND_QUERIES)
-    assert metric.bound(_node_counts(HAND, ["age", "sex"], hs, (1, 0)), 6, suppression=False) == \
-        pytest.approx(1 / 48, abs=1e-15)
+    assert metric.bound(_node_counts(HAND, ["age", "sex"], hs, (1, 0)), 6, suppression=False) == pytest.approx(
+        1 / 48, abs=1e-15
+    )
     assert metric.bound(_node_counts(HAND, ["age", "sex"], hs, (0, 0)), 6, suppression=False) == 0.0
 
 
@@ -277,8 +323,12 @@ def test_the_error_is_not_monotone() -> None:
     of leaves a, b | c, d, e: level 1 spreads 5 and 8 rows, error (1.5 + 1.5 + 2/3 + 4/3 + 2/3) / 26 = 17/78;
     the top spreads 13 over 5, error (1.4 + 1.6 + 0.6 + 1.4 + 0.6) / 26 = 5.6/26 = 14/65 < 17/78."""
     df = pd.DataFrame({"v": ["a"] * 4 + ["b"] + ["c"] * 2 + ["d"] * 4 + ["e"] * 2})
-    tax = build(TaxonomySpec(tuple((v, ("ab" if v in "ab" else "cde", "*")) for v in "abcde")), "v", list("abcde"),
-                ValueKind.TEXT)
+    tax = build(
+        TaxonomySpec(tuple((v, ("ab" if v in "ab" else "cde", "*")) for v in "abcde")),
+        "v",
+        list("abcde"),
+        ValueKind.TEXT,
+    )
     metric = _metric(df, ["v"], [tax], [Query(1, ("v",), "count", None, (), 1.0)])
     errors = []
     for lv in range(3):
@@ -343,8 +393,9 @@ def test_without_a_budget_a_node_is_counted_by_its_sizes(db: Any, budget: float,
     from veil.privacy import Specification
     from veil.run import metric_for, open_run, search_counts
 
-    db.create_table("people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String,
-                               "hours": sa.Integer}, ROWS)
+    db.create_table(
+        "people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String, "hours": sa.Integer}, ROWS
+    )
     config = cfg.load(db.write_config("people", BODY.format(budget=budget if held else f"{budget}\nlocal_cells = 0")))
     with open_run(config) as (config, wh):
         assert (wh.local is not None) is held
@@ -356,9 +407,9 @@ def test_without_a_budget_a_node_is_counted_by_its_sizes(db: Any, budget: float,
         if not budget:
             assert (counting.probe is None) is held
             assert held or isinstance(counting.probe(node), SizeHistogram)
-            assert counting.metric.score(counting.counts_for(node), np.zeros(1, dtype=bool), wh.rows) == \
-                pytest.approx(metric.score(wh.counts(node), np.zeros(len(wh.counts(node).sizes), dtype=bool),
-                                           wh.rows), rel=1e-12)
+            assert counting.metric.score(counting.counts_for(node), np.zeros(1, dtype=bool), wh.rows) == pytest.approx(
+                metric.score(wh.counts(node), np.zeros(len(wh.counts(node).sizes), dtype=bool), wh.rows), rel=1e-12
+            )
 
 
 QI_ONLY = """
@@ -392,8 +443,9 @@ def _search_matches_the_brute_force(db: Any, body: str) -> tuple[WorkloadMetric,
     from veil.privacy import Specification
     from veil.run import metric_for, open_run, search_warehouse
 
-    db.create_table("people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String,
-                               "hours": sa.Integer}, ROWS)
+    db.create_table(
+        "people", {"id": sa.Integer, "age": sa.Integer, "zip": sa.String, "edu": sa.String, "hours": sa.Integer}, ROWS
+    )
     config = cfg.load(db.write_config("people", body))
     df = pd.DataFrame(ROWS, columns=["id", "age", "zip", "edu", "hours"])
     suppressing = False
@@ -409,8 +461,9 @@ def _search_matches_the_brute_force(db: Any, body: str) -> tuple[WorkloadMetric,
             counts = wh.counts(node)
             gone = spec.evaluate(counts, wh.rows).failing
             suppressing = suppressing or bool(gone.any())
-            errors = brute_force(df, ["age", "zip"], list(wh.hierarchies), node,
-                                 {tuple(k) for k in counts.keys[gone].tolist()}, queries)
+            errors = brute_force(
+                df, ["age", "zip"], list(wh.hierarchies), node, {tuple(k) for k in counts.keys[gone].tolist()}, queries
+            )
             assert score == pytest.approx(sum(q.weight * e for q, e in zip(queries, errors)) / total, rel=1e-9)
             assert metric.errors(counts, gone) == pytest.approx(errors, rel=1e-9, abs=1e-12)
         best = min(scored.items(), key=lambda kv: (kv[1], sum(kv[0]), kv[0]))
@@ -433,21 +486,37 @@ def test_the_registry_is_what_the_config_accepts() -> None:
         make_metric("workload", (1,))
 
 
-HEAD = '[source]\nurl = "duckdb:///w.duckdb"\ntable = "t"\n[[quasi_identifiers]]\ncolumn = "age"\n' \
-       'hierarchy = { intervals = [10] }\n[[models]]\ntype = "k-anonymity"\nk = 2\n'
+HEAD = (
+    '[source]\nurl = "duckdb:///w.duckdb"\ntable = "t"\n[[quasi_identifiers]]\ncolumn = "age"\n'
+    'hierarchy = { intervals = [10] }\n[[models]]\ntype = "k-anonymity"\nk = 2\n'
+)
 
 
-@pytest.mark.parametrize("text, message", [
-    ('[search]\nmetric = "workload"\n', "[search] key 'metric' is \"workload\" but the config lists no [[workload]]"),
-    ('[[workload]]\naggregate = "count"\n', "[[workload]] #1 is missing required key 'group_by'"),
-    ('[[workload]]\ngroup_by = ["age"]\naggregate = "max(age)"\n',
-     "[[workload]] #1 key 'aggregate' must be \"count\", \"sum(column)\" or \"avg(column)\", got 'max(age)'"),
-    ('[[workload]]\ngroup_by = ["age"]\nweight = 0\n', "[[workload]] #1 key 'weight' must be a positive number, got 0"),
-    ('[[workload]]\ngroup_by = ["age"]\nwhere = { edu = [] }\n', "[[workload]] #1 key 'where.edu' must be a non-empty"),
-    ('[[workload]]\ngroup_by = ["age", "age"]\n', "[[workload]] #1 key 'group_by' lists a column twice"),
-    ('[[workload]]\ngroup_by = ["age"]\ngroupby = 1\n', "[[workload]] #1 has unknown key(s)"),
-    ('[workload]\ngroup_by = ["age"]\n', "key 'workload' must be an array of tables [[workload]]"),
-])
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        (
+            '[search]\nmetric = "workload"\n',
+            "[search] key 'metric' is \"workload\" but the config lists no [[workload]]",
+        ),
+        ('[[workload]]\naggregate = "count"\n', "[[workload]] #1 is missing required key 'group_by'"),
+        (
+            '[[workload]]\ngroup_by = ["age"]\naggregate = "max(age)"\n',
+            '[[workload]] #1 key \'aggregate\' must be "count", "sum(column)" or "avg(column)", got \'max(age)\'',
+        ),
+        (
+            '[[workload]]\ngroup_by = ["age"]\nweight = 0\n',
+            "[[workload]] #1 key 'weight' must be a positive number, got 0",
+        ),
+        (
+            '[[workload]]\ngroup_by = ["age"]\nwhere = { edu = [] }\n',
+            "[[workload]] #1 key 'where.edu' must be a non-empty",
+        ),
+        ('[[workload]]\ngroup_by = ["age", "age"]\n', "[[workload]] #1 key 'group_by' lists a column twice"),
+        ('[[workload]]\ngroup_by = ["age"]\ngroupby = 1\n', "[[workload]] #1 has unknown key(s)"),
+        ('[workload]\ngroup_by = ["age"]\n', "key 'workload' must be an array of tables [[workload]]"),
+    ],
+)
 def test_config_errors_name_file_table_key_and_value(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "veil.toml"
     path.write_text(HEAD + text)
@@ -457,7 +526,8 @@ def test_config_errors_name_file_table_key_and_value(tmp_path: Path, text: str, 
 
 
 def test_parse_workload_reads_every_key() -> None:
-    (q,) = parse_workload([{"group_by": ["a"], "aggregate": "avg( b )", "where": {"c": [1, 1, 2]}, "weight": 3}],
-                          "f.toml")
+    (q,) = parse_workload(
+        [{"group_by": ["a"], "aggregate": "avg( b )", "where": {"c": [1, 1, 2]}, "weight": 3}], "f.toml"
+    )
     assert (q.group_by, q.aggregate, q.column, q.where, q.weight) == (("a",), "avg", "b", (("c", (1, 2)),), 3.0)
     assert q.describe() == "avg(b) by a where c in [1, 2]"

@@ -23,13 +23,20 @@ from veil.models.closeness import TCloseness
 from veil.models.epsilon import EpsilonPrivacy, posteriors
 from veil.models.proximity import EMAnonymity
 
-def emd_to_table(counts: NodeCounts, attribute: str, distance: str, hierarchy: Path | None = None,
-                 delimiter: str = ";") -> np.ndarray:
+
+def emd_to_table(
+    counts: NodeCounts, attribute: str, distance: str, hierarchy: Path | None = None, delimiter: str = ";"
+) -> np.ndarray:
     """Per block, the EMD of its distribution of ``attribute`` to the whole table's (t-closeness, Li, Li &
     Venkatasubramanian ICDE 2007, with the model's ground distance)."""
-    model = TCloseness(t=1.0, distance=distance, attribute=attribute,
-                       hierarchy=str(hierarchy) if hierarchy is not None else None, delimiter=delimiter,
-                       where=f"[audit] skewness of {attribute!r}")
+    model = TCloseness(
+        t=1.0,
+        distance=distance,
+        attribute=attribute,
+        hierarchy=str(hierarchy) if hierarchy is not None else None,
+        delimiter=delimiter,
+        where=f"[audit] skewness of {attribute!r}",
+    )
     model.validate({d.name: d for d in counts.sensitive})
     return model.distances(counts)
 
@@ -58,7 +65,7 @@ def epsilon_beliefs(model: EpsilonPrivacy, counts: NodeCounts) -> Beliefs:
     value, best_in, best_out = np.zeros(n, dtype=np.int64), np.zeros(n), np.zeros(n)
     if len(ratio):
         block = bc.block_of_cell
-        order = np.lexsort((-ratio, block))            # per block, its largest ratio first
+        order = np.lexsort((-ratio, block))  # per block, its largest ratio first
         first = order[np.r_[True, block[order][1:] != block[order][:-1]]]
         value[block[first]] = bc.codes[first]
         best_in[block[first]], best_out[block[first]] = p_in[first], p_out[first]

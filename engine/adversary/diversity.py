@@ -40,13 +40,13 @@ def eliminations(h: Histogram, share: float) -> np.ndarray:
     sums of each block's descending counts."""
     n = h.sizes[h.block].astype(np.float64)
     c = h.count.astype(np.float64)
-    need = n - c / share - SLACK * n          # rows of other values that must go
+    need = n - c / share - SLACK * n  # rows of other values that must go
     g = h.cumulative
     offset = h.start[h.block]
     base = g[offset].astype(np.float64)
     above = (g[offset + h.rank] - g[offset]).astype(np.float64)  # the values ranked above v
-    within = np.searchsorted(g, base + need, side="left") - offset           # j <= rank: top-j others
-    beyond = np.searchsorted(g, base + need + c, side="left") - offset - 1   # j > rank: v itself skipped
+    within = np.searchsorted(g, base + need, side="left") - offset  # j <= rank: top-j others
+    beyond = np.searchsorted(g, base + need + c, side="left") - offset - 1  # j > rank: v itself skipped
     out = np.where(above >= need, within, beyond)
     return np.where(need <= 0, 0, out).astype(np.int64)
 
@@ -65,14 +65,34 @@ def homogeneity(h: Histogram, share: float, worst: int, label: Label) -> tuple[E
     ``share`` of the rows."""
     ratio = h.top / np.maximum(h.sizes, 1)
     describe = _top_text(h)
-    exact = exposure("homogeneity", h.domain.name, "a block with a single sensitive value reveals it for every "
-                     "row (Machanavajjhala et al. ICDE 2006, §1.1 homogeneity attack)", {},
-                     "share of the most frequent value", score=ratio, exposed=h.distinct == 1, sizes=h.sizes,
-                     worst=worst, describe=describe, label=label)
-    near = exposure("near-homogeneity", h.domain.name, f"one value holds >= {share:g} of a block: the posterior of "
-                    "that value is at least the share (ibid., §4.1, lack of diversity, Eq. 3)", {"share": share},
-                    "share of the most frequent value", score=ratio, exposed=ratio >= share - SLACK, sizes=h.sizes,
-                    worst=worst, describe=describe, label=label)
+    exact = exposure(
+        "homogeneity",
+        h.domain.name,
+        "a block with a single sensitive value reveals it for every "
+        "row (Machanavajjhala et al. ICDE 2006, §1.1 homogeneity attack)",
+        {},
+        "share of the most frequent value",
+        score=ratio,
+        exposed=h.distinct == 1,
+        sizes=h.sizes,
+        worst=worst,
+        describe=describe,
+        label=label,
+    )
+    near = exposure(
+        "near-homogeneity",
+        h.domain.name,
+        f"one value holds >= {share:g} of a block: the posterior of "
+        "that value is at least the share (ibid., §4.1, lack of diversity, Eq. 3)",
+        {"share": share},
+        "share of the most frequent value",
+        score=ratio,
+        exposed=ratio >= share - SLACK,
+        sizes=h.sizes,
+        worst=worst,
+        describe=describe,
+        label=label,
+    )
     return exact, near
 
 
@@ -91,13 +111,23 @@ def background(h: Histogram, l: int, share: float, worst: int, label: Label) -> 
         v = values[h.top_value[b]]
         return f"{v} revealed after ruling out {top[b]} value(s); {values_text(values, h.of_block(b))}"
 
-    return exposure("background-knowledge", h.domain.name,
-                    f"the adversary rules out up to l-1 = {l - 1} values (instance-level knowledge, e.g. 'Umeko does "
-                    f"not have heart disease'); a row is revealed when its value then holds >= {share:g} of what "
-                    "remains (Machanavajjhala et al. ICDE 2006, §1.1, §4.1)", {"l": l, "share": share},
-                    "eliminations revealing the most frequent value (fewer is worse)", score=top.astype(np.float64),
-                    exposed=blocks_hit, sizes=h.sizes, worst=worst, describe=describe, label=label, rows=rows,
-                    ascending=True)
+    return exposure(
+        "background-knowledge",
+        h.domain.name,
+        f"the adversary rules out up to l-1 = {l - 1} values (instance-level knowledge, e.g. 'Umeko does "
+        f"not have heart disease'); a row is revealed when its value then holds >= {share:g} of what "
+        "remains (Machanavajjhala et al. ICDE 2006, §1.1, §4.1)",
+        {"l": l, "share": share},
+        "eliminations revealing the most frequent value (fewer is worse)",
+        score=top.astype(np.float64),
+        exposed=blocks_hit,
+        sizes=h.sizes,
+        worst=worst,
+        describe=describe,
+        label=label,
+        rows=rows,
+        ascending=True,
+    )
 
 
 def posterior(h: Histogram, threshold: float, worst: int, label: Label) -> tuple[Exposure, Exposure]:
@@ -110,13 +140,20 @@ def posterior(h: Histogram, threshold: float, worst: int, label: Label) -> tuple
     beta = h.top / np.maximum(h.sizes, 1)
     values = h.domain.values
     top_text = _top_text(h)
-    positive = exposure("positive-disclosure", h.domain.name,
-                        "posterior β(s) = n(E,s)/n(E) of the most likely value, uniform prior 1/|S|; disclosed when "
-                        f"β >= {threshold:g} > prior (Machanavajjhala et al. ICDE 2006, Theorem 3.1, Def. 3.1)",
-                        {"posterior": threshold, "prior": round(prior, 6)}, "posterior of the most likely value",
-                        score=beta, exposed=(beta >= threshold - SLACK) & (beta > prior), sizes=h.sizes, worst=worst,
-                        describe=lambda b: f"β({values[h.top_value[b]]}) = {beta[b]:.3g}, prior {prior:.3g}; "
-                                           + top_text(b), label=label)
+    positive = exposure(
+        "positive-disclosure",
+        h.domain.name,
+        "posterior β(s) = n(E,s)/n(E) of the most likely value, uniform prior 1/|S|; disclosed when "
+        f"β >= {threshold:g} > prior (Machanavajjhala et al. ICDE 2006, Theorem 3.1, Def. 3.1)",
+        {"posterior": threshold, "prior": round(prior, 6)},
+        "posterior of the most likely value",
+        score=beta,
+        exposed=(beta >= threshold - SLACK) & (beta > prior),
+        sizes=h.sizes,
+        worst=worst,
+        describe=lambda b: f"β({values[h.top_value[b]]}) = {beta[b]:.3g}, prior {prior:.3g}; " + top_text(b),
+        label=label,
+    )
     missing = (d - h.distinct).astype(np.float64)
 
     def absent(b: int) -> str:
@@ -126,11 +163,20 @@ def posterior(h: Histogram, threshold: float, worst: int, label: Label) -> tuple
             return "every value of the table occurs in the block"
         return f"rules out {len(gone)} value(s): " + ", ".join(gone[:4]) + (", …" if len(gone) > 4 else "")
 
-    negative = exposure("negative-disclosure", h.domain.name,
-                        "values of the table absent from a block have posterior 0 for its rows: the adversary "
-                        "learns what they do not have (ibid., Def. 3.2; Umeko does not have cancer)", {},
-                        "values ruled out", score=missing, exposed=missing > 0, sizes=h.sizes, worst=worst,
-                        describe=absent, label=label)
+    negative = exposure(
+        "negative-disclosure",
+        h.domain.name,
+        "values of the table absent from a block have posterior 0 for its rows: the adversary "
+        "learns what they do not have (ibid., Def. 3.2; Umeko does not have cancer)",
+        {},
+        "values ruled out",
+        score=missing,
+        exposed=missing > 0,
+        sizes=h.sizes,
+        worst=worst,
+        describe=absent,
+        label=label,
+    )
     return positive, negative
 
 

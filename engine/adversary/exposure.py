@@ -47,8 +47,14 @@ class WorstBlock:
     detail: str
 
     def document(self) -> dict[str, Any]:
-        return {"block": self.block, "key": self.key, "size": self.size, "score": number(self.score),
-                "exposed": self.exposed, "detail": self.detail}
+        return {
+            "block": self.block,
+            "key": self.key,
+            "size": self.size,
+            "score": number(self.score),
+            "exposed": self.exposed,
+            "detail": self.detail,
+        }
 
 
 @dataclass(frozen=True)
@@ -59,34 +65,65 @@ class Exposure:
     attribute: str
     definition: str
     parameters: dict[str, Any]
-    measure: str                     # what a block's score is
+    measure: str  # what a block's score is
     blocks: int = 0
     rows: int = 0
     worst: tuple[WorstBlock, ...] = ()
     extra: dict[str, Any] = field(default_factory=dict)
-    skipped: str | None = None       # why the attack could not be evaluated (e.g. no hierarchy)
+    skipped: str | None = None  # why the attack could not be evaluated (e.g. no hierarchy)
 
     def document(self) -> dict[str, Any]:
-        return {"attack": self.attack, "attribute": self.attribute, "definition": self.definition,
-                "parameters": self.parameters, "measure": self.measure, "blocks": self.blocks, "rows": self.rows,
-                "worst": [w.document() for w in self.worst], **({"extra": self.extra} if self.extra else {}),
-                "skipped": self.skipped}
+        return {
+            "attack": self.attack,
+            "attribute": self.attribute,
+            "definition": self.definition,
+            "parameters": self.parameters,
+            "measure": self.measure,
+            "blocks": self.blocks,
+            "rows": self.rows,
+            "worst": [w.document() for w in self.worst],
+            **({"extra": self.extra} if self.extra else {}),
+            "skipped": self.skipped,
+        }
 
 
-def exposure(attack: str, attribute: str, definition: str, parameters: dict[str, Any], measure: str, *,
-             score: np.ndarray, exposed: np.ndarray, sizes: np.ndarray, worst: int,
-             describe: Callable[[int], str], label: Label, rows: int | None = None, ascending: bool = False,
-             extra: dict[str, Any] | None = None) -> Exposure:
+def exposure(
+    attack: str,
+    attribute: str,
+    definition: str,
+    parameters: dict[str, Any],
+    measure: str,
+    *,
+    score: np.ndarray,
+    exposed: np.ndarray,
+    sizes: np.ndarray,
+    worst: int,
+    describe: Callable[[int], str],
+    label: Label,
+    rows: int | None = None,
+    ascending: bool = False,
+    extra: dict[str, Any] | None = None,
+) -> Exposure:
     """Count the exposed blocks and rows and list the ``worst`` blocks: highest score first (lowest with
     ``ascending``), ties to the larger block.  ``rows`` overrides the exposed blocks' sizes (an attack that
     exposes only some rows of a block)."""
     key = score if ascending else -score
     order = np.lexsort((np.arange(len(sizes)), -sizes, key))[:worst]
-    listed = tuple(WorstBlock(int(b), label(int(b)), int(sizes[b]), float(score[b]), bool(exposed[b]),
-                              describe(int(b))) for b in order.tolist())
-    return Exposure(attack, attribute, definition, parameters, measure, blocks=int(exposed.sum()),
-                    rows=int(sizes[exposed].sum()) if rows is None else int(rows), worst=listed,
-                    extra=extra or {})
+    listed = tuple(
+        WorstBlock(int(b), label(int(b)), int(sizes[b]), float(score[b]), bool(exposed[b]), describe(int(b)))
+        for b in order.tolist()
+    )
+    return Exposure(
+        attack,
+        attribute,
+        definition,
+        parameters,
+        measure,
+        blocks=int(exposed.sum()),
+        rows=int(sizes[exposed].sum()) if rows is None else int(rows),
+        worst=listed,
+        extra=extra or {},
+    )
 
 
 def skipped(attack: str, attribute: str, definition: str, reason: str) -> Exposure:
@@ -107,10 +144,15 @@ class Audit:
 
     def document(self) -> dict[str, Any]:
         """The stable JSON of ``veil audit``."""
-        return {"subject": self.subject, "attributes": list(self.attributes),
-                "node": list(self.node) if self.node is not None else None, "rows": self.rows,
-                "blocks": self.blocks, "smallest_block": self.smallest_block,
-                "attacks": [e.document() for e in self.exposures]}
+        return {
+            "subject": self.subject,
+            "attributes": list(self.attributes),
+            "node": list(self.node) if self.node is not None else None,
+            "rows": self.rows,
+            "blocks": self.blocks,
+            "smallest_block": self.smallest_block,
+            "attacks": [e.document() for e in self.exposures],
+        }
 
     def find(self, attack: str, attribute: str) -> Exposure:
         for e in self.exposures:

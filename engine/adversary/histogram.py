@@ -28,10 +28,10 @@ from veil.counts import NodeCounts, SensitiveDomain
 
 @dataclass(frozen=True, eq=False)
 class Histogram:
-    block: np.ndarray      # per entry: its block
-    value: np.ndarray      # per entry: its value's index in ``domain``
-    count: np.ndarray      # per entry: n(E, s) > 0
-    sizes: np.ndarray      # per block: n(E)
+    block: np.ndarray  # per entry: its block
+    value: np.ndarray  # per entry: its value's index in ``domain``
+    count: np.ndarray  # per entry: n(E, s) > 0
+    sizes: np.ndarray  # per block: n(E)
     domain: SensitiveDomain
 
     @classmethod

@@ -26,14 +26,20 @@ class Prosecutor:
 
     rows: int
     blocks: int
-    highest: float      # 1 / smallest block
-    average: float      # mean over records of 1 / (their block's size) = blocks / rows
-    at_risk: int        # records whose risk exceeds ``threshold``
+    highest: float  # 1 / smallest block
+    average: float  # mean over records of 1 / (their block's size) = blocks / rows
+    at_risk: int  # records whose risk exceeds ``threshold``
     threshold: float = THRESHOLD
 
     def document(self) -> dict[str, float | int]:
-        return {"rows": self.rows, "blocks": self.blocks, "highest": self.highest, "average": self.average,
-                "records_at_risk": self.at_risk, "threshold": self.threshold}
+        return {
+            "rows": self.rows,
+            "blocks": self.blocks,
+            "highest": self.highest,
+            "average": self.average,
+            "records_at_risk": self.at_risk,
+            "threshold": self.threshold,
+        }
 
 
 def prosecutor(sizes: np.ndarray, threshold: float = THRESHOLD) -> Prosecutor:

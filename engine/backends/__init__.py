@@ -16,8 +16,10 @@ def open_backend(url: str) -> Backend:
         parsed = parse_url(url)  # not a valid URL: say so
         scheme = parsed.get_backend_name()
         if scheme not in BACKENDS:
-            raise BackendError(f"unsupported database {scheme!r} in URL {parsed.render_as_string(hide_password=True)}; "
-                               f"Veil runs on {', '.join(f'{s}://' for s in BACKENDS.names())}")
+            raise BackendError(
+                f"unsupported database {scheme!r} in URL {parsed.render_as_string(hide_password=True)}; "
+                f"Veil runs on {', '.join(f'{s}://' for s in BACKENDS.names())}"
+            )
     backend: Backend = BACKENDS.get(scheme).open(url)
     return backend
 

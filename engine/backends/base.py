@@ -39,33 +39,33 @@ class Backend:
     """A database Veil runs on.  Subclasses set the flags and override the few differing operations."""
 
     name: ClassVar[str] = "database"
-    advisory_locks: ClassVar[bool] = False    # pg_try_advisory_lock; else the database file's own lock
-    grants: ClassVar[bool] = False            # GRANT SELECT to roles
+    advisory_locks: ClassVar[bool] = False  # pg_try_advisory_lock; else the database file's own lock
+    grants: ClassVar[bool] = False  # GRANT SELECT to roles
     default_schema: ClassVar[str] = ""
     # How a release is published: the name of a protocol of ``veil.release.publication.PUBLICATIONS`` —
     # "transactional" (one transaction per release, docs/publication.md) or "autocommit" (every statement commits
     # on its own: a table per version, verified, then the views switched, docs/spark.md)
     publication: ClassVar[str] = "transactional"
-    lock_timeout: ClassVar[bool] = False      # set_config('lock_timeout'): give up waiting for a lock (release)
+    lock_timeout: ClassVar[bool] = False  # set_config('lock_timeout'): give up waiting for a lock (release)
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
-    row_updates: ClassVar[bool] = True        # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
-    migrations: ClassVar[bool] = True         # Alembic can migrate the catalog (else it is created from its metadata)
+    row_updates: ClassVar[bool] = True  # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
+    migrations: ClassVar[bool] = True  # Alembic can migrate the catalog (else it is created from its metadata)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
-    block_tests: ClassVar[bool] = False       # threshold tests on histograms in SQL (queries.node_statistics)
-    version_indexes: ClassVar[bool] = True    # index tables by version: publication's, ledger's (docs/publication.md)
-    analyze: ClassVar[bool] = False           # working tables need ANALYZE before a join (the planner's statistics)
-    local_cells: ClassVar[int] = 1 << 18     # a base frequency set of at most this many cells is searched in memory
+    block_tests: ClassVar[bool] = False  # threshold tests on histograms in SQL (queries.node_statistics)
+    version_indexes: ClassVar[bool] = True  # index tables by version: publication's, ledger's (docs/publication.md)
+    analyze: ClassVar[bool] = False  # working tables need ANALYZE before a join (the planner's statistics)
+    local_cells: ClassVar[int] = 1 << 18  # a base frequency set of at most this many cells is searched in memory
     #                                           (``[search] local_cells``: beyond it a statement per node is cheaper)
     text_groups_spill: ClassVar[bool] = True  # a GROUP BY over text with tens of millions of groups spills to disk
-    scratch_nodes: ClassVar[bool] = True      # materialized nodes go where the base goes (``Session.scratch``);
+    scratch_nodes: ClassVar[bool] = True  # materialized nodes go where the base goes (``Session.scratch``);
     #                                           else they stay temporary tables
-    hub_ratio: ClassVar[float] = 0.1          # a hub holds at most this share of the base's cells (``veil.rollup``)
-    batch_sizes: ClassVar[bool] = False       # a statement's fixed cost outweighs a pass over the data: a search's
+    hub_ratio: ClassVar[float] = 0.1  # a hub holds at most this share of the base's cells (``veil.rollup``)
+    batch_sizes: ClassVar[bool] = False  # a statement's fixed cost outweighs a pass over the data: a search's
     #                                           likely next nodes are counted together (``Warehouse.prefetch_sizes``)
-    group_source: ClassVar[bool] = False      # the source grouped once, in parallel, before the two scans read it
+    group_source: ClassVar[bool] = False  # the source grouped once, in parallel, before the two scans read it
     #                                           (``SourceScan.group``: GROUPING SETS and joins with temporary
     #                                           tables run in one process)
-    create_missing: bool = False              # an embedded database file may be created (``veil seed``)
+    create_missing: bool = False  # an embedded database file may be created (``veil seed``)
 
     def __init__(self, url: sa.URL) -> None:
         self.url = url
@@ -210,8 +210,9 @@ class Session:
         from ``information_schema``; empty when there is no such table."""
         return self.rows(q.columns_of(schema, table), "reading the source's columns")
 
-    def row_chunks(self, stmt: Any, what: str = "running a query",
-                   size: int = 100_000) -> Iterator[list[tuple[Any, ...]]]:
+    def row_chunks(
+        self, stmt: Any, what: str = "running a query", size: int = 100_000
+    ) -> Iterator[list[tuple[Any, ...]]]:
         """The rows of ``stmt`` in lists of at most ``size`` (a server-side cursor where the driver has one), so
         a big result is never held as Python rows at once."""
         self.statements += 1
@@ -245,8 +246,13 @@ class Session:
         if not self.has_schema(schema):
             self.execute(q.CreateSchema(schema), f"creating schema {schema!r}")
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+    def columns(
+        self,
+        stmt: sa.Select[Any],
+        what: str = "fetching counts",
+        params: dict[str, Any] | None = None,
+        narrow: bool = False,
+    ) -> dict[str, np.ndarray]:
         """Run a query and return its columns as numpy arrays (integer columns as int64; ``narrow``: signed
         integer columns as wide as the database typed them, where the driver keeps the types)."""
         result = self.execute(stmt, what, params=params)
@@ -257,8 +263,14 @@ class Session:
         cols = list(zip(*data))
         return {n: _array(c) for n, c in zip(names, cols)}
 
-    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
+    def stream(
+        self,
+        stmt: sa.Select[Any],
+        order_by: Sequence[str],
+        chunk: int,
+        what: str = "fetching counts",
+        settle: bool = True,
+    ) -> Iterator[dict[str, np.ndarray]]:
         """The integer result of ``stmt`` ordered by ``order_by`` (empty: in any order), as numpy columns of at most ``chunk`` rows each.
 
         Here the whole result is fetched once and sliced (backends without a cheaper way); DuckDB and PostgreSQL
@@ -267,7 +279,7 @@ class Session:
         data = self.columns(ordered(stmt, order_by), what)
         total = len(next(iter(data.values()))) if data else 0
         for lo in range(0, total, max(chunk, 1)):
-            yield {k: v[lo:lo + chunk] for k, v in data.items()}
+            yield {k: v[lo : lo + chunk] for k, v in data.items()}
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
@@ -287,7 +299,7 @@ class Session:
         total = len(next(iter(arrays.values()))) if arrays else 0
         names = list(table.c.keys())
         for lo in range(0, total, chunk):
-            part = [arrays[c][lo:lo + chunk].tolist() if c in arrays else None for c in names]
+            part = [arrays[c][lo : lo + chunk].tolist() if c in arrays else None for c in names]
             n = min(chunk, total - lo)
             cols = [p if p is not None else [columns[c]] * n for p, c in zip(part, names)]
             self.bulk_load(table, list(zip(*cols)), what)

@@ -64,8 +64,11 @@ class DuckDBBackend(Backend):
         raises ``RuntimeError("Query interrupted")`` (an ``InterruptException`` in some versions) instead."""
         orig = getattr(exc, "orig", None) or exc
         text = str(orig)
-        if type(orig).__name__ == "InterruptException" or text == "Query interrupted" or \
-                text.startswith("INTERRUPT Error"):
+        if (
+            type(orig).__name__ == "InterruptException"
+            or text == "Query interrupted"
+            or text.startswith("INTERRUPT Error")
+        ):
             return Interruption()
         return None
 
@@ -79,12 +82,16 @@ class DuckDBBackend(Backend):
         command = (_command_line(found["pid"]) or found["program"]) if found else ""
         holder = f"PID {found['pid']} ({command})" if found else "another process"
         if _VEIL.search(command):
-            return (f"the DuckDB file {self.url.database} is in use by another veil run, {holder}; let it "
-                    "finish, or pass --wait SECONDS to retry until the file is free")
-        return (f"the DuckDB file {self.url.database} is locked by {holder}; a DuckDB file is open either in "
-                "one process that writes or in processes that only read, never both: close that connection "
-                "(analysts read a warehouse a job writes through short-lived read-only connections or a "
-                "published copy: docs/how-to/nightly-job.md), or pass --wait SECONDS to retry until the file is free")
+            return (
+                f"the DuckDB file {self.url.database} is in use by another veil run, {holder}; let it "
+                "finish, or pass --wait SECONDS to retry until the file is free"
+            )
+        return (
+            f"the DuckDB file {self.url.database} is locked by {holder}; a DuckDB file is open either in "
+            "one process that writes or in processes that only read, never both: close that connection "
+            "(analysts read a warehouse a job writes through short-lived read-only connections or a "
+            "published copy: docs/how-to/nightly-job.md), or pass --wait SECONDS to retry until the file is free"
+        )
 
     def engine_options(self) -> dict[str, Any]:
         """DuckDB's settings unless the URL sets them (``SETTINGS``): its buffer manager gets ``MEMORY_LIMIT``
@@ -121,9 +128,11 @@ class DuckDBBackend(Backend):
         database = self.url.database or ""
         if database and not database.startswith((":memory:", "md:", "motherduck:")) and not self.create_missing:
             if not Path(database).exists():
-                raise BackendError(f"the DuckDB file {database} does not exist; check [source] url (a relative "
-                                   "path is relative to the config file's folder), or create it with `veil seed` "
-                                   "or `veil demo`")
+                raise BackendError(
+                    f"the DuckDB file {database} does not exist; check [source] url (a relative "
+                    "path is relative to the config file's folder), or create it with `veil seed` "
+                    "or `veil demo`"
+                )
         with super().session() as session:
             yield session
 
@@ -141,8 +150,10 @@ class DuckDBSession(Session):
         if not isinstance(error, BackendError) or "Out of Memory Error" not in str(error):
             return error
         limit = self.backend.url.query.get("memory_limit") or MEMORY_LIMIT
-        return BackendError(f"{error} — DuckDB works within memory_limit = {limit} (Veil's default {MEMORY_LIMIT}); "
-                            "give it more in the [source] url, e.g. ?memory_limit=2GB")
+        return BackendError(
+            f"{error} — DuckDB works within memory_limit = {limit} (Veil's default {MEMORY_LIMIT}); "
+            "give it more in the [source] url, e.g. ?memory_limit=2GB"
+        )
 
     def scratch(self, needed: int, threshold: int | None = None) -> str | None:
         """Where working tables of about ``needed`` bytes go (``veil.backends.scratch``): the alias of this
@@ -154,8 +165,11 @@ class DuckDBSession(Session):
         where = folder(self.backend.url.database, self.backend.url.query.get("temp_directory"))  # type: ignore[arg-type]
         if where is None:
             return None
-        limit = threshold if threshold is not None else parse_bytes(str(self.scalar(q.current_setting("memory_limit"),
-                                                                                     what)))
+        limit = (
+            threshold
+            if threshold is not None
+            else parse_bytes(str(self.scalar(q.current_setting("memory_limit"), what)))
+        )
         if needed <= limit:
             return None
         scratch = Scratch.new(where)
@@ -179,8 +193,13 @@ class DuckDBSession(Session):
             self._recover()
         scratch.remove()
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+    def columns(
+        self,
+        stmt: sa.Select[Any],
+        what: str = "fetching counts",
+        params: dict[str, Any] | None = None,
+        narrow: bool = False,
+    ) -> dict[str, np.ndarray]:
         compiled = stmt.compile(dialect=self.dialect)
         sql = str(compiled)
         values = {**compiled.params, **(params or {})}
@@ -194,8 +213,14 @@ class DuckDBSession(Session):
             raise self.fail(exc, what) from None
         return {k: _column(v, narrow) for k, v in data.items()}
 
-    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
+    def stream(
+        self,
+        stmt: sa.Select[Any],
+        order_by: Sequence[str],
+        chunk: int,
+        what: str = "fetching counts",
+        settle: bool = True,
+    ) -> Iterator[dict[str, np.ndarray]]:
         """One query ordered by ``order_by`` (empty: in any order), its result fetched ``chunk`` rows at a time
         (DuckDB sorts out of core under its memory limit): one chunk in Python at a time, in that order."""
         compiled = ordered(stmt, order_by).compile(dialect=self.dialect)
@@ -225,12 +250,13 @@ class DuckDBSession(Session):
                         self.settle()  # end the transaction: DuckDB lets go of what the query spilled
                     return
                 for lo in range(0, rows, chunk):  # whole vectors arrive; hand out ``chunk`` rows at a time
-                    yield {k: v[lo:lo + chunk] for k, v in data.items()}
+                    yield {k: v[lo : lo + chunk] for k, v in data.items()}
         finally:
             if not drained:  # the consumer stopped early: let the connection go of the open result
                 try:
-                    self.raw.execute(str(qd.release_result().compile(
-                        dialect=self.dialect, compile_kwargs={"literal_binds": True}))).fetchall()
+                    self.raw.execute(
+                        str(qd.release_result().compile(dialect=self.dialect, compile_kwargs={"literal_binds": True}))
+                    ).fetchall()
                 except Exception:
                     pass
 
@@ -267,10 +293,11 @@ class DuckDBSession(Session):
         constants = {k: v for k, v in columns.items() if k not in arrays}
         total = len(next(iter(arrays.values()))) if arrays else 0
         for lo in range(0, total, chunk):
-            self._insert_frame(table, {c: a[lo:lo + chunk] for c, a in arrays.items()}, what, constants)
+            self._insert_frame(table, {c: a[lo : lo + chunk] for c, a in arrays.items()}, what, constants)
 
-    def _insert_frame(self, table: sa.Table, frame: dict[str, np.ndarray], what: str,
-                      constants: Mapping[str, Any] | None = None) -> None:
+    def _insert_frame(
+        self, table: sa.Table, frame: dict[str, np.ndarray], what: str, constants: Mapping[str, Any] | None = None
+    ) -> None:
         """INSERT INTO ``table`` the columns of ``frame`` (registered with DuckDB for the statement) and
         ``constants`` (bound, typed as ``table``'s columns)."""
         name = f"veil_frame_{next(_frames)}"

@@ -28,8 +28,16 @@ import numpy as np
 from veil.backends.base import Backend, Session, first_line, parse_url
 from veil.errors import Interruption
 from veil.registry import BACKENDS
-from veil.queries import (CreateSchema, DropSchema, backend_sessions, copy_from_stdin, current_setting, owned_schemas,
-                          packed, session_settings)
+from veil.queries import (
+    CreateSchema,
+    DropSchema,
+    backend_sessions,
+    copy_from_stdin,
+    current_setting,
+    owned_schemas,
+    packed,
+    session_settings,
+)
 
 log = logging.getLogger("veil.backends.postgres")
 # Per session, for node queries over millions of cells: hash aggregates and the temporary working tables stay in
@@ -174,8 +182,13 @@ class PostgresSession(Session):
         except sa.exc.SQLAlchemyError:
             self._recover()  # the next run's sweep drops it
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+    def columns(
+        self,
+        stmt: sa.Select[Any],
+        what: str = "fetching counts",
+        params: dict[str, Any] | None = None,
+        narrow: bool = False,
+    ) -> dict[str, np.ndarray]:
         """Integer results (node counts) arrive packed: one int8 blob per column, decoded by numpy (int64 even
         when ``narrow``: the blobs are 8 bytes a value)."""
         result = self.execute(packed(stmt), what, params=params)
@@ -186,16 +199,24 @@ class PostgresSession(Session):
                 parts[name].append(np.frombuffer(blob, dtype=">i8"))
         return {n: (np.concatenate(p).astype(np.int64) if p else np.zeros(0, dtype=np.int64)) for n, p in parts.items()}
 
-    def stream(self, stmt: sa.Select[Any], order_by: Sequence[str], chunk: int,
-               what: str = "fetching counts", settle: bool = True) -> Iterator[dict[str, np.ndarray]]:
+    def stream(
+        self,
+        stmt: sa.Select[Any],
+        order_by: Sequence[str],
+        chunk: int,
+        what: str = "fetching counts",
+        settle: bool = True,
+    ) -> Iterator[dict[str, np.ndarray]]:
         """One packed query ordered by ``order_by`` (empty: in any order) through a server-side cursor: each
         fetched row is one chunk of ``chunk`` result rows (int8 blobs decoded by numpy), so the client holds one
         chunk at a time."""
         self.statements += 1
         try:
             self.ensure_transaction()
-            result = self.conn.execute(packed(stmt, chunk, order_by=list(order_by) or None),
-                                       execution_options={"stream_results": True, "yield_per": 1})
+            result = self.conn.execute(
+                packed(stmt, chunk, order_by=list(order_by) or None),
+                execution_options={"stream_results": True, "yield_per": 1},
+            )
             names = list(result.keys())
             try:
                 for row in result:

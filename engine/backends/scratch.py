@@ -29,8 +29,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 PREFIX = ".veil-work-"  # scratch files: .veil-work-<pid>-<token>.duckdb (and DuckDB's .wal beside it)
-_UNITS = {"bytes": 1, "b": 1, "kb": 10**3, "mb": 10**6, "gb": 10**9, "tb": 10**12,
-          "kib": 2**10, "mib": 2**20, "gib": 2**30, "tib": 2**40}
+_UNITS = {
+    "bytes": 1,
+    "b": 1,
+    "kb": 10**3,
+    "mb": 10**6,
+    "gb": 10**9,
+    "tb": 10**12,
+    "kib": 2**10,
+    "mib": 2**20,
+    "gib": 2**30,
+    "tib": 2**40,
+}
 _ids = itertools.count(1)
 
 

@@ -123,8 +123,10 @@ class SparkBackend(Backend):
         try:
             socket.create_connection((self.host, self.port), timeout=CONNECT_TIMEOUT).close()
         except OSError as exc:
-            raise BackendError(f"cannot connect to Spark at {self.display_url}: {exc.strerror or exc} "
-                               "(is the Spark Connect server running? deploy/spark/cluster.sh start)") from None
+            raise BackendError(
+                f"cannot connect to Spark at {self.display_url}: {exc.strerror or exc} "
+                "(is the Spark Connect server running? deploy/spark/cluster.sh start)"
+            ) from None
 
 
 class SparkSQLSession(Session):
@@ -212,8 +214,9 @@ class SparkSQLSession(Session):
     def rows(self, stmt: Any, what: str = "running a query") -> list[tuple[Any, ...]]:
         return _ArrowResult(self.arrow(stmt, what)).all()
 
-    def row_chunks(self, stmt: Any, what: str = "running a query",
-                   size: int = 100_000) -> Iterator[list[tuple[Any, ...]]]:
+    def row_chunks(
+        self, stmt: Any, what: str = "running a query", size: int = 100_000
+    ) -> Iterator[list[tuple[Any, ...]]]:
         """Spark Connect hands the result over as one Arrow table: its rows as Python tuples a slice at a time."""
         table = self.arrow(stmt, what)
         for lo in range(0, table.num_rows, size):
@@ -261,8 +264,13 @@ class SparkSQLSession(Session):
     def scalar(self, stmt: Any, what: str = "running a query") -> Any:
         return self.execute(stmt, what).scalar()
 
-    def columns(self, stmt: sa.Select[Any], what: str = "fetching counts",
-                params: dict[str, Any] | None = None, narrow: bool = False) -> dict[str, np.ndarray]:
+    def columns(
+        self,
+        stmt: sa.Select[Any],
+        what: str = "fetching counts",
+        params: dict[str, Any] | None = None,
+        narrow: bool = False,
+    ) -> dict[str, np.ndarray]:
         """Columns as numpy arrays: integers as int64 (``narrow`` too), columns holding NULLs as object arrays."""
         table = self.arrow(stmt, what, params)
         return {name: _numpy(col) for name, col in zip(table.column_names, table.columns)}
@@ -292,8 +300,11 @@ class SparkSQLSession(Session):
             table, rows, names = log, [(*r, seq) for r in rows], [*names, sq.SEQ]
         pa = _pa()
         try:
-            frame = self.spark.createDataFrame(pa.table(
-                {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}))
+            frame = self.spark.createDataFrame(
+                pa.table(
+                    {n: pa.array([r[i] for r in rows], type=_arrow_type(table.c[n].type)) for i, n in enumerate(names)}
+                )
+            )
             self.statements += 1
             target = self._dialect.identifier_preparer.format_table(table)
             if _working_name(table) in self.working:
@@ -422,9 +433,16 @@ def _pa() -> Any:
 def _arrow_types() -> list[tuple[type, Any]]:
     pa = _pa()
     return [
-        (sa.SmallInteger, pa.int16()), (sa.BigInteger, pa.int64()), (sa.Integer, pa.int32()),
-        (sa.Double, pa.float64()), (sa.REAL, pa.float32()), (sa.Float, pa.float64()), (sa.Boolean, pa.bool_()),
-        (sa.Date, pa.date32()), (sa.DateTime, pa.timestamp("us", tz="UTC")), (sa.String, pa.string()),
+        (sa.SmallInteger, pa.int16()),
+        (sa.BigInteger, pa.int64()),
+        (sa.Integer, pa.int32()),
+        (sa.Double, pa.float64()),
+        (sa.REAL, pa.float32()),
+        (sa.Float, pa.float64()),
+        (sa.Boolean, pa.bool_()),
+        (sa.Date, pa.date32()),
+        (sa.DateTime, pa.timestamp("us", tz="UTC")),
+        (sa.String, pa.string()),
         (sa.LargeBinary, pa.binary()),
     ]
 

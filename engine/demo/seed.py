@@ -29,8 +29,12 @@ def seed(config: Config, rows: int = 100_000, seed: int = 42, step: Callable[[st
     backend.create_missing = True  # seeding a new DuckDB file creates it
     table = census_table(source.schema, source.table)
     with backend.session() as session:
-        names = {name for name, _ in session.rows(q.tables_in(source.schema or backend.default_schema),
-                                                  "listing the source schema's tables")}
+        names = {
+            name
+            for name, _ in session.rows(
+                q.tables_in(source.schema or backend.default_schema), "listing the source schema's tables"
+            )
+        }
         if source.table in names:
             count = session.scalar(q.count_rows(table), "counting the existing rows")
             return f"{source.qualified} exists ({count:,} rows): nothing to seed"

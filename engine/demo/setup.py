@@ -80,8 +80,13 @@ def create_warehouse(path: Path, rows: int, seed: int = 42) -> None:
         session.commit()
 
 
-def run_demo(directory: Path, rows: int = 100_000, reset: bool = False, say: Callable[[str], None] = print,
-             step: Callable[[str], None] = lambda _m: None) -> int:
+def run_demo(
+    directory: Path,
+    rows: int = 100_000,
+    reset: bool = False,
+    say: Callable[[str], None] = print,
+    step: Callable[[str], None] = lambda _m: None,
+) -> int:
     directory.mkdir(parents=True, exist_ok=True)
     warehouse = directory / "warehouse.duckdb"
     if reset and warehouse.exists():
@@ -106,8 +111,10 @@ def run_demo(directory: Path, rows: int = 100_000, reset: bool = False, say: Cal
     say("\nfirst rows of published.census: " + ", ".join(columns))
     for row in sample:
         say("  " + " | ".join(str(v) for v in row))
-    say("\nreleases: " + "; ".join(f"v{v} at {str(p)[:19]} node {n} ({r} rows, {s} suppressed)"
-                                   for v, p, n, r, s in history))
+    say(
+        "\nreleases: "
+        + "; ".join(f"v{v} at {str(p)[:19]} node {n} ({r} rows, {s} suppressed)" for v, p, n, r, s in history)
+    )
     for line in next_steps(warehouse, config_path):
         say(line)
     return outcome.exit_code
@@ -121,17 +128,23 @@ def next_steps(warehouse: Path, config_path: Path, python: str | None = None, cw
     here = cwd or Path.cwd()
     veil = Path(python).with_name("veil")
     veil_cmd = shown(veil, here) if veil.is_file() else f"{shown(Path(python), here)} -m veil.cli"
-    query = (f"import duckdb; print(duckdb.connect({json.dumps(str(warehouse))}, read_only=True)"
-             '.sql("SELECT * FROM published.census_blocks LIMIT 10"))')  # no single quote: shlex quotes it once
+    query = (
+        f"import duckdb; print(duckdb.connect({json.dumps(str(warehouse))}, read_only=True)"
+        '.sql("SELECT * FROM published.census_blocks LIMIT 10"))'
+    )  # no single quote: shlex quotes it once
     config = shlex.quote(str(config_path))
-    return ["", "query the views with DuckDB (the Python Veil runs on has it), from this folder:",
-            f"  {shown(Path(python), here)} -c {shlex.quote(query)}",
-            "views: published.census (latest release), published.census_blocks (block sizes and histograms), "
-            "published.census_releases (history)",
-            "", f"next, with the demo's config {config_path}:",
-            f"  {veil_cmd} releases --config {config}",
-            f"  {veil_cmd} report --config {config} --out {shlex.quote(str(warehouse.parent / 'report.html'))}",
-            f"  {veil_cmd} release --config {config} --dry-run"]
+    return [
+        "",
+        "query the views with DuckDB (the Python Veil runs on has it), from this folder:",
+        f"  {shown(Path(python), here)} -c {shlex.quote(query)}",
+        "views: published.census (latest release), published.census_blocks (block sizes and histograms), "
+        "published.census_releases (history)",
+        "",
+        f"next, with the demo's config {config_path}:",
+        f"  {veil_cmd} releases --config {config}",
+        f"  {veil_cmd} report --config {config} --out {shlex.quote(str(warehouse.parent / 'report.html'))}",
+        f"  {veil_cmd} release --config {config} --dry-run",
+    ]
 
 
 def shown(path: Path, cwd: Path) -> str:

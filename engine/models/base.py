@@ -44,20 +44,20 @@ from veil.models.params import Params
 
 
 class Needs(enum.Enum):
-    SIZES = "sizes"            # only n(E)
-    HISTOGRAM = "histogram"    # n(E, s) of one sensitive attribute
-    VALUES = "values"          # n(E, s) with numeric s in sorted order
-    JOINT = "joint"            # all sensitive attributes jointly (multi-attribute l-diversity)
-    SUPERSETS = "supersets"    # block keys and hierarchies, to roll up to nodes above ((n,t)-closeness)
+    SIZES = "sizes"  # only n(E)
+    HISTOGRAM = "histogram"  # n(E, s) of one sensitive attribute
+    VALUES = "values"  # n(E, s) with numeric s in sorted order
+    JOINT = "joint"  # all sensitive attributes jointly (multi-attribute l-diversity)
+    SUPERSETS = "supersets"  # block keys and hierarchies, to roll up to nodes above ((n,t)-closeness)
 
 
 class Statistic(enum.Enum):
     """A per-block number of one sensitive attribute's counts ``n(E, s)`` that a database computes as well."""
 
-    DISTINCT = "distinct"   # m, the number of distinct values in the block
-    ENTROPY = "entropy"     # exp(-sum p ln p), exactly m when the block's counts are all equal
-    ORDERED = "ordered"     # EMD to the whole table, ordered ground distance (numeric values)
-    EQUAL = "equal"         # EMD to the whole table, equal ground distance
+    DISTINCT = "distinct"  # m, the number of distinct values in the block
+    ENTROPY = "entropy"  # exp(-sum p ln p), exactly m when the block's counts are all equal
+    ORDERED = "ordered"  # EMD to the whole table, ordered ground distance (numeric values)
+    EQUAL = "equal"  # EMD to the whole table, equal ground distance
 
 
 @dataclass(frozen=True)
@@ -80,7 +80,7 @@ class Properties:
     monotone_with_suppression: bool
     needs: Needs
     note: str = ""
-    achieved: str = "min"   # the table's level is the min ("min") or max ("max") of the blocks' levels,
+    achieved: str = "min"  # the table's level is the min ("min") or max ("max") of the blocks' levels,
     #                         so verdicts computed on slices of blocks combine (None: infinite, the worst)
     min_block_size: int = 1  # blocks smaller than this fail whatever their histogram
     reduction: Reduction | None = None  # decided per block by a statistic a database can compute

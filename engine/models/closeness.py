@@ -77,8 +77,11 @@ class _Distance:
         if model.distance == "equal":
             return emds.equal
         if model.distance == "ordered":
-            require_numeric(domain, model.where, "the ordered distance needs numeric values (use 'equal' or "
-                                                 "'hierarchical' for categories)")
+            require_numeric(
+                domain,
+                model.where,
+                "the ordered distance needs numeric values (use 'equal' or 'hierarchical' for categories)",
+            )
             return emds.ordered
         key = (id(domain), domain.name)
         cached = model._cache.get(key)
@@ -100,8 +103,10 @@ def _check_distance(where: str, distance: str, hierarchy: str | Path | Hierarchy
     if distance not in DISTANCES:
         raise fail(where, "distance", f"must be one of {', '.join(map(repr, DISTANCES))}, got {distance!r}")
     if distance == "hierarchical" and hierarchy is None:
-        raise ConfigError(f"{where}: missing required parameter 'hierarchy' (distance 'hierarchical'), "
-                          "e.g. hierarchy = {{ csv = \"disease.csv\" }}")
+        raise ConfigError(
+            f"{where}: missing required parameter 'hierarchy' (distance 'hierarchical'), "
+            'e.g. hierarchy = {{ csv = "disease.csv" }}'
+        )
     if distance != "hierarchical" and hierarchy is not None:
         raise fail(where, "hierarchy", f"only applies to distance 'hierarchical', not {distance!r}")
 
@@ -112,8 +117,9 @@ def _chunked(emd: Distance, bc: BlockCounts, refs: BlockCounts, ref_of: np.ndarr
     return np.concatenate(parts) if parts else np.zeros(0)
 
 
-def distances_to(emd: Distance, bc: BlockCounts, refs: BlockCounts, ref_of: np.ndarray, t: float
-                 ) -> tuple[np.ndarray, np.ndarray]:
+def distances_to(
+    emd: Distance, bc: BlockCounts, refs: BlockCounts, ref_of: np.ndarray, t: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(EMD <= t, EMD) per block against its reference, exact on the knife-edge (docs/models.md §7)."""
     d = _chunked(emd, bc, refs, ref_of)
     ok = decide(d, t, Rule.AT_MOST, exact_levels=lambda idx: list(emd(bc.take(idx), refs, ref_of[idx], True)))
@@ -131,14 +137,29 @@ def hierarchy_param(p: Params) -> tuple[str | HierarchySpec | None, str]:
         return raw, ";"
     if isinstance(raw, Mapping) and "table" in raw:
         columns = raw.get("columns")
-        if not isinstance(raw["table"], str) or not raw["table"] or set(raw) - {"table", "columns"} or not (
-                columns is None or (isinstance(columns, (list, tuple)) and len(columns) >= 2
-                                    and all(isinstance(c, str) and c for c in columns))):
-            raise p.error("hierarchy", 'must be a table like hierarchy = { table = "dims.diseases" } (optionally with '
-                                       f'columns = ["value", "level1", ...] naming at least two columns), got {raw!r}')
+        if (
+            not isinstance(raw["table"], str)
+            or not raw["table"]
+            or set(raw) - {"table", "columns"}
+            or not (
+                columns is None
+                or (
+                    isinstance(columns, (list, tuple))
+                    and len(columns) >= 2
+                    and all(isinstance(c, str) and c for c in columns)
+                )
+            )
+        ):
+            raise p.error(
+                "hierarchy",
+                'must be a table like hierarchy = { table = "dims.diseases" } (optionally with '
+                f'columns = ["value", "level1", ...] naming at least two columns), got {raw!r}',
+            )
         return TableSpec(raw["table"], tuple(columns) if columns is not None else None), ";"
-    shape = ('must be a table like hierarchy = { csv = "disease.csv" } (optionally with delimiter = ";") or '
-             'hierarchy = { table = "dims.diseases" }')
+    shape = (
+        'must be a table like hierarchy = { csv = "disease.csv" } (optionally with delimiter = ";") or '
+        'hierarchy = { table = "dims.diseases" }'
+    )
     if not isinstance(raw, Mapping) or not isinstance(raw.get("csv"), str) or set(raw) - {"csv", "delimiter"}:
         raise p.error("hierarchy", f"{shape}, got {raw!r}")
     delimiter = raw.get("delimiter", ";")
@@ -168,13 +189,21 @@ class TCloseness:
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved=("`max EMD`; `hierarchy` (`{ csv = ... }` or `{ table = ..., columns = [...] }`) for the hierarchical "
-                  "distance"),
-        sample={"t": 0.2, "distance": "hierarchical", "hierarchy": {"csv": "s.csv", "delimiter": ";"}, "attribute": "s"})
+        achieved=(
+            "`max EMD`; `hierarchy` (`{ csv = ... }` or `{ table = ..., columns = [...] }`) for the hierarchical "
+            "distance"
+        ),
+        sample={
+            "t": 0.2,
+            "distance": "hierarchical",
+            "hierarchy": {"csv": "s.csv", "delimiter": ";"},
+            "attribute": "s",
+        },
+    )
     t: float
     distance: str
     attribute: str
-    hierarchy: str | HierarchySpec | None = None   # a CSV path, or a spec: { table = ... } read by the run
+    hierarchy: str | HierarchySpec | None = None  # a CSV path, or a spec: { table = ... } read by the run
     delimiter: str = ";"
     where: str = "t-closeness"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -185,8 +214,9 @@ class TCloseness:
         t = p.number("t", minimum=0, maximum=1)
         distance = p.text("distance", choices=DISTANCES)
         hierarchy, delimiter = hierarchy_param(p)
-        return cls(t=t, distance=distance, attribute=p.attribute(), hierarchy=hierarchy, delimiter=delimiter,
-                   where=p.where)
+        return cls(
+            t=t, distance=distance, attribute=p.attribute(), hierarchy=hierarchy, delimiter=delimiter, where=p.where
+        )
 
     def __post_init__(self) -> None:
         number(self.where, "t", self.t, minimum=0, maximum=1)
@@ -194,12 +224,20 @@ class TCloseness:
 
     @property
     def properties(self) -> Properties:
-        reduction = (Reduction(Statistic(self.distance), self.attribute, float(self.t), at_most=True)
-                     if self.distance in ("ordered", "equal") else None)   # the warehouse computes these EMDs
-        return Properties(True, False, Needs.VALUES if self.distance == "ordered" else Needs.HISTOGRAM,
-                          "EMD(., P) is convex and a merged block's distribution is a convex combination; not "
-                          "with suppression: t=0.5, a block equal to P merged with a far block moves away from P",
-                          achieved="max", reduction=reduction)
+        reduction = (
+            Reduction(Statistic(self.distance), self.attribute, float(self.t), at_most=True)
+            if self.distance in ("ordered", "equal")
+            else None
+        )  # the warehouse computes these EMDs
+        return Properties(
+            True,
+            False,
+            Needs.VALUES if self.distance == "ordered" else Needs.HISTOGRAM,
+            "EMD(., P) is convex and a merged block's distribution is a convex combination; not "
+            "with suppression: t=0.5, a block equal to P merged with a far block moves away from P",
+            achieved="max",
+            reduction=reduction,
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         emd = _Distance.resolve(self, bc.domain)
@@ -230,11 +268,12 @@ class _LazyVerdict(Verdict):
     """A ``Verdict`` whose achieved level is computed on first access: (n,t)'s per-block verdicts stop as soon
     as every small block found a close superset, its achieved t* needs every node above."""
 
-    def __init__(self, passed: np.ndarray, achieved: float | None = None, *,
-                 compute: Callable[[], float | None] | None = None) -> None:
+    def __init__(
+        self, passed: np.ndarray, achieved: float | None = None, *, compute: Callable[[], float | None] | None = None
+    ) -> None:
         object.__setattr__(self, "passed", passed)
         object.__setattr__(self, "_compute", compute)
-        if compute is None:                       # dataclasses.replace() passes the value itself
+        if compute is None:  # dataclasses.replace() passes the value itself
             object.__setattr__(self, "_value", achieved)
 
     @property  # type: ignore[override]
@@ -283,12 +322,13 @@ class NTCloseness:
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
         achieved="smallest t; `hierarchy` as for t-closeness",
-        sample={"n": 5, "t": 0.2, "distance": "equal", "attribute": "s"})
+        sample={"n": 5, "t": 0.2, "distance": "equal", "attribute": "s"},
+    )
     n: int
     t: float
     distance: str
     attribute: str
-    hierarchy: str | HierarchySpec | None = None   # a CSV path, or a spec: { table = ... } read by the run
+    hierarchy: str | HierarchySpec | None = None  # a CSV path, or a spec: { table = ... } read by the run
     delimiter: str = ";"
     where: str = "nt-closeness"
     _cache: dict = field(default_factory=dict, compare=False, hash=False, repr=False)
@@ -300,8 +340,15 @@ class NTCloseness:
         t = p.number("t", minimum=0, maximum=1)
         distance = p.text("distance", choices=DISTANCES)
         hierarchy, delimiter = hierarchy_param(p)
-        return cls(n=n, t=t, distance=distance, attribute=p.attribute(), hierarchy=hierarchy, delimiter=delimiter,
-                   where=p.where)
+        return cls(
+            n=n,
+            t=t,
+            distance=distance,
+            attribute=p.attribute(),
+            hierarchy=hierarchy,
+            delimiter=delimiter,
+            where=p.where,
+        )
 
     def __post_init__(self) -> None:
         whole(self.where, "n", self.n, 1)
@@ -310,11 +357,15 @@ class NTCloseness:
 
     @property
     def properties(self) -> Properties:
-        return Properties(False, False, Needs.SUPERSETS,
-                          "not monotone over the lattice: a small block may pass through a close superset at a "
-                          "node that is not above a more general node, where its merged block has only the "
-                          "whole table left (tests/models/test_closeness.py::test_nt_not_monotone_on_lattice)",
-                          achieved="max")
+        return Properties(
+            False,
+            False,
+            Needs.SUPERSETS,
+            "not monotone over the lattice: a small block may pass through a close superset at a "
+            "node that is not above a more general node, where its merged block has only the "
+            "whole table left (tests/models/test_closeness.py::test_nt_not_monotone_on_lattice)",
+            achieved="max",
+        )
 
     def nodes_above(self, counts: NodeCounts) -> list[tuple[int | None, ...]]:
         """Every node strictly above ``counts.node``, most general first (the top node is first)."""
@@ -330,8 +381,9 @@ class NTCloseness:
         above.sort(key=lambda m: -sum(x for x in m if x is not None))
         return above
 
-    def superset_distances(self, counts: NodeCounts, m: Sequence[int | None], idx: np.ndarray,
-                           emd: Distance) -> np.ndarray:
+    def superset_distances(
+        self, counts: NodeCounts, m: Sequence[int | None], idx: np.ndarray, emd: Distance
+    ) -> np.ndarray:
         """EMD of blocks ``idx`` to their superset at node ``m`` (``inf`` where it has fewer than n rows), exact
         on the knife-edge at t.  Only the supersets that contain a block of ``idx`` are aggregated."""
         bc = counts.blocks(self.attribute)
@@ -361,7 +413,7 @@ class NTCloseness:
         for m in self.nodes_above(counts) if len(todo) else []:
             d = self.superset_distances(counts, m, todo, emd)
             best[todo] = np.minimum(best[todo], d)
-            ok = d <= self.t        # refined on the knife-edge: agrees with the exact comparison
+            ok = d <= self.t  # refined on the knife-edge: agrees with the exact comparison
             passed[todo[ok]] = True
             if early:
                 todo = todo[~ok]

@@ -46,19 +46,28 @@ def per_chunk(bc: BlockCounts, fn: Callable[[BlockCounts], Any], max_cells: int 
     return np.concatenate(parts)
 
 
-def judge(bc: BlockCounts, param: Any, rule: Rule, levels: Callable[[BlockCounts], Any],
-          exact_levels: Callable[[BlockCounts], Sequence[Exact]] | None = None,
-          exact_signs: Callable[[BlockCounts, Fraction], Sequence[int]] | None = None) -> tuple[np.ndarray, np.ndarray]:
+def judge(
+    bc: BlockCounts,
+    param: Any,
+    rule: Rule,
+    levels: Callable[[BlockCounts], Any],
+    exact_levels: Callable[[BlockCounts], Sequence[Exact]] | None = None,
+    exact_signs: Callable[[BlockCounts, Fraction], Sequence[int]] | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
     """(passed, level) per block of ``bc``: ``levels`` (float, per chunk of blocks; or ``(level, error)`` with a
     per-block absolute error bound) compared with ``param`` by ``rule``, and the blocks on the knife-edge
     decided again by ``exact_levels`` / ``exact_signs`` on just those blocks (``veil.models.exact.decide``)."""
     out = per_chunk(bc, levels)
     lv, err = out if isinstance(out, tuple) else (out, None)
     lv = np.asarray(lv, dtype=np.float64)
-    return decide(lv, param, rule,
-                  exact_levels=(lambda idx: exact_levels(bc.take(idx))) if exact_levels else None,
-                  exact_signs=(lambda idx, p: exact_signs(bc.take(idx), p)) if exact_signs else None,
-                  error=err), lv
+    return decide(
+        lv,
+        param,
+        rule,
+        exact_levels=(lambda idx: exact_levels(bc.take(idx))) if exact_levels else None,
+        exact_signs=(lambda idx, p: exact_signs(bc.take(idx), p)) if exact_signs else None,
+        error=err,
+    ), lv
 
 
 def achieved(levels: np.ndarray, kind: str) -> float | None:
@@ -81,10 +90,19 @@ def whole(where: str, name: str, value: Any, minimum: int) -> int:
     return int(value)
 
 
-def number(where: str, name: str, value: Any, minimum: float | None = None, maximum: float | None = None,
-           above: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)) \
-            or not math.isfinite(float(value)):
+def number(
+    where: str,
+    name: str,
+    value: Any,
+    minimum: float | None = None,
+    maximum: float | None = None,
+    above: float | None = None,
+) -> float:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float, np.integer, np.floating))
+        or not math.isfinite(float(value))
+    ):
         raise fail(where, name, f"must be a finite number, got {value!r}")
     if minimum is not None and value < minimum:
         raise fail(where, name, f"must be >= {minimum:g}, got {value!r}")
@@ -97,8 +115,12 @@ def number(where: str, name: str, value: Any, minimum: float | None = None, maxi
 
 def domain_of(domains: Mapping[str, SensitiveDomain], attribute: str, where: str) -> SensitiveDomain:
     if attribute not in domains:
-        raise fail(where, "attribute", f"names {attribute!r}, which is not a counted sensitive column "
-                                       f"(counted: {', '.join(map(repr, domains)) or 'none'})")
+        raise fail(
+            where,
+            "attribute",
+            f"names {attribute!r}, which is not a counted sensitive column "
+            f"(counted: {', '.join(map(repr, domains)) or 'none'})",
+        )
     return domains[attribute]
 
 
@@ -139,9 +161,9 @@ def match_values(domain: SensitiveDomain, names: Sequence[str], where: str, para
 class Top(NamedTuple):
     """Per block, from its counts sorted descending ``r1 >= r2 >= ...`` (zeros past the last):"""
 
-    first: np.ndarray    # r1
-    kth: np.ndarray      # rk
-    before: np.ndarray   # r1 + ... + r(k-1)
+    first: np.ndarray  # r1
+    kth: np.ndarray  # rk
+    before: np.ndarray  # r1 + ... + r(k-1)
     through: np.ndarray  # r1 + ... + rk
 
 

@@ -44,8 +44,9 @@ from veil.counts import BlockCounts, SensitiveDomain, segment_reduce
 def whole_table(domain: SensitiveDomain) -> BlockCounts:
     """The whole table's distribution ``P`` as a one-block reference."""
     codes = np.flatnonzero(domain.total)
-    return BlockCounts(np.array([0, len(codes)], dtype=np.int64), codes.astype(np.int64),
-                       domain.total[codes].astype(np.int64), domain)
+    return BlockCounts(
+        np.array([0, len(codes)], dtype=np.int64), codes.astype(np.int64), domain.total[codes].astype(np.int64), domain
+    )
 
 
 def _lift(a: np.ndarray, exact: bool) -> np.ndarray:
@@ -116,27 +117,27 @@ def ordered(bc: BlockCounts, refs: BlockCounts, ref_of: np.ndarray, exact: bool 
     m = bc.domain.size
     if m <= 1 or bc.blocks == 0:
         return _divide(np.zeros(bc.blocks), np.ones(bc.blocks), exact)
-    cum_ref = refs.cumulative()                                       # C_k: reference count up to cell k
+    cum_ref = refs.cumulative()  # C_k: reference count up to cell k
     r = ref_of[bc.block_of_cell]
     n = bc.sizes[bc.block_of_cell]
     big_n = refs.sizes[r]
-    integral = _integrals(refs, cum_ref, r, m, exact)                 # x -> N·sum_{i<x} G(i)
+    integral = _integrals(refs, cum_ref, r, m, exact)  # x -> N·sum_{i<x} G(i)
     s = bc.cumulative()
     a = bc.codes
     b = np.append(bc.codes[1:], m)
     b[bc.indptr[1:][bc.distinct > 0] - 1] = m
     sn, nn = _lift(s, exact) * _lift(big_n, exact), _lift(n, exact)
-    threshold = -((-sn) // nn) if exact else np.ceil(sn / nn)         # first G >= s: C·n >= S·N
+    threshold = -((-sn) // nn) if exact else np.ceil(sn / nn)  # first G >= s: C·n >= S·N
     k = np.minimum(first_at_least(refs, cum_ref, r, threshold.astype(np.int64)), refs.indptr[r + 1] - 1)
     split = np.clip(refs.codes[k], a, b)
     ia, isplit = integral(a), integral(split)
-    ib = np.empty_like(ia)                                            # b is the next cell's a, or m
+    ib = np.empty_like(ia)  # b is the next cell's a, or m
     ib[:-1] = ia[1:]
     ends = bc.indptr[1:][bc.distinct > 0] - 1
     ib[ends] = integral(np.full(len(ends), m, dtype=np.int64), ends)
-    run = (sn * _lift(split - a, exact) - nn * (isplit - ia) + nn * (ib - isplit) - sn * _lift(b - split, exact))
-    has = bc.distinct > 0                                             # before a block's first value F = 0:
-    lead = _lift(bc.sizes, exact) * 0                                 # sum G over [0, first) = I(first)
+    run = sn * _lift(split - a, exact) - nn * (isplit - ia) + nn * (ib - isplit) - sn * _lift(b - split, exact)
+    has = bc.distinct > 0  # before a block's first value F = 0:
+    lead = _lift(bc.sizes, exact) * 0  # sum G over [0, first) = I(first)
     lead[has] = _lift(bc.sizes[has], exact) * ia[bc.indptr[:-1][has]]
     num = lead + bc.block_sum(run)
     den = _lift(bc.sizes, exact) * _lift(refs.sizes[ref_of], exact) * (m - 1)
@@ -152,20 +153,20 @@ def _integrals(refs: BlockCounts, cum_ref: np.ndarray, r: np.ndarray, m: int, ex
     if _dense(refs, m + 1):
         steps = np.zeros((refs.blocks, m), dtype=np.int64)
         steps[refs.block_of_cell, refs.codes] = cum_ref
-        np.maximum.accumulate(steps, axis=1, out=steps)               # G·N at every position (non-decreasing)
+        np.maximum.accumulate(steps, axis=1, out=steps)  # G·N at every position (non-decreasing)
         table = np.zeros((refs.blocks, m + 1), dtype=np.int64)
         np.cumsum(steps, axis=1, out=table[:, 1:])
         flat = table.reshape(-1)
         return lambda x, rows=slice(None): _lift(flat[r[rows] * (m + 1) + x], exact)
-    area = np.cumsum(cum_ref * width)                                 # prefix integrals N·I(u_k), within a ref
+    area = np.cumsum(cum_ref * width)  # prefix integrals N·I(u_k), within a ref
     area -= np.repeat(np.append(0, area)[refs.indptr[:-1]], refs.distinct) + cum_ref * width
 
     def integral(x: np.ndarray, rows: Any = slice(None)) -> np.ndarray:
         k = first_at_least(refs, refs.codes, r[rows], x) - 1
         ok = k >= refs.indptr[r[rows]]
         kk = np.where(ok, k, 0)
-        return np.where(ok, _lift(area[kk], exact) + _lift(x - refs.codes[kk], exact) * _lift(cum_ref[kk], exact),
-                        0)
+        return np.where(ok, _lift(area[kk], exact) + _lift(x - refs.codes[kk], exact) * _lift(cum_ref[kk], exact), 0)
+
     return integral
 
 
@@ -232,7 +233,7 @@ class Taxonomy:
     @cached_property
     def order(self) -> np.ndarray:
         """The domain columns in depth-first order (every node's columns contiguous)."""
-        return np.lexsort(self.ancestors)   # the last key, level H-1, is the primary one
+        return np.lexsort(self.ancestors)  # the last key, level H-1, is the primary one
 
     @cached_property
     def tree_codes(self) -> tuple[np.ndarray, ...]:
@@ -276,15 +277,15 @@ class Taxonomy:
         for level in self.tree_codes:
             block, node, c = _groups(bc, level)
             ref_block, ref_node, big_r = _groups(refs, level)
-            ref_hist = BlockCounts(np.searchsorted(ref_block, np.arange(refs.blocks + 1)), ref_node, big_r,
-                                   refs.domain)
+            ref_hist = BlockCounts(np.searchsorted(ref_block, np.arange(refs.blocks + 1)), ref_node, big_r, refs.domain)
             r = ref_of[block]
             q = _lift(reference_counts(ref_hist, r, node), exact)
             nb, nr, cv = _lift(bc.sizes[block], exact), _lift(refs.sizes[r], exact), _lift(c, exact)
             diff = cv * nr - q * nb
             term = np.where(diff >= 0, diff, -diff) - q * nb
-            total = total + segment_reduce(np.add, term, np.searchsorted(block, np.arange(bc.blocks + 1)),
-                                           0 if exact else 0.0)
+            total = total + segment_reduce(
+                np.add, term, np.searchsorted(block, np.arange(bc.blocks + 1)), 0 if exact else 0.0
+            )
         return _divide(total, 2 * self.height * n * big_n, exact)
 
 

@@ -98,10 +98,18 @@ class EpsilonPrivacy:
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved=("smallest ε (class IV: null, never passes); `prior`: a table of value → σ(s), `\"uniform\"` or "
-                  "`\"table\"`"),
-        sample={"epsilon": 2, "adversary": "I", "prior": {"flu": 500, "cancer": 500}, "stubbornness": 1000,
-                "known_rows": 0, "attribute": "s"})
+        achieved=(
+            'smallest ε (class IV: null, never passes); `prior`: a table of value → σ(s), `"uniform"` or `"table"`'
+        ),
+        sample={
+            "epsilon": 2,
+            "adversary": "I",
+            "prior": {"flu": 500, "cancer": 500},
+            "stubbornness": 1000,
+            "known_rows": 0,
+            "attribute": "s",
+        },
+    )
     epsilon: float
     adversary: str
     attribute: str
@@ -119,8 +127,15 @@ class EpsilonPrivacy:
         prior = _prior(p) if p.has("prior") else None
         stubbornness = p.number("stubbornness", minimum=1) if p.has("stubbornness") else None
         known = p.integer("known_rows", default=0, minimum=0)
-        return cls(epsilon=epsilon, adversary=adversary, attribute=p.attribute(), prior=prior,
-                   stubbornness=stubbornness, known_rows=known, where=p.where)
+        return cls(
+            epsilon=epsilon,
+            adversary=adversary,
+            attribute=p.attribute(),
+            prior=prior,
+            stubbornness=stubbornness,
+            known_rows=known,
+            where=p.where,
+        )
 
     def __post_init__(self) -> None:
         w = self.where
@@ -141,19 +156,26 @@ class EpsilonPrivacy:
         a = self.adversary
         if a == "I":
             if self.prior is None:
-                raise ConfigError(f"{w}: class I needs parameter 'prior' (a table of value = σ(s), or 'uniform' / "
-                                  "'table' with 'stubbornness')")
+                raise ConfigError(
+                    f"{w}: class I needs parameter 'prior' (a table of value = σ(s), or 'uniform' / "
+                    "'table' with 'stubbornness')"
+                )
             if isinstance(self.prior, str) and self.stubbornness is None:
-                raise ConfigError(f"{w}: class I with prior {self.prior!r} (a shape) needs parameter "
-                                  "'stubbornness' to scale it")
+                raise ConfigError(
+                    f"{w}: class I with prior {self.prior!r} (a shape) needs parameter 'stubbornness' to scale it"
+                )
             if not isinstance(self.prior, str):
                 total = sum(s for _, s in self.prior)
                 if sum(rational(s) for _, s in self.prior) < 1:
                     raise fail(w, "prior", f"sums to a stubbornness of {total:g}; class I needs at least 1")
-                if self.stubbornness is not None and \
-                        sum(rational(s) for _, s in self.prior) != rational(self.stubbornness):
-                    raise fail(w, "stubbornness", f"is {self.stubbornness:g} but the prior's σ(s) sum to {total:g} "
-                                                  "(give one or the other)")
+                if self.stubbornness is not None and sum(rational(s) for _, s in self.prior) != rational(
+                    self.stubbornness
+                ):
+                    raise fail(
+                        w,
+                        "stubbornness",
+                        f"is {self.stubbornness:g} but the prior's σ(s) sum to {total:g} (give one or the other)",
+                    )
         elif a == "II":
             if self.stubbornness is None:
                 raise ConfigError(f"{w}: class II needs parameter 'stubbornness' (σ)")
@@ -161,8 +183,7 @@ class EpsilonPrivacy:
                 raise fail(w, "prior", "does not apply to class II (any prior shape with stubbornness σ)")
         elif a == "III":
             if self.prior is None:
-                raise ConfigError(f"{w}: class III needs parameter 'prior' (its shape: a table, 'uniform' or "
-                                  "'table')")
+                raise ConfigError(f"{w}: class III needs parameter 'prior' (its shape: a table, 'uniform' or 'table')")
             if self.stubbornness is not None:
                 raise fail(w, "stubbornness", "does not apply to class III (infinitely stubborn)")
         else:
@@ -173,12 +194,24 @@ class EpsilonPrivacy:
     @property
     def properties(self) -> Properties:
         if self.adversary == "IV":
-            return Properties(True, True, Needs.SIZES, "class IV never passes (vacuously monotone): no block is "
-                              "large enough", achieved="max", min_block_size=NEVER)
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "monotone (the paper's §3.1; x of a merged block is at most the larger x, thresholds "
-                          "grow with n(q)); not with suppression: class III uniform over {a,b}, ε=2: {a,b} merged "
-                          "with {a×4} has x(a) = 5/6 > 1 - ½·½", achieved="max", min_block_size=self._min_block())
+            return Properties(
+                True,
+                True,
+                Needs.SIZES,
+                "class IV never passes (vacuously monotone): no block is large enough",
+                achieved="max",
+                min_block_size=NEVER,
+            )
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "monotone (the paper's §3.1; x of a merged block is at most the larger x, thresholds "
+            "grow with n(q)); not with suppression: class III uniform over {a,b}, ε=2: {a,b} merged "
+            "with {a×4} has x(a) = 5/6 > 1 - ½·½",
+            achieved="max",
+            min_block_size=self._min_block(),
+        )
 
     def _min_block(self) -> int:
         """Blocks with ``n(q) <= b`` fail; class II also needs R1: ``n(q) >= b + (σ+b)/(ε-1)``."""
@@ -200,8 +233,10 @@ class EpsilonPrivacy:
         sig, total = self._prior(domain)
         if self.adversary == "III":
             sig, total = [x / total for x in sig], Fraction(1)
-        out = (np.array(sig, dtype=object) if exact else np.array([float(x) for x in sig], dtype=np.float64),
-               total if exact else float(total))
+        out = (
+            np.array(sig, dtype=object) if exact else np.array([float(x) for x in sig], dtype=np.float64),
+            total if exact else float(total),
+        )
         self._cache[key] = (domain, *out)
         return out
 
@@ -227,8 +262,12 @@ class EpsilonPrivacy:
         missing = [v for v, x in zip(domain.values.tolist(), sig) if x <= 0]
         if missing:
             shown = ", ".join(repr(str(m)) for m in missing[:20])
-            raise fail(self.where, "prior", f"misses value(s) of column {domain.name!r} (class {self.adversary} "
-                                            f"needs σ(s) for every value): {shown}")
+            raise fail(
+                self.where,
+                "prior",
+                f"misses value(s) of column {domain.name!r} (class {self.adversary} "
+                f"needs σ(s) for every value): {shown}",
+            )
         return sig, sum(sig, Fraction(0))
 
     def sigma(self, domain: SensitiveDomain) -> tuple[np.ndarray, float]:
@@ -241,8 +280,11 @@ class EpsilonPrivacy:
         """Per cell (block q, value s present), the smallest ε for which s's conditions hold in q (``inf``:
         none); floats, or Fractions when ``exact``.  See the module docstring."""
         sig_v, total = self.prior_of(bc.domain, exact)
-        lift = (lambda a: np.array([Fraction(int(x)) for x in a], dtype=object)) if exact else \
-            (lambda a: a.astype(np.float64))
+        lift = (
+            (lambda a: np.array([Fraction(int(x)) for x in a], dtype=object))
+            if exact
+            else (lambda a: a.astype(np.float64))
+        )
         c = lift(bc.counts)
         big_n = lift(bc.sizes[bc.block_of_cell] - self.known_rows)
         sig = sig_v[bc.codes]
@@ -274,7 +316,7 @@ class EpsilonPrivacy:
         cells = self.cell_levels(bc, exact=True)
         out: list[Fraction | float] = []
         for b in range(bc.blocks):
-            own = cells[bc.indptr[b]:bc.indptr[b + 1]].tolist()
+            own = cells[bc.indptr[b] : bc.indptr[b + 1]].tolist()
             out.append(max(own, default=Fraction(1)) if bc.sizes[b] > self.known_rows else math.inf)
         return out
 
@@ -297,7 +339,7 @@ class EpsilonPrivacy:
 
     def validate(self, domains: Mapping[str, SensitiveDomain]) -> None:
         if self.adversary == "IV" and self.attribute not in domains:
-            return      # class IV reads block sizes only: its column need not be counted
+            return  # class IV reads block sizes only: its column need not be counted
         self.prior_of(domain_of(domains, self.attribute, self.where))
 
     def describe(self) -> str:

@@ -86,10 +86,14 @@ def near(levels: np.ndarray, bound: float, error: np.ndarray | None = None) -> n
 Exact = Fraction | int | float  # an exact level: a rational, or math.inf
 
 
-def decide(levels: np.ndarray, param: Any, rule: Rule,
-           exact_levels: Callable[[np.ndarray], Sequence[Exact]] | None = None,
-           exact_signs: Callable[[np.ndarray, Fraction], Sequence[int]] | None = None,
-           error: np.ndarray | None = None) -> np.ndarray:
+def decide(
+    levels: np.ndarray,
+    param: Any,
+    rule: Rule,
+    exact_levels: Callable[[np.ndarray], Sequence[Exact]] | None = None,
+    exact_signs: Callable[[np.ndarray, Fraction], Sequence[int]] | None = None,
+    error: np.ndarray | None = None,
+) -> np.ndarray:
     """Per block: does ``level <rule> param`` hold?  Float first; blocks on the knife-edge are decided by
     ``exact_levels(idx)`` (their exact rational levels) or ``exact_signs(idx, p)`` (the signs of
     ``level - p``); ``error`` widens the edge per block, and an error of 0 marks a float level that is exact
@@ -102,7 +106,7 @@ def decide(levels: np.ndarray, param: Any, rule: Rule,
     p = rational(param)
     signs: list[int] = [0] * len(idx)
     exact_already = np.zeros(len(idx), dtype=bool) if error is None else error[idx] == 0
-    for j in np.flatnonzero(exact_already).tolist():          # the float level is the exact level
+    for j in np.flatnonzero(exact_already).tolist():  # the float level is the exact level
         v = Fraction(float(levels[idx[j]]))
         signs[j] = (v > p) - (v < p)
     rest = np.flatnonzero(~exact_already)
@@ -145,7 +149,7 @@ def log_sign(terms: Iterable[tuple[int, int]]) -> int:
         prec *= 2
 
 
-_SMALL_PRIMES = [p for p in range(2, 200) if all(p % q for q in range(2, int(p ** 0.5) + 1))]
+_SMALL_PRIMES = [p for p in range(2, 200) if all(p % q for q in range(2, int(p**0.5) + 1))]
 
 
 def coprime(terms: Iterable[tuple[int, int]]) -> dict[int, int]:

@@ -28,9 +28,7 @@ from veil.registry import MODELS
 @dataclass(frozen=True)
 class KAnonymity:
     type: ClassVar[str]  # set by the registration above
-    reference: ClassVar[Reference] = Reference(
-        achieved="`min n(E)`",
-        sample={"k": 2})
+    reference: ClassVar[Reference] = Reference(achieved="`min n(E)`", sample={"k": 2})
     k: int
     where: str = "k-anonymity"
 

@@ -39,8 +39,7 @@ import numpy as np
 from veil.counts import BlockCounts, NodeCounts, SensitiveDomain, segment_reduce
 from veil.errors import ConfigError
 from veil.models.base import Needs, Properties, Reduction, Reference, Statistic, Verdict
-from veil.models.common import (achieved, domain_of, fail, fmt, judge, match_values, number, per_chunk,
-                                  top_parts, whole)
+from veil.models.common import achieved, domain_of, fail, fmt, judge, match_values, number, per_chunk, top_parts, whole
 from veil.models.exact import Exact, Rule, log_sign, rational
 from veil.models.params import Params
 from veil.registry import MODELS
@@ -109,7 +108,7 @@ def entropy_signs(bc: BlockCounts, l: Fraction) -> list[int]:
     ``l = p/q`` (docs/models.md §7)."""
     out = []
     for b in range(bc.blocks):
-        cells = bc.counts[bc.indptr[b]:bc.indptr[b + 1]].tolist()
+        cells = bc.counts[bc.indptr[b] : bc.indptr[b + 1]].tolist()
         n = sum(cells)
         terms = [(n, n), (l.denominator, n), (l.numerator, -n)] + [(c, -c) for c in cells]
         out.append(log_sign(terms))
@@ -201,8 +200,10 @@ def _protected_min(bc: BlockCounts, protected: np.ndarray) -> np.ndarray:
 def share_exact(bc: BlockCounts, protected: np.ndarray) -> list[Exact]:
     if len(protected) == 0:
         return [INF] * bc.blocks
-    return [Fraction(100 * int(w), max(int(n), 1)) for w, n in zip(_protected_min(bc, protected).tolist(),
-                                                                   bc.sizes.tolist())]
+    return [
+        Fraction(100 * int(w), max(int(n), 1))
+        for w, n in zip(_protected_min(bc, protected).tolist(), bc.sizes.tolist())
+    ]
 
 
 def _by_parent(values: np.ndarray, parent: np.ndarray, n_blocks: int, kind: str) -> np.ndarray:
@@ -242,9 +243,7 @@ class DistinctLDiversity:
     """
 
     type: ClassVar[str]  # set by the registration above
-    reference: ClassVar[Reference] = Reference(
-        achieved="`min m`",
-        sample={"l": 2, "attribute": "s"})
+    reference: ClassVar[Reference] = Reference(achieved="`min m`", sample={"l": 2, "attribute": "s"})
     l: int
     attribute: str
     where: str = "distinct-l-diversity"
@@ -259,13 +258,23 @@ class DistinctLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, True, Needs.HISTOGRAM,
-                          "a block containing a block with m distinct values has at least m", min_block_size=self.l,
-                          reduction=Reduction(Statistic.DISTINCT, self.attribute, float(self.l)))
+        return Properties(
+            True,
+            True,
+            Needs.HISTOGRAM,
+            "a block containing a block with m distinct values has at least m",
+            min_block_size=self.l,
+            reduction=Reduction(Statistic.DISTINCT, self.attribute, float(self.l)),
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
-        return judge(bc, self.l, Rule.AT_LEAST, distinct_level,
-                     exact_levels=lambda part: [Fraction(int(m)) for m in part.distinct])
+        return judge(
+            bc,
+            self.l,
+            Rule.AT_LEAST,
+            distinct_level,
+            exact_levels=lambda part: [Fraction(int(m)) for m in part.distinct],
+        )
 
     def levels(self, counts: NodeCounts) -> np.ndarray:
         """``m`` per block."""
@@ -296,9 +305,7 @@ class FrequencyLDiversity:
     """
 
     type: ClassVar[str]  # set by the registration above
-    reference: ClassVar[Reference] = Reference(
-        achieved="`min n(E)/r1`",
-        sample={"l": 2, "attribute": "s"})
+    reference: ClassVar[Reference] = Reference(achieved="`min n(E)/r1`", sample={"l": 2, "attribute": "s"})
     l: float
     attribute: str
     where: str = "frequency-l-diversity"
@@ -313,9 +320,14 @@ class FrequencyLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "not monotone with suppression: l=2, {a,b} passes, merged with the failing {a,a,a} "
-                          "gives {a×4,b} with r1/n = 4/5 > 1/2", min_block_size=math.ceil(rational(self.l)))
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "not monotone with suppression: l=2, {a,b} passes, merged with the failing {a,a,a} "
+            "gives {a×4,b} with r1/n = 4/5 > 1/2",
+            min_block_size=math.ceil(rational(self.l)),
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         return judge(bc, self.l, Rule.AT_LEAST, frequency_level, exact_levels=frequency_exact)
@@ -352,9 +364,7 @@ class EntropyLDiversity:
     """
 
     type: ClassVar[str]  # set by the registration above
-    reference: ClassVar[Reference] = Reference(
-        achieved="`exp(min entropy)`",
-        sample={"l": 2, "attribute": "s"})
+    reference: ClassVar[Reference] = Reference(achieved="`exp(min entropy)`", sample={"l": 2, "attribute": "s"})
     l: float
     attribute: str
     where: str = "entropy-l-diversity"
@@ -369,11 +379,15 @@ class EntropyLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "monotone by concavity of entropy (Machanavajjhala et al. Thm 5.2); not with suppression: "
-                          "l=2, {a,b} merged with the failing {a×10} has entropy 0.29 < ln 2",
-                          min_block_size=math.ceil(rational(self.l)),
-                          reduction=Reduction(Statistic.ENTROPY, self.attribute, float(self.l)))
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "monotone by concavity of entropy (Machanavajjhala et al. Thm 5.2); not with suppression: "
+            "l=2, {a,b} merged with the failing {a×10} has entropy 0.29 < ln 2",
+            min_block_size=math.ceil(rational(self.l)),
+            reduction=Reduction(Statistic.ENTROPY, self.attribute, float(self.l)),
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         return judge(bc, self.l, Rule.AT_LEAST, entropy_level, exact_signs=entropy_signs)
@@ -411,8 +425,8 @@ class RecursiveCLDiversity:
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved="smallest c: `max r1/(rl+…+rm)`",
-        sample={"c": 3, "l": 2, "attribute": "s"})
+        achieved="smallest c: `max r1/(rl+…+rm)`", sample={"c": 3, "l": 2, "attribute": "s"}
+    )
     c: float
     l: int
     attribute: str
@@ -429,14 +443,24 @@ class RecursiveCLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "r1 + c·(r1+..+r(l-1)) is subadditive, so merging passing blocks keeps r1 < c·tail; "
-                          "not with suppression: (2,2), {a,b} merged with the failing {a,a,a} gives 4 < 2·1 false",
-                          achieved="max", min_block_size=self.l)
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "r1 + c·(r1+..+r(l-1)) is subadditive, so merging passing blocks keeps r1 < c·tail; "
+            "not with suppression: (2,2), {a,b} merged with the failing {a,a,a} gives 4 < 2·1 false",
+            achieved="max",
+            min_block_size=self.l,
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
-        return judge(bc, self.c, Rule.BELOW, lambda part: recursive_ratio(part, self.l),
-                     exact_levels=lambda part: recursive_exact(part, self.l))
+        return judge(
+            bc,
+            self.c,
+            Rule.BELOW,
+            lambda part: recursive_ratio(part, self.l),
+            exact_levels=lambda part: recursive_exact(part, self.l),
+        )
 
     def levels(self, counts: NodeCounts) -> np.ndarray:
         """``r1/(rl+..+rm)`` per block (``inf``: m < l; 0 for l = 1)."""
@@ -470,8 +494,8 @@ class PdRecursiveCLDiversity:
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved="smallest c; `allowed` is Y",
-        sample={"c": 3, "l": 2, "allowed": ["flu"], "attribute": "s"})
+        achieved="smallest c; `allowed` is Y", sample={"c": 3, "l": 2, "allowed": ["flu"], "attribute": "s"}
+    )
     c: float
     l: int
     allowed: tuple[str, ...]
@@ -481,8 +505,13 @@ class PdRecursiveCLDiversity:
     @classmethod
     def from_params(cls, p: Params) -> PdRecursiveCLDiversity:
         """The model of a ``[[models]]`` table."""
-        return cls(c=p.number("c", above=0), l=p.integer("l", minimum=1), allowed=p.strings("allowed"),
-                   attribute=p.attribute(), where=p.where)
+        return cls(
+            c=p.number("c", above=0),
+            l=p.integer("l", minimum=1),
+            allowed=p.strings("allowed"),
+            attribute=p.attribute(),
+            where=p.where,
+        )
 
     def __post_init__(self) -> None:
         number(self.where, "c", self.c, above=0)
@@ -490,14 +519,24 @@ class PdRecursiveCLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "holds iff r_v·(1+c) + c·(l-2 largest other counts) < c·n for every v outside Y, a "
-                          "subadditive condition; not with suppression (as recursive (c,l))", achieved="max")
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "holds iff r_v·(1+c) + c·(l-2 largest other counts) < c·n for every v outside Y, a "
+            "subadditive condition; not with suppression (as recursive (c,l))",
+            achieved="max",
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         allowed = match_values(bc.domain, self.allowed, self.where, "allowed")
-        return judge(bc, self.c, Rule.BELOW, lambda part: pd_ratio(part, self.l, allowed),
-                     exact_levels=lambda part: pd_exact(part, self.l, allowed))
+        return judge(
+            bc,
+            self.c,
+            Rule.BELOW,
+            lambda part: pd_ratio(part, self.l, allowed),
+            exact_levels=lambda part: pd_exact(part, self.l, allowed),
+        )
 
     def levels(self, counts: NodeCounts) -> np.ndarray:
         """``r_y/tail(y)`` per block (0: no value outside Y; ``inf``: empty tail)."""
@@ -510,8 +549,10 @@ class PdRecursiveCLDiversity:
         match_values(domain_of(domains, self.attribute, self.where), self.allowed, self.where, "allowed")
 
     def describe(self) -> str:
-        return (f"pd-recursive (c,l)-diversity (c={fmt(self.c)}, l={self.l}, allowed={list(self.allowed)}) "
-                f"on {self.attribute}")
+        return (
+            f"pd-recursive (c,l)-diversity (c={fmt(self.c)}, l={self.l}, allowed={list(self.allowed)}) "
+            f"on {self.attribute}"
+        )
 
 
 @MODELS.register("npd-recursive-cl-diversity")
@@ -534,7 +575,8 @@ class NpdRecursiveCLDiversity:
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
         achieved=("smallest c1 (null if a W-share fails); `c2` in percent, `allowed` is Y, `protected` is W"),
-        sample={"c1": 3, "c2": 10, "l": 2, "allowed": ["flu"], "protected": ["cancer"], "attribute": "s"})
+        sample={"c1": 3, "c2": 10, "l": 2, "allowed": ["flu"], "protected": ["cancer"], "attribute": "s"},
+    )
     c1: float
     c2: float
     l: int
@@ -546,9 +588,15 @@ class NpdRecursiveCLDiversity:
     @classmethod
     def from_params(cls, p: Params) -> NpdRecursiveCLDiversity:
         """The model of a ``[[models]]`` table."""
-        return cls(c1=p.number("c1", above=0), c2=p.number("c2", minimum=0, maximum=100), l=p.integer("l", minimum=1),
-                   allowed=p.strings("allowed", default=()), protected=p.strings("protected"), attribute=p.attribute(),
-                   where=p.where)
+        return cls(
+            c1=p.number("c1", above=0),
+            c2=p.number("c2", minimum=0, maximum=100),
+            l=p.integer("l", minimum=1),
+            allowed=p.strings("allowed", default=()),
+            protected=p.strings("protected"),
+            attribute=p.attribute(),
+            where=p.where,
+        )
 
     def __post_init__(self) -> None:
         number(self.where, "c1", self.c1, above=0)
@@ -558,18 +606,33 @@ class NpdRecursiveCLDiversity:
     @property
     def properties(self) -> Properties:
         # c2 > 0 needs every protected value in the block: at least |W| rows
-        return Properties(True, False, Needs.HISTOGRAM,
-                          "pd-recursive part as pd-recursive; the c2 part is linear in the counts (Machanavajjhala "
-                          "et al. Thm 5.3); not with suppression: c2=50, {w,a} merged with {a,a} has w at 25%",
-                          achieved="max", min_block_size=max(1, len(set(self.protected))) if self.c2 > 0 else 1)
+        return Properties(
+            True,
+            False,
+            Needs.HISTOGRAM,
+            "pd-recursive part as pd-recursive; the c2 part is linear in the counts (Machanavajjhala "
+            "et al. Thm 5.3); not with suppression: c2=50, {w,a} merged with {a,a} has w at 25%",
+            achieved="max",
+            min_block_size=max(1, len(set(self.protected))) if self.c2 > 0 else 1,
+        )
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         allowed = match_values(bc.domain, self.allowed, self.where, "allowed")
         w = match_values(bc.domain, self.protected, self.where, "protected")
-        pd_ok, ratio = judge(bc, self.c1, Rule.BELOW, lambda part: pd_ratio(part, self.l, allowed),
-                             exact_levels=lambda part: pd_exact(part, self.l, allowed))
-        enough, _ = judge(bc, self.c2, Rule.AT_LEAST, lambda part: share_level(part, w),
-                          exact_levels=lambda part: share_exact(part, w))
+        pd_ok, ratio = judge(
+            bc,
+            self.c1,
+            Rule.BELOW,
+            lambda part: pd_ratio(part, self.l, allowed),
+            exact_levels=lambda part: pd_exact(part, self.l, allowed),
+        )
+        enough, _ = judge(
+            bc,
+            self.c2,
+            Rule.AT_LEAST,
+            lambda part: share_level(part, w),
+            exact_levels=lambda part: share_exact(part, w),
+        )
         return pd_ok & enough, np.where(enough, ratio, INF)
 
     def levels(self, counts: NodeCounts) -> np.ndarray:
@@ -585,8 +648,10 @@ class NpdRecursiveCLDiversity:
         match_values(dom, self.protected, self.where, "protected")
 
     def describe(self) -> str:
-        return (f"npd-recursive (c1,c2,l)-diversity (c1={fmt(self.c1)}, c2={fmt(self.c2)}%, l={self.l}, "
-                f"allowed={list(self.allowed)}, protected={list(self.protected)}) on {self.attribute}")
+        return (
+            f"npd-recursive (c1,c2,l)-diversity (c1={fmt(self.c1)}, c2={fmt(self.c2)}%, l={self.l}, "
+            f"allowed={list(self.allowed)}, protected={list(self.protected)}) on {self.attribute}"
+        )
 
 
 # --- multi-attribute ------------------------------------------------------------------------------------------
@@ -620,7 +685,8 @@ class MultiAttributeLDiversity:
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
         achieved="over all sub-blocks; `c` for the recursive instantiation",
-        sample={"instantiation": "recursive", "l": 2, "c": 3})
+        sample={"instantiation": "recursive", "l": 2, "c": 3},
+    )
     instantiation: str
     l: float
     c: float | None = None
@@ -636,8 +702,11 @@ class MultiAttributeLDiversity:
 
     def __post_init__(self) -> None:
         if self.instantiation not in INSTANTIATIONS:
-            raise fail(self.where, "instantiation",
-                       f"must be one of {', '.join(map(repr, INSTANTIATIONS))}, got {self.instantiation!r}")
+            raise fail(
+                self.where,
+                "instantiation",
+                f"must be one of {', '.join(map(repr, INSTANTIATIONS))}, got {self.instantiation!r}",
+            )
         _check_l(self.where, self.l, integral=self.instantiation in ("distinct", "recursive"))
         if self.instantiation == "recursive":
             if self.c is None:
@@ -656,12 +725,17 @@ class MultiAttributeLDiversity:
 
     @property
     def properties(self) -> Properties:
-        return Properties(True, False, Needs.JOINT,
-                          "merging two q*-blocks merges their sub-blocks pairwise (a missing one counts as "
-                          "empty), so it inherits the instantiation's monotonicity; not with suppression even "
-                          "for distinct: l=2, {(a,p),(a,q),(b,p),(b,q)} merged with {(c,r)} has the sub-block "
-                          "V=r holding only S=c", achieved=self._kind,
-                          min_block_size=math.ceil(rational(self.l)))   # a sub-block is no larger than its block
+        return Properties(
+            True,
+            False,
+            Needs.JOINT,
+            "merging two q*-blocks merges their sub-blocks pairwise (a missing one counts as "
+            "empty), so it inherits the instantiation's monotonicity; not with suppression even "
+            "for distinct: l=2, {(a,p),(a,q),(b,p),(b,q)} merged with {(c,r)} has the sub-block "
+            "V=r holding only S=c",
+            achieved=self._kind,
+            min_block_size=math.ceil(rational(self.l)),
+        )  # a sub-block is no larger than its block
 
     def sub_judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         """(passed, level) per sub-block for the instantiation."""

@@ -44,16 +44,21 @@ class Params(Table):
         if "attribute" in self.data:
             v = self.text("attribute")
             if v not in self.sensitive:
-                raise self.error("attribute", f"names {v!r}, which is not a sensitive column "
-                                              f"(sensitive columns: {', '.join(map(repr, self.sensitive)) or 'none'})")
+                raise self.error(
+                    "attribute",
+                    f"names {v!r}, which is not a sensitive column "
+                    f"(sensitive columns: {', '.join(map(repr, self.sensitive)) or 'none'})",
+                )
             return str(v)
         self.read.add("attribute")
         if len(self.sensitive) == 1:
             return self.sensitive[0]
         if not self.sensitive:
             raise ConfigError(f"{self.where}: needs a sensitive column, but [sensitive] columns is empty")
-        raise ConfigError(f"{self.where}: missing parameter 'attribute' (several sensitive columns: "
-                          f"{', '.join(map(repr, self.sensitive))})")
+        raise ConfigError(
+            f"{self.where}: missing parameter 'attribute' (several sensitive columns: "
+            f"{', '.join(map(repr, self.sensitive))})"
+        )
 
     def path(self, value: str) -> Path:
         p = Path(value)

@@ -87,8 +87,10 @@ def code_windows(domain: SensitiveDomain, radius: Fraction, relative: bool) -> t
     small = max((abs(x) for x in lo + hi), default=0) < 2**62
     dtype: Any = np.int64 if small else object
     keys = np.array(scaled, dtype=dtype)
-    return (np.searchsorted(keys, np.array(lo, dtype=dtype), side="left").astype(np.int64),
-            np.searchsorted(keys, np.array(hi, dtype=dtype), side="right").astype(np.int64))
+    return (
+        np.searchsorted(keys, np.array(lo, dtype=dtype), side="left").astype(np.int64),
+        np.searchsorted(keys, np.array(hi, dtype=dtype), side="right").astype(np.int64),
+    )
 
 
 def window_counts(bc: BlockCounts, left: np.ndarray, right: np.ndarray) -> np.ndarray:
@@ -131,12 +133,17 @@ def require_finite(domain: SensitiveDomain, where: str) -> None:
     """
     if not domain.numeric:
         return
-    bad = [(v, int(n)) for v, n in zip(domain.values.tolist(), domain.total.tolist())
-           if isinstance(v, float) and not math.isfinite(v)]
+    bad = [
+        (v, int(n))
+        for v, n in zip(domain.values.tolist(), domain.total.tolist())
+        if isinstance(v, float) and not math.isfinite(v)
+    ]
     if bad:
         listing = ", ".join(f"{v} in {n} rows" for v, n in bad)
-        raise SourceError(f"{where}: sensitive column {domain.name!r} holds non-finite values ({listing}); "
-                          "distances to NaN or ±Infinity are undefined, filter or replace them first")
+        raise SourceError(
+            f"{where}: sensitive column {domain.name!r} holds non-finite values ({listing}); "
+            "distances to NaN or ±Infinity are undefined, filter or replace them first"
+        )
 
 
 class _Windows:
@@ -172,8 +179,13 @@ class _Windows:
 
     def judge(self, bc: BlockCounts) -> tuple[np.ndarray, np.ndarray]:
         left, right = self.windows(bc.domain)
-        return judge(bc, self.bound(), Rule.AT_LEAST, lambda part: _levels(part, left, right),
-                     exact_levels=lambda part: _exact_levels(part, left, right))
+        return judge(
+            bc,
+            self.bound(),
+            Rule.AT_LEAST,
+            lambda part: _levels(part, left, right),
+            exact_levels=lambda part: _exact_levels(part, left, right),
+        )
 
     def levels(self, counts: NodeCounts) -> np.ndarray:
         """``n(E) / max x(v)`` per block."""
@@ -201,8 +213,8 @@ class EMAnonymity(_Windows):
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved="`min n(E)/max x(t)` (numeric)",
-        sample={"epsilon": 100, "m": 2, "mode": "absolute", "attribute": "n"})
+        achieved="`min n(E)/max x(t)` (numeric)", sample={"epsilon": 100, "m": 2, "mode": "absolute", "attribute": "n"}
+    )
     epsilon: float
     m: float
     attribute: str
@@ -213,8 +225,13 @@ class EMAnonymity(_Windows):
     @classmethod
     def from_params(cls, p: Params) -> EMAnonymity:
         """The model of a ``[[models]]`` table."""
-        return cls(epsilon=p.number("epsilon", minimum=0), m=p.number("m", minimum=1),
-                   mode=p.text("mode", default="absolute", choices=MODES), attribute=p.attribute(), where=p.where)
+        return cls(
+            epsilon=p.number("epsilon", minimum=0),
+            m=p.number("m", minimum=1),
+            mode=p.text("mode", default="absolute", choices=MODES),
+            attribute=p.attribute(),
+            where=p.where,
+        )
 
     def __post_init__(self) -> None:
         number(self.where, "epsilon", self.epsilon, minimum=0)
@@ -224,9 +241,14 @@ class EMAnonymity(_Windows):
 
     @property
     def properties(self) -> Properties:
-        return Properties(False, False, Needs.VALUES,
-                          "not monotone (the (δ,l) paper §3.2): ε=15, m=2: {40,60} and {50,80} pass, their union "
-                          "{40,50,60,80} has x(50) = 3 > 4/2", min_block_size=math.ceil(rational(self.m)))
+        return Properties(
+            False,
+            False,
+            Needs.VALUES,
+            "not monotone (the (δ,l) paper §3.2): ε=15, m=2: {40,60} and {50,80} pass, their union "
+            "{40,50,60,80} has x(50) = 3 > 4/2",
+            min_block_size=math.ceil(rational(self.m)),
+        )
 
     def radius(self) -> tuple[Fraction, bool]:
         return rational(self.epsilon), self.mode == "relative"
@@ -260,8 +282,8 @@ class DeltaLDiversity(_Windows):
 
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved="`min n(E)/max n_δ(v)` (numeric)",
-        sample={"delta": 100, "l": 2, "attribute": "n"})
+        achieved="`min n(E)/max n_δ(v)` (numeric)", sample={"delta": 100, "l": 2, "attribute": "n"}
+    )
     delta: float
     l: float
     attribute: str
@@ -271,8 +293,9 @@ class DeltaLDiversity(_Windows):
     @classmethod
     def from_params(cls, p: Params) -> DeltaLDiversity:
         """The model of a ``[[models]]`` table."""
-        return cls(delta=p.number("delta", minimum=0), l=p.number("l", minimum=1), attribute=p.attribute(),
-                   where=p.where)
+        return cls(
+            delta=p.number("delta", minimum=0), l=p.number("l", minimum=1), attribute=p.attribute(), where=p.where
+        )
 
     def __post_init__(self) -> None:
         number(self.where, "delta", self.delta, minimum=0)
@@ -280,10 +303,14 @@ class DeltaLDiversity(_Windows):
 
     @property
     def properties(self) -> Properties:
-        return Properties(False, False, Needs.VALUES,
-                          "not monotone, although the (δ,l) paper claims it is: δ=7.5, l=2: {40,60} and {50,80} "
-                          "pass (no two values within 15), their union {40,50,60,80} has n_δ(50) = 3 > 4/2",
-                          min_block_size=math.ceil(rational(self.l)))
+        return Properties(
+            False,
+            False,
+            Needs.VALUES,
+            "not monotone, although the (δ,l) paper claims it is: δ=7.5, l=2: {40,60} and {50,80} "
+            "pass (no two values within 15), their union {40,50,60,80} has n_δ(50) = 3 > 4/2",
+            min_block_size=math.ceil(rational(self.l)),
+        )
 
     def radius(self) -> tuple[Fraction, bool]:
         return 2 * rational(self.delta), False

@@ -56,8 +56,10 @@ from veil.reidentification.snb import snb
 from veil.reidentification.zayatz import zayatz
 from veil.registry import MODELS
 
-TABLE_LEVEL = ("table-level: a block's verdict reads the whole node's class sizes (the smallest classes fail "
-               "first), so it is evaluated on the whole node (needs = SUPERSETS)")
+TABLE_LEVEL = (
+    "table-level: a block's verdict reads the whole node's class sizes (the smallest classes fail "
+    "first), so it is evaluated on the whole node (needs = SUPERSETS)"
+)
 
 
 def _smallest_fail(sizes: np.ndarray, m: int) -> np.ndarray:
@@ -73,8 +75,8 @@ def _smallest_fail(sizes: np.ndarray, m: int) -> np.ndarray:
 class AverageRisk:
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved="average prosecutor risk `u/n` (docs/reidentification.md)",
-        sample={"threshold": 0.05})
+        achieved="average prosecutor risk `u/n` (docs/reidentification.md)", sample={"threshold": 0.05}
+    )
     threshold: float
     where: str = "average-risk"
 
@@ -84,8 +86,11 @@ class AverageRisk:
         return cls(threshold=p.number("threshold", above=0, maximum=1), where=p.where)
 
     def __post_init__(self) -> None:
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) or \
-                not 0 < self.threshold <= 1:
+        if (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, (int, float))
+            or not 0 < self.threshold <= 1
+        ):
             raise ConfigError(f"{self.where}: parameter 'threshold' must be a number in (0, 1], got {self.threshold!r}")
 
     @property
@@ -94,8 +99,13 @@ class AverageRisk:
 
     @property
     def properties(self) -> Properties:
-        return Properties(monotone=True, monotone_with_suppression=False, needs=Needs.SUPERSETS, achieved="max",
-                          note=TABLE_LEVEL + "; u/n never rises when classes merge")
+        return Properties(
+            monotone=True,
+            monotone_with_suppression=False,
+            needs=Needs.SUPERSETS,
+            achieved="max",
+            note=TABLE_LEVEL + "; u/n never rises when classes merge",
+        )
 
     def _decide(self, counts: NodeCounts) -> tuple[np.ndarray, float]:
         sizes = counts.sizes.astype(np.int64)
@@ -123,9 +133,12 @@ class AverageRisk:
 class PopulationUniqueness:
     type: ClassVar[str]  # set by the registration above
     reference: ClassVar[Reference] = Reference(
-        achieved=("estimated share of population uniques; `model` dankar | pitman | zayatz | snb, "
-                  "`sampling_fraction` or `population`"),
-        sample={"threshold": 0.01, "model": "dankar", "sampling_fraction": 0.1})
+        achieved=(
+            "estimated share of population uniques; `model` dankar | pitman | zayatz | snb, "
+            "`sampling_fraction` or `population`"
+        ),
+        sample={"threshold": 0.01, "model": "dankar", "sampling_fraction": 0.1},
+    )
     threshold: float
     model: str = "dankar"
     sampling_fraction: float | None = None
@@ -142,18 +155,25 @@ class PopulationUniqueness:
         return cls(threshold=threshold, model=model, sampling_fraction=fraction, population=population, where=p.where)
 
     def __post_init__(self) -> None:
-        if isinstance(self.threshold, bool) or not isinstance(self.threshold, (int, float)) or \
-                not 0 < self.threshold <= 1:
+        if (
+            isinstance(self.threshold, bool)
+            or not isinstance(self.threshold, (int, float))
+            or not 0 < self.threshold <= 1
+        ):
             raise ConfigError(f"{self.where}: parameter 'threshold' must be a number in (0, 1], got {self.threshold!r}")
         if self.model not in ESTIMATORS:
-            raise ConfigError(f"{self.where}: parameter 'model' must be one of {', '.join(ESTIMATORS)}, "
-                              f"got {self.model!r}")
+            raise ConfigError(
+                f"{self.where}: parameter 'model' must be one of {', '.join(ESTIMATORS)}, got {self.model!r}"
+            )
         if (self.sampling_fraction is None) == (self.population is None):
-            raise ConfigError(f"{self.where}: give exactly one of 'sampling_fraction' (0 < π <= 1) or 'population' "
-                              "(the population's size)")
+            raise ConfigError(
+                f"{self.where}: give exactly one of 'sampling_fraction' (0 < π <= 1) or 'population' "
+                "(the population's size)"
+            )
         if self.sampling_fraction is not None and not 0 < self.sampling_fraction <= 1:
-            raise ConfigError(f"{self.where}: parameter 'sampling_fraction' must be in (0, 1], "
-                              f"got {self.sampling_fraction!r}")
+            raise ConfigError(
+                f"{self.where}: parameter 'sampling_fraction' must be in (0, 1], got {self.sampling_fraction!r}"
+            )
         if self.population is not None and self.population < 1:
             raise ConfigError(f"{self.where}: parameter 'population' must be >= 1, got {self.population!r}")
 
@@ -163,8 +183,13 @@ class PopulationUniqueness:
 
     @property
     def properties(self) -> Properties:
-        return Properties(monotone=False, monotone_with_suppression=False, needs=Needs.SUPERSETS, achieved="max",
-                          note=TABLE_LEVEL + "; estimates can rise when classes merge (tests keep a counter-example)")
+        return Properties(
+            monotone=False,
+            monotone_with_suppression=False,
+            needs=Needs.SUPERSETS,
+            achieved="max",
+            note=TABLE_LEVEL + "; estimates can rise when classes merge (tests keep a counter-example)",
+        )
 
     def size(self, records: int) -> float:
         """``N``: the population, or ``n / π``."""
@@ -223,6 +248,9 @@ class PopulationUniqueness:
         return None
 
     def describe(self) -> str:
-        given = (f"sampling fraction {self.sampling_fraction:g}" if self.sampling_fraction is not None
-                 else f"population {self.population}")
+        given = (
+            f"sampling fraction {self.sampling_fraction:g}"
+            if self.sampling_fraction is not None
+            else f"population {self.population}"
+        )
         return f"population uniqueness (threshold={self.threshold:g}, {self.model}, {given})"

@@ -18,18 +18,32 @@ def table_cells(schema: str | None, table: str, qis: Sequence[str], sensitive: S
     columns ``q0..``, ``s0..``, ``n``.  Rows with a NULL sensitive value are left out (they reveal nothing)."""
     t = sa.table(table, *(sa.column(c) for c in (*qis, *sensitive)), schema=schema)
     keys = [t.c[c].label(f"q{i}") for i, c in enumerate(qis)] + [t.c[c].label(f"s{j}") for j, c in enumerate(sensitive)]
-    stmt = (sa.select(*keys, sa.func.count().label("n")).select_from(t)
-            .where(*(t.c[c].is_not(None) for c in sensitive))
-            .group_by(*(t.c[c] for c in (*qis, *sensitive))))
+    stmt = (
+        sa.select(*keys, sa.func.count().label("n"))
+        .select_from(t)
+        .where(*(t.c[c].is_not(None) for c in sensitive))
+        .group_by(*(t.c[c] for c in (*qis, *sensitive)))
+    )
     return stmt.execution_options(yield_per=CELL_BATCH)
 
 
 def published_release(releases: sa.Table, name: str, version: int | None) -> sa.Select[Any]:
     """The catalog row of published version ``version`` of release ``name`` (``None``: the latest)."""
     r = releases
-    stmt = sa.select(r.c.id, r.c.version, r.c.node, r.c.output_table, r.c.achieved, r.c.metrics, r.c.rows_read,
-                     r.c.rows_published, r.c.rows_suppressed, r.c.rows_dropped_null, r.c.published_at,
-                     r.c.config).where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
+    stmt = sa.select(
+        r.c.id,
+        r.c.version,
+        r.c.node,
+        r.c.output_table,
+        r.c.achieved,
+        r.c.metrics,
+        r.c.rows_read,
+        r.c.rows_published,
+        r.c.rows_suppressed,
+        r.c.rows_dropped_null,
+        r.c.published_at,
+        r.c.config,
+    ).where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
     if version is not None:
         return stmt.where(r.c.version == version)
     return stmt.order_by(r.c.version.desc()).limit(1)

@@ -6,8 +6,8 @@ sees the enum.
 
 >>> r = tables("veil").releases
 >>> print(published_versions(r, "census"))
-SELECT veil.releases.version 
-FROM veil.releases 
+SELECT veil.releases.version
+FROM veil.releases
 WHERE veil.releases.name = :name_1 AND veil.releases.status = :status_1 ORDER BY veil.releases.version DESC
 >>> sorted(published_versions(r, "census").compile().params.values())
 ['census', 'published']
@@ -61,44 +61,76 @@ def tables(schema: str) -> CatalogTables:
     """The catalog's tables at the head revision (for queries; ``migrations/`` creates them)."""
     md = sa.MetaData(schema=schema)
     return CatalogTables(  # made in the order of the fields (the order ``md`` holds them in)
-        releases=_releases(md), release_nodes=_release_nodes(md), hierarchies=_hierarchies(md),
-        version=_alembic_version(md), publications=_publications(md), series_versions=_series_versions(md),
-        series_hierarchies=_series_hierarchies(md), series_blocks=_series_blocks(md),
-        series_values=_series_values(md), series_cells=_series_cells(md),
-        publication_dimensions=_publication_dimensions(md), series_state=_series_state(md),
+        releases=_releases(md),
+        release_nodes=_release_nodes(md),
+        hierarchies=_hierarchies(md),
+        version=_alembic_version(md),
+        publications=_publications(md),
+        series_versions=_series_versions(md),
+        series_hierarchies=_series_hierarchies(md),
+        series_blocks=_series_blocks(md),
+        series_values=_series_values(md),
+        series_cells=_series_cells(md),
+        publication_dimensions=_publication_dimensions(md),
+        series_state=_series_state(md),
     )
 
 
 def _releases(md: sa.MetaData) -> sa.Table:
     """One row per run (and per ``veil rollback``): its status, configuration, node, metrics and row counts."""
     return sa.Table(
-        "releases", md,
-        sa.Column("id", sa.String(36), primary_key=True), sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
-        sa.Column("status", sa.Text), sa.Column("started_at", sa.DateTime), sa.Column("finished_at", sa.DateTime),
-        sa.Column("published_at", sa.DateTime), sa.Column("config", sa.Text), sa.Column("config_hash", sa.Text),
-        sa.Column("source_fingerprint", sa.Text), sa.Column("node", sa.Text), sa.Column("achieved", sa.Text),
-        sa.Column("metrics", sa.Text), sa.Column("rows_read", sa.BigInteger), sa.Column("rows_published", sa.BigInteger),
-        sa.Column("rows_suppressed", sa.BigInteger), sa.Column("output_table", sa.Text), sa.Column("error", sa.Text),
-        sa.Column("backend", sa.Text), sa.Column("rows_dropped_null", sa.BigInteger),
-        sa.Column("rows_deferred", sa.BigInteger), sa.Column("series", sa.Text), sa.Column("expired_at", sa.DateTime),
+        "releases",
+        md,
+        sa.Column("id", sa.String(36), primary_key=True),
+        sa.Column("name", sa.Text),
+        sa.Column("version", sa.Integer),
+        sa.Column("status", sa.Text),
+        sa.Column("started_at", sa.DateTime),
+        sa.Column("finished_at", sa.DateTime),
+        sa.Column("published_at", sa.DateTime),
+        sa.Column("config", sa.Text),
+        sa.Column("config_hash", sa.Text),
+        sa.Column("source_fingerprint", sa.Text),
+        sa.Column("node", sa.Text),
+        sa.Column("achieved", sa.Text),
+        sa.Column("metrics", sa.Text),
+        sa.Column("rows_read", sa.BigInteger),
+        sa.Column("rows_published", sa.BigInteger),
+        sa.Column("rows_suppressed", sa.BigInteger),
+        sa.Column("output_table", sa.Text),
+        sa.Column("error", sa.Text),
+        sa.Column("backend", sa.Text),
+        sa.Column("rows_dropped_null", sa.BigInteger),
+        sa.Column("rows_deferred", sa.BigInteger),
+        sa.Column("series", sa.Text),
+        sa.Column("expired_at", sa.DateTime),
     )
 
 
 def _release_nodes(md: sa.MetaData) -> sa.Table:
     """Each node a run evaluated: passed, suppressed rows, metric."""
     return sa.Table(
-        "release_nodes", md,
-        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("passed", sa.Boolean),
-        sa.Column("suppressed_rows", sa.BigInteger), sa.Column("metric", sa.Float),
+        "release_nodes",
+        md,
+        sa.Column("release_id", sa.String(36)),
+        sa.Column("node", sa.Text),
+        sa.Column("passed", sa.Boolean),
+        sa.Column("suppressed_rows", sa.BigInteger),
+        sa.Column("metric", sa.Float),
     )
 
 
 def _hierarchies(md: sa.MetaData) -> sa.Table:
     """Each hierarchy a run loaded, as ARX text."""
     return sa.Table(
-        "hierarchies", md,
-        sa.Column("release_id", sa.String(36)), sa.Column("attribute", sa.Text), sa.Column("height", sa.Integer),
-        sa.Column("source", sa.Text), sa.Column("leaves", sa.Integer), sa.Column("definition", sa.Text),
+        "hierarchies",
+        md,
+        sa.Column("release_id", sa.String(36)),
+        sa.Column("attribute", sa.Text),
+        sa.Column("height", sa.Integer),
+        sa.Column("source", sa.Text),
+        sa.Column("leaves", sa.Integer),
+        sa.Column("definition", sa.Text),
     )
 
 
@@ -110,69 +142,109 @@ def _alembic_version(md: sa.MetaData) -> sa.Table:
 def _publications(md: sa.MetaData) -> sa.Table:
     """Each release's current version."""
     return sa.Table(
-        "publications", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("schema", sa.Text),
-        sa.Column("current_version", sa.Integer), sa.Column("updated_at", sa.DateTime),
+        "publications",
+        md,
+        sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("schema", sa.Text),
+        sa.Column("current_version", sa.Integer),
+        sa.Column("updated_at", sa.DateTime),
     )
 
 
 def _series_versions(md: sa.MetaData) -> sa.Table:
     """The series ledger, per version: node, quasi-identifiers, published columns, hierarchy digests, policy."""
     return sa.Table(
-        "series_versions", md, sa.Column("name", sa.Text), sa.Column("version", sa.Integer),
-        sa.Column("release_id", sa.String(36)), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
-        sa.Column("columns", sa.Text), sa.Column("hierarchies", sa.Text), sa.Column("policy", sa.Text),
+        "series_versions",
+        md,
+        sa.Column("name", sa.Text),
+        sa.Column("version", sa.Integer),
+        sa.Column("release_id", sa.String(36)),
+        sa.Column("node", sa.Text),
+        sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text),
+        sa.Column("hierarchies", sa.Text),
+        sa.Column("policy", sa.Text),
         sa.Column("published_at", sa.DateTime),
     )
 
 
 def _series_hierarchies(md: sa.MetaData) -> sa.Table:
     """The series ledger: each distinct hierarchy once (leaves and labels per level, as published text)."""
-    return sa.Table("series_hierarchies", md, sa.Column("name", sa.Text), sa.Column("digest", sa.Text),
-                    sa.Column("attribute", sa.Text), sa.Column("definition", sa.Text))
+    return sa.Table(
+        "series_hierarchies",
+        md,
+        sa.Column("name", sa.Text),
+        sa.Column("digest", sa.Text),
+        sa.Column("attribute", sa.Text),
+        sa.Column("definition", sa.Text),
+    )
 
 
 def _series_blocks(md: sa.MetaData) -> sa.Table:
     """The series ledger: block labels (canonical text), each stored once with an id."""
-    return sa.Table("series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                    sa.Column("labels", sa.Text))
+    return sa.Table(
+        "series_blocks", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger), sa.Column("labels", sa.Text)
+    )
 
 
 def _series_values(md: sa.MetaData) -> sa.Table:
     """The series ledger: value tuples (canonical text), each stored once with an id."""
-    return sa.Table("series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger),
-                    sa.Column("value", sa.Text))
+    return sa.Table(
+        "series_values", md, sa.Column("name", sa.Text), sa.Column("id", sa.BigInteger), sa.Column("value", sa.Text)
+    )
 
 
 def _series_cells(md: sa.MetaData) -> sa.Table:
     """The series ledger: (block, value, rows) from ``first_version`` to ``last_version``."""
     return sa.Table(
-        "series_cells", md, sa.Column("name", sa.Text), sa.Column("block_id", sa.BigInteger),
-        sa.Column("value_id", sa.BigInteger), sa.Column("count", sa.BigInteger),
-        sa.Column("first_version", sa.Integer), sa.Column("last_version", sa.Integer),
+        "series_cells",
+        md,
+        sa.Column("name", sa.Text),
+        sa.Column("block_id", sa.BigInteger),
+        sa.Column("value_id", sa.BigInteger),
+        sa.Column("count", sa.BigInteger),
+        sa.Column("first_version", sa.Integer),
+        sa.Column("last_version", sa.Integer),
     )
 
 
 def _publication_dimensions(md: sa.MetaData) -> sa.Table:
     """Which published hierarchy content (by digest) each version used, per attribute."""
     return sa.Table(
-        "publication_dimensions", md, sa.Column("name", sa.Text, primary_key=True),
-        sa.Column("version", sa.Integer, primary_key=True), sa.Column("attribute", sa.Text, primary_key=True),
-        sa.Column("role", sa.Text), sa.Column("digest", sa.Text), sa.Column("height", sa.Integer),
-        sa.Column("dim_table", sa.Text), sa.Column("level", sa.Integer),
+        "publication_dimensions",
+        md,
+        sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("version", sa.Integer, primary_key=True),
+        sa.Column("attribute", sa.Text, primary_key=True),
+        sa.Column("role", sa.Text),
+        sa.Column("digest", sa.Text),
+        sa.Column("height", sa.Integer),
+        sa.Column("dim_table", sa.Text),
+        sa.Column("level", sa.Integer),
     )
 
 
 def _series_state(md: sa.MetaData) -> sa.Table:
     """A series' state: the node, the digest of what it keeps, the secret, the next cohort id, the smallest batch."""
     return sa.Table(
-        "series_state", md, sa.Column("name", sa.Text, primary_key=True), sa.Column("series", sa.Integer),
-        sa.Column("started_version", sa.Integer), sa.Column("node", sa.Text), sa.Column("attributes", sa.Text),
-        sa.Column("columns", sa.Text), sa.Column("shape", sa.Text), sa.Column("members", sa.Text),
-        sa.Column("batch", sa.Integer), sa.Column("next_cohort", sa.BigInteger), sa.Column("secret", sa.Text),
+        "series_state",
+        md,
+        sa.Column("name", sa.Text, primary_key=True),
+        sa.Column("series", sa.Integer),
+        sa.Column("started_version", sa.Integer),
+        sa.Column("node", sa.Text),
+        sa.Column("attributes", sa.Text),
+        sa.Column("columns", sa.Text),
+        sa.Column("shape", sa.Text),
+        sa.Column("members", sa.Text),
+        sa.Column("batch", sa.Integer),
+        sa.Column("next_cohort", sa.BigInteger),
+        sa.Column("secret", sa.Text),
     )
 
 
 # --- the revision (``alembic_version``) --------------------------------------------------------------------------
+
 
 def revision(version: sa.Table) -> sa.Select[Any]:
     """The catalog's applied revision."""
@@ -186,25 +258,40 @@ def record_revision(version: sa.Table, head: str) -> sa.Insert:
 
 # --- a run's row (``releases``) ------------------------------------------------------------------------------------
 
-def start_run(releases: sa.Table, release_id: str, name: str, when: Any, config: str, config_hash: str,
-              backend: str) -> sa.Insert:
+
+def start_run(
+    releases: sa.Table, release_id: str, name: str, when: Any, config: str, config_hash: str, backend: str
+) -> sa.Insert:
     """A run's row, ``running``: committed before the release's transaction begins."""
-    return releases.insert().values(id=release_id, name=name, status=Status.RUNNING.value, started_at=when,
-                                    config=config, config_hash=config_hash, backend=backend)
+    return releases.insert().values(
+        id=release_id,
+        name=name,
+        status=Status.RUNNING.value,
+        started_at=when,
+        config=config,
+        config_hash=config_hash,
+        backend=backend,
+    )
 
 
 def fail_run(releases: sa.Table, release_id: str, when: Any, error: str) -> sa.Update:
     """Mark the run failed, unless its row is no longer ``running`` (a committed version stays published)."""
     r = releases
-    return (sa.update(r).where(r.c.id == release_id, r.c.status == Status.RUNNING.value)
-            .values(status=Status.FAILED.value, finished_at=when, error=error))
+    return (
+        sa.update(r)
+        .where(r.c.id == release_id, r.c.status == Status.RUNNING.value)
+        .values(status=Status.FAILED.value, finished_at=when, error=error)
+    )
 
 
 def close_interrupted(releases: sa.Table, name: str, when: Any, error: str) -> sa.Update:
     """Every run of ``name`` still ``running`` (seen while holding the release's lock: killed mid-run): failed."""
     r = releases
-    return (sa.update(r).where(r.c.name == name, r.c.status == Status.RUNNING.value)
-            .values(status=Status.FAILED.value, finished_at=when, error=error))
+    return (
+        sa.update(r)
+        .where(r.c.name == name, r.c.status == Status.RUNNING.value)
+        .values(status=Status.FAILED.value, finished_at=when, error=error)
+    )
 
 
 def next_version(releases: sa.Table, name: str) -> sa.Select[Any]:
@@ -216,35 +303,51 @@ def next_version(releases: sa.Table, name: str) -> sa.Select[Any]:
 def latest_release(releases: sa.Table, name: str) -> sa.Select[Any]:
     """``(version, config_hash, source_fingerprint)`` of ``name``'s newest published or expired version."""
     r = releases
-    return (sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
-            .where(r.c.name == name, r.c.status.in_(KEPT))
-            .order_by(r.c.version.desc()).limit(1))
+    return (
+        sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
+        .where(r.c.name == name, r.c.status.in_(KEPT))
+        .order_by(r.c.version.desc())
+        .limit(1)
+    )
 
 
 def skip_run(releases: sa.Table, release_id: str, when: Any, fingerprint: str, message: str) -> sa.Update:
     """The run found nothing changed since the latest version: ``skipped``, and why."""
     r = releases
-    return (sa.update(r).where(r.c.id == release_id)
-            .values(status=Status.SKIPPED.value, finished_at=when, source_fingerprint=fingerprint, error=message))
+    return (
+        sa.update(r)
+        .where(r.c.id == release_id)
+        .values(status=Status.SKIPPED.value, finished_at=when, source_fingerprint=fingerprint, error=message)
+    )
 
 
-def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, values: Mapping[str, Any]
-                ) -> sa.Update:
+def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, values: Mapping[str, Any]) -> sa.Update:
     """The run's row once its version is written and verified: ``published`` at ``when``, with ``values`` (node,
     achieved levels, metrics, rows, series record, output table ...)."""
     r = releases
-    return (sa.update(r).where(r.c.id == release_id)
-            .values(status=Status.PUBLISHED.value, version=version, finished_at=when, published_at=when, **values))
+    return (
+        sa.update(r)
+        .where(r.c.id == release_id)
+        .values(status=Status.PUBLISHED.value, version=version, finished_at=when, published_at=when, **values)
+    )
 
 
-def adopt_run(releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str
-              ) -> sa.Update:
+def adopt_run(releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str) -> sa.Update:
     """Spark: a run killed after its views showed ``version`` (verified) and before its row said so — recorded
     ``published`` by the next run (``veil.release.autocommit.recover``)."""
     r = releases
-    return (sa.update(r).where(r.c.id == release_id)
-            .values(status=Status.PUBLISHED.value, version=version, published_at=when, finished_at=when, error=error,
-                    output_table=output_table))
+    return (
+        sa.update(r)
+        .where(r.c.id == release_id)
+        .values(
+            status=Status.PUBLISHED.value,
+            version=version,
+            published_at=when,
+            finished_at=when,
+            error=error,
+            output_table=output_table,
+        )
+    )
 
 
 def keep_number(releases: sa.Table, release_id: str, version: int, error: str) -> sa.Update:
@@ -253,12 +356,30 @@ def keep_number(releases: sa.Table, release_id: str, version: int, error: str) -
     return sa.update(r).where(r.c.id == release_id).values(version=version, error=error)
 
 
-def record_rollback(releases: sa.Table, rollback_id: str, name: str, version: int, when: Any, config: str,
-                    config_hash: str, backend: str, message: str) -> sa.Insert:
+def record_rollback(
+    releases: sa.Table,
+    rollback_id: str,
+    name: str,
+    version: int,
+    when: Any,
+    config: str,
+    config_hash: str,
+    backend: str,
+    message: str,
+) -> sa.Insert:
     """``veil rollback``'s own row: the version the views show again, and what moved."""
     return releases.insert().values(
-        id=rollback_id, name=name, version=version, status=Status.ROLLBACK.value, started_at=when, finished_at=when,
-        config=config, config_hash=config_hash, backend=backend, error=message)
+        id=rollback_id,
+        name=name,
+        version=version,
+        status=Status.ROLLBACK.value,
+        started_at=when,
+        finished_at=when,
+        config=config,
+        config_hash=config_hash,
+        backend=backend,
+        error=message,
+    )
 
 
 def run_of(releases: sa.Table, release_id: str, name: str) -> sa.Select[Any]:
@@ -269,12 +390,27 @@ def run_of(releases: sa.Table, release_id: str, name: str) -> sa.Select[Any]:
 
 # --- a release's versions (``releases``) ---------------------------------------------------------------------------
 
+
 def history(releases: sa.Table, name: str) -> sa.Select[Any]:
     """Every run of ``name``, oldest first (``veil releases``)."""
     r = releases
-    return (sa.select(r.c.version, r.c.status, r.c.node, r.c.rows_published, r.c.rows_suppressed, r.c.rows_deferred,
-                      r.c.achieved, r.c.started_at, r.c.published_at, r.c.error, r.c.series)
-            .where(r.c.name == name).order_by(r.c.started_at))
+    return (
+        sa.select(
+            r.c.version,
+            r.c.status,
+            r.c.node,
+            r.c.rows_published,
+            r.c.rows_suppressed,
+            r.c.rows_deferred,
+            r.c.achieved,
+            r.c.started_at,
+            r.c.published_at,
+            r.c.error,
+            r.c.series,
+        )
+        .where(r.c.name == name)
+        .order_by(r.c.started_at)
+    )
 
 
 def kept_versions(releases: sa.Table, name: str, numbered: bool = False) -> sa.Select[Any]:
@@ -288,22 +424,27 @@ def kept_versions(releases: sa.Table, name: str, numbered: bool = False) -> sa.S
 def rows_published(releases: sa.Table, name: str, version: int) -> sa.Select[Any]:
     """The rows published version ``version`` of ``name`` holds, while it is published."""
     r = releases
-    return sa.select(r.c.rows_published).where(r.c.name == name, r.c.version == version,
-                                               r.c.status == Status.PUBLISHED.value)
+    return sa.select(r.c.rows_published).where(
+        r.c.name == name, r.c.version == version, r.c.status == Status.PUBLISHED.value
+    )
 
 
 def series_records(releases: sa.Table, name: str) -> sa.Select[Any]:
     """``(version, node, series)`` of each published or expired version of ``name``, oldest first."""
     r = releases
-    return sa.select(r.c.version, r.c.node, r.c.series).where(r.c.name == name, r.c.status.in_(KEPT)) \
-        .order_by(r.c.version)
+    return (
+        sa.select(r.c.version, r.c.node, r.c.series).where(r.c.name == name, r.c.status.in_(KEPT)).order_by(r.c.version)
+    )
 
 
 def published_versions(releases: sa.Table, name: str, limit: int | None = None) -> sa.Select[Any]:
     """The versions of ``name`` still published, newest first (``limit``: only so many)."""
     r = releases
-    stmt = (sa.select(r.c.version).where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
-            .order_by(r.c.version.desc()))
+    stmt = (
+        sa.select(r.c.version)
+        .where(r.c.name == name, r.c.status == Status.PUBLISHED.value)
+        .order_by(r.c.version.desc())
+    )
     return stmt if limit is None else stmt.limit(limit)
 
 
@@ -322,6 +463,8 @@ def numbered_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
 def expire_versions(releases: sa.Table, name: str, versions: Sequence[int], when: Any) -> sa.Update:
     """Published versions ``versions`` of ``name``, their rows deleted: ``expired`` at ``when``."""
     r = releases
-    return (sa.update(r).where(r.c.name == name, r.c.version.in_(list(versions)),
-                               r.c.status == Status.PUBLISHED.value)
-            .values(status=Status.EXPIRED.value, expired_at=when))
+    return (
+        sa.update(r)
+        .where(r.c.name == name, r.c.version.in_(list(versions)), r.c.status == Status.PUBLISHED.value)
+        .values(status=Status.EXPIRED.value, expired_at=when)
+    )

@@ -23,8 +23,9 @@ class CreateTableAs(Executable, ClauseElement):
 
     inherit_cache = False
 
-    def __init__(self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True,
-                 working: bool = False) -> None:
+    def __init__(
+        self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True, working: bool = False
+    ) -> None:
         self.table, self.select, self.temporary, self.working = table, select, temporary, working
 
 
@@ -153,8 +154,10 @@ def owned_schemas(prefix: str) -> sa.Select[Any]:
     """PostgreSQL: the schemas whose name starts with ``prefix`` (bound, ``LIKE`` wildcards escaped) that the
     current user owns."""
     ns = sa.table("pg_namespace", sa.column("nspname"), sa.column("nspowner"), schema="pg_catalog")
-    return sa.select(ns.c.nspname).where(ns.c.nspname.startswith(prefix, autoescape=True),
-                                         sa.func.pg_get_userbyid(ns.c.nspowner) == sa.func.current_user())
+    return sa.select(ns.c.nspname).where(
+        ns.c.nspname.startswith(prefix, autoescape=True),
+        sa.func.pg_get_userbyid(ns.c.nspowner) == sa.func.current_user(),
+    )
 
 
 def backend_sessions(own: bool = False) -> sa.Select[Any]:
@@ -230,8 +233,10 @@ def _grant(element: Grant, compiler: Any, **kw: Any) -> str:
     prep = compiler.preparer
     if element.view is None:
         return f"GRANT USAGE ON SCHEMA {prep.format_schema(element.schema)} TO {prep.quote(element.role)}"
-    return (f"GRANT SELECT ON {prep.format_table(sa.table(element.view, schema=element.schema))} "
-            f"TO {prep.quote(element.role)}")
+    return (
+        f"GRANT SELECT ON {prep.format_table(sa.table(element.view, schema=element.schema))} "
+        f"TO {prep.quote(element.role)}"
+    )
 
 
 def count_rows(table: sa.TableClause) -> sa.Select[Any]:

@@ -12,9 +12,17 @@ import sqlalchemy as sa
 
 from veil.queries.ddl import CreateSchema, CreateTableAs, DropObject
 
-CENSUS_COLUMNS = {"person_id": sa.BigInteger, "age": sa.Integer, "sex": sa.Text, "race": sa.Text,
-                  "marital_status": sa.Text, "education": sa.Text, "zip": sa.Text, "occupation": sa.Text,
-                  "income": sa.Integer}
+CENSUS_COLUMNS = {
+    "person_id": sa.BigInteger,
+    "age": sa.Integer,
+    "sex": sa.Text,
+    "race": sa.Text,
+    "marital_status": sa.Text,
+    "education": sa.Text,
+    "zip": sa.Text,
+    "occupation": sa.Text,
+    "income": sa.Integer,
+}
 _PARAMETER = re.compile(r"\$(rows|seed)\b")  # census.sql's DuckDB parameters, bound here as :rows and :seed
 
 
@@ -38,8 +46,7 @@ def census_warehouse(rows: int, seed: int, schema: str = "raw", name: str = "cen
     """``raw.census`` in the demo's DuckDB warehouse, created or replaced from the generator: the schema unless
     it exists, the table dropped if there, created from ``census(rows, seed)``."""
     table = sa.table(name, schema=schema)
-    return [CreateSchema(schema), DropObject("TABLE", table),
-            CreateTableAs(table, census(rows, seed), temporary=False)]  # type: ignore[arg-type]
+    return [CreateSchema(schema), DropObject("TABLE", table), CreateTableAs(table, census(rows, seed), temporary=False)]  # type: ignore[arg-type]
 
 
 def first_rows(schema: str, name: str, limit: int = 5) -> sa.Select[Any]:
@@ -49,7 +56,9 @@ def first_rows(schema: str, name: str, limit: int = 5) -> sa.Select[Any]:
 
 def release_history(schema: str, name: str) -> sa.Select[Any]:
     """The releases of ``<schema>.<name>`` (its ``_releases`` view), oldest first."""
-    releases = sa.table(f"{name}_releases", *(sa.column(c) for c in
-                                               ("version", "published_at", "node", "rows_published",
-                                                "rows_suppressed")), schema=schema)
+    releases = sa.table(
+        f"{name}_releases",
+        *(sa.column(c) for c in ("version", "published_at", "node", "rows_published", "rows_suppressed")),
+        schema=schema,
+    )
     return sa.select(*releases.c).order_by(releases.c.version)

@@ -10,8 +10,8 @@ same transaction, and with ``veil rollback``); ``<name>_v<N>_dim_<c>`` pins vers
 
 >>> t = rows_table("published", "census_dim_age_rows", 2, sa.Text())
 >>> print(version_view(t, 2, "3f2a").compile(compile_kwargs={"literal_binds": True}))
-SELECT published.census_dim_age_rows.level_0, published.census_dim_age_rows.level_1, published.census_dim_age_rows.level_2 
-FROM published.census_dim_age_rows 
+SELECT published.census_dim_age_rows.level_0, published.census_dim_age_rows.level_1, published.census_dim_age_rows.level_2
+FROM published.census_dim_age_rows
 WHERE published.census_dim_age_rows.veil_dim = '3f2a'
 >>> fit("x" * 70) == "x" * 54 + "_" + hashlib.sha256(b"x" * 70).hexdigest()[:8]
 True
@@ -38,7 +38,7 @@ def fit(identifier: str) -> str:
     raw = identifier.encode()
     if len(raw) <= MAX_IDENTIFIER:
         return identifier
-    head = raw[:MAX_IDENTIFIER - 9].decode(errors="ignore")
+    head = raw[: MAX_IDENTIFIER - 9].decode(errors="ignore")
     return f"{head}_{hashlib.sha256(raw).hexdigest()[:8]}"
 
 
@@ -54,8 +54,14 @@ def rows_table(schema: str, table: str, height: int, level0_type: Any) -> sa.Tab
     """``<name>_dim_<c>_rows``: ``veil_dim`` (content hash), ``level_0`` typed like the published column,
     ``level_1 .. level_h`` text."""
     md = sa.MetaData()
-    return sa.Table(table, md, sa.Column(DIGEST, sa.Text, nullable=False), sa.Column("level_0", level0_type),
-                    *(sa.Column(f"level_{j}", sa.Text) for j in range(1, height + 1)), schema=schema)
+    return sa.Table(
+        table,
+        md,
+        sa.Column(DIGEST, sa.Text, nullable=False),
+        sa.Column("level_0", level0_type),
+        *(sa.Column(f"level_{j}", sa.Text) for j in range(1, height + 1)),
+        schema=schema,
+    )
 
 
 def digest_index(table: sa.Table) -> sa.Index:
@@ -69,8 +75,11 @@ def levels(table: sa.Table) -> list[Any]:
 def used_digest(dims: sa.Table, publications: sa.Table, name: str, column: str) -> Any:
     """The content hash of ``column``'s hierarchy in the current version, read when the statement runs."""
     d = dims
-    return (sa.select(d.c.digest).where(d.c.name == name, d.c.attribute == column,
-                                        d.c.version == current(publications, name)).scalar_subquery())
+    return (
+        sa.select(d.c.digest)
+        .where(d.c.name == name, d.c.attribute == column, d.c.version == current(publications, name))
+        .scalar_subquery()
+    )
 
 
 def current_view(table: sa.Table, dims: sa.Table, publications: sa.Table, name: str, column: str) -> sa.Select[Any]:
@@ -80,7 +89,7 @@ def current_view(table: sa.Table, dims: sa.Table, publications: sa.Table, name: 
 
 def version_view(table: sa.Table, height: int, digest: str) -> sa.Select[Any]:
     """``<name>_v<N>_dim_<c>``: the levels of the hierarchy version N used."""
-    return sa.select(*levels(table)[:height + 1]).where(table.c[DIGEST] == sa.literal(digest))
+    return sa.select(*levels(table)[: height + 1]).where(table.c[DIGEST] == sa.literal(digest))
 
 
 def has_digest(table: sa.Table, digest: str) -> sa.Select[Any]:
@@ -94,8 +103,9 @@ def published_labels(block_rows: sa.Table, column: str, versions: Sequence[int])
     return sa.select(c).where(block_rows.c[VERSION].in_(list(versions)), c.is_not(None)).distinct()
 
 
-def insert_released(table: sa.Table, dimension: sa.TableClause, height: int, level: int, digest: str,
-                    labels: sa.Select[Any]) -> sa.Insert:
+def insert_released(
+    table: sa.Table, dimension: sa.TableClause, height: int, level: int, digest: str, labels: sa.Select[Any]
+) -> sa.Insert:
     """Copy from a run's temporary dimension table (``veil_dim_<i>``) what a version at ``level`` may show: the
     levels ``level .. height`` of the labels in ``labels`` (the version's published values of the column), each
     chain once; the levels below stay NULL.  The label is rendered as the release renders it (``label_of``).
@@ -111,8 +121,7 @@ def insert_released(table: sa.Table, dimension: sa.TableClause, height: int, lev
     shown = label_of(d, level)
     below = [sa.cast(sa.null(), table.c[f"level_{j}"].type) for j in range(level)]
     above = [d.c[f"level_{j}"] for j in range(level + 1, height + 1)]
-    select = (sa.select(sa.literal(digest, sa.Text), *below, shown, *above).distinct()
-              .where(shown.in_(labels)))
+    select = sa.select(sa.literal(digest, sa.Text), *below, shown, *above).distinct().where(shown.in_(labels))
     return table.insert().from_select([DIGEST, *(f"level_{j}" for j in range(height + 1))], select)
 
 
@@ -120,14 +129,17 @@ def legacy(dims: sa.Table, releases: sa.Table, name: str) -> sa.Select[Any]:
     """The dimensions of ``name``'s kept versions recorded before Veil recorded their level (catalog revision
     0006): contents that may list every source value under each label, redacted by the next release."""
     d, r = dims, releases
-    return (sa.select(d.c.attribute, d.c.digest, d.c.role, d.c.version, r.c.node, d.c.dim_table, r.c.config)
-            .select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
-            .where(d.c.name == name, d.c.level.is_(None), r.c.status == Status.PUBLISHED.value)
-            .order_by(d.c.attribute, d.c.digest, d.c.version))
+    return (
+        sa.select(d.c.attribute, d.c.digest, d.c.role, d.c.version, r.c.node, d.c.dim_table, r.c.config)
+        .select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
+        .where(d.c.name == name, d.c.level.is_(None), r.c.status == Status.PUBLISHED.value)
+        .order_by(d.c.attribute, d.c.digest, d.c.version)
+    )
 
 
-def redacted_copy(table: sa.Table, digest: str, level: int, height: int, shown: Sequence[tuple[int, Any]],
-                  into: str) -> sa.Insert:
+def redacted_copy(
+    table: sa.Table, digest: str, level: int, height: int, shown: Sequence[tuple[int, Any]], into: str
+) -> sa.Insert:
     """A legacy content ``digest`` as it may be shown at ``level``: the chains whose label at some version's own
     level (``shown``: (level, that version's published labels)) was published, levels below ``level`` NULL,
     each chain once, tagged ``into``."""
@@ -154,8 +166,11 @@ def retag(table: sa.Table, old: str, new: str) -> sa.Update:
 
 def mark_level(dims: sa.Table, name: str, attribute: str, versions: Sequence[int], level: int) -> sa.Update:
     d = dims
-    return (sa.update(d).where(d.c.name == name, d.c.attribute == attribute, d.c.version.in_(list(versions)))
-            .values(level=level))
+    return (
+        sa.update(d)
+        .where(d.c.name == name, d.c.attribute == attribute, d.c.version.in_(list(versions)))
+        .values(level=level)
+    )
 
 
 def content_table(schema: str, table_name: str) -> sa.TableClause:
@@ -163,11 +178,16 @@ def content_table(schema: str, table_name: str) -> sa.TableClause:
     return sa.table(table_name, sa.column(DIGEST), schema=schema)
 
 
-def delete_unused(table: sa.Table | sa.TableClause, dims: sa.Table, releases: sa.Table, name: str, column: str) -> sa.Delete:
+def delete_unused(
+    table: sa.Table | sa.TableClause, dims: sa.Table, releases: sa.Table, name: str, column: str
+) -> sa.Delete:
     """Delete the contents no kept (``published``) version of ``name`` uses for ``column`` (after expiry)."""
     d, r = dims, releases
-    kept = (sa.select(d.c.digest).select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
-            .where(d.c.name == name, d.c.attribute == column, r.c.status == Status.PUBLISHED.value))
+    kept = (
+        sa.select(d.c.digest)
+        .select_from(d.join(r, sa.and_(r.c.name == d.c.name, r.c.version == d.c.version)))
+        .where(d.c.name == name, d.c.attribute == column, r.c.status == Status.PUBLISHED.value)
+    )
     return sa.delete(table).where(table.c[DIGEST].not_in(kept))
 
 
@@ -180,11 +200,13 @@ def of_release(dims: sa.Table, name: str, versions: Sequence[int] | None = None)
     """Version, column, content hash, height and rows table of the dimensions of release ``name``."""
     d = dims
     where = [d.c.name == name] + ([d.c.version.in_(list(versions))] if versions is not None else [])
-    return (sa.select(d.c.version, d.c.attribute, d.c.digest, d.c.height, d.c.dim_table)
-            .where(*where).order_by(d.c.version, d.c.attribute))
+    return (
+        sa.select(d.c.version, d.c.attribute, d.c.digest, d.c.height, d.c.dim_table)
+        .where(*where)
+        .order_by(d.c.version, d.c.attribute)
+    )
 
 
 def tables_of(dims: sa.Table, name: str) -> sa.Select[Any]:
     """Each column of release ``name`` that has a dimension, with its rows table."""
     return sa.select(dims.c.attribute, dims.c.dim_table).where(dims.c.name == name).distinct()
-

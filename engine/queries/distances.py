@@ -40,11 +40,11 @@ KINDS = ("ordered", "equal")
 class Reference:
     """The lookup tables of one sensitive attribute and the constants they were built with."""
 
-    attribute: int      # the sensitive column's index (``s{attribute}``)
-    rows: int           # N
-    width: int          # m
-    buckets: int        # B
-    integral: int       # I(m)
+    attribute: int  # the sensitive column's index (``s{attribute}``)
+    rows: int  # N
+    width: int  # m
+    buckets: int  # B
+    integral: int  # I(m)
 
     @property
     def positions(self) -> sa.TableClause:
@@ -59,10 +59,17 @@ def lookup_tables(attribute: int) -> tuple[sa.Table, sa.Table]:
     """DDL of the two temporary lookup tables of sensitive column ``attribute``."""
     md = sa.MetaData()
     big = sa.BigInteger
-    return (sa.Table(f"veil_emd_{attribute}", md, *(sa.Column(c, big) for c in ("pos", "r", "c", "i")),
-                     prefixes=["TEMPORARY"]),
-            sa.Table(f"veil_emdinv_{attribute}", md, *(sa.Column(c, big) for c in ("beta", "lo", "ilo", "cnt")),
-                     prefixes=["TEMPORARY"]))
+    return (
+        sa.Table(
+            f"veil_emd_{attribute}", md, *(sa.Column(c, big) for c in ("pos", "r", "c", "i")), prefixes=["TEMPORARY"]
+        ),
+        sa.Table(
+            f"veil_emdinv_{attribute}",
+            md,
+            *(sa.Column(c, big) for c in ("beta", "lo", "ilo", "cnt")),
+            prefixes=["TEMPORARY"],
+        ),
+    )
 
 
 def _double(x: Any) -> Any:
@@ -75,35 +82,56 @@ def cell_terms(cells: sa.Subquery, keys: list[str], ref: Reference) -> sa.Subque
     e = ref.positions.alias("p")
     part = [cells.c[k] for k in keys]
     window = {"partition_by": part, "order_by": cells.c.s}
-    w = (sa.select(*part, cells.c.s.label("a"), cells.c.c, e.c.i.label("ia"), e.c.r.label("big_r"),
-                   sa.func.sum(cells.c.c).over(**window, rows=(None, 0)).label("cum"),
-                   sa.func.sum(cells.c.c).over(**window, rows=(None, None)).label("size"),  # one sort for all
-                   sa.func.lead(cells.c.s, 1, sa.literal(ref.width, sa.BigInteger)).over(**window).label("b"),
-                   sa.func.lead(e.c.i, 1, sa.literal(ref.integral, sa.BigInteger)).over(**window).label("ib"))
-         .select_from(cells.join(e, e.c.pos == cells.c.s)).subquery("w"))
+    w = (
+        sa.select(
+            *part,
+            cells.c.s.label("a"),
+            cells.c.c,
+            e.c.i.label("ia"),
+            e.c.r.label("big_r"),
+            sa.func.sum(cells.c.c).over(**window, rows=(None, 0)).label("cum"),
+            sa.func.sum(cells.c.c).over(**window, rows=(None, None)).label("size"),  # one sort for all
+            sa.func.lead(cells.c.s, 1, sa.literal(ref.width, sa.BigInteger)).over(**window).label("b"),
+            sa.func.lead(e.c.i, 1, sa.literal(ref.integral, sa.BigInteger)).over(**window).label("ib"),
+        )
+        .select_from(cells.join(e, e.c.pos == cells.c.s))
+        .subquery("w")
+    )
     v = ref.inverse.alias("v")
-    n, s_n = _double(w.c.size), _double(w.c.cum) * float(ref.rows)   # constants bound as doubles, never int4
+    n, s_n = _double(w.c.size), _double(w.c.cum) * float(ref.rows)  # constants bound as doubles, never int4
     bucket = sa.cast(sa.func.floor(_double(w.c.cum) * float(ref.buckets) / n), sa.BigInteger)
     below, above = v.c.lo < w.c.a, v.c.lo > w.c.b
     sigma = sa.case((below, w.c.a), (above, w.c.b), else_=v.c.lo)
     i_sigma = sa.case((below, w.c.ia), (above, w.c.ib), else_=v.c.ilo)
-    run = (s_n * (sigma - w.c.a) - n * _double(i_sigma - w.c.ia) + n * _double(w.c.ib - i_sigma)
-           - s_n * (w.c.b - sigma))
+    run = s_n * (sigma - w.c.a) - n * _double(i_sigma - w.c.ia) + n * _double(w.c.ib - i_sigma) - s_n * (w.c.b - sigma)
     excess = _double(w.c.c) * float(ref.rows) - _double(w.c.big_r) * n
-    return (sa.select(*(w.c[k] for k in keys), w.c.c, w.c.ia, run.label("run"), v.c.cnt.label("slack"),
-                      sa.case((excess > 0, excess), else_=0.0).label("over"))
-            .select_from(w.join(v, v.c.beta == bucket)).subquery("c"))
+    return (
+        sa.select(
+            *(w.c[k] for k in keys),
+            w.c.c,
+            w.c.ia,
+            run.label("run"),
+            v.c.cnt.label("slack"),
+            sa.case((excess > 0, excess), else_=0.0).label("over"),
+        )
+        .select_from(w.join(v, v.c.beta == bucket))
+        .subquery("c")
+    )
 
 
 def block_sums(cells: sa.Subquery) -> list[Any]:
     """The per-block aggregates the distance tests read, over ``cell_terms``' rows."""
     size = sa.func.sum(cells.c.c)
-    return [(sa.func.sum(cells.c.run) + _double(sa.func.min(cells.c.ia)) * _double(size)).label("ordered_num"),
-            sa.func.sum(cells.c.slack).label("slack"), sa.func.sum(cells.c.over).label("equal_num")]
+    return [
+        (sa.func.sum(cells.c.run) + _double(sa.func.min(cells.c.ia)) * _double(size)).label("ordered_num"),
+        sa.func.sum(cells.c.slack).label("slack"),
+        sa.func.sum(cells.c.over).label("equal_num"),
+    ]
 
 
-def distance_test(blocks: Any, kind: str, threshold: float, ref: Reference, tolerance: float,
-                  undecided: int) -> tuple[Any, Any]:
+def distance_test(
+    blocks: Any, kind: str, threshold: float, ref: Reference, tolerance: float, undecided: int
+) -> tuple[Any, Any]:
     """(verdict, level) of ``EMD <= threshold`` on the per-block aggregates ``blocks`` (size, m, ordered_num,
     slack, equal_num): 1 pass, 0 fail, ``undecided`` within the error bound."""
     scale = _double(blocks.c.size) * float(ref.rows)
@@ -145,8 +173,12 @@ BUCKET_COLUMNS = ("k", "u", "i", "c", "p", "u1", "i1", "c1", "p1")
 
 def bucket_table(attribute: int) -> sa.Table:
     """DDL of the temporary bucket table of sensitive column ``attribute``."""
-    return sa.Table(f"veil_emdbkt_{attribute}", sa.MetaData(), *(sa.Column(c, sa.BigInteger) for c in BUCKET_COLUMNS),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(
+        f"veil_emdbkt_{attribute}",
+        sa.MetaData(),
+        *(sa.Column(c, sa.BigInteger) for c in BUCKET_COLUMNS),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def _plus(x: Any) -> Any:
@@ -166,26 +198,38 @@ def bucket_bounds(cells: sa.Subquery, keys: list[str], ref: Reference, bkt: Buck
     it, and ``lead`` = n·I(u) (the exact part before the block's first bucket, through ``min``)."""
     part = [cells.c[k] for k in keys]
     window = {"partition_by": part, "order_by": cells.c.k}
-    w = (sa.select(*part, cells.c.k, cells.c.c, cells.c.mom,
-                   sa.func.sum(cells.c.c).over(**window, rows=(None, 0)).label("cum"),
-                   sa.func.sum(cells.c.c).over(**window, rows=(None, None)).label("size"),
-                   sa.func.lead(cells.c.k, 1, sa.literal(bkt.count, sa.BigInteger)).over(**window).label("nk"))
-         .subquery("w"))
+    w = sa.select(
+        *part,
+        cells.c.k,
+        cells.c.c,
+        cells.c.mom,
+        sa.func.sum(cells.c.c).over(**window, rows=(None, 0)).label("cum"),
+        sa.func.sum(cells.c.c).over(**window, rows=(None, None)).label("size"),
+        sa.func.lead(cells.c.k, 1, sa.literal(bkt.count, sa.BigInteger)).over(**window).label("nk"),
+    ).subquery("w")
     t, x = bkt.table.alias("t"), bkt.table.alias("x")
     n, big_n = _double(w.c.size), float(ref.rows)
-    after = _double(w.c.cum) * big_n                                   # S_a·N
-    before = _double(w.c.cum - w.c.c) * big_n                          # S_b·N
+    after = _double(w.c.cum) * big_n  # S_a·N
+    before = _double(w.c.cum - w.c.c) * big_n  # S_b·N
     width = _double(t.c.u1 - t.c.u)
     own = big_n * (width * _double(w.c.cum - w.c.c) + _double(w.c.mom)) - n * _double(t.c.i1 - t.c.i)
-    own_hi, own_lo = _piece(own, width * _plus(n * _double(t.c.p1) - before),
-                            width * _plus(after - n * _double(t.c.c)))
+    own_hi, own_lo = _piece(own, width * _plus(n * _double(t.c.p1) - before), width * _plus(after - n * _double(t.c.c)))
     span_w = _double(x.c.u - t.c.u1)
     span = span_w * after - n * _double(x.c.i - t.c.i1)
-    span_hi, span_lo = _piece(span, span_w * _plus(n * _double(x.c.p) - after),
-                              span_w * _plus(after - n * _double(t.c.c1)))
-    return (sa.select(*(w.c[k] for k in keys), w.c.c, (own_hi + span_hi).label("hi"), (own_lo + span_lo).label("lo"),
-                      (n * _double(t.c.i)).label("lead"))
-            .select_from(w.join(t, t.c.k == w.c.k).join(x, x.c.k == w.c.nk)).subquery("c"))
+    span_hi, span_lo = _piece(
+        span, span_w * _plus(n * _double(x.c.p) - after), span_w * _plus(after - n * _double(t.c.c1))
+    )
+    return (
+        sa.select(
+            *(w.c[k] for k in keys),
+            w.c.c,
+            (own_hi + span_hi).label("hi"),
+            (own_lo + span_lo).label("lo"),
+            (n * _double(t.c.i)).label("lead"),
+        )
+        .select_from(w.join(t, t.c.k == w.c.k).join(x, x.c.k == w.c.nk))
+        .subquery("c")
+    )
 
 
 def bound_test(blocks: Any, threshold: float, ref: Reference, tolerance: float, undecided: int) -> tuple[Any, Any]:

@@ -19,11 +19,13 @@ _ROLES = sa.table("pg_roles", sa.column("rolname"), sa.column("rolsuper"), schem
 def whoami() -> sa.Select[Any]:
     """One row: the current user, whether it is a superuser, whether it may create schemas and temporary tables
     in the database, and the database's name."""
-    return (sa.select(sa.func.current_user(), _ROLES.c.rolsuper,
-                      sa.func.has_database_privilege(sa.func.current_database(), "CREATE"),
-                      sa.func.has_database_privilege(sa.func.current_database(), "TEMPORARY"),
-                      sa.func.current_database())
-            .where(_ROLES.c.rolname == sa.func.current_user()))
+    return sa.select(
+        sa.func.current_user(),
+        _ROLES.c.rolsuper,
+        sa.func.has_database_privilege(sa.func.current_database(), "CREATE"),
+        sa.func.has_database_privilege(sa.func.current_database(), "TEMPORARY"),
+        sa.func.current_database(),
+    ).where(_ROLES.c.rolname == sa.func.current_user())
 
 
 def schema_privileges(schema: str) -> sa.Select[Any]:
@@ -36,9 +38,16 @@ def schema_privileges(schema: str) -> sa.Select[Any]:
     def held(privilege: str) -> Any:
         return sa.func.has_schema_privilege(sa.func.max(_NAMESPACES.c.nspname), privilege)
 
-    return (sa.select(exists.label("exists"), held("USAGE").label("usage"), held("CREATE").label("create"),
-                      held("USAGE WITH GRANT OPTION").label("grantable"))
-            .select_from(_NAMESPACES).where(_NAMESPACES.c.nspname == name))
+    return (
+        sa.select(
+            exists.label("exists"),
+            held("USAGE").label("usage"),
+            held("CREATE").label("create"),
+            held("USAGE WITH GRANT OPTION").label("grantable"),
+        )
+        .select_from(_NAMESPACES)
+        .where(_NAMESPACES.c.nspname == name)
+    )
 
 
 def table_select(schema: str | None, table: str) -> sa.Select[Any]:

@@ -16,14 +16,15 @@ def release_result() -> sa.Select[Any]:
     return sa.select(sa.literal(1))
 
 
-def insert_frame(table: sa.Table, frame: str, columns: Sequence[str],
-                 constants: Mapping[str, Any] | None = None) -> sa.Insert:
+def insert_frame(
+    table: sa.Table, frame: str, columns: Sequence[str], constants: Mapping[str, Any] | None = None
+) -> sa.Insert:
     """``INSERT INTO <table> SELECT …`` from the registered frame ``frame`` (its ``columns``) and ``constants``
     (values bound once, typed as ``table``'s columns), in ``table``'s column order.
 
     >>> t = sa.Table("t", sa.MetaData(), sa.Column("a", sa.Integer), sa.Column("b", sa.Text))
     >>> print(insert_frame(t, "veil_frame_0", ["a"], {"b": "x"}))
-    INSERT INTO t (a, b) SELECT veil_frame_0.a, :param_1 AS b 
+    INSERT INTO t (a, b) SELECT veil_frame_0.a, :param_1 AS b
     FROM veil_frame_0
     """
     constants = constants or {}

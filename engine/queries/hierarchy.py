@@ -2,7 +2,7 @@
 level columns, and a source column's distinct values with their row counts.
 
 >>> print(hierarchy_rows("dims", "zip_levels", ["level_0", "level_1"]).compile())
-SELECT dims.zip_levels.level_0, dims.zip_levels.level_1 
+SELECT dims.zip_levels.level_0, dims.zip_levels.level_1
 FROM dims.zip_levels ORDER BY dims.zip_levels.level_0, dims.zip_levels.level_1
 """
 

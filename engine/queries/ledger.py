@@ -45,9 +45,11 @@ def changed_table() -> sa.Table:
 def close_cells(cells: sa.Table, name: str, version: int, open_version: int) -> sa.Update:
     """End the validity of the changed blocks' current content at ``version - 1``."""
     changed = sa.select(sa.table(CHANGED, sa.column("id")).c.id)
-    return (sa.update(cells).where(cells.c.name == name, cells.c.last_version == open_version,
-                                   cells.c.block_id.in_(changed))
-            .values(last_version=version - 1))
+    return (
+        sa.update(cells)
+        .where(cells.c.name == name, cells.c.last_version == open_version, cells.c.block_id.in_(changed))
+        .values(last_version=version - 1)
+    )
 
 
 BLOCK_IDS = "veil_cell_blocks"
@@ -56,22 +58,33 @@ VALUE_IDS = "veil_cell_value_ids"
 
 def block_ids_table(qi_count: int) -> sa.Table:
     """Temporary table: the ledger's id (``block_id``) of each published block, by its codes ``g<i>``."""
-    return sa.Table(BLOCK_IDS, sa.MetaData(), *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
-                    sa.Column("block_id", sa.BigInteger), prefixes=["TEMPORARY"])
+    return sa.Table(
+        BLOCK_IDS,
+        sa.MetaData(),
+        *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
+        sa.Column("block_id", sa.BigInteger),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def value_ids_table() -> sa.Table:
     """Temporary table: the ledger's id (``value_id``) of each ``vid`` of the candidate's cells."""
-    return sa.Table(VALUE_IDS, sa.MetaData(), sa.Column("vid", sa.BigInteger), sa.Column("value_id", sa.BigInteger),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(
+        VALUE_IDS,
+        sa.MetaData(),
+        sa.Column("vid", sa.BigInteger),
+        sa.Column("value_id", sa.BigInteger),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def _cells(qi_count: int) -> sa.TableClause:
     return sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"))
 
 
-def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: int, qi_count: int,
-               merge: bool) -> sa.Insert:
+def copy_cells(
+    series_cells: sa.Table, name: str, version: int, open_version: int, qi_count: int, merge: bool
+) -> sa.Insert:
     """The candidate's cells (``veil_cells``) of the published blocks (those in ``veil_cell_blocks``) written to
     the ledger as version ``version``'s content, valid from it on — by the database, no cell leaves it.
     ``merge``: several ``vid`` share one value id, so their rows are summed per (block, value).
@@ -90,18 +103,38 @@ def copy_cells(series_cells: sa.Table, name: str, version: int, open_version: in
     return _insert_content(series_cells, name, version, open_version, joined, b.c.block_id, v.c.value_id, c.c.n, merge)
 
 
-def _insert_content(series_cells: sa.Table, name: str, version: int, open_version: int, joined: Any, block_id: Any,
-                    value_id: Any, n: Any, merge: bool, *where: Any) -> sa.Insert:
+def _insert_content(
+    series_cells: sa.Table,
+    name: str,
+    version: int,
+    open_version: int,
+    joined: Any,
+    block_id: Any,
+    value_id: Any,
+    n: Any,
+    merge: bool,
+    *where: Any,
+) -> sa.Insert:
     """``series_cells`` rows (block, value, rows) from ``joined``, valid from ``version`` on (``merge``: rows
     summed per block and value)."""
     rows: Any = sa.cast(sa.func.sum(n), sa.BigInteger) if merge else n
-    stmt = sa.select(sa.literal(name, sa.Text).label("name"), block_id, value_id, rows,
-                     sa.literal(version, sa.Integer).label("first_version"),
-                     sa.literal(open_version, sa.Integer).label("last_version")).select_from(joined).where(*where)
+    stmt = (
+        sa.select(
+            sa.literal(name, sa.Text).label("name"),
+            block_id,
+            value_id,
+            rows,
+            sa.literal(version, sa.Integer).label("first_version"),
+            sa.literal(open_version, sa.Integer).label("last_version"),
+        )
+        .select_from(joined)
+        .where(*where)
+    )
     if merge:
         stmt = stmt.group_by(block_id, value_id)
-    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
-                                              "last_version"], stmt)
+    return series_cells.insert().from_select(
+        ["name", "block_id", "value_id", "count", "first_version", "last_version"], stmt
+    )
 
 
 BLOCK_LABELS = "veil_cell_block_labels"
@@ -117,7 +150,11 @@ def block_labels_table(layout: Layout, node: Sequence[int]) -> CreateTableAs:
     labels = []
     for i, level in enumerate(node):
         d = layout.dim(i)
-        m = sa.select(d.c[f"code_{level}"].label("code"), label_of(d, level).label("label")).distinct().subquery(f"m{i}")
+        m = (
+            sa.select(d.c[f"code_{level}"].label("code"), label_of(d, level).label("label"))
+            .distinct()
+            .subquery(f"m{i}")
+        )
         ids = ids.join(m, m.c.code == b.c[f"g{i}"])
         labels.append(m.c.label.label(f"a{i}"))
     return CreateTableAs(sa.table(BLOCK_LABELS), sa.select(b.c.block_id, *labels).select_from(ids))
@@ -128,12 +165,22 @@ def value_labels_table(width: int) -> CreateTableAs:
     ledger id (``veil_cell_value_ids``)."""
     r, i = values_of(width).alias("r"), value_ids_table().alias("i")
     select = sa.select(*(r.c[f"v{j}"] for j in range(width)), r.c.vid, i.c.value_id).select_from(
-        r.join(i, i.c.vid == r.c.vid))
+        r.join(i, i.c.vid == r.c.vid)
+    )
     return CreateTableAs(sa.table(VALUE_LABELS), select)
 
 
-def copy_published(series_cells: sa.Table, name: str, version: int, open_version: int, block_rows: sa.Table,
-                   qis: Sequence[str], columns: Sequence[str], nulls: Sequence[str], merge: bool) -> sa.Insert:
+def copy_published(
+    series_cells: sa.Table,
+    name: str,
+    version: int,
+    open_version: int,
+    block_rows: sa.Table,
+    qis: Sequence[str],
+    columns: Sequence[str],
+    nulls: Sequence[str],
+    merge: bool,
+) -> sa.Insert:
     """Version ``version``'s blocks as published (``block_rows``: counted from its rows, every published column a
     QI or one of ``columns``) written to the ledger as its content, valid from it on — the cells ``copy_cells``
     writes, without counting them again from the source.  A block meets its id by its labels
@@ -152,13 +199,24 @@ def copy_published(series_cells: sa.Table, name: str, version: int, open_version
     """
     c = block_rows.alias("c")
     bl = sa.table(BLOCK_LABELS, sa.column("block_id"), *(sa.column(f"a{i}") for i in range(len(qis)))).alias("bl")
-    v = sa.table(VALUE_LABELS, *(sa.column(f"v{j}") for j in range(len(columns))), sa.column("vid"),
-                 sa.column("value_id")).alias("v")
+    v = sa.table(
+        VALUE_LABELS, *(sa.column(f"v{j}") for j in range(len(columns))), sa.column("vid"), sa.column("value_id")
+    ).alias("v")
     match = value_match([c.c[col] for col in columns], v, nulls)
     joined = c.join(bl, sa.and_(*(c.c[qi] == bl.c[f"a{i}"] for i, qi in enumerate(qis))) if qis else sa.true())
     joined = joined.join(v, sa.and_(*match) if match else sa.true())
-    return _insert_content(series_cells, name, version, open_version, joined, bl.c.block_id, v.c.value_id, c.c.n,
-                           merge, c.c[VERSION] == version)
+    return _insert_content(
+        series_cells,
+        name,
+        version,
+        open_version,
+        joined,
+        bl.c.block_id,
+        v.c.value_id,
+        c.c.n,
+        merge,
+        c.c[VERSION] == version,
+    )
 
 
 def rows_per_value(qi_count: int) -> sa.Select[Any]:
@@ -170,8 +228,9 @@ def rows_per_value(qi_count: int) -> sa.Select[Any]:
 def version_rows(series_cells: sa.Table, name: str, version: int) -> sa.Select[Any]:
     """The rows of the content version ``version`` of release ``name`` starts with (cells first valid in it)."""
     t = series_cells
-    return (sa.select(sa.func.coalesce(sa.func.sum(t.c["count"]), 0), sa.func.count())
-            .where(t.c.name == name, t.c.first_version == version))
+    return sa.select(sa.func.coalesce(sa.func.sum(t.c["count"]), 0), sa.func.count()).where(
+        t.c.name == name, t.c.first_version == version
+    )
 
 
 CELL_SHARDS = "veil_cell_shards"
@@ -181,20 +240,36 @@ NEW_CELLS = "veil_new_cells"
 
 def cell_shards_table(qi_count: int) -> sa.Table:
     """Temporary table: the shard (``veil.release.shards``) of each block of the candidate's node, by its codes."""
-    return sa.Table(CELL_SHARDS, sa.MetaData(), *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
-                    sa.Column("shard", sa.Integer), prefixes=["TEMPORARY"])
+    return sa.Table(
+        CELL_SHARDS,
+        sa.MetaData(),
+        *(sa.Column(f"g{i}", sa.BigInteger) for i in range(qi_count)),
+        sa.Column("shard", sa.Integer),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def block_shards_table() -> sa.Table:
     """Temporary table: the shard of each block id of the ledger."""
-    return sa.Table(BLOCK_SHARDS, sa.MetaData(), sa.Column("block_id", sa.BigInteger), sa.Column("shard", sa.Integer),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(
+        BLOCK_SHARDS,
+        sa.MetaData(),
+        sa.Column("block_id", sa.BigInteger),
+        sa.Column("shard", sa.Integer),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def new_cells_table() -> sa.Table:
     """Temporary table: a version's changed cells gathered shard by shard, written to the ledger at the end."""
-    return sa.Table(NEW_CELLS, sa.MetaData(), sa.Column("block_id", sa.BigInteger), sa.Column("value_id", sa.BigInteger),
-                    sa.Column("count", sa.BigInteger), prefixes=["TEMPORARY"])
+    return sa.Table(
+        NEW_CELLS,
+        sa.MetaData(),
+        sa.Column("block_id", sa.BigInteger),
+        sa.Column("value_id", sa.BigInteger),
+        sa.Column("count", sa.BigInteger),
+        prefixes=["TEMPORARY"],
+    )
 
 
 SHARDED_CELLS = "veil_sharded_cells"
@@ -224,19 +299,28 @@ def shard_cells(qi_count: int, shard: int) -> sa.Select[Any]:
     SELECT veil_sharded_cells.g0, veil_sharded_cells.vid, veil_sharded_cells.n FROM veil_sharded_cells
     WHERE veil_sharded_cells.shard = :shard_1
     """
-    t = sa.table(SHARDED_CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"),
-                 sa.column("shard"))
+    t = sa.table(
+        SHARDED_CELLS,
+        *(sa.column(f"g{i}") for i in range(qi_count)),
+        sa.column("vid"),
+        sa.column("n"),
+        sa.column("shard"),
+    )
     return sa.select(*(t.c[c] for c in t.c.keys() if c != "shard")).where(t.c.shard == shard)
 
 
-def sharded_ledger(series_cells: sa.Table, name: str, columns: tuple[str, ...], into: str | None = None
-                   ) -> CreateTableAs:
+def sharded_ledger(
+    series_cells: sa.Table, name: str, columns: tuple[str, ...], into: str | None = None
+) -> CreateTableAs:
     """``columns`` of release ``name``'s ledger cells with their block's shard, stored in shard order (as
     ``sharded_cells``): the ledger is read once, not once per shard."""
     s = block_shards_table().alias("s")
-    stmt = (sa.select(*(series_cells.c[c] for c in columns), s.c.shard)
-            .select_from(series_cells.join(s, s.c.block_id == series_cells.c.block_id))
-            .where(series_cells.c.name == name).order_by(s.c.shard))
+    stmt = (
+        sa.select(*(series_cells.c[c] for c in columns), s.c.shard)
+        .select_from(series_cells.join(s, s.c.block_id == series_cells.c.block_id))
+        .where(series_cells.c.name == name)
+        .order_by(s.c.shard)
+    )
     return working_table(sa.table(SHARDED_LEDGER), stmt, into)
 
 
@@ -249,8 +333,14 @@ def ledger_shard_cells(shard: int, columns: tuple[str, ...]) -> sa.Select[Any]:
 def write_new_cells(series_cells: sa.Table, name: str, version: int, open_version: int) -> sa.Insert:
     """The gathered changed cells (``veil_new_cells``) written as version ``version``'s, valid from it on."""
     n = new_cells_table()
-    stmt = sa.select(sa.literal(name, sa.Text).label("name"), n.c.block_id, n.c.value_id, n.c["count"],
-                     sa.literal(version, sa.Integer).label("first_version"),
-                     sa.literal(open_version, sa.Integer).label("last_version"))
-    return series_cells.insert().from_select(["name", "block_id", "value_id", "count", "first_version",
-                                              "last_version"], stmt)
+    stmt = sa.select(
+        sa.literal(name, sa.Text).label("name"),
+        n.c.block_id,
+        n.c.value_id,
+        n.c["count"],
+        sa.literal(version, sa.Integer).label("first_version"),
+        sa.literal(open_version, sa.Integer).label("last_version"),
+    )
+    return series_cells.insert().from_select(
+        ["name", "block_id", "value_id", "count", "first_version", "last_version"], stmt
+    )

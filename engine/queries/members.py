@@ -69,26 +69,42 @@ def members_table(schema: str, table: str, qis: Sequence[str], columns: Mapping[
     columns typed as in the source."""
     md = sa.MetaData()
     return sa.Table(
-        table, md, sa.Column("veil_id", sa.BigInteger, nullable=False), sa.Column("veil_state", sa.SmallInteger),
-        sa.Column("veil_cohort", sa.BigInteger), sa.Column("veil_joined", sa.Integer),
-        sa.Column("veil_since", sa.Integer), sa.Column("veil_gone", sa.Integer),
-        *(sa.Column(c, sa.Text) for c in qis), *(sa.Column(c, t) for c, t in columns.items()), schema=schema)
+        table,
+        md,
+        sa.Column("veil_id", sa.BigInteger, nullable=False),
+        sa.Column("veil_state", sa.SmallInteger),
+        sa.Column("veil_cohort", sa.BigInteger),
+        sa.Column("veil_joined", sa.Integer),
+        sa.Column("veil_since", sa.Integer),
+        sa.Column("veil_gone", sa.Integer),
+        *(sa.Column(c, sa.Text) for c in qis),
+        *(sa.Column(c, t) for c, t in columns.items()),
+        schema=schema,
+    )
 
 
-def now_rows(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str], published: Sequence[str],
-             identity: Sequence[str], not_null: Sequence[str]) -> CreateTableAs:
+def now_rows(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    published: Sequence[str],
+    identity: Sequence[str],
+    not_null: Sequence[str],
+) -> CreateTableAs:
     """``veil_now``: tonight's rows — each person's identity (the hash of their ``identity`` columns, numbered
     among identical rows), their labels at ``node`` and their other published values."""
     src, joined, labels, _codes = _generalized(source, layout, node, qis)
     row = RowHash([src.c[c] for c in identity]).label("veil_row")
     values = [labels[c] if c in labels else src.c[c].label(c) for c in published]
-    inner = (sa.select(row, *values).select_from(joined)
-             .where(*(src.c[c].is_not(None) for c in not_null)).subquery("r"))
+    inner = sa.select(row, *values).select_from(joined).where(*(src.c[c].is_not(None) for c in not_null)).subquery("r")
     rank = sa.func.row_number().over(partition_by=inner.c.veil_row, order_by=inner.c.veil_row)
-    numbered = sa.select(inner.c.veil_row, rank.label("veil_occurrence"),
-                         *(inner.c[c] for c in published)).subquery("o")
-    select = sa.select(RowHash([numbered.c.veil_row, numbered.c.veil_occurrence]).label("veil_id"),
-                       *(numbered.c[c] for c in published))
+    numbered = sa.select(inner.c.veil_row, rank.label("veil_occurrence"), *(inner.c[c] for c in published)).subquery(
+        "o"
+    )
+    select = sa.select(
+        RowHash([numbered.c.veil_row, numbered.c.veil_occurrence]).label("veil_id"), *(numbered.c[c] for c in published)
+    )
     return CreateTableAs(sa.table(NOW), select)
 
 
@@ -100,23 +116,26 @@ def leave(members: sa.Table, version: int) -> sa.Update:
     """Published people no longer in the source stand in from tonight (``veil_gone``)."""
     now = _now([])
     gone = ~sa.exists().where(now.c.veil_id == members.c.veil_id)
-    return (sa.update(members).where(members.c.veil_state == LIVE, gone)
-            .values(veil_state=GONE, veil_gone=version))
+    return sa.update(members).where(members.c.veil_state == LIVE, gone).values(veil_state=GONE, veil_gone=version)
 
 
 def forget(members: sa.Table) -> sa.Delete:
     """People who left while waiting: never published, nothing to stand in for."""
     now = _now([])
-    return sa.delete(members).where(members.c.veil_state == PENDING,
-                                    ~sa.exists().where(now.c.veil_id == members.c.veil_id))
+    return sa.delete(members).where(
+        members.c.veil_state == PENDING, ~sa.exists().where(now.c.veil_id == members.c.veil_id)
+    )
 
 
 def arrive(members: sa.Table, published: Sequence[str], version: int) -> sa.Insert:
     """Newcomers (and, in a series' first version, everyone) wait, with the row the release would show."""
     now = _now(published)
-    new = (sa.select(now.c.veil_id, sa.literal(PENDING, sa.SmallInteger), sa.literal(version, sa.Integer),
-                     *(now.c[c] for c in published))
-           .where(~sa.exists().where(members.c.veil_id == now.c.veil_id)))
+    new = sa.select(
+        now.c.veil_id,
+        sa.literal(PENDING, sa.SmallInteger),
+        sa.literal(version, sa.Integer),
+        *(now.c[c] for c in published),
+    ).where(~sa.exists().where(members.c.veil_id == now.c.veil_id))
     return members.insert().from_select(["veil_id", "veil_state", "veil_joined", *published], new)
 
 
@@ -135,14 +154,18 @@ def takeovers(members: sa.Table) -> CreateTableAs:
 
     def ranked(t: Any, state: int, order: Sequence[Any]) -> Any:
         rank = sa.func.row_number().over(partition_by=[t.c[c] for c in shown], order_by=list(order))
-        return (sa.select(t.c.veil_id, t.c.veil_cohort, *(t.c[c] for c in shown), rank.label("veil_rank"))
-                .where(t.c.veil_state == state).subquery())
+        return (
+            sa.select(t.c.veil_id, t.c.veil_cohort, *(t.c[c] for c in shown), rank.label("veil_rank"))
+            .where(t.c.veil_state == state)
+            .subquery()
+        )
 
     w = ranked(waiting, PENDING, [waiting.c.veil_id])
     g = ranked(standing, GONE, [standing.c.veil_cohort, standing.c.veil_id])
     same = sa.and_(w.c.veil_rank == g.c.veil_rank, *(w.c[c].is_not_distinct_from(g.c[c]) for c in shown))
-    pairs = sa.select(w.c.veil_id.label("veil_waiting"), g.c.veil_id.label("veil_standing"),
-                      g.c.veil_cohort).select_from(w.join(g, same))
+    pairs = sa.select(
+        w.c.veil_id.label("veil_waiting"), g.c.veil_id.label("veil_standing"), g.c.veil_cohort
+    ).select_from(w.join(g, same))
     return CreateTableAs(sa.table(TAKING), pairs)
 
 
@@ -159,9 +182,11 @@ def take_over(members: sa.Table, version: int) -> sa.Update:
     """The waiting members of ``veil_taking`` are published from tonight in their stand-in's cohort."""
     t = _taking()
     cohort = sa.select(t.c.veil_cohort).where(t.c.veil_waiting == members.c.veil_id).scalar_subquery()
-    return (sa.update(members).where(members.c.veil_state == PENDING,
-                                     members.c.veil_id.in_(sa.select(t.c.veil_waiting)))
-            .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version))
+    return (
+        sa.update(members)
+        .where(members.c.veil_state == PENDING, members.c.veil_id.in_(sa.select(t.c.veil_waiting)))
+        .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version)
+    )
 
 
 def taken_over(members: sa.Table) -> sa.Delete:
@@ -173,15 +198,19 @@ def taken_over(members: sa.Table) -> sa.Delete:
 def histograms(members: sa.Table, qis: Sequence[str], counted: Sequence[str]) -> sa.Select[Any]:
     """Rows per (state, cohort, block labels, counted values): what the series step decides from.  Waiting
     rows have no cohort (NULL) and are told apart by their labels; published rows by their cohort."""
-    keys = [members.c.veil_state, members.c.veil_cohort, *(members.c[c] for c in qis),
-            *(members.c[c] for c in counted)]
+    keys = [members.c.veil_state, members.c.veil_cohort, *(members.c[c] for c in qis), *(members.c[c] for c in counted)]
     return sa.select(*keys, sa.func.count().label("n")).group_by(*keys)
 
 
 def forming_table(qis: Sequence[str]) -> sa.Table:
     """``veil_forming``: the blocks (labels) whose waiting rows form a cohort tonight, with its id."""
-    return sa.Table(FORMING, sa.MetaData(), sa.Column("veil_cohort", sa.BigInteger),
-                    *(sa.Column(f"g{i}", sa.Text) for i in range(len(qis))), prefixes=["TEMPORARY"])
+    return sa.Table(
+        FORMING,
+        sa.MetaData(),
+        sa.Column("veil_cohort", sa.BigInteger),
+        *(sa.Column(f"g{i}", sa.Text) for i in range(len(qis))),
+        prefixes=["TEMPORARY"],
+    )
 
 
 def leaving_table() -> sa.Table:
@@ -194,15 +223,19 @@ def form(members: sa.Table, qis: Sequence[str], version: int) -> sa.Update:
     f = forming_table(qis)
     match = sa.and_(*(f.c[f"g{i}"] == members.c[c] for i, c in enumerate(qis)))
     cohort = sa.select(f.c.veil_cohort).where(match).scalar_subquery()
-    return (sa.update(members).where(members.c.veil_state == PENDING, sa.exists().where(match))
-            .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version))
+    return (
+        sa.update(members)
+        .where(members.c.veil_state == PENDING, sa.exists().where(match))
+        .values(veil_state=LIVE, veil_cohort=cohort, veil_since=version)
+    )
 
 
 def depart(members: sa.Table) -> sa.Delete:
     """The stand-ins of the cohorts in ``veil_leaving`` leave the release."""
     leaving = leaving_table()
-    return sa.delete(members).where(members.c.veil_state == GONE,
-                                    members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
+    return sa.delete(members).where(
+        members.c.veil_state == GONE, members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort))
+    )
 
 
 def erase(members: sa.Table) -> sa.Delete:
@@ -212,8 +245,9 @@ def erase(members: sa.Table) -> sa.Delete:
 
 def shown(members: sa.Table, published: Sequence[str], version: int) -> sa.Select[Any]:
     """Version ``version``'s rows: every member published or standing in, as the release shows them."""
-    return (sa.select(sa.literal(version, sa.Integer).label("veil_version"), *(members.c[c] for c in published))
-            .where(members.c.veil_state.in_([LIVE, GONE])))
+    return sa.select(sa.literal(version, sa.Integer).label("veil_version"), *(members.c[c] for c in published)).where(
+        members.c.veil_state.in_([LIVE, GONE])
+    )
 
 
 def cells(members: sa.Table, columns: Sequence[str], states: Sequence[int]) -> sa.Select[Any]:
@@ -225,15 +259,19 @@ def cells(members: sa.Table, columns: Sequence[str], states: Sequence[int]) -> s
 def published_cells(block_rows: sa.Table, columns: Sequence[str], version: int) -> sa.Select[Any]:
     """Rows per distinct value of ``columns`` in version ``version``'s blocks table (counted from its rows)."""
     keys = [block_rows.c[c] for c in columns]
-    return (sa.select(*keys, sa.cast(sa.func.sum(block_rows.c.n), sa.BigInteger).label("n"))
-            .where(block_rows.c.veil_version == version).group_by(*keys))
+    return (
+        sa.select(*keys, sa.cast(sa.func.sum(block_rows.c.n), sa.BigInteger).label("n"))
+        .where(block_rows.c.veil_version == version)
+        .group_by(*keys)
+    )
 
 
 def state_of(state: sa.Table, name: str) -> sa.Select[Any]:
     """Release ``name``'s current series (``series_state``)."""
     t = state
-    return sa.select(t.c.series, t.c.started_version, t.c.node, t.c.shape, t.c.members, t.c.batch, t.c.next_cohort,
-                     t.c.secret).where(t.c.name == name)
+    return sa.select(
+        t.c.series, t.c.started_version, t.c.node, t.c.shape, t.c.members, t.c.batch, t.c.next_cohort, t.c.secret
+    ).where(t.c.name == name)
 
 
 def forget_state(state: sa.Table, name: str) -> sa.Delete:
@@ -253,6 +291,8 @@ def withdraw(members: sa.Table) -> sa.Update:
     """The cohorts in ``veil_leaving`` leave the release whole, their people waiting again (an erasure left them
     too small or failing the models: docs/series.md §2)."""
     leaving = leaving_table()
-    return (sa.update(members).where(members.c.veil_state == LIVE,
-                                     members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
-            .values(veil_state=PENDING, veil_cohort=None, veil_since=None))
+    return (
+        sa.update(members)
+        .where(members.c.veil_state == LIVE, members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
+        .values(veil_state=PENDING, veil_cohort=None, veil_since=None)
+    )

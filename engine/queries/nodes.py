@@ -6,7 +6,7 @@ node's ``GROUP BY`` aggregates ``veil_base`` picking each QI's column at the nod
 
 >>> lay = Layout(heights=(1, 2), sensitive_count=1)
 >>> print(node_counts(lay, (1, 2)).compile())
-SELECT b.q0_1 AS g0, b.q1_2 AS g1, b.s0, sum(b.n) AS n 
+SELECT b.q0_1 AS g0, b.q1_2 AS g1, b.s0, sum(b.n) AS n
 FROM veil_base AS b GROUP BY b.q0_1, b.q1_2, b.s0
 
 or the materialized counts of a finer node (Incognito's rollup).  Those are narrow — one code column per QI,
@@ -14,7 +14,7 @@ at the node's level — so materializing a node costs what counting it costs; a 
 through ``veil_up_{i}_{j}``, QI ``i``'s codes at level ``j`` with the codes above them (one row per code):
 
 >>> print(node_counts(lay, (1, 2), (1, 1), source="veil_node_7").compile())
-SELECT b.q0_1 AS g0, u1.u2 AS g1, b.s0, sum(b.n) AS n 
+SELECT b.q0_1 AS g0, u1.u2 AS g1, b.s0, sum(b.n) AS n
 FROM veil_node_7 AS b JOIN veil_up_1_1 AS u1 ON u1.c = b.q1_1 GROUP BY b.q0_1, u1.u2, b.s0
 """
 
@@ -97,12 +97,13 @@ def dim_table(i: int, height: int, level0_type: Any) -> sa.Table:
 
 def sensitive_domain_table(j: int, value_type: Any) -> sa.Table:
     md = sa.MetaData()
-    return sa.Table(f"veil_sdom_{j}", md, sa.Column("value", value_type), sa.Column("code", sa.Integer),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(
+        f"veil_sdom_{j}", md, sa.Column("value", value_type), sa.Column("code", sa.Integer), prefixes=["TEMPORARY"]
+    )
 
 
-GROUPED = "veil_source"   # the source's rows counted per combination of the columns Veil reads (``source_grouped``)
-WEIGHT = "veil_rows"      # its count column
+GROUPED = "veil_source"  # the source's rows counted per combination of the columns Veil reads (``source_grouped``)
+WEIGHT = "veil_rows"  # its count column
 
 
 def source_grouped(source: sa.Table, columns: Sequence[str], weight: str = WEIGHT) -> sa.Select[Any]:
@@ -128,8 +129,9 @@ def _rows(source: sa.TableClause, weight: str | None) -> Any:
     return sa.cast(sa.func.coalesce(sa.func.sum(source.c[weight]), 0), sa.BigInteger)
 
 
-def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = (),
-                  weight: str | None = None) -> sa.Select[Any]:
+def source_values(
+    source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = (), weight: str | None = None
+) -> sa.Select[Any]:
     """One scan of the source for everything Veil learns before coding it (``GROUPING SETS``: one set per column,
     and the empty set for the whole table): ``(v0.., k0.., n, x0.., complete)``.
 
@@ -140,7 +142,7 @@ def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequen
 
     >>> src = sa.table("t", sa.column("zip"), sa.column("age"))
     >>> print(source_values(src, ["zip"], ["age"]).compile(compile_kwargs={"literal_binds": True}))
-    SELECT t.zip AS v0, grouping(t.zip) AS k0, count(*) AS n, sum(CASE WHEN (t.age IS NULL) THEN 1 ELSE 0 END) AS x0, sum(CASE WHEN (t.zip IS NULL OR t.age IS NULL) THEN 0 ELSE 1 END) AS complete 
+    SELECT t.zip AS v0, grouping(t.zip) AS k0, count(*) AS n, sum(CASE WHEN (t.age IS NULL) THEN 1 ELSE 0 END) AS x0, sum(CASE WHEN (t.zip IS NULL OR t.age IS NULL) THEN 0 ELSE 1 END) AS complete
     FROM t GROUP BY GROUPING SETS((t.zip), ())
     """
     cols = [source.c[c] for c in columns]
@@ -149,13 +151,20 @@ def source_values(source: sa.Table, columns: Sequence[str], null_checked: Sequen
     nulls = [sa.func.sum(sa.case((c.is_(None), one), else_=0)).label(f"x{j}") for j, c in enumerate(checked)]
     complete = sa.func.sum(sa.case((sa.or_(*(c.is_(None) for c in cols + checked)), 0), else_=one))
     sets = sa.func.grouping_sets(*(sa.tuple_(c) for c in cols), sa.tuple_())
-    return (sa.select(*(c.label(f"v{k}") for k, c in enumerate(cols)),
-                      *(sa.func.grouping(c).label(f"k{k}") for k, c in enumerate(cols)),
-                      _rows(source, weight).label("n"), *nulls, complete.label("complete"))
-            .select_from(source).group_by(sets))
+    return (
+        sa.select(
+            *(c.label(f"v{k}") for k, c in enumerate(cols)),
+            *(sa.func.grouping(c).label(f"k{k}") for k, c in enumerate(cols)),
+            _rows(source, weight).label("n"),
+            *nulls,
+            complete.label("complete"),
+        )
+        .select_from(source)
+        .group_by(sets)
+    )
 
 
-TINY_CODES = 127      # codes up to this fit a TINYINT (1 byte) where the dialect has one
+TINY_CODES = 127  # codes up to this fit a TINYINT (1 byte) where the dialect has one
 SMALL_CODES = 32_767  # codes up to this fit a SMALLINT (2 bytes)
 CODE_BYTES = {"TINYINT": 1, "SMALLINT": 2}  # a code's bytes by its compiled type (else 4: INTEGER, INT)
 
@@ -191,10 +200,17 @@ def code_type(cardinality: int) -> Any:
     return sa.SmallInteger() if cardinality - 1 <= SMALL_CODES else sa.Integer()
 
 
-def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: Sequence[str],
-               not_null: Sequence[str] = (), cardinalities: Sequence[Sequence[int]] | None = None,
-               sensitive_sizes: Sequence[int] | None = None, into: str | None = None,
-               weight: str | None = None) -> CreateTableAs:
+def base_coded(
+    layout: Layout,
+    source: sa.Table,
+    qis: Sequence[str],
+    sensitive: Sequence[str],
+    not_null: Sequence[str] = (),
+    cardinalities: Sequence[Sequence[int]] | None = None,
+    sensitive_sizes: Sequence[int] | None = None,
+    into: str | None = None,
+    weight: str | None = None,
+) -> CreateTableAs:
     """``veil_base``, the base frequency set, in one scan of the source: every row coded through the dimension
     tables (QI ``i``'s codes at all levels, so node queries need no joins) and the sensitive value tables, and
     counted per distinct code combination.  A row with a NULL in a QI or counted column finds no code and is
@@ -205,9 +221,10 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
 
     >>> lay = Layout(heights=(1,), sensitive_count=1)
     >>> print(base_coded(lay, sa.table("t", sa.column("zip"), sa.column("dx")), ["zip"], ["dx"]).compile())
-    CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, v0.code AS s0, count(*) AS n 
+    CREATE TEMPORARY TABLE veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, v0.code AS s0, count(*) AS n
     FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 JOIN veil_sdom_0 AS v0 ON r.dx = v0.value GROUP BY d0.code_0, d0.code_1, v0.code
     """
+
     def narrow(code: Any, cardinality: int | None) -> Any:
         return code if cardinality is None else sa.cast(code, code_type(cardinality))
 
@@ -232,8 +249,9 @@ def base_coded(layout: Layout, source: sa.Table, qis: Sequence[str], sensitive: 
     return working_table(sa.table(BASE), stmt, into)
 
 
-def row_bytes(cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int],
-              dialect: sa.Dialect | None = None) -> int:
+def row_bytes(
+    cardinalities: Sequence[Sequence[int]], sensitive_sizes: Sequence[int], dialect: sa.Dialect | None = None
+) -> int:
     """The bytes of one row of ``veil_base`` as ``base_coded`` types it: each code's integer width as ``dialect``
     compiles its type (``CODE_BYTES``), and ``n``.
 
@@ -256,7 +274,7 @@ def up_table(layout: Layout, i: int, level: int) -> CreateTableAs:
     """``layout.up(i, level)`` from dimension table ``i``: its distinct codes at ``level`` and above.
 
     >>> print(up_table(Layout(heights=(2,), sensitive_count=0), 0, 0).compile())
-    CREATE TEMPORARY TABLE veil_up_0_0 AS SELECT DISTINCT d.code_0 AS c, d.code_1 AS u1, d.code_2 AS u2 
+    CREATE TEMPORARY TABLE veil_up_0_0 AS SELECT DISTINCT d.code_0 AS c, d.code_1 AS u1, d.code_2 AS u2
     FROM veil_dim_0 AS d
     """
     d = layout.dim(i).alias("d")
@@ -277,8 +295,9 @@ class _Source:
 
 
 @lru_cache(maxsize=4096)
-def _node_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
-                 node: tuple[int | None, ...]) -> _Source:
+def _node_source(
+    layout: Layout, source: str, floor: tuple[int | None, ...] | None, node: tuple[int | None, ...]
+) -> _Source:
     """Built once per (source, node): a search issues one statement per node against the same few sources, and
     the wide base's column collection costs more than the rest of the statement.  ``floor`` ``None``: the wide
     base (every level a column); else a narrow table at ``floor``, coarser levels joined from ``veil_up_*``."""
@@ -300,8 +319,9 @@ def _labelled(src: _Source) -> list[Any]:
     return [k.label(f"g{i}") for i, k in enumerate(src.keys) if k is not None]
 
 
-def node_counts(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
-                source: str = BASE) -> sa.Select[Any]:
+def node_counts(
+    layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None, source: str = BASE
+) -> sa.Select[Any]:
     """The ``GROUP BY`` of lattice node ``node``: ``(g_i…, s_k…, n)`` with integer codes.
 
     ``node[i]`` is the level of QI ``i`` (``None``: projected out, no column).  ``source`` is ``veil_base``
@@ -320,19 +340,22 @@ def base_leaves(layout: Layout) -> sa.Select[Any]:
     higher levels follow from the hierarchy), the sensitive codes, ``n`` (``veil.frequencies``).
 
     >>> print(base_leaves(Layout(heights=(2, 1), sensitive_count=1)).compile())
-    SELECT veil_base.q0_0, veil_base.q1_0, veil_base.s0, veil_base.n 
+    SELECT veil_base.q0_0, veil_base.q1_0, veil_base.s0, veil_base.n
     FROM veil_base
     """
     base = layout.base()
-    return sa.select(*(base.c[f"q{i}_0"] for i in range(layout.qi_count)),
-                     *(base.c[f"s{k}"] for k in range(layout.sensitive_count)), base.c.n)
+    return sa.select(
+        *(base.c[f"q{i}_0"] for i in range(layout.qi_count)),
+        *(base.c[f"s{k}"] for k in range(layout.sensitive_count)),
+        base.c.n,
+    )
 
 
 def base_total(layout: Layout) -> sa.Select[Any]:
     """The base frequency set's rows (its ``n`` summed, 0 when empty) and cells: what coding it must keep.
 
     >>> print(base_total(Layout(heights=(1,), sensitive_count=0)).compile())
-    SELECT coalesce(sum(veil_base.n), :coalesce_2) AS coalesce_1, count(*) AS count_1 
+    SELECT coalesce(sum(veil_base.n), :coalesce_2) AS coalesce_1, count(*) AS count_1
     FROM veil_base
     """
     base = layout.base()
@@ -343,7 +366,7 @@ def ordered(stmt: sa.Select[Any], order_by: Sequence[str]) -> sa.Select[Any]:
     """``stmt``'s rows ordered by its columns ``order_by`` (none: in any order), as a streamed result reads them.
 
     >>> print(ordered(sa.select(sa.column("a"), sa.column("b")), ["b"]).compile())
-    SELECT o.a, o.b 
+    SELECT o.a, o.b
     FROM (SELECT a, b) AS o ORDER BY o.b
     """
     sub = stmt.subquery("o")
@@ -355,8 +378,9 @@ def node_keys(layout: Layout, node: Sequence[int | None]) -> list[str]:
     return [f"g{i}" for i, lv in enumerate(node) if lv is not None]
 
 
-def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None,
-               source: str = BASE) -> sa.Select[Any]:
+def node_sizes(
+    layout: Layout, node: Sequence[int | None], floor: Sequence[int | None] | None = None, source: str = BASE
+) -> sa.Select[Any]:
     """The block-size histogram of ``node``: ``(size, blocks)``, one row per distinct ``n(E)`` with the number
     of q*-blocks of that size, from the same source as ``node_counts`` (a few numbers per node, no block list).
 
@@ -364,8 +388,8 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
     follows from it: blocks of sizes 1, 1, 3 give ``(1, 2), (3, 1)``.
 
     >>> print(node_sizes(Layout(heights=(1, 2), sensitive_count=1), (1, None)).compile())
-    SELECT e.size, count(*) AS blocks 
-    FROM (SELECT sum(b.n) AS size 
+    SELECT e.size, count(*) AS blocks
+    FROM (SELECT sum(b.n) AS size
     FROM veil_base AS b GROUP BY b.q0_1) AS e GROUP BY e.size ORDER BY e.size
     """
     src = _source(layout, node, floor, source)
@@ -373,9 +397,10 @@ def node_sizes(layout: Layout, node: Sequence[int | None], floor: Sequence[int |
         blocks = sa.select(src.table.c.n.label("size")).subquery("e")
     else:
         keys = [k for k in src.keys if k is not None]
-        blocks = sa.select(sa.func.sum(src.table.c.n).label("size")).select_from(src.from_).group_by(*keys).subquery("e")
-    return (sa.select(blocks.c.size, sa.func.count().label("blocks"))
-            .group_by(blocks.c.size).order_by(blocks.c.size))
+        blocks = (
+            sa.select(sa.func.sum(src.table.c.n).label("size")).select_from(src.from_).group_by(*keys).subquery("e")
+        )
+    return sa.select(blocks.c.size, sa.func.count().label("blocks")).group_by(blocks.c.size).order_by(blocks.c.size)
 
 
 @dataclass(frozen=True)
@@ -387,8 +412,9 @@ class Grouped:
     ids: tuple[int, ...]
 
 
-def grouped_sizes(layout: Layout, nodes: Sequence[Sequence[int | None]], floor: Sequence[int | None] | None = None,
-                  source: str = BASE) -> Grouped:
+def grouped_sizes(
+    layout: Layout, nodes: Sequence[Sequence[int | None]], floor: Sequence[int | None] | None = None, source: str = BASE
+) -> Grouped:
     """The block-size histograms of several ``nodes`` from one pass over ``source`` (Cube Incognito, LeFevre et
     al. SIGMOD 2005 §3.3: ``GROUP BY GROUPING SETS``, one set per node): ``(gid, size, blocks)``.  ``gid`` tells
     the nodes apart whatever their sets leave NULL: ``Σ 2^k · grouping(key_k)`` over every key column any node
@@ -404,26 +430,34 @@ def grouped_sizes(layout: Layout, nodes: Sequence[Sequence[int | None]], floor: 
     >>> g.ids
     (1, 6)
     >>> print(g.statement.compile(compile_kwargs={"literal_binds": True}))
-    SELECT e.gid, e.size, count(*) AS blocks 
-    FROM (SELECT grouping(b.q0_0) * 1 + grouping(b.q0_1) * 2 + grouping(b.q1_0) * 4 AS gid, sum(b.n) AS size 
+    SELECT e.gid, e.size, count(*) AS blocks
+    FROM (SELECT grouping(b.q0_0) * 1 + grouping(b.q0_1) * 2 + grouping(b.q1_0) * 4 AS gid, sum(b.n) AS size
     FROM veil_base AS b GROUP BY GROUPING SETS((b.q0_1, b.q1_0), (b.q0_0))) AS e GROUP BY e.gid, e.size
     """
-    table, from_, key = _shared_source(layout, source, None if floor is None else tuple(floor),
-                                       tuple(tuple(n) for n in nodes))
+    table, from_, key = _shared_source(
+        layout, source, None if floor is None else tuple(floor), tuple(tuple(n) for n in nodes)
+    )
     used = sorted({(i, lv) for n in nodes for i, lv in enumerate(n) if lv is not None})
     bit = {k: 1 << b for b, k in enumerate(used)}
     ids = tuple(sum(bit[k] for k in used if k[1] != n[k[0]]) for n in nodes)
     terms = [sa.func.grouping(key[k]) * sa.literal(bit[k], sa.Integer) for k in used]
     gid = functools.reduce(operator.add, terms) if terms else sa.literal(0)
     sets = [sa.tuple_(*(key[(i, lv)] for i, lv in enumerate(n) if lv is not None)) for n in nodes]
-    blocks = (sa.select(gid.label("gid"), sa.func.sum(table.c.n).label("size")).select_from(from_)
-              .group_by(sa.func.grouping_sets(*sets)).subquery("e"))
-    return Grouped(sa.select(blocks.c.gid, blocks.c.size, sa.func.count().label("blocks"))
-                   .group_by(blocks.c.gid, blocks.c.size), ids)
+    blocks = (
+        sa.select(gid.label("gid"), sa.func.sum(table.c.n).label("size"))
+        .select_from(from_)
+        .group_by(sa.func.grouping_sets(*sets))
+        .subquery("e")
+    )
+    return Grouped(
+        sa.select(blocks.c.gid, blocks.c.size, sa.func.count().label("blocks")).group_by(blocks.c.gid, blocks.c.size),
+        ids,
+    )
 
 
-def _shared_source(layout: Layout, source: str, floor: tuple[int | None, ...] | None,
-                   nodes: tuple[tuple[int | None, ...], ...]) -> tuple[Any, Any, dict[tuple[int, int], Any]]:
+def _shared_source(
+    layout: Layout, source: str, floor: tuple[int | None, ...] | None, nodes: tuple[tuple[int | None, ...], ...]
+) -> tuple[Any, Any, dict[tuple[int, int], Any]]:
     """The table the statements of ``nodes`` read (as ``b``), its ``FROM`` and each ``(QI, level)`` key column any
     of them groups by: the wide base's own columns, or a narrow table at ``floor`` joined once to
     ``veil_up_{i}_{floor[i]}`` for every QI some node coarsens (one node: ``_node_source``; several:
@@ -452,10 +486,17 @@ def _shared_source(layout: Layout, source: str, floor: tuple[int | None, ...] | 
 UNDECIDED = 2  # a statistics verdict floating point cannot give: the node is evaluated from its histograms
 
 
-def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, tests: Sequence[tuple[str, float]],
-                    floor: Sequence[int | None] | None = None, source: str = BASE,
-                    tolerance: float = 1e-12, reference: distances.Reference | None = None,
-                    widths: Sequence[int] | None = None) -> sa.Select[Any]:
+def node_statistics(
+    layout: Layout,
+    node: Sequence[int | None],
+    sensitive: int,
+    tests: Sequence[tuple[str, float]],
+    floor: Sequence[int | None] | None = None,
+    source: str = BASE,
+    tolerance: float = 1e-12,
+    reference: distances.Reference | None = None,
+    widths: Sequence[int] | None = None,
+) -> sa.Select[Any]:
     """Per-block verdicts of threshold tests on sensitive attribute ``s<sensitive>``'s histograms, counted per
     block size: ``(size, ok0…, blocks, level0…)`` — ``ok<k>`` is 1 (pass), 0 (fail) or ``UNDECIDED`` for test
     ``k``, ``level<k>`` the worst statistic in the group (least for ``m >= l``, greatest for ``EMD <= t``).  A
@@ -467,9 +508,9 @@ def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, 
 
     >>> lay = Layout(heights=(1,), sensitive_count=1)
     >>> print(node_statistics(lay, (1,), 0, [("distinct", 2.0)]).compile(compile_kwargs={"literal_binds": True}))
-    SELECT e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END AS ok0, count(*) AS blocks, min(CAST(e.m AS DOUBLE)) AS level0 
-    FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, sum(CAST(c.c AS DOUBLE) * ln(CAST(c.c AS DOUBLE))) AS clogc 
-    FROM (SELECT b.q0_1 AS g0, sum(b.n) AS c 
+    SELECT e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END AS ok0, count(*) AS blocks, min(CAST(e.m AS DOUBLE)) AS level0
+    FROM (SELECT sum(c.c) AS size, count(*) AS m, max(c.c) AS top, min(c.c) AS low, sum(CAST(c.c AS DOUBLE) * ln(CAST(c.c AS DOUBLE))) AS clogc
+    FROM (SELECT b.q0_1 AS g0, sum(b.n) AS c
     FROM veil_base AS b GROUP BY b.q0_1, b.s0) AS c GROUP BY c.g0) AS e GROUP BY e.size, CASE WHEN (e.m >= 2.0) THEN 1 ELSE 0 END
     """
     src = _source(layout, node, floor, source)
@@ -485,15 +526,26 @@ def node_statistics(layout: Layout, node: Sequence[int | None], sensitive: int, 
         extra = distances.block_sums(cells)
     blocks = _block_aggregates(cells, keys, extra)
     flags, levels = _verdicts(blocks, tests, tolerance, reference)
-    return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
-                      *(v.label(f"level{k}") for k, v in enumerate(levels)))
-            .group_by(blocks.c.size, *flags))
+    return sa.select(
+        blocks.c.size,
+        *(f.label(f"ok{k}") for k, f in enumerate(flags)),
+        sa.func.count().label("blocks"),
+        *(v.label(f"level{k}") for k, v in enumerate(levels)),
+    ).group_by(blocks.c.size, *flags)
 
 
-def node_bounds(layout: Layout, node: Sequence[int | None], sensitive: int, thresholds: Sequence[float],
-                reference: distances.Reference, buckets: distances.Buckets,
-                floor: Sequence[int | None] | None = None, source: str = BASE, tolerance: float = 1e-12,
-                widths: Sequence[int] | None = None) -> sa.Select[Any]:
+def node_bounds(
+    layout: Layout,
+    node: Sequence[int | None],
+    sensitive: int,
+    thresholds: Sequence[float],
+    reference: distances.Reference,
+    buckets: distances.Buckets,
+    floor: Sequence[int | None] | None = None,
+    source: str = BASE,
+    tolerance: float = 1e-12,
+    widths: Sequence[int] | None = None,
+) -> sa.Select[Any]:
     """``node_statistics`` for ordered-EMD tests ``EMD <= t`` (one per threshold) from bounds: the cells counted
     per value *bucket* (``queries.distances.bucket_bounds``), at most ``buckets.count`` rows per block instead of
     one per value.  The bounds are exact where ``F - G`` keeps one sign over a bucket; a block they leave
@@ -503,22 +555,39 @@ def node_bounds(layout: Layout, node: Sequence[int | None], sensitive: int, thre
     s = sa.cast(src.table.c[f"s{sensitive}"], sa.BigInteger)
     bucket = sa.cast(sa.func.floor(sa.cast(s, sa.Double) / float(buckets.width)), sa.BigInteger)
     end = sa.func.least((bucket + 1) * buckets.width, reference.width)
-    cells = (sa.select(*keys, bucket.label("k"), sa.func.sum(src.table.c.n).label("c"),
-                       sa.func.sum(src.table.c.n * (end - s)).label("mom"))
-             .select_from(src.from_).group_by(*(k.element for k in keys), bucket).subquery("c"))
+    cells = (
+        sa.select(
+            *keys,
+            bucket.label("k"),
+            sa.func.sum(src.table.c.n).label("c"),
+            sa.func.sum(src.table.c.n * (end - s)).label("mom"),
+        )
+        .select_from(src.from_)
+        .group_by(*(k.element for k in keys), bucket)
+        .subquery("c")
+    )
     terms = distances.bucket_bounds(cells, [k.name for k in keys], reference, buckets)
-    blocks = (sa.select(sa.func.sum(terms.c.c).label("size"), sa.func.count().label("rows"),
-                        (sa.func.sum(terms.c.hi) + sa.func.min(terms.c.lead)).label("hi"),
-                        (sa.func.sum(terms.c.lo) + sa.func.min(terms.c.lead)).label("lo"))
-              .group_by(*(terms.c[k.name] for k in keys)).subquery("e"))
+    blocks = (
+        sa.select(
+            sa.func.sum(terms.c.c).label("size"),
+            sa.func.count().label("rows"),
+            (sa.func.sum(terms.c.hi) + sa.func.min(terms.c.lead)).label("hi"),
+            (sa.func.sum(terms.c.lo) + sa.func.min(terms.c.lead)).label("lo"),
+        )
+        .group_by(*(terms.c[k.name] for k in keys))
+        .subquery("e")
+    )
     flags, levels = [], []
     for threshold in thresholds:
         flag, level = distances.bound_test(blocks, threshold, reference, tolerance, UNDECIDED)
         flags.append(flag)
         levels.append(sa.func.max(level))
-    return (sa.select(blocks.c.size, *(f.label(f"ok{k}") for k, f in enumerate(flags)), sa.func.count().label("blocks"),
-                      *(v.label(f"level{k}") for k, v in enumerate(levels)))
-            .group_by(blocks.c.size, *flags))
+    return sa.select(
+        blocks.c.size,
+        *(f.label(f"ok{k}") for k, f in enumerate(flags)),
+        sa.func.count().label("blocks"),
+        *(v.label(f"level{k}") for k, v in enumerate(levels)),
+    ).group_by(blocks.c.size, *flags)
 
 
 def _block_cells(layout: Layout, src: _Source, keys: list[Any], sensitive: int, with_value: bool) -> sa.Subquery:
@@ -527,22 +596,35 @@ def _block_cells(layout: Layout, src: _Source, keys: list[Any], sensitive: int, 
     value = [src.table.c[f"s{sensitive}"].label("s")] if with_value else []
     if src.exact and layout.sensitive_count == 1:  # every row is one (block, value) cell
         return sa.select(*keys, *value, src.table.c.n.label("c")).subquery("c")
-    return (sa.select(*keys, *value, sa.func.sum(src.table.c.n).label("c")).select_from(src.from_)
-            .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"]).subquery("c"))
+    return (
+        sa.select(*keys, *value, sa.func.sum(src.table.c.n).label("c"))
+        .select_from(src.from_)
+        .group_by(*(k.element for k in keys), src.table.c[f"s{sensitive}"])
+        .subquery("c")
+    )
 
 
 def _block_aggregates(cells: sa.Subquery, keys: list[Any], extra: list[Any]) -> sa.Subquery:
     """``e``: per block of ``cells`` its size, distinct values ``m``, largest and smallest cell, ``Σ c ln c``
     (``clogc``) and the ``extra`` aggregates."""
     c = sa.cast(cells.c.c, sa.Double)
-    return (sa.select(sa.func.sum(cells.c.c).label("size"), sa.func.count().label("m"),
-                      sa.func.max(cells.c.c).label("top"), sa.func.min(cells.c.c).label("low"),
-                      sa.func.sum(c * sa.func.ln(c)).label("clogc"), *extra)
-            .group_by(*(cells.c[k.name] for k in keys)).subquery("e"))
+    return (
+        sa.select(
+            sa.func.sum(cells.c.c).label("size"),
+            sa.func.count().label("m"),
+            sa.func.max(cells.c.c).label("top"),
+            sa.func.min(cells.c.c).label("low"),
+            sa.func.sum(c * sa.func.ln(c)).label("clogc"),
+            *extra,
+        )
+        .group_by(*(cells.c[k.name] for k in keys))
+        .subquery("e")
+    )
 
 
-def _verdicts(blocks: sa.Subquery, tests: Sequence[tuple[str, float]], tolerance: float,
-              reference: distances.Reference | None) -> tuple[list[Any], list[Any]]:
+def _verdicts(
+    blocks: sa.Subquery, tests: Sequence[tuple[str, float]], tolerance: float, reference: distances.Reference | None
+) -> tuple[list[Any], list[Any]]:
     """Each test's per-block verdict and its worst level over a group (greatest distance, least statistic)."""
     flags, levels = [], []
     for kind, threshold in tests:
@@ -582,21 +664,34 @@ def _statistic_test(blocks: Any, kind: str, threshold: float, tolerance: float) 
     uniform = blocks.c.top == blocks.c.low
     bound = math.log(threshold)
     margin = tolerance * (m + 8) * (1 + sa.func.ln(size))  # the checkers' error bound on the entropy, ×1000
-    verdict = sa.case((sa.and_(uniform, blocks.c.m >= threshold), 1), (uniform, 0),
-                      (entropy > bound + margin, 1), (entropy < bound - margin, 0), else_=UNDECIDED)
+    verdict = sa.case(
+        (sa.and_(uniform, blocks.c.m >= threshold), 1),
+        (uniform, 0),
+        (entropy > bound + margin, 1),
+        (entropy < bound - margin, 0),
+        else_=UNDECIDED,
+    )
     return verdict, sa.case((uniform, m), else_=sa.func.exp(entropy))
 
 
-def materialize(layout: Layout, ident: int, node: Sequence[int | None],
-                floor: Sequence[int | None] | None = None, source: str = BASE, into: str | None = None
-                ) -> CreateTableAs:
+def materialize(
+    layout: Layout,
+    ident: int,
+    node: Sequence[int | None],
+    floor: Sequence[int | None] | None = None,
+    source: str = BASE,
+    into: str | None = None,
+) -> CreateTableAs:
     """Materialize ``node``'s counts, narrow (``layout.node_table``: its own levels only), for later rollups
     (``into``: in that scratch database, as ``base_coded``)."""
     src = _source(layout, node, floor, source)
     cols = [k.label(f"q{i}_{lv}") for i, (k, lv) in enumerate(zip(src.keys, node)) if k is not None]
     sens = [src.table.c[f"s{k}"] for k in range(layout.sensitive_count)]
-    stmt = (sa.select(*cols, *sens, _count(src.table.c.n)).select_from(src.from_)
-            .group_by(*(c.element for c in cols), *sens))
+    stmt = (
+        sa.select(*cols, *sens, _count(src.table.c.n))
+        .select_from(src.from_)
+        .group_by(*(c.element for c in cols), *sens)
+    )
     return working_table(layout.node_table(ident, node), stmt, into)
 
 
@@ -619,7 +714,10 @@ def packed(select: sa.Select[Any], chunk: int = 1 << 20, order_by: Sequence[str]
         chunk_of = (ranked.c.rn - 1) // sa.literal(chunk, sa.BigInteger)
         sub = sa.select(*ranked.c, chunk_of.label("chunk")).subquery("p")
         empty = aggregate_order_by(empty, sub.c.rn)
-    stmt = (sa.select(*(sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
-                        for c in inner.c.keys()))
-            .group_by(sub.c.chunk))
+    stmt = sa.select(
+        *(
+            sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
+            for c in inner.c.keys()
+        )
+    ).group_by(sub.c.chunk)
     return stmt.order_by(sub.c.chunk) if order_by is not None else stmt

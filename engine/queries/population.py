@@ -23,7 +23,9 @@ def population_table(schema: str | None, table: str, types: Mapping[str, Any]) -
     return source_table(schema, table, dict(types))
 
 
-def _joined(population: sa.Table, columns: Sequence[str], heights: Sequence[int], outer: bool) -> tuple[Any, list[sa.Table]]:
+def _joined(
+    population: sa.Table, columns: Sequence[str], heights: Sequence[int], outer: bool
+) -> tuple[Any, list[sa.Table]]:
     dims = [dim_table(i, h, population.c[c].type) for i, (c, h) in enumerate(zip(columns, heights))]
     joined: Any = population
     for c, d in zip(columns, dims):
@@ -31,8 +33,9 @@ def _joined(population: sa.Table, columns: Sequence[str], heights: Sequence[int]
     return joined, dims
 
 
-def population_classes(population: sa.Table, columns: Sequence[str], heights: Sequence[int],
-                       node: Sequence[int]) -> sa.Select[Any]:
+def population_classes(
+    population: sa.Table, columns: Sequence[str], heights: Sequence[int], node: Sequence[int]
+) -> sa.Select[Any]:
     """``g0..g(d-1)`` (each quasi-identifier's code at ``node``) and ``n``, the population's rows per class."""
     joined, dims = _joined(population, columns, heights, outer=False)
     keys = [d.c[f"code_{level}"].label(f"g{i}") for i, (d, level) in enumerate(zip(dims, node))]
@@ -43,6 +46,7 @@ def population_unmatched(population: sa.Table, columns: Sequence[str], heights: 
     """The population's rows (all of them, and those with a quasi-identifier value no hierarchy lists)."""
     joined, dims = _joined(population, columns, heights, outer=True)
     missing = sa.or_(*[d.c.code_0.is_(None) for d in dims])
-    return sa.select(sa.func.count().label("rows"),
-                     sa.func.coalesce(sa.func.sum(sa.case((missing, 1), else_=0)), 0).label("unmatched")
-                     ).select_from(joined)
+    return sa.select(
+        sa.func.count().label("rows"),
+        sa.func.coalesce(sa.func.sum(sa.case((missing, 1), else_=0)), 0).label("unmatched"),
+    ).select_from(joined)

@@ -24,21 +24,27 @@ WITHHELD = "veil_withheld"
 def suppressed_table(qi_count: int) -> sa.Table:
     """Temporary table of the codes of the blocks a release suppresses."""
     md = sa.MetaData()
-    return sa.Table(SUPPRESSED, md, *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(SUPPRESSED, md, *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)), prefixes=["TEMPORARY"])
 
 
 def withheld_table(qi_count: int, value_types: Sequence[Any]) -> sa.Table:
     """Temporary table of the rows the series step holds back: ``id``, block codes ``g<i>``, published
     values ``v<j>`` (typed like the source) and ``held`` (how many identical rows to leave out)."""
     md = sa.MetaData()
-    return sa.Table(WITHHELD, md, sa.Column("id", sa.Integer), *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
-                    *(sa.Column(f"v{j}", t) for j, t in enumerate(value_types)), sa.Column("held", sa.BigInteger),
-                    prefixes=["TEMPORARY"])
+    return sa.Table(
+        WITHHELD,
+        md,
+        sa.Column("id", sa.Integer),
+        *(sa.Column(f"g{i}", sa.Integer) for i in range(qi_count)),
+        *(sa.Column(f"v{j}", t) for j, t in enumerate(value_types)),
+        sa.Column("held", sa.BigInteger),
+        prefixes=["TEMPORARY"],
+    )
 
 
-def _generalized(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str]
-                 ) -> tuple[Any, Any, dict[str, Any], list[Any]]:
+def _generalized(
+    source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str]
+) -> tuple[Any, Any, dict[str, Any], list[Any]]:
     """The source joined to its dimension tables: (source alias, join, generalized label per QI, codes)."""
     src = source.alias("src")
     joined: Any = src
@@ -61,8 +67,9 @@ CELLS = "veil_cells"
 VALUES = "veil_cell_values"
 
 
-def values_table(source: sa.Table, qis: Sequence[str], columns: Sequence[str],
-                 not_null: Sequence[str]) -> CreateTableAs:
+def values_table(
+    source: sa.Table, qis: Sequence[str], columns: Sequence[str], not_null: Sequence[str]
+) -> CreateTableAs:
     """The distinct published non-QI ``columns`` (``v0…``) of the rows a release reads (no QI NULL, none in
     ``not_null``) with their rows (``n``), numbered 0, 1, … (``vid``) in the database's order of them, kept in the
     temporary table ``veil_cell_values``: one narrow pass over the source, so that the candidate's cells are
@@ -71,11 +78,17 @@ def values_table(source: sa.Table, qis: Sequence[str], columns: Sequence[str],
     where = [src.c[c].is_not(None) for c in (*qis, *not_null)]
     n = sa.func.count().label("n")
     if not columns:
-        return CreateTableAs(sa.table(VALUES), sa.select(n, sa.literal(0, sa.BigInteger).label("vid"))
-                             .select_from(src).where(*where).having(sa.func.count() > 0))
+        return CreateTableAs(
+            sa.table(VALUES),
+            sa.select(n, sa.literal(0, sa.BigInteger).label("vid"))
+            .select_from(src)
+            .where(*where)
+            .having(sa.func.count() > 0),
+        )
     keys = [src.c[c] for c in columns]
-    values = (sa.select(*(k.label(f"v{j}") for j, k in enumerate(keys)), n).where(*where).group_by(*keys)
-              .subquery("vals"))
+    values = (
+        sa.select(*(k.label(f"v{j}") for j, k in enumerate(keys)), n).where(*where).group_by(*keys).subquery("vals")
+    )
     rank = sa.func.dense_rank().over(order_by=[values.c[f"v{j}"] for j in range(len(columns))]) - 1
     return CreateTableAs(sa.table(VALUES), sa.select(*values.c, rank.label("vid")))
 
@@ -109,10 +122,18 @@ def value_match(published: Sequence[Any], values: Any, nulls: Sequence[str]) -> 
     return match
 
 
-def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                columns: Sequence[str], not_null: Sequence[str], nulls: Sequence[str],
-                into: str | None = None, sizes: Sequence[int] | None = None, values_count: int | None = None
-                ) -> CreateTableAs:
+def cells_table(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    columns: Sequence[str],
+    not_null: Sequence[str],
+    nulls: Sequence[str],
+    into: str | None = None,
+    sizes: Sequence[int] | None = None,
+    values_count: int | None = None,
+) -> CreateTableAs:
     """The candidate's cells in the working table ``veil_cells``: every row's block codes at ``node`` (``g<i>``)
     and its published ``columns``' number in ``veil_cell_values`` (``vid``), counted (``n``) — suppressed blocks
     included, the caller knows their codes.  Integer keys only: a ``GROUP BY`` over text values with tens of
@@ -133,8 +154,12 @@ def cells_table(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequ
         codes = [sa.cast(c, code_type(size)) for c, size in zip(codes, sizes)]
         vid = sa.cast(vid, code_type(values_count))
     keys = [c.label(f"g{i}") for i, c in enumerate(codes)]
-    stmt = (sa.select(*keys, vid.label("vid"), sa.func.count().label("n")).select_from(joined)
-            .where(*(src.c[c].is_not(None) for c in not_null)).group_by(*codes, vid))
+    stmt = (
+        sa.select(*keys, vid.label("vid"), sa.func.count().label("n"))
+        .select_from(joined)
+        .where(*(src.c[c].is_not(None) for c in not_null))
+        .group_by(*codes, vid)
+    )
     return working_table(sa.table(CELLS), stmt, into)
 
 
@@ -155,10 +180,17 @@ def coded_cells(qi_count: int) -> sa.Select[Any]:
     return sa.select(*cells.c)
 
 
-def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: Sequence[str],
-                   published: Sequence[str], suppress: bool, not_null: Sequence[str],
-                   withheld: Sequence[str] | None = None, version: int | None = None
-                   ) -> sa.Select[Any] | sa.CompoundSelect:
+def release_select(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    published: Sequence[str],
+    suppress: bool,
+    not_null: Sequence[str],
+    withheld: Sequence[str] | None = None,
+    version: int | None = None,
+) -> sa.Select[Any] | sa.CompoundSelect:
     """The rows of a release: each QI replaced by its generalized value (text) at ``node``, other published
     columns as they are, rows of suppressed blocks dropped, columns in ``published`` order (preceded by the
     ``version`` when given).  With ``withheld`` (the non-QI published columns, in ``veil_withheld``'s order; empty
@@ -173,14 +205,25 @@ def release_select(source: sa.Table, layout: Layout, node: Sequence[int], qis: S
     head = [sa.literal(version, sa.Integer).label("veil_version")] if version is not None else []
     if withheld is None:
         return sa.select(*head, *cols).select_from(joined).where(*where)
-    w = sa.table(WITHHELD, sa.column("id"), sa.column("held"), *(sa.column(f"g{i}") for i in range(len(qis))),
-                 *(sa.column(f"v{j}") for j in range(len(withheld)))).alias("w")
-    match = sa.and_(*(w.c[f"g{i}"] == codes[i] for i in range(len(qis))),
-                    *(src.c[c].is_not_distinct_from(w.c[f"v{j}"]) for j, c in enumerate(withheld)))
+    w = sa.table(
+        WITHHELD,
+        sa.column("id"),
+        sa.column("held"),
+        *(sa.column(f"g{i}") for i in range(len(qis))),
+        *(sa.column(f"v{j}") for j in range(len(withheld))),
+    ).alias("w")
+    match = sa.and_(
+        *(w.c[f"g{i}"] == codes[i] for i in range(len(qis))),
+        *(src.c[c].is_not_distinct_from(w.c[f"v{j}"]) for j, c in enumerate(withheld)),
+    )
     kept = sa.select(*head, *cols).select_from(joined.outerjoin(w, match)).where(*where, w.c.id.is_(None))
     rn = sa.func.row_number().over(partition_by=w.c.id, order_by=w.c.id).label("veil_rn")
-    numbered = (sa.select(*cols, w.c.held.label("veil_held"), rn).select_from(joined.join(w, match))
-                .where(*where).subquery("numbered"))
+    numbered = (
+        sa.select(*cols, w.c.held.label("veil_held"), rn)
+        .select_from(joined.join(w, match))
+        .where(*where)
+        .subquery("numbered")
+    )
     rest = sa.select(*head, *(numbered.c[c] for c in published)).where(numbered.c.veil_rn > numbered.c.veil_held)
     return sa.union_all(kept, rest)
 
@@ -211,8 +254,12 @@ def recount(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: S
     for c, k in zip(columns, numbered):
         joined = joined.outerjoin(k, t.c[c] == k.c.v)
     codes = [sa.cast(sa.func.coalesce(k.c.code, 0), sa.BigInteger).label(f"c{j}") for j, k in enumerate(numbered)]
-    return (sa.select(*codes, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n")).select_from(joined)
-            .where(t.c.veil_version == version).group_by(*(k.c.code for k in numbered)))
+    return (
+        sa.select(*codes, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n"))
+        .select_from(joined)
+        .where(t.c.veil_version == version)
+        .group_by(*(k.c.code for k in numbered))
+    )
 
 
 def level0_labels(layout: Layout, i: int) -> sa.Select[Any]:

@@ -7,8 +7,18 @@ from typing import Any
 
 import sqlalchemy as sa
 
-SUMMARY = ("status", "version", "node", "rows_published", "rows_suppressed", "rows_deferred", "achieved", "series",
-           "output_table", "error")
+SUMMARY = (
+    "status",
+    "version",
+    "node",
+    "rows_published",
+    "rows_suppressed",
+    "rows_deferred",
+    "achieved",
+    "series",
+    "output_table",
+    "error",
+)
 
 
 def status(releases: sa.Table, release_id: str) -> sa.Select[Any]:

@@ -14,6 +14,7 @@ from sqlalchemy.sql.functions import FunctionElement
 
 from veil.hierarchy import ValueKind, exact_number
 
+
 class PaddedText(sa.types.TypeDecorator[str]):
     """``CHAR(n)`` (PostgreSQL's ``bpchar``): blank-padded text whose trailing spaces do not count.  Veil reads
     it as text (``CAST(c AS TEXT)`` drops the padding), so values, dimension tables and labels hold ``'ab'``,
@@ -23,7 +24,7 @@ class PaddedText(sa.types.TypeDecorator[str]):
     >>> from sqlalchemy.dialects import postgresql
     >>> t = sa.Table("t", sa.MetaData(), sa.Column("zip", PaddedText()))
     >>> print(sa.select(t.c.zip).compile(dialect=postgresql.dialect()))
-    SELECT CAST(t.zip AS TEXT) AS zip 
+    SELECT CAST(t.zip AS TEXT) AS zip
     FROM t
     """
 
@@ -44,8 +45,14 @@ class WideInteger(sa.types.Integer):
     CAST(x AS HUGEINT)
     """
 
-    RANGES = {"utinyint": (0, 2**8), "usmallint": (0, 2**16), "uinteger": (0, 2**32), "ubigint": (0, 2**64),
-              "hugeint": (-2**127, 2**127), "uhugeint": (0, 2**128)}  # [low, high)
+    RANGES = {
+        "utinyint": (0, 2**8),
+        "usmallint": (0, 2**16),
+        "uinteger": (0, 2**32),
+        "ubigint": (0, 2**64),
+        "hugeint": (-(2**127), 2**127),
+        "uhugeint": (0, 2**128),
+    }  # [low, high)
     cache_ok = True
 
     def __init__(self, name: str) -> None:
@@ -99,7 +106,10 @@ def _fits_decimal(value: int | float | decimal.Decimal, precision: int, scale: i
 
 
 _INTEGER_RANGES: list[tuple[type, tuple[int, int]]] = [
-    (sa.SmallInteger, (-2**15, 2**15)), (sa.BigInteger, (-2**63, 2**63)), (sa.Integer, (-2**31, 2**31))]
+    (sa.SmallInteger, (-(2**15), 2**15)),
+    (sa.BigInteger, (-(2**63), 2**63)),
+    (sa.Integer, (-(2**31), 2**31)),
+]
 
 
 def fits(sa_type: Any, value: Any) -> bool:
@@ -134,19 +144,34 @@ def source_table(schema: str | None, name: str, columns: dict[str, Any]) -> sa.T
 
 def columns_of(schema: str | None, table: str) -> sa.Select[Any]:
     """Column names and types of ``schema.table`` from ``information_schema`` (reflection-free)."""
-    info = sa.table("columns", sa.column("table_schema"), sa.column("table_name"), sa.column("column_name"),
-                    sa.column("data_type"), sa.column("ordinal_position"), sa.column("numeric_precision"),
-                    sa.column("numeric_scale"), schema="information_schema")
+    info = sa.table(
+        "columns",
+        sa.column("table_schema"),
+        sa.column("table_name"),
+        sa.column("column_name"),
+        sa.column("data_type"),
+        sa.column("ordinal_position"),
+        sa.column("numeric_precision"),
+        sa.column("numeric_scale"),
+        schema="information_schema",
+    )
     where_schema = info.c.table_schema == (sa.literal(schema) if schema is not None else sa.func.current_schema())
-    return (sa.select(info.c.column_name, info.c.data_type, info.c.numeric_precision, info.c.numeric_scale)
-            .where(where_schema, info.c.table_name == sa.literal(table))
-            .order_by(info.c.ordinal_position))
+    return (
+        sa.select(info.c.column_name, info.c.data_type, info.c.numeric_precision, info.c.numeric_scale)
+        .where(where_schema, info.c.table_name == sa.literal(table))
+        .order_by(info.c.ordinal_position)
+    )
 
 
 def tables_in(schema: str) -> sa.Select[Any]:
     """Names of tables and views in ``schema``."""
-    info = sa.table("tables", sa.column("table_schema"), sa.column("table_name"), sa.column("table_type"),
-                    schema="information_schema")
+    info = sa.table(
+        "tables",
+        sa.column("table_schema"),
+        sa.column("table_name"),
+        sa.column("table_type"),
+        schema="information_schema",
+    )
     return sa.select(info.c.table_name, info.c.table_type).where(info.c.table_schema == sa.literal(schema))
 
 
@@ -168,8 +193,10 @@ class RowHash(FunctionElement[Any]):
 
 @compiles(RowHash)
 def _row_hash(element: RowHash, compiler: Any, **kw: Any) -> str:
-    raise sa.exc.CompileError(f"no row hash for dialect {compiler.dialect.name!r}: register one with "
-                              f"@compiles(RowHash, {compiler.dialect.name!r}) (veil.queries.source)")
+    raise sa.exc.CompileError(
+        f"no row hash for dialect {compiler.dialect.name!r}: register one with "
+        f"@compiles(RowHash, {compiler.dialect.name!r}) (veil.queries.source)"
+    )
 
 
 @compiles(RowHash, "duckdb")

@@ -12,8 +12,8 @@ that the backend's bulk load fills:
 >>> import sqlalchemy as sa
 >>> t = sa.table("veil_base", sa.column("q0_1"), sa.column("n"))
 >>> print(compile_sql(sa.select(t.c.q0_1, sa.func.sum(t.c.n)).where(t.c.q0_1 == 3).group_by(t.c.q0_1)))
-SELECT `veil_base`.`q0_1`, sum(`veil_base`.`n`) AS `sum_1` 
-FROM `veil_base` 
+SELECT `veil_base`.`q0_1`, sum(`veil_base`.`n`) AS `sum_1`
+FROM `veil_base`
 WHERE `veil_base`.`q0_1` = :q0_1_1 GROUP BY `veil_base`.`q0_1`
 >>> print(compile_sql(sa.schema.CreateTable(sa.Table("veil_sdom_0", sa.MetaData(), sa.Column("value", sa.Text),
 ...       sa.Column("code", sa.Integer), prefixes=["TEMPORARY"]))))
@@ -150,7 +150,7 @@ def run_dialect(renamed: Mapping[str, str]) -> SparkDialect:
 
     >>> d = run_dialect({"veil_base": "veil_base_r1"})
     >>> print(compile_sql(sa.select(sa.table("veil_base", sa.column("n")).c.n), d))
-    SELECT `veil_base_r1`.`n` 
+    SELECT `veil_base_r1`.`n`
     FROM `veil_base_r1`
     """
     dialect = SparkDialect()
@@ -189,8 +189,9 @@ def _create_table(element: sa.schema.CreateTable, compiler: Any, **kw: Any) -> s
     if "TEMPORARY" not in (p.upper() for p in table._prefixes):
         return compiler.visit_create_table(element, **kw)
     types = compiler.dialect.type_compiler_instance
-    cols = ", ".join(f"CAST(NULL AS {types.process(c.type)}) AS {compiler.preparer.quote(c.name)}"
-                     for c in table.columns)
+    cols = ", ".join(
+        f"CAST(NULL AS {types.process(c.type)}) AS {compiler.preparer.quote(c.name)}" for c in table.columns
+    )
     never = f":{RUN} IS NULL"  # no row, and a plan of this run's own (``run_marker``)
     return f"CREATE OR REPLACE TEMPORARY VIEW {compiler.preparer.format_table(table)} AS SELECT {cols} WHERE {never}"
 
@@ -209,8 +210,13 @@ def _row_hash(element: RowHash, compiler: Any, **kw: Any) -> str:
 
 # Spark catalog type names (``DataType.simpleString``) that the information_schema names of
 # ``veil.queries.source.column_type`` spell differently.
-_SOURCE_TYPES = {"timestamp_ntz": "timestamp", "byte": "tinyint", "short": "smallint", "long": "bigint",
-                 "integer": "int"}
+_SOURCE_TYPES = {
+    "timestamp_ntz": "timestamp",
+    "byte": "tinyint",
+    "short": "smallint",
+    "long": "bigint",
+    "integer": "int",
+}
 
 
 def source_type(spark_type: str) -> str:
@@ -241,9 +247,9 @@ def run_owned(stmt: CreateTableAs) -> CreateTableAs:
 
     >>> t = sa.table("patients", sa.column("zip"))
     >>> print(compile_sql(run_owned(CreateTableAs(sa.table("veil_base"), sa.select(t.c.zip))).select))
-    SELECT `veil_run`.`zip` 
-    FROM (SELECT `patients`.`zip` AS `zip` 
-    FROM `patients`) AS `veil_run` 
+    SELECT `veil_run`.`zip`
+    FROM (SELECT `patients`.`zip` AS `zip`
+    FROM `patients`) AS `veil_run`
     WHERE :veil_run = :veil_run
     """
     body = stmt.select.subquery(RUN)
@@ -256,8 +262,8 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
 
     >>> t = sa.table("veil_base_raw", sa.column("q0"), sa.column("n"))
     >>> print(compile_sql(kept_rows(sa.delete(t).where(t.c.q0.is_(None)))))
-    SELECT * 
-    FROM `veil_base_raw` 
+    SELECT *
+    FROM `veil_base_raw`
     WHERE NOT coalesce(`veil_base_raw`.`q0` IS NULL, false)
     """
     table = delete.table
@@ -276,14 +282,22 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
 # WHERE ...``: each change is one append, visible whole when its Spark job commits.
 
 SEQ = "veil_seq"
-LOGGED: dict[str, tuple[str, ...]] = {"releases": ("id",), "publications": ("name",),
-                                      "series_cells": ("name", "block_id", "value_id", "first_version")}
+LOGGED: dict[str, tuple[str, ...]] = {
+    "releases": ("id",),
+    "publications": ("name",),
+    "series_cells": ("name", "block_id", "value_id", "first_version"),
+}
 
 
 def log_table(table: sa.Table) -> sa.Table:
     """``<table>_log``: the table's columns and ``veil_seq`` (the order of the entries)."""
-    return sa.Table(f"{table.name}_log", sa.MetaData(), *(sa.Column(c.name, c.type) for c in table.columns),
-                    sa.Column(SEQ, sa.BigInteger), schema=table.schema)
+    return sa.Table(
+        f"{table.name}_log",
+        sa.MetaData(),
+        *(sa.Column(c.name, c.type) for c in table.columns),
+        sa.Column(SEQ, sa.BigInteger),
+        schema=table.schema,
+    )
 
 
 def latest(table: sa.Table, log: sa.Table) -> sa.Select[Any]:
@@ -292,9 +306,9 @@ def latest(table: sa.Table, log: sa.Table) -> sa.Select[Any]:
     >>> md = sa.MetaData()
     >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
     >>> print(compile_sql(latest(t, log_table(t))))
-    SELECT `newest`.`name`, `newest`.`current_version` 
-    FROM (SELECT `publications_log`.`name` AS `name`, `publications_log`.`current_version` AS `current_version`, row_number() OVER (PARTITION BY `publications_log`.`name` ORDER BY `publications_log`.`veil_seq` DESC) AS `veil_rn` 
-    FROM `publications_log`) AS `newest` 
+    SELECT `newest`.`name`, `newest`.`current_version`
+    FROM (SELECT `publications_log`.`name` AS `name`, `publications_log`.`current_version` AS `current_version`, row_number() OVER (PARTITION BY `publications_log`.`name` ORDER BY `publications_log`.`veil_seq` DESC) AS `veil_rn`
+    FROM `publications_log`) AS `newest`
     WHERE `newest`.`veil_rn` = :veil_rn_1
     """
     key = [log.c[k] for k in LOGGED[table.name]]
@@ -322,8 +336,8 @@ def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
     >>> md = sa.MetaData()
     >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
     >>> print(compile_sql(logged(sa.update(t).where(t.c.name == "x").values(current_version=2), log_table(t), 7)))
-    INSERT INTO `publications_log` (`name`, `current_version`, `veil_seq`) SELECT `publications`.`name`, CAST(:param_1 AS INT) AS `current_version`, :param_2 AS `veil_seq` 
-    FROM `publications` 
+    INSERT INTO `publications_log` (`name`, `current_version`, `veil_seq`) SELECT `publications`.`name`, CAST(:param_1 AS INT) AS `current_version`, :param_2 AS `veil_seq`
+    FROM `publications`
     WHERE `publications`.`name` = :name_1
     """
     table = stmt.table
@@ -347,10 +361,13 @@ def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
 
 # --- the autocommit publication's statements (``veil.queries.publication``) as Spark SQL (docs/spark.md) --------
 
+
 def _properties(compiler: Any, properties: dict[str, str]) -> str:
     """``'key'='value', ...`` as Spark string literals (DDL takes no parameters)."""
-    text = [f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
-            for k, v in properties.items()]
+    text = [
+        f"{compiler.render_literal_value(k, sa.String())}={compiler.render_literal_value(v, sa.String())}"
+        for k, v in properties.items()
+    ]
     return ", ".join(text)
 
 
@@ -374,5 +391,7 @@ def _show_properties(element: ShowProperties, compiler: Any, **kw: Any) -> str:
 
 @compiles(RenameTable, "spark")
 def _rename(element: RenameTable, compiler: Any, **kw: Any) -> str:
-    return (f"ALTER TABLE {compiler.preparer.format_table(element.table)} RENAME TO "
-            f"{compiler.preparer.format_table(element.new)}")
+    return (
+        f"ALTER TABLE {compiler.preparer.format_table(element.table)} RENAME TO "
+        f"{compiler.preparer.format_table(element.new)}"
+    )

@@ -9,7 +9,7 @@ is still joined, so that the rows are ``T``'s (a row whose QI value no hierarchy
 >>> lay = Layout(heights=(1, 1), sensitive_count=0)
 >>> src = sa.table("t", sa.column("zip"), sa.column("age"), sa.column("edu"), sa.column("hours"))
 >>> print(workload_cells(lay, src, ["zip", "age"], [0], ["edu"], "hours").compile())
-SELECT d0.code_0 AS q0, r.edu AS v0, count(*) AS n, sum(r.hours) AS s, sum(CASE WHEN (r.hours IS NULL) THEN :param_1 ELSE :param_2 END) AS nulls 
+SELECT d0.code_0 AS q0, r.edu AS v0, count(*) AS n, sum(r.hours) AS s, sum(CASE WHEN (r.hours IS NULL) THEN :param_1 ELSE :param_2 END) AS nulls
 FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0 JOIN veil_dim_1 AS d1 ON r.age = d1.level_0 GROUP BY d0.code_0, r.edu
 """
 
@@ -36,8 +36,15 @@ def _coded(layout: Layout, source: Any, qis: Sequence[str]) -> tuple[Any, Any, l
     return raw, joined, codes
 
 
-def workload_cells(layout: Layout, source: Any, qis: Sequence[str], read: Sequence[int], grouped: Sequence[str],
-                   summed: str | None, not_null: Sequence[str] = ()) -> sa.Select[Any]:
+def workload_cells(
+    layout: Layout,
+    source: Any,
+    qis: Sequence[str],
+    read: Sequence[int],
+    grouped: Sequence[str],
+    summed: str | None,
+    not_null: Sequence[str] = (),
+) -> sa.Select[Any]:
     """One query's cells over the rows of ``T``: the leaf code ``q{i}`` of every QI ``i`` in ``read`` (the QIs the
     query reads; all of them for the cells a suppressed block is found in), the other columns it reads as they
     are (``v{k}``, NULL a value of its own), ``n`` rows, and for ``summed`` (a column outside both) its sum ``s``
@@ -58,14 +65,15 @@ def workload_cells(layout: Layout, source: Any, qis: Sequence[str], read: Sequen
     return stmt
 
 
-def distinct_mean(layout: Layout, source: Any, qis: Sequence[str], column: str,
-                  not_null: Sequence[str] = ()) -> sa.Select[Any]:
+def distinct_mean(
+    layout: Layout, source: Any, qis: Sequence[str], column: str, not_null: Sequence[str] = ()
+) -> sa.Select[Any]:
     """The mean of ``column``'s distinct values over the rows of ``T`` (a suppressed row's expected value of a
     column that is not a quasi-identifier, docs/workload.md), as a double.
 
     >>> lay = Layout(heights=(1,), sensitive_count=0)
     >>> print(distinct_mean(lay, sa.table("t", sa.column("zip"), sa.column("hours")), ["zip"], "hours").compile())
-    SELECT avg(DISTINCT CAST(r.hours AS FLOAT)) AS m 
+    SELECT avg(DISTINCT CAST(r.hours AS FLOAT)) AS m
     FROM t AS r JOIN veil_dim_0 AS d0 ON r.zip = d0.level_0
     """
     raw, joined, _ = _coded(layout, source, qis)

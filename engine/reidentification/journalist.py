@@ -45,8 +45,13 @@ class JournalistRisk:
     records_at_risk: float
 
     def document(self) -> dict[str, float]:
-        return {"threshold": self.threshold, "highest": self.highest, "lowest": self.lowest,
-                "average": self.average, "records_at_risk": self.records_at_risk}
+        return {
+            "threshold": self.threshold,
+            "highest": self.highest,
+            "lowest": self.lowest,
+            "average": self.average,
+            "records_at_risk": self.records_at_risk,
+        }
 
 
 def _pairs(sample: Sequence[int] | np.ndarray, population: Sequence[int] | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,8 +65,9 @@ def _pairs(sample: Sequence[int] | np.ndarray, population: Sequence[int] | np.nd
     return f[keep], big[keep]
 
 
-def journalist(sample: Sequence[int] | np.ndarray, population: Sequence[int] | np.ndarray,
-               threshold: float = THRESHOLD) -> JournalistRisk:
+def journalist(
+    sample: Sequence[int] | np.ndarray, population: Sequence[int] | np.ndarray, threshold: float = THRESHOLD
+) -> JournalistRisk:
     """Journalist risk of sample classes of ``sample`` records standing for ``population`` people each."""
     f, big = _pairs(sample, population)
     n = f.sum()
@@ -69,8 +75,9 @@ def journalist(sample: Sequence[int] | np.ndarray, population: Sequence[int] | n
         return JournalistRisk(threshold, 0.0, 0.0, 0.0, 0.0)
     at_risk = 1.0 / big > threshold
     average = max(len(f) / big.sum(), float((f / big).sum() / n))
-    return JournalistRisk(threshold, float(1.0 / big.min()), float(1.0 / big.max()), average,
-                          float(f[at_risk].sum() / n))
+    return JournalistRisk(
+        threshold, float(1.0 / big.min()), float(1.0 / big.max()), average, float(f[at_risk].sum() / n)
+    )
 
 
 def marketer(sample: Sequence[int] | np.ndarray, population: Sequence[int] | np.ndarray) -> float:

@@ -30,9 +30,15 @@ def _jacobian(f: Callable[[Vector], Vector], x: Vector, fx: Vector) -> np.ndarra
     return out
 
 
-def solve(f: Callable[[Vector], Vector], jacobian: Callable[[Vector], np.ndarray] | None,
-          start: Sequence[float] | None, starts: Sequence[Sequence[float]] = GRID,
-          accuracy: float = ACCURACY, iterations: int = ITERATIONS, damped: bool = False) -> Vector:
+def solve(
+    f: Callable[[Vector], Vector],
+    jacobian: Callable[[Vector], np.ndarray] | None,
+    start: Sequence[float] | None,
+    starts: Sequence[Sequence[float]] = GRID,
+    accuracy: float = ACCURACY,
+    iterations: int = ITERATIONS,
+    damped: bool = False,
+) -> Vector:
     """A root of ``f`` (both equations within ``accuracy``) from the first start that converges; NaNs when none
     does.  ``jacobian`` ``None``: forward differences.  ``damped``: halve a step while it does not lower the
     residual (|f|₁), for equations whose plain Newton steps leave the domain from ARX's start values."""

@@ -35,11 +35,16 @@ class ProsecutorRisk:
     highest: float
     lowest: float
     average: float
-    records_at_risk: float   # fraction of records with risk above ``threshold``
+    records_at_risk: float  # fraction of records with risk above ``threshold``
 
     def document(self) -> dict[str, float]:
-        return {"threshold": self.threshold, "highest": self.highest, "lowest": self.lowest,
-                "average": self.average, "records_at_risk": self.records_at_risk}
+        return {
+            "threshold": self.threshold,
+            "highest": self.highest,
+            "lowest": self.lowest,
+            "average": self.average,
+            "records_at_risk": self.records_at_risk,
+        }
 
 
 def average_risk(classes: ClassSizes) -> float:
@@ -54,8 +59,13 @@ def prosecutor(classes: ClassSizes, threshold: float = THRESHOLD) -> ProsecutorR
     sizes, counts = classes.sizes, classes.counts
     at_risk = 1.0 / sizes > threshold  # as ARX compares: 1/f > t
     rows = sizes * counts
-    return ProsecutorRisk(threshold, 1.0 / float(sizes[0]), 1.0 / float(sizes[-1]), average_risk(classes),
-                          float(rows[at_risk].sum()) / float(rows.sum()))
+    return ProsecutorRisk(
+        threshold,
+        1.0 / float(sizes[0]),
+        1.0 / float(sizes[-1]),
+        average_risk(classes),
+        float(rows[at_risk].sum()) / float(rows.sum()),
+    )
 
 
 def classes_to_suppress(classes: ClassSizes, threshold: float) -> int:

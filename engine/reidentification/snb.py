@@ -73,8 +73,12 @@ def parameters(classes: ClassSizes, fraction: float, variant: str = "paper") -> 
         d = (1 - f) * (1 - b)
         power = _pow(1 - d, a + 2)
         e1 = k * f * _pow(b / (1 - d), a) * (a * d / (1 - d) + 1) - c1 if d != 1 else math.nan
-        e2 = k * a * _pow(b, a) * f * f * (1 - b) / 2 * (power if variant == "arx" else 1 / power) * \
-            (2 - (1 - a) * d) - c2 if power != 0 else math.nan
+        e2 = (
+            k * a * _pow(b, a) * f * f * (1 - b) / 2 * (power if variant == "arx" else 1 / power) * (2 - (1 - a) * d)
+            - c2
+            if power != 0
+            else math.nan
+        )
         return np.array([e1, e2])
 
     if variant == "arx":

@@ -30,29 +30,42 @@ class RiskSummary:
     marketer: float
     sample_uniques: float
     uniqueness: PopulationUniqueness | None
-    population_source: str       # "table …", "sampling fraction …", "population …" or "none"
+    population_source: str  # "table …", "sampling fraction …", "population …" or "none"
     population_rows: float | None
     unmatched_population_rows: int = 0
 
     def document(self) -> dict[str, Any]:
         return {
-            "subject": self.subject, "records": self.classes.records, "classes": self.classes.classes,
+            "subject": self.subject,
+            "records": self.classes.records,
+            "classes": self.classes.classes,
             "class_sizes": self.classes.document(),
             "prosecutor": self.prosecutor.document(),
             "journalist": self.journalist.document(),
             "marketer": {"average": self.marketer},
             "sample_uniques": self.sample_uniques,
-            "population": {"source": self.population_source, "rows": self.population_rows,
-                           "unmatched_rows": self.unmatched_population_rows},
+            "population": {
+                "source": self.population_source,
+                "rows": self.population_rows,
+                "unmatched_rows": self.unmatched_population_rows,
+            },
             "population_uniqueness": None if self.uniqueness is None else self.uniqueness.document(),
         }
 
 
-def summarize(classes: ClassSizes, *, subject: str, threshold: float = THRESHOLD,
-              sample_sizes: np.ndarray | None = None, population_sizes: np.ndarray | None = None,
-              population_rows: int | None = None, population_name: str | None = None,
-              sampling_fraction: float | None = None, population: float | None = None,
-              unmatched: int = 0) -> RiskSummary:
+def summarize(
+    classes: ClassSizes,
+    *,
+    subject: str,
+    threshold: float = THRESHOLD,
+    sample_sizes: np.ndarray | None = None,
+    population_sizes: np.ndarray | None = None,
+    population_rows: int | None = None,
+    population_name: str | None = None,
+    sampling_fraction: float | None = None,
+    population: float | None = None,
+    unmatched: int = 0,
+) -> RiskSummary:
     """The figures of a table with class sizes ``classes``.  Journalist and marketer risk read the population
     table's class sizes (``population_sizes``, one per sample class of ``sample_sizes``; ``population_rows``
     its rows); without one the sample stands for its population (ARX).  Population uniqueness needs the
@@ -69,5 +82,15 @@ def summarize(classes: ClassSizes, *, subject: str, threshold: float = THRESHOLD
     else:
         size, source = None, "none"
     unique = population_uniqueness(classes, size) if size is not None and not classes.empty else None
-    return RiskSummary(subject, classes, prosecutor(classes, threshold), journalist(f, big, threshold),
-                       marketer(f, big), sample_uniques(classes), unique, source, size, unmatched)
+    return RiskSummary(
+        subject,
+        classes,
+        prosecutor(classes, threshold),
+        journalist(f, big, threshold),
+        marketer(f, big),
+        sample_uniques(classes),
+        unique,
+        source,
+        size,
+        unmatched,
+    )

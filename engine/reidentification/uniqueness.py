@@ -74,10 +74,15 @@ class PopulationUniqueness:
         return None if value is None else value / self.population
 
     def document(self) -> dict[str, object]:
-        return {"records": self.records, "population": self.population,
-                "sampling_fraction": self.sampling_fraction, "sample_uniques": self.sample_uniques,
-                "population_uniques": {m: self.fraction(m) for m in MODELS},
-                "estimated_uniques": {m: self.estimate(m) for m in MODELS}, "dankar_model": self.dankar_model}
+        return {
+            "records": self.records,
+            "population": self.population,
+            "sampling_fraction": self.sampling_fraction,
+            "sample_uniques": self.sample_uniques,
+            "population_uniques": {m: self.fraction(m) for m in MODELS},
+            "estimated_uniques": {m: self.estimate(m) for m in MODELS},
+            "dankar_model": self.dankar_model,
+        }
 
 
 def dankar(classes: ClassSizes, population: float, zayatz_fallback: bool = True) -> tuple[str, float]:
@@ -107,5 +112,6 @@ def population_uniqueness(classes: ClassSizes, population: float) -> PopulationU
     def shown(v: float) -> float | None:
         return v if _valid(v) else None
 
-    return PopulationUniqueness(classes.records, population, sample_uniques(classes), shown(p), shown(z), shown(s),
-                                chosen, shown(value))
+    return PopulationUniqueness(
+        classes.records, population, sample_uniques(classes), shown(p), shown(z), shown(s), chosen, shown(value)
+    )

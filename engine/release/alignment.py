@@ -52,8 +52,11 @@ class Chain:
 
     def definition(self) -> str:
         """The JSON the ledger stores (docs/series-ledger.md §4)."""
-        return json.dumps({"attribute": self.attribute, "leaves": list(self.leaves),
-                           "labels": [list(c) for c in self.labels]}, ensure_ascii=False, separators=(",", ":"))
+        return json.dumps(
+            {"attribute": self.attribute, "leaves": list(self.leaves), "labels": [list(c) for c in self.labels]},
+            ensure_ascii=False,
+            separators=(",", ":"),
+        )
 
     @classmethod
     def parse(cls, text: str) -> Chain:
@@ -134,18 +137,21 @@ class Layout:
 
     def same_as(self, other: Layout) -> bool:
         """Same node, hierarchies and columns: blocks and values mean the same in both."""
-        return (self.node == other.node and self.columns == other.columns
-                and [c.digest for c in self.chains] == [c.digest for c in other.chains])
+        return (
+            self.node == other.node
+            and self.columns == other.columns
+            and [c.digest for c in self.chains] == [c.digest for c in other.chains]
+        )
 
 
 @dataclass(frozen=True, eq=False)
 class Projection:
     """The columns two versions are compared on, and each side's value id → projected value id."""
 
-    name: str                      # "rows" (every published column both share) or "blocks" (the _blocks view)
+    name: str  # "rows" (every published column both share) or "blocks" (the _blocks view)
     columns: tuple[str, ...]
-    ids: np.ndarray                # value id → projected value id (−1: the value lacks a column)
-    values: tuple[dict[str, str | None], ...]   # projected value id → column → canonical text
+    ids: np.ndarray  # value id → projected value id (−1: the value lacks a column)
+    values: tuple[dict[str, str | None], ...]  # projected value id → column → canonical text
 
 
 @dataclass(frozen=True, eq=False)
@@ -156,7 +162,7 @@ class Alignment:
     right: np.ndarray
     classes: int
     projections: tuple[Projection, ...]
-    compared_at: tuple[int, ...]   # max of the two nodes per attribute (informative when hierarchies differ)
+    compared_at: tuple[int, ...]  # max of the two nodes per attribute (informative when hierarchies differ)
 
 
 @dataclass
@@ -168,8 +174,9 @@ class Dictionary:
     value_keys: list[str] = field(default_factory=list)  # each value's :meth:`value_key`, what the ledger stores
     _block_ids: dict[tuple[str, ...], int] = field(default_factory=dict)
     _value_ids: dict[str, int] = field(default_factory=dict)
-    _projections: dict[tuple[tuple[str, ...], int], tuple[np.ndarray, tuple[dict[str, str | None], ...]]] = \
-        field(default_factory=dict)
+    _projections: dict[tuple[tuple[str, ...], int], tuple[np.ndarray, tuple[dict[str, str | None], ...]]] = field(
+        default_factory=dict
+    )
 
     @staticmethod
     def value_key(value: Mapping[str, str | None]) -> str:
@@ -182,8 +189,14 @@ class Dictionary:
         """
         if not all(isinstance(x, str) or x is None for x in value.values()):
             return json.dumps(dict(sorted(value.items())), ensure_ascii=False, separators=(",", ":"))
-        return "{" + ",".join(f"{encode_basestring(c)}:{'null' if x is None else encode_basestring(x)}"
-                              for c, x in sorted(value.items())) + "}"
+        return (
+            "{"
+            + ",".join(
+                f"{encode_basestring(c)}:{'null' if x is None else encode_basestring(x)}"
+                for c, x in sorted(value.items())
+            )
+            + "}"
+        )
 
     def add_block(self, labels: tuple[str, ...], ident: int | None = None) -> int:
         found = self._block_ids.get(labels)
@@ -211,8 +224,13 @@ class Dictionary:
         items[index] = item
 
 
-def _block_classes(dictionary: Dictionary, layout: Layout, used: np.ndarray, names: Sequence[str],
-                   per_attribute: Sequence[dict[str, int] | None]) -> list[tuple[int, ...]]:
+def _block_classes(
+    dictionary: Dictionary,
+    layout: Layout,
+    used: np.ndarray,
+    names: Sequence[str],
+    per_attribute: Sequence[dict[str, int] | None],
+) -> list[tuple[int, ...]]:
     position = {a: i for i, a in enumerate(layout.attributes)}
     keys = []
     for block in used.tolist():

@@ -61,8 +61,10 @@ class AutocommitPublication(Publication):
         recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive)
 
     def rehearse(self) -> None:
-        raise ReleaseError(f"--dry-run: {self.session.backend.name} commits every statement on its own, so a "
-                           "release cannot be rehearsed and rolled back there; nothing was written")
+        raise ReleaseError(
+            f"--dry-run: {self.session.backend.name} commits every statement on its own, so a "
+            "release cannot be rehearsed and rolled back there; nothing was written"
+        )
 
     def objects(self) -> dict[str, str]:
         return self.session.relations(self.schema)
@@ -78,26 +80,39 @@ class AutocommitPublication(Publication):
             raise ReleaseError(
                 f"the published columns of release {self.name!r} changed ({', '.join(have)} → "
                 f"{', '.join(self.columns)}); Veil never redefines published views on a release: publish under a "
-                f"new [release] name, or drop {self.schema}.{self.name}, its views and version tables first")
+                f"new [release] name, or drop {self.schema}.{self.name}, its views and version tables first"
+            )
 
     def insert(self, version: int, select: Any) -> None:
         self.rows = pub.version_rows(self.schema, self.name, version, dict(self.columns))
-        self.session.execute(q.create_table_as(self.schema, self.rows.name, select),
-                             f"writing version {version} into {self.schema}.{self.rows.name}")
+        self.session.execute(
+            q.create_table_as(self.schema, self.rows.name, select),
+            f"writing version {version} into {self.schema}.{self.rows.name}",
+        )
 
     def insert_blocks(self, version: int) -> list[str]:
         sens = {c: self.columns[c] for c in self.sensitive}
         self.block_rows = pub.version_block_rows(self.schema, self.name, version, list(self.qis), sens)
         select = pub.count_blocks(self.rows, version, list(self.qis), list(self.sensitive))
-        self.session.execute(q.create_table_as(self.schema, self.block_rows.name, select),
-                             "counting the release's blocks")
+        self.session.execute(
+            q.create_table_as(self.schema, self.block_rows.name, select), "counting the release's blocks"
+        )
         names = pub.names(self.name, version)
         return [names["version_view"], names["version_blocks"]]
 
     def point(self, version: int, when: Any) -> None:
         """Switch the views to the verified version N, then append the pointer row."""
-        show(self.session, self.schema, self.name, self.tables, version, self.release_id, list(self.columns),
-             self.qis, self.sensitive)
+        show(
+            self.session,
+            self.schema,
+            self.name,
+            self.tables,
+            version,
+            self.release_id,
+            list(self.columns),
+            self.qis,
+            self.sensitive,
+        )
         self.move_pointer(version, when)
 
     def expire(self, keep: int, current: int, when: Any) -> list[int]:
@@ -105,8 +120,9 @@ class AutocommitPublication(Publication):
         run could not drop is an orphan the next run removes)."""
         gone = self.beyond(keep, current)
         if gone:
-            self.session.execute(qc.expire_versions(self.tables.releases, self.name, gone, when),
-                                 "marking versions expired")
+            self.session.execute(
+                qc.expire_versions(self.tables.releases, self.name, gone, when), "marking versions expired"
+            )
             for v in gone:
                 drop_version(self.session, self.schema, self.name, v)
         return gone
@@ -120,18 +136,27 @@ class AutocommitPublication(Publication):
         """Switch the views to kept version ``version`` (its columns read from its table), then move the pointer."""
         table = f"{self.name}_rows_v{version}"
         columns = [c for c, *_ in self.session.source_columns(self.schema, table) if c != "veil_version"]
-        show(self.session, self.schema, self.name, self.tables, version, rollback_id, columns, self.qis,
-             self.sensitive)
+        show(self.session, self.schema, self.name, self.tables, version, rollback_id, columns, self.qis, self.sensitive)
         super().roll_back(version, rollback_id, when)
 
 
-def show(session: Session, schema: str, name: str, tables: catalog.CatalogTables, version: int, release_id: str,
-         columns: Sequence[str], qis: Sequence[str], sensitive: Sequence[str]) -> None:
+def show(
+    session: Session,
+    schema: str,
+    name: str,
+    tables: catalog.CatalogTables,
+    version: int,
+    release_id: str,
+    columns: Sequence[str],
+    qis: Sequence[str],
+    sensitive: Sequence[str],
+) -> None:
     """Point every view of release ``name`` at version ``version``'s tables: the version's own views, then
     ``<name>_blocks``, ``<name>_releases`` and ``<name>`` (the marker) — one catalog operation each."""
     props = {VERSION: str(version), RELEASE: release_id}
-    steps = pub.switched_views(schema, name, version, props, columns, qis, sensitive, tables.releases,
-                               tables.publications)
+    steps = pub.switched_views(
+        schema, name, version, props, columns, qis, sensitive, tables.releases, tables.publications
+    )
     for i, (view, statement) in enumerate(steps):
         if i == 3:
             failpoint("switch")  # test hook: <name>_blocks switched, <name> not yet
@@ -148,12 +173,20 @@ def drop_version(session: Session, schema: str, name: str, version: int) -> None
 
 
 def properties(session: Session, schema: str, view: str) -> dict[str, str]:
-    return {str(k): str(v) for k, v in session.rows(pub.show_properties(schema, view),
-                                                    f"reading the properties of {schema}.{view}")}
+    return {
+        str(k): str(v)
+        for k, v in session.rows(pub.show_properties(schema, view), f"reading the properties of {schema}.{view}")
+    }
 
 
-def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTables, qis: Sequence[str],
-            sensitive: Sequence[str]) -> list[str]:
+def recover(
+    session: Session,
+    schema: str,
+    name: str,
+    tables: catalog.CatalogTables,
+    qis: Sequence[str],
+    sensitive: Sequence[str],
+) -> list[str]:
     """Under the lock, before a run numbers its version: repair what a killed run left (module docstring).
 
     - ``<name>`` shows version N whose catalog row is not ``published`` (killed after the switch): the row is
@@ -165,8 +198,9 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
     - version tables and views of any version neither published nor shown (orphans) are dropped.
     Returns the objects dropped."""
     found = session.relations(schema)
-    status = {int(v): s for v, s in session.rows(qc.kept_versions(tables.releases, name, numbered=True),
-                                                 "reading versions")}
+    status = {
+        int(v): s for v, s in session.rows(qc.kept_versions(tables.releases, name, numbered=True), "reading versions")
+    }
     shown = _shown(session, schema, name, found)
     if shown is not None:
         version, release_id = shown
@@ -177,8 +211,9 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
         if pointer and int(pointer[0][0]) != version:  # a `veil rollback` killed after switching the views
             session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
         views = [pub.names(name)["blocks"], pub.names(name)["releases"]]
-        if any(properties(session, schema, v).get(VERSION) != str(version) for v in views if v in found) or \
-                any(v not in found for v in views):
+        if any(properties(session, schema, v).get(VERSION) != str(version) for v in views if v in found) or any(
+            v not in found for v in views
+        ):
             columns = [c for c, *_ in session.source_columns(schema, name)]
             show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
     _burn(session, tables, name, status)
@@ -189,8 +224,9 @@ def recover(session: Session, schema: str, name: str, tables: catalog.CatalogTab
     return [f"{schema}.{name} version {v}" for v in orphans]
 
 
-def _versions(session: Session, schema: str, name: str, tables: catalog.CatalogTables,
-              found: dict[str, str]) -> list[int]:
+def _versions(
+    session: Session, schema: str, name: str, tables: catalog.CatalogTables, found: dict[str, str]
+) -> list[int]:
     """Versions with objects in ``schema``: its tables (``BASE TABLE``) and views — a view only when it was
     made by a run of this release (another release may be named ``<name>_v1``)."""
     out = []
@@ -212,20 +248,27 @@ def _shown(session: Session, schema: str, name: str, found: dict[str, str]) -> t
         return None
     props = properties(session, schema, name)
     if VERSION not in props:
-        raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
-                           "choose another [release] name")
+        raise ReleaseError(
+            f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
+            "choose another [release] name"
+        )
     return int(props[VERSION]), props.get(RELEASE, "")
 
 
-def _adopt(session: Session, tables: catalog.CatalogTables, name: str, schema: str, version: int,
-           release_id: str) -> None:
+def _adopt(
+    session: Session, tables: catalog.CatalogTables, name: str, schema: str, version: int, release_id: str
+) -> None:
     """Record version ``version``, which the views already show, as published (its run was killed after
     switching them and before writing its catalog row)."""
     when = now()
-    message = (f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
-               "and before it wrote its catalog row")
-    session.execute(qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
-                    "recording the version the views show")
+    message = (
+        f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
+        "and before it wrote its catalog row"
+    )
+    session.execute(
+        qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
+        "recording the version the views show",
+    )
     p = tables.publications
     if session.rows(pub.read_pointer(p, name), "reading the pointer"):
         session.execute(pub.set_pointer(p, name, version, when), "moving the pointer")
@@ -237,16 +280,25 @@ def _burn(session: Session, tables: catalog.CatalogTables, name: str, status: di
     """A version the ledger recorded but that was never published keeps its number on its (failed) run."""
     v, r = tables.series_versions, tables.releases
     numbered = {int(n) for (n,) in session.rows(qc.numbered_versions(r, name), "reading version numbers")}
-    for version, release_id in session.rows(q.ledger.of_release(v, name, "version", "release_id"),
-                                            "reading the ledger's versions"):
+    for version, release_id in session.rows(
+        q.ledger.of_release(v, name, "version", "release_id"), "reading the ledger's versions"
+    ):
         if int(version) in status or int(version) in numbered:
             continue
-        session.execute(qc.keep_number(r, release_id, int(version),
-                                       f"interrupted after the ledger recorded version {version}, before any view "
-                                       "showed it; its number is not reused"), "keeping a version number")
+        session.execute(
+            qc.keep_number(
+                r,
+                release_id,
+                int(version),
+                f"interrupted after the ledger recorded version {version}, before any view "
+                "showed it; its number is not reused",
+            ),
+            "keeping a version number",
+        )
 
 
 # --- one run per release name: a lock table -------------------------------------------------------------------
+
 
 def lock_name(name: str) -> str:
     return f"veil_lock_{name}"
@@ -261,8 +313,12 @@ def table_lock(session: Session, schema: str, name: str, wait: float) -> Iterato
     retried for ``wait`` seconds, then ``BusyError`` naming the lock table and how to clear it."""
     lock = relation(lock_name(name), schema)
     token = uuid.uuid4().hex
-    mine = {"veil.host": socket.gethostname(), "veil.pid": str(os.getpid()),
-            "veil.started_at": now().isoformat(sep=" ", timespec="seconds"), "veil.run": token}
+    mine = {
+        "veil.host": socket.gethostname(),
+        "veil.pid": str(os.getpid()),
+        "veil.started_at": now().isoformat(sep=" ", timespec="seconds"),
+        "veil.run": token,
+    }
     deadline = time.monotonic() + wait
     while not _take(session, lock, mine):
         holder = _holder(session, lock)
@@ -322,8 +378,13 @@ def _take_over(session: Session, lock: sa.TableClause) -> None:
 
 
 def _busy(schema: str, name: str, holder: dict[str, str] | None) -> str:
-    who = (f"held by PID {holder.get('veil.pid')} on {holder.get('veil.host')} since {holder.get('veil.started_at')}"
-           if holder else "held")
-    return (f"another `veil release` of {name!r} is running (lock table {schema}.{lock_name(name)} {who}); nothing "
-            f"was published by this run — try again later or pass --wait; if that run is gone (its host went "
-            f"down), clear the lock with DROP TABLE {schema}.{lock_name(name)}")
+    who = (
+        f"held by PID {holder.get('veil.pid')} on {holder.get('veil.host')} since {holder.get('veil.started_at')}"
+        if holder
+        else "held"
+    )
+    return (
+        f"another `veil release` of {name!r} is running (lock table {schema}.{lock_name(name)} {who}); nothing "
+        f"was published by this run — try again later or pass --wait; if that run is gone (its host went "
+        f"down), clear the lock with DROP TABLE {schema}.{lock_name(name)}"
+    )

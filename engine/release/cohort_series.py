@@ -75,10 +75,18 @@ def shape(config: Config, wh: Warehouse, published: Sequence[str], identity: Seq
     """What a series keeps for all its versions, hashed: quasi-identifiers and their hierarchies (as the config
     defines them: a builder's parameters, a file's or a table's rows — not the values a builder met in the data),
     the published columns, the models and how people are told apart (docs/series.md §5)."""
-    text = json.dumps({"qis": [[qi.column, _defined(qi.hierarchy), h.height]
-                               for qi, h in zip(config.quasi_identifiers, wh.hierarchies)],
-                       "published": list(published), "models": [m.describe() for m in config.models],
-                       "identity": list(identity)}, sort_keys=True, default=str)
+    text = json.dumps(
+        {
+            "qis": [
+                [qi.column, _defined(qi.hierarchy), h.height] for qi, h in zip(config.quasi_identifiers, wh.hierarchies)
+            ],
+            "published": list(published),
+            "models": [m.describe() for m in config.models],
+            "identity": list(identity),
+        },
+        sort_keys=True,
+        default=str,
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -97,9 +105,11 @@ def require_monotone(config: Config) -> None:
     passes is what monotone models promise (docs/models.md), and no natural superset is read."""
     for m in config.models:
         if not m.properties.monotone or m.properties.needs is Needs.SUPERSETS:
-            raise ConfigError(f"{config.path}: [release] series = \"cohort\" needs monotone models whose verdict on a "
-                              f"block reads the block alone; {m.describe()} is not (docs/series.md §5): use series = "
-                              "\"refuse\" or \"off\"")
+            raise ConfigError(
+                f'{config.path}: [release] series = "cohort" needs monotone models whose verdict on a '
+                f"block reads the block alone; {m.describe()} is not (docs/series.md §5): use series = "
+                '"refuse" or "off"'
+            )
 
 
 def load(session: Session, tables: catalog.CatalogTables, name: str) -> State | None:
@@ -111,8 +121,9 @@ def load(session: Session, tables: catalog.CatalogTables, name: str) -> State | 
 
 
 def members_of(wh: Warehouse, schema: str, table: str, published: Sequence[str]) -> sa.Table:
-    return mq.members_table(schema, table, list(wh.attributes),
-                            {c: wh.columns[c].sa_type for c in published if c not in wh.attributes})
+    return mq.members_table(
+        schema, table, list(wh.attributes), {c: wh.columns[c].sa_type for c in published if c not in wh.attributes}
+    )
 
 
 def batch_of(config: Config) -> int:
@@ -150,8 +161,16 @@ def start(s: Series, node: Sequence[int], version: int, previous: State | None) 
     a fresh secret, the shape it keeps (in the release's transaction)."""
     schema = s.tables.series_state.schema or ""
     table = q.dimensions.fit(f"{s.name}_members")
-    state = State(previous.series + 1 if previous else 1, version, tuple(int(x) for x in node),
-                  shape(s.config, s.wh, s.published, s.identity), table, batch_of(s.config), 1, new_secret())
+    state = State(
+        previous.series + 1 if previous else 1,
+        version,
+        tuple(int(x) for x in node),
+        shape(s.config, s.wh, s.published, s.identity),
+        table,
+        batch_of(s.config),
+        1,
+        new_secret(),
+    )
     if previous is not None:  # how many people the last series published who were still there (docs/series.md §5)
         old = s.members(previous)
         live = s.session.rows(mq.cells(old, [], [mq.LIVE]), f"counting {schema}.{previous.members}")
@@ -159,11 +178,25 @@ def start(s: Series, node: Sequence[int], version: int, previous: State | None) 
     s.session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
     s.session.execute(create_table(s.members(state)), f"creating {schema}.{table}")
     s.session.execute(mq.forget_state(s.tables.series_state, s.name), "starting a series")
-    s.session.execute(mq.record_state(s.tables.series_state, {
-        "name": s.name, "series": state.series, "started_version": version, "node": json.dumps(list(state.node)),
-        "attributes": json.dumps(list(s.wh.attributes)), "columns": json.dumps(list(s.published)),
-        "shape": state.shape, "members": table, "batch": state.batch, "next_cohort": 1, "secret": state.secret}),
-        "starting a series")
+    s.session.execute(
+        mq.record_state(
+            s.tables.series_state,
+            {
+                "name": s.name,
+                "series": state.series,
+                "started_version": version,
+                "node": json.dumps(list(state.node)),
+                "attributes": json.dumps(list(s.wh.attributes)),
+                "columns": json.dumps(list(s.published)),
+                "shape": state.shape,
+                "members": table,
+                "batch": state.batch,
+                "next_cohort": 1,
+                "secret": state.secret,
+            },
+        ),
+        "starting a series",
+    )
     return state
 
 
@@ -173,8 +206,10 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     qis = list(s.wh.attributes)
     not_null = list(s.config.sensitive) if s.config.source.nulls == "drop" else []
     what = "counting tonight's rows"
-    s.session.execute(mq.now_rows(s.wh.source_table(), s.wh.layout, state.node, qis, list(s.published),
-                                  list(s.identity), not_null), what)
+    s.session.execute(
+        mq.now_rows(s.wh.source_table(), s.wh.layout, state.node, qis, list(s.published), list(s.identity), not_null),
+        what,
+    )
     what = "bringing the series' members up to date"
     if not first:
         s.session.execute(mq.leave(members, version), what)
@@ -184,12 +219,14 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     erased = _erase(s, members) if erase else 0
     taken = 0 if first else _take_over(s, members, version)
     found = _histograms(s, members)
-    checks = Checks(Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving,
-                    1 if first else state.batch)
+    checks = Checks(
+        Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving, 1 if first else state.batch
+    )
     withdrawn = _withdraw(s, members, found, checks) if erase else 0
     found = _histograms(s, members) if withdrawn else found
-    plan = cohorts.decide(found.pending, found.cohorts, checks, _Heads() if first else
-                          Coins.of(state.secret, s.name, version))
+    plan = cohorts.decide(
+        found.pending, found.cohorts, checks, _Heads() if first else Coins.of(state.secret, s.name, version)
+    )
     next_cohort = _apply(s, members, plan, state.next_cohort, version)
     s.session.execute(mq.advance(s.tables.series_state, s.name, next_cohort), "recording the series")
     night = _night(s, members, plan, found, version, erased, state)
@@ -225,22 +262,26 @@ def _histograms(s: Series, members: sa.Table) -> _Found:
     joining: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
     leaving: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
     rows: Counter[int] = Counter()
-    for state, cohort, *rest in s.session.rows(mq.histograms(members, list(s.wh.attributes), counted),
-                                                 "reading the series' members"):
+    for state, cohort, *rest in s.session.rows(
+        mq.histograms(members, list(s.wh.attributes), counted), "reading the series' members"
+    ):
         labels, values, n = rest[:d], tuple(canonical(v) for v in rest[d:-1]), int(rest[-1])
         rows[int(state)] += n
         if state == mq.PENDING:
             pending[SEP.join(str(x) for x in labels)][values] += n
         else:
             (live if state == mq.LIVE else gone)[int(cohort)][values] += n
-        for table in ((joining,) if state == mq.PENDING else (joining, leaving) if state == mq.LIVE else (leaving,)):
+        for table in (joining,) if state == mq.PENDING else (joining, leaving) if state == mq.LIVE else (leaving,):
             for c, v in zip(counted, values):
                 table[c][v] += n
     ids = sorted(set(live) | set(gone))
-    return _Found({k: _hist(counted, h) for k, h in pending.items()},
-                  [Cohort(i, _hist(counted, live.get(i, Counter())), _hist(counted, gone.get(i, Counter())))
-                   for i in ids],
-                  _totals(joining), _totals(leaving), dict(rows))
+    return _Found(
+        {k: _hist(counted, h) for k, h in pending.items()},
+        [Cohort(i, _hist(counted, live.get(i, Counter())), _hist(counted, gone.get(i, Counter()))) for i in ids],
+        _totals(joining),
+        _totals(leaving),
+        dict(rows),
+    )
 
 
 def _hist(counted: Sequence[str], counter: Mapping[tuple[str | None, ...], int]) -> Histogram:
@@ -280,8 +321,12 @@ def _withdraw(s: Series, members: sa.Table, found: _Found, checks: Checks) -> in
     """After an erasure: cohorts whose rows left now hold fewer than ``batch`` rows or fail the models leave the
     release whole, their people waiting again; returns how many rows (each exposed to intersection between its old
     cohort and the next: docs/series.md §2)."""
-    gone = [c for c in found.cohorts if 0 < cohorts.rows(c.live) and (cohorts.rows(c.live) < checks.batch or
-                                                                       not checks.passes(c.live, checks.leaving))]
+    gone = [
+        c
+        for c in found.cohorts
+        if 0 < cohorts.rows(c.live)
+        and (cohorts.rows(c.live) < checks.batch or not checks.passes(c.live, checks.leaving))
+    ]
     if not gone:
         return 0
     what = "withdrawing cohorts an erasure left too small"
@@ -312,24 +357,37 @@ def _apply(s: Series, members: sa.Table, plan: cohorts.Plan, next_cohort: int, v
     return next_cohort + len(plan.form)
 
 
-def _night(s: Series, members: sa.Table, plan: cohorts.Plan, found: _Found, version: int, erased: int,
-           state: State) -> Night:
+def _night(
+    s: Series, members: sa.Table, plan: cohorts.Plan, found: _Found, version: int, erased: int, state: State
+) -> Night:
     """The version as the members table now holds it, and the catalog's record of the night."""
     totals = Counter[int]()
-    for row in s.session.rows(mq.cells(members, ["veil_state"], [mq.PENDING, mq.LIVE, mq.GONE]),
-                              "counting the series' members"):
+    for row in s.session.rows(
+        mq.cells(members, ["veil_state"], [mq.PENDING, mq.LIVE, mq.GONE]), "counting the series' members"
+    ):
         totals[int(row[0])] += int(row[-1])
-    info = {"policy": "cohort", "series": state.series, "series_started": state.started, "batch": state.batch,
-            "cohorts_formed": len(plan.form), "cohorts_left": len(plan.remove), "rows_deferred": totals[mq.PENDING],
-            "standing_in": totals[mq.GONE], "waiting": dict(plan.joining), "standing": dict(plan.leaving),
-            "erased": erased, **({"previous_published": s.carried} if s.carried is not None else {})}
+    info = {
+        "policy": "cohort",
+        "series": state.series,
+        "series_started": state.started,
+        "batch": state.batch,
+        "cohorts_formed": len(plan.form),
+        "cohorts_left": len(plan.remove),
+        "rows_deferred": totals[mq.PENDING],
+        "standing_in": totals[mq.GONE],
+        "waiting": dict(plan.joining),
+        "standing": dict(plan.leaving),
+        "erased": erased,
+        **({"previous_published": s.carried} if s.carried is not None else {}),
+    }
     published = totals[mq.LIVE] + totals[mq.GONE]
 
     def check(block_rows: sa.Table) -> dict[str, float | None]:
         return verify(s, members, block_rows, version)
 
-    return Night(mq.shown(members, list(s.published), version), check, published, totals[mq.PENDING],
-                 totals[mq.GONE], info)
+    return Night(
+        mq.shown(members, list(s.published), version), check, published, totals[mq.PENDING], totals[mq.GONE], info
+    )
 
 
 def verify(s: Series, members: sa.Table, block_rows: sa.Table, version: int) -> dict[str, float | None]:
@@ -340,13 +398,16 @@ def verify(s: Series, members: sa.Table, block_rows: sa.Table, version: int) -> 
     d = len(s.wh.attributes)
 
     def read(stmt: sa.Select[Any]) -> Counter[tuple[Any, ...]]:
-        return Counter({tuple(canonical(v) for v in r[:-1]): int(r[-1])
-                        for r in s.session.rows(stmt, "recounting the release")})
+        return Counter(
+            {tuple(canonical(v) for v in r[:-1]): int(r[-1]) for r in s.session.rows(stmt, "recounting the release")}
+        )
 
     recount = read(mq.published_cells(block_rows, columns, version))
     if recount != read(mq.cells(members, columns, [mq.LIVE, mq.GONE])):
-        raise ReleaseError("verification failed: the rows counted from the published version differ from the "
-                           "series' members published or standing in")
+        raise ReleaseError(
+            "verification failed: the rows counted from the published version differ from the "
+            "series' members published or standing in"
+        )
     if not recount:
         return {_label(m): None for m in s.config.models}
     blocks: dict[tuple[Any, ...], Counter[tuple[Any, ...]]] = defaultdict(Counter)
@@ -366,8 +427,9 @@ def verify(s: Series, members: sa.Table, block_rows: sa.Table, version: int) -> 
     for model in s.config.models:
         v = model.check(full)
         if not v.passed.all():
-            raise ReleaseError(f"verification failed: {model.describe()} does not hold on "
-                               f"{int((~v.passed).sum())} released block(s)")
+            raise ReleaseError(
+                f"verification failed: {model.describe()} does not hold on {int((~v.passed).sum())} released block(s)"
+            )
         achieved[_label(model)] = v.achieved
     return achieved
 
@@ -376,8 +438,9 @@ def _label(model: Any) -> str:
     return f"{model.type}:{model.attribute}" if model.attribute else model.type
 
 
-def audit(session: Session, tables: catalog.CatalogTables, config: Config, name: str,
-          history: Sequence[Mapping[str, Any]]) -> dict[str, Any] | None:
+def audit(
+    session: Session, tables: catalog.CatalogTables, config: Config, name: str, history: Sequence[Mapping[str, Any]]
+) -> dict[str, Any] | None:
     """``veil audit --series`` for a cohort series (docs/series.md §6): the current series' state, whether every
     cohort's published rows hold at least ``batch`` rows and pass the models (they must), every series start after
     the first and every erasure (``history``: each published version's ``series`` record)."""
@@ -392,19 +455,36 @@ def audit(session: Session, tables: catalog.CatalogTables, config: Config, name:
     for st, cohort, *rest in session.rows(mq.histograms(members, qis, counted), "reading the series' members"):
         states[int(st)] += int(rest[-1])
         if st != mq.PENDING:
-            published[int(cohort)][tuple(canonical(v) for v in rest[len(qis):-1])] += int(rest[-1])
+            published[int(cohort)][tuple(canonical(v) for v in rest[len(qis) : -1])] += int(rest[-1])
     small = sum(1 for h in published.values() if 0 < sum(h.values()) < state.batch)
     numeric = {c: all(_number(v[j]) for h in published.values() for v in h) for j, c in enumerate(counted)}
     checks = Checks(Judge(config.models, counted, numeric), {}, _table(counted, published), state.batch)
     failing = sum(1 for h in published.values() if not checks.passes(_hist(counted, h), checks.leaving))
-    starts = [{"version": h["version"], "series": h["series"], "node": h["node"],
-               "previous_published": h["previous_published"]} for h in history if "previous_published" in h]
-    return {"series": state.series, "started_version": state.started, "node": list(state.node),
-            "batch": state.batch, "cohorts": len(published), "rows_published": states[mq.LIVE] + states[mq.GONE],
-            "standing_in": states[mq.GONE], "waiting": states[mq.PENDING], "cohorts_below_batch": small,
-            "cohorts_failing_models": failing, "starts": starts,
-            "erased": sum(int(h.get("erased", 0)) for h in history),
-            "withdrawn": sum(int(h.get("withdrawn", 0)) for h in history)}
+    starts = [
+        {
+            "version": h["version"],
+            "series": h["series"],
+            "node": h["node"],
+            "previous_published": h["previous_published"],
+        }
+        for h in history
+        if "previous_published" in h
+    ]
+    return {
+        "series": state.series,
+        "started_version": state.started,
+        "node": list(state.node),
+        "batch": state.batch,
+        "cohorts": len(published),
+        "rows_published": states[mq.LIVE] + states[mq.GONE],
+        "standing_in": states[mq.GONE],
+        "waiting": states[mq.PENDING],
+        "cohorts_below_batch": small,
+        "cohorts_failing_models": failing,
+        "starts": starts,
+        "erased": sum(int(h.get("erased", 0)) for h in history),
+        "withdrawn": sum(int(h.get("withdrawn", 0)) for h in history),
+    }
 
 
 def _number(text: str | None) -> bool:
@@ -415,8 +495,9 @@ def _number(text: str | None) -> bool:
         return False
 
 
-def _table(counted: Sequence[str], published: Mapping[int, Counter[tuple[str | None, ...]]]
-           ) -> dict[str, dict[str, int]]:
+def _table(
+    counted: Sequence[str], published: Mapping[int, Counter[tuple[str | None, ...]]]
+) -> dict[str, dict[str, int]]:
     table: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
     for h in published.values():
         for values, n in h.items():

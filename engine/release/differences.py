@@ -31,8 +31,14 @@ from veil.privacy import verdict
 SIDES = ("added", "removed")
 
 
-def signed(right_class: np.ndarray, right_value: np.ndarray, right_count: np.ndarray, left_class: np.ndarray,
-           left_value: np.ndarray, left_count: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def signed(
+    right_class: np.ndarray,
+    right_value: np.ndarray,
+    right_count: np.ndarray,
+    left_class: np.ndarray,
+    left_value: np.ndarray,
+    left_count: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
     """Net differences right − left per (class, value): the keys (rows of ``[class, value]``) and amounts,
     zeros dropped."""
     cls = np.concatenate([right_class, left_class]).astype(np.int64)
@@ -193,8 +199,16 @@ class Judge:
         owner = np.concatenate([np.full(len(e[1]), i, dtype=np.int64) for i, e in enumerate(entries)])
         codes = np.vstack([e[0] for e in entries])
         counts = np.concatenate([e[1] for e in entries]).astype(np.int64)
-        return NodeCounts.from_cells(("difference",), (0,), owner[:, None], np.maximum(codes, 0), counts, (n,),
-                                     entries[0][3].domains, (_flat(n),))
+        return NodeCounts.from_cells(
+            ("difference",),
+            (0,),
+            owner[:, None],
+            np.maximum(codes, 0),
+            counts,
+            (n,),
+            entries[0][3].domains,
+            (_flat(n),),
+        )
 
     def _failing(self, entries: Sequence[tuple[np.ndarray, np.ndarray, np.ndarray, Reference]]) -> np.ndarray:
         n = len(entries)
@@ -202,7 +216,7 @@ class Judge:
         codes = np.vstack([e[0] for e in entries])
         assert all(int(e[1].sum()) > 0 for e in entries), "a difference to judge is never empty"
         applicable = np.vstack([e[2] for e in entries])
-        unknown = np.zeros(n, dtype=bool)   # a value its reference table lacks, in a column some model reads
+        unknown = np.zeros(n, dtype=bool)  # a value its reference table lacks, in a column some model reads
         for j in range(codes.shape[1]):
             missing = np.bincount(owner, weights=(codes[:, j] < 0), minlength=n) > 0
             unknown |= missing & self._reads(j, applicable)

@@ -111,8 +111,17 @@ def of_run(wh: Warehouse, config: Config, node: Sequence[int]) -> list[Dimension
     model's)."""
     out = []
     for i, (qi, h) in enumerate(zip(wh.quasi_identifiers, wh.hierarchies)):
-        out.append(Dimension(qi.column, QUASI, h, sa.Text(), wh.layout.dim(i),
-                             digest(QUASI, wh.columns[qi.column].sa_type, h), int(node[i])))
+        out.append(
+            Dimension(
+                qi.column,
+                QUASI,
+                h,
+                sa.Text(),
+                wh.layout.dim(i),
+                digest(QUASI, wh.columns[qi.column].sa_type, h),
+                int(node[i]),
+            )
+        )
     domains = {d.name: d for d in wh.domains}
     for model in config.models:
         spec, attribute = getattr(model, "hierarchy", None), getattr(model, "attribute", None)
@@ -138,8 +147,15 @@ def _kind(domain: SensitiveDomain) -> ValueKind:
     return ValueKind.INTEGER if ints else ValueKind.FLOAT
 
 
-def publish(session: Session, tables: catalog.CatalogTables, schema: str, name: str, version: int,
-            found: list[Dimension], block_rows: sa.Table) -> list[str]:
+def publish(
+    session: Session,
+    tables: catalog.CatalogTables,
+    schema: str,
+    name: str,
+    version: int,
+    found: list[Dimension],
+    block_rows: sa.Table,
+) -> list[str]:
     """In the release's transaction, once version ``version``'s blocks are in ``block_rows``: redact contents
     published before levels were recorded, create what is missing, copy what the version shows of each
     hierarchy unless that content is there, create the version's views and record its dimensions; returns the
@@ -151,17 +167,34 @@ def publish(session: Session, tables: catalog.CatalogTables, schema: str, name: 
     for d in found:
         names = dims.names(name, d.attribute, version)
         table = _prepare(session, tables, schema, name, d, names, objects)
-        labels = [v for (v,) in session.rows(dims.published_labels(block_rows, d.attribute, [version]),
-                                             f"listing the published values of {d.attribute!r}")]
+        labels = [
+            v
+            for (v,) in session.rows(
+                dims.published_labels(block_rows, d.attribute, [version]),
+                f"listing the published values of {d.attribute!r}",
+            )
+        ]
         shown = shown_digest(d, labels)
         # rows(), not scalar(): DuckDB refuses a bulk load while a result is not fetched to its end
         if not session.rows(dims.has_digest(table, shown), f"looking up the hierarchy of {d.attribute!r}")[0][0]:
             _copy(session, table, d, shown, labels, dims.published_labels(block_rows, d.attribute, [version]))
-        session.execute(create_view(schema, names["version_view"], dims.version_view(table, d.height, shown)),
-                        f"creating view {schema}.{names['version_view']}")
+        session.execute(
+            create_view(schema, names["version_view"], dims.version_view(table, d.height, shown)),
+            f"creating view {schema}.{names['version_view']}",
+        )
         views += [names["view"], names["version_view"]]
-        records.append({"name": name, "version": version, "attribute": d.attribute, "role": d.role,
-                        "digest": shown, "height": d.height, "dim_table": names["rows"], "level": d.level})
+        records.append(
+            {
+                "name": name,
+                "version": version,
+                "attribute": d.attribute,
+                "role": d.role,
+                "digest": shown,
+                "height": d.height,
+                "dim_table": names["rows"],
+                "level": d.level,
+            }
+        )
     if records:
         session.execute(dims.record(tables.publication_dimensions, records), "recording the dimension tables")
     return views
@@ -173,12 +206,21 @@ def _unique(name: str, found: Sequence[Dimension], version: int) -> None:
     for d in found:
         for obj in dims.names(name, d.attribute, version).values():
             if seen.setdefault(obj, d.attribute) != d.attribute:
-                raise ReleaseError(f"the dimension tables of columns {seen[obj]!r} and {d.attribute!r} of release "
-                                   f"{name!r} would both be named {obj!r}; rename one of the columns")
+                raise ReleaseError(
+                    f"the dimension tables of columns {seen[obj]!r} and {d.attribute!r} of release "
+                    f"{name!r} would both be named {obj!r}; rename one of the columns"
+                )
 
 
-def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name: str, d: Dimension,
-             names: dict[str, str], objects: dict[str, str]) -> sa.Table:
+def _prepare(
+    session: Session,
+    tables: catalog.CatalogTables,
+    schema: str,
+    name: str,
+    d: Dimension,
+    names: dict[str, str],
+    objects: dict[str, str],
+) -> sa.Table:
     """The rows table and the current view, created when missing; a taller hierarchy than the table's is
     refused (the view is never redefined), a shorter one leaves the levels above its top NULL."""
     if names["rows"] not in objects:
@@ -193,7 +235,8 @@ def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name:
                 f"the hierarchy of column {d.attribute!r} now has {d.height} levels above the value, the published "
                 f"dimension {schema}.{names['view']} has {height}; Veil never redefines published views on a "
                 f"release: publish under a new [release] name, or drop {schema}.{names['rows']} and the views on "
-                "it first")
+                "it first"
+            )
         table = dims.rows_table(schema, names["rows"], height, d.level0_type)
     if names["view"] not in objects:
         select = dims.current_view(table, tables.publication_dimensions, tables.publications, name, d.attribute)
@@ -201,8 +244,9 @@ def _prepare(session: Session, tables: catalog.CatalogTables, schema: str, name:
     return table
 
 
-def _copy(session: Session, table: sa.Table, d: Dimension, shown: str, labels: Sequence[Any],
-          published: sa.Select[Any]) -> None:
+def _copy(
+    session: Session, table: sa.Table, d: Dimension, shown: str, labels: Sequence[Any], published: sa.Select[Any]
+) -> None:
     """Copy what the version shows of ``d`` under the content hash ``shown``: a quasi-identifier's chains above
     its published labels (``published``), by the database from the run's dimension table; a sensitive
     hierarchy's leaves among the published values (``labels``), loaded."""
@@ -213,8 +257,15 @@ def _copy(session: Session, table: sa.Table, d: Dimension, shown: str, labels: S
     h = d.hierarchy
     seen = {_normal(d.kind, v) for v in labels}
     load = dims.rows_table(str(table.schema), table.name, h.height, d.level0_type)  # levels above h stay NULL
-    session.bulk_load(load, [(shown, leaf, *(col[k] for col in h.labels)) for k, leaf in enumerate(h.leaves)
-                             if _normal(d.kind, leaf) in seen], what)
+    session.bulk_load(
+        load,
+        [
+            (shown, leaf, *(col[k] for col in h.labels))
+            for k, leaf in enumerate(h.leaves)
+            if _normal(d.kind, leaf) in seen
+        ],
+        what,
+    )
 
 
 def _normal(kind: ValueKind, value: Any) -> Any:
@@ -230,8 +281,10 @@ def expire(session: Session, tables: catalog.CatalogTables, schema: str, name: s
     t = tables.publication_dimensions
     used = session.rows(dims.tables_of(t, name), "listing the dimension tables")
     for attribute, table_name in used:
-        session.execute(dims.delete_unused(dims.content_table(schema, table_name), t, tables.releases, name, attribute),
-                        f"deleting unused hierarchies from {schema}.{table_name}")
+        session.execute(
+            dims.delete_unused(dims.content_table(schema, table_name), t, tables.releases, name, attribute),
+            f"deleting unused hierarchies from {schema}.{table_name}",
+        )
 
 
 def cleanup(session: Session, tables: catalog.CatalogTables, schema: str, name: str) -> list[str]:

@@ -65,10 +65,22 @@ class FromBlocks:
     qis: Sequence[str]
 
 
-def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Layout,
-           hierarchies: Sequence[Hierarchy], counts: NodeCounts, suppressed: np.ndarray, values: Values,
-           numeric: Mapping[str, bool], rows: int, release_id: str, policy: str, when: Any,
-           blocks: FromBlocks | None = None) -> None:
+def record(
+    session: Session,
+    ledger: ledger_mod.Ledger,
+    number: int,
+    layout: Layout,
+    hierarchies: Sequence[Hierarchy],
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    values: Values,
+    numeric: Mapping[str, bool],
+    rows: int,
+    release_id: str,
+    policy: str,
+    when: Any,
+    blocks: FromBlocks | None = None,
+) -> None:
     """Write version ``number`` — the first in ``ledger`` — from ``blocks`` (the version published), else from
     ``veil_cells`` (every row of the node's blocks ``counts``; ``suppressed`` blocks are not published);
     ``values``: the published values of each ``vid``, ``rows``: the rows the search counted."""
@@ -78,12 +90,14 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
     ids = ledger_mod.block_ids(ledger, ledger_mod.block_text(layout, hierarchies), counts.keys)
     value_ids = ledger_mod.value_ids_of(ledger, layout, values.distinct)
     if int(values.rows.sum()) != rows:
-        raise ReleaseError(f"verification failed: the candidate's values hold {int(values.rows.sum())} rows, the "
-                           f"search counted {rows}")
+        raise ReleaseError(
+            f"verification failed: the candidate's values hold {int(values.rows.sum())} rows, the search counted {rows}"
+        )
     empty = np.zeros(0, dtype=np.int32)
     totals = ledger_mod.column_totals(layout, values.distinct, values.rows)
-    ledger_mod.record_version(session, ledger, Version(number, layout, empty, empty, empty, totals), numeric,
-                              release_id, policy, when)
+    ledger_mod.record_version(
+        session, ledger, Version(number, layout, empty, empty, empty, totals), numeric, release_id, policy, when
+    )
     kept = ~np.asarray(suppressed, dtype=bool)
     block_ids, value_table = _load_ids(session, counts, kept, ids, value_ids, d)
     merge = len(np.unique(value_ids)) < len(value_ids)  # two published tuples with one ledger text: summed
@@ -96,37 +110,61 @@ def record(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Lay
         session.execute(drop_temporary(table), WHAT)
 
 
-def _load_ids(session: Session, counts: NodeCounts, kept: np.ndarray, ids: np.ndarray, value_ids: np.ndarray,
-              qi_count: int) -> tuple[sa.Table, sa.Table]:
+def _load_ids(
+    session: Session, counts: NodeCounts, kept: np.ndarray, ids: np.ndarray, value_ids: np.ndarray, qi_count: int
+) -> tuple[sa.Table, sa.Table]:
     """The temporary tables joining the candidate to the ledger's ids: each published (``kept``) block's codes
     with its ``block_id``, each value's ``vid`` (its rank) with its ``value_id``."""
     block_ids, value_table = q.ledger.block_ids_table(qi_count), q.ledger.value_ids_table()
-    load_table(session, block_ids, {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(qi_count)},
-                                    "block_id": ids[kept]})
+    load_table(
+        session,
+        block_ids,
+        {**{f"g{i}": narrowed(counts.keys[kept, i]) for i in range(qi_count)}, "block_id": ids[kept]},
+    )
     load_table(session, value_table, {"vid": np.arange(len(value_ids), dtype=np.int64), "value_id": value_ids})
     return block_ids, value_table
 
 
-def _copy_cells(session: Session, ledger: ledger_mod.Ledger, number: int, qi_count: int, merge: bool,
-                id_tables: Sequence[sa.Table]) -> None:
+def _copy_cells(
+    session: Session, ledger: ledger_mod.Ledger, number: int, qi_count: int, merge: bool, id_tables: Sequence[sa.Table]
+) -> None:
     """The version's cells copied from ``veil_cells``, joined to the ledger's ids (``id_tables``)."""
     for table in (*id_tables, relation(q.CELLS)):
         session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the ids by nested loops
-    session.execute(q.ledger.copy_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN, qi_count,
-                                        merge), WHAT)
+    session.execute(
+        q.ledger.copy_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN, qi_count, merge), WHAT
+    )
 
 
-def _copy_published(session: Session, ledger: ledger_mod.Ledger, number: int, layout: Layout, values: Values,
-                    blocks: FromBlocks, merge: bool) -> None:
+def _copy_published(
+    session: Session,
+    ledger: ledger_mod.Ledger,
+    number: int,
+    layout: Layout,
+    values: Values,
+    blocks: FromBlocks,
+    merge: bool,
+) -> None:
     """The version's cells read from its blocks table as published, through temporary tables of each published
     block's and each value's labels beside their ledger ids."""
-    labels = (q.ledger.block_labels_table(blocks.tables, layout.node),
-              q.ledger.value_labels_table(len(layout.columns)))
+    labels = (q.ledger.block_labels_table(blocks.tables, layout.node), q.ledger.value_labels_table(len(layout.columns)))
     for statement in labels:
         session.execute(statement, WHAT)
         session.analyze(statement.table, WHAT)  # else PostgreSQL loops over the blocks (1M census: minutes)
-    session.execute(q.ledger.copy_published(ledger.tables.series_cells, ledger.name, number, catalog.OPEN,
-                                            blocks.block_rows, blocks.qis, layout.columns, values.nulls, merge), WHAT)
+    session.execute(
+        q.ledger.copy_published(
+            ledger.tables.series_cells,
+            ledger.name,
+            number,
+            catalog.OPEN,
+            blocks.block_rows,
+            blocks.qis,
+            layout.columns,
+            values.nulls,
+            merge,
+        ),
+        WHAT,
+    )
     for statement in labels:
         session.execute(q.drop_table(statement.table.name), WHAT)
 
@@ -135,8 +173,10 @@ def _check_written(session: Session, ledger: ledger_mod.Ledger, number: int, pub
     """The ledger's cells of version ``number`` hold the ``published`` rows, or the release fails."""
     written, _cells = session.rows(q.ledger.version_rows(ledger.tables.series_cells, ledger.name, number), WHAT)[0]
     if int(written) != published:
-        raise ReleaseError(f"verification failed: the ledger recorded {int(written)} rows of version {number}, "
-                           f"which publishes {published}")
+        raise ReleaseError(
+            f"verification failed: the ledger recorded {int(written)} rows of version {number}, "
+            f"which publishes {published}"
+        )
 
 
 def load_table(session: Session, table: sa.Table, columns: Mapping[str, np.ndarray]) -> None:

@@ -46,13 +46,22 @@ def releases(config: Config) -> dict[str, Any]:
     history = []
     for version, status, node, pub, sup, deferred, achieved, started, published, error, info in rows:
         step = json.loads(info) if info else {}
-        history.append({
-            "version": version, "status": status, "node": json.loads(node) if node else None,
-            "rows_published": pub, "rows_suppressed": sup,
-            "rows_deferred": step.get("rows_deferred", deferred),  # the catalog's own record (analysts: NULL)
-            "achieved": json.loads(achieved) if achieved else None, "started_at": _time(started),
-            "published_at": _time(published), "current": status == Status.PUBLISHED and version == current,
-            "series": step.get("policy"), "message": error})
+        history.append(
+            {
+                "version": version,
+                "status": status,
+                "node": json.loads(node) if node else None,
+                "rows_published": pub,
+                "rows_suppressed": sup,
+                "rows_deferred": step.get("rows_deferred", deferred),  # the catalog's own record (analysts: NULL)
+                "achieved": json.loads(achieved) if achieved else None,
+                "started_at": _time(started),
+                "published_at": _time(published),
+                "current": status == Status.PUBLISHED and version == current,
+                "series": step.get("policy"),
+                "message": error,
+            }
+        )
     return {"name": rel.name, "current": current, "releases": history}
 
 
@@ -77,8 +86,20 @@ def rollback(config: Config, to: int, wait: float = 0.0) -> dict[str, Any]:
             rollback_id = str(uuid.uuid4())
             publication.roll_back(to, rollback_id, when)
             message = f"rolled back {rel.name!r} from version {before} to version {to}"
-            session.execute(qc.record_rollback(tables.releases, rollback_id, rel.name, to, when, config.text,
-                                               config.digest, session.backend.name, message), "recording the rollback")
+            session.execute(
+                qc.record_rollback(
+                    tables.releases,
+                    rollback_id,
+                    rel.name,
+                    to,
+                    when,
+                    config.text,
+                    config.digest,
+                    session.backend.name,
+                    message,
+                ),
+                "recording the rollback",
+            )
             session.commit()
     finally:
         ctx.__exit__(None, None, None)
@@ -97,8 +118,10 @@ def _check_kept(session: Any, tables: catalog.CatalogTables, publication: Public
     published = session.scalar(qc.rows_published(r, name, to), "reading the version")
     if not shown and published:
         schema = publication.schema
-        raise ConfigError(f"--to {to}: version {to} of {name!r} was published by an earlier Veil (table "
-                          f"{schema}.{name}_v{to}); only versions in {schema}.{name}_rows can be shown again")
+        raise ConfigError(
+            f"--to {to}: version {to} of {name!r} was published by an earlier Veil (table "
+            f"{schema}.{name}_v{to}); only versions in {schema}.{name}_rows can be shown again"
+        )
 
 
 def exposure(config: Config) -> dict[str, Any]:
@@ -120,23 +143,39 @@ def exposure(config: Config) -> dict[str, Any]:
         found = series.exposure(ledger.dictionary, judge, ledger.versions)
     pairs: dict[tuple[int, int], dict[str, Any]] = {}
     for e in found:
-        p = pairs.setdefault((e.earlier, e.later), {"versions": [e.earlier, e.later], "compared_at": list(e.compared_at),
-                                                    "blocks": 0, "rows_exposed": 0, "details": []})
+        p = pairs.setdefault(
+            (e.earlier, e.later),
+            {
+                "versions": [e.earlier, e.later],
+                "compared_at": list(e.compared_at),
+                "blocks": 0,
+                "rows_exposed": 0,
+                "details": [],
+            },
+        )
         p["blocks"] += e.blocks
         p["rows_exposed"] += e.rows
         p["details"].append({"view": e.projection, "side": e.side, "blocks": e.blocks, "rows": e.rows})
     n = len(ledger.versions)
-    return {"name": rel.name, "cohort": cohort, "versions": [v.number for v in ledger.versions],
-            "policies": {str(k): v for k, v in ledger.policies.items()}, "pairs_checked": n * (n - 1) // 2,
-            "exposed_pairs": len(pairs), "rows_exposed": sum(p["rows_exposed"] for p in pairs.values()),
-            "pairs": list(pairs.values())}
+    return {
+        "name": rel.name,
+        "cohort": cohort,
+        "versions": [v.number for v in ledger.versions],
+        "policies": {str(k): v for k, v in ledger.policies.items()},
+        "pairs_checked": n * (n - 1) // 2,
+        "exposed_pairs": len(pairs),
+        "rows_exposed": sum(p["rows_exposed"] for p in pairs.values()),
+        "pairs": list(pairs.values()),
+    }
 
 
 def _series_records(session: Any, tables: catalog.CatalogTables, name: str) -> list[dict[str, Any]]:
     """Each published (or expired) version's ``series`` record, with its version and node, oldest first."""
     rows = session.rows(qc.series_records(tables.releases, name), "reading the series")
-    return [{**(json.loads(info) if info else {}), "version": int(v), "node": json.loads(node) if node else None}
-            for v, node, info in rows]
+    return [
+        {**(json.loads(info) if info else {}), "version": int(v), "node": json.loads(node) if node else None}
+        for v, node, info in rows
+    ]
 
 
 def _numeric(session: Any, tables: catalog.CatalogTables, name: str) -> dict[str, bool]:

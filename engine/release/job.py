@@ -98,13 +98,24 @@ class Outcome:
         return 0 if self.status in (Status.PUBLISHED, Status.SKIPPED, WOULD_PUBLISH) else 1
 
     def document(self) -> dict[str, Any]:
-        return {"status": self.status, "name": self.name, "release_id": None if self.dry_run else self.release_id,
-                "version": self.version,
-                "node": list(self.node) if self.node is not None else None, "output_table": self.output_table,
-                "rows_published": self.rows_published, "rows_suppressed": self.rows_suppressed,
-                "rows_deferred": self.rows_deferred, "achieved": self.achieved, "series": self.series,
-                "report": self.report, "message": self.message, "seconds": round(self.seconds, 3),
-                **({"warning": self.warning} if self.warning else {}), **({"dry_run": True} if self.dry_run else {})}
+        return {
+            "status": self.status,
+            "name": self.name,
+            "release_id": None if self.dry_run else self.release_id,
+            "version": self.version,
+            "node": list(self.node) if self.node is not None else None,
+            "output_table": self.output_table,
+            "rows_published": self.rows_published,
+            "rows_suppressed": self.rows_suppressed,
+            "rows_deferred": self.rows_deferred,
+            "achieved": self.achieved,
+            "series": self.series,
+            "report": self.report,
+            "message": self.message,
+            "seconds": round(self.seconds, 3),
+            **({"warning": self.warning} if self.warning else {}),
+            **({"dry_run": True} if self.dry_run else {}),
+        }
 
 
 def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | None]:
@@ -119,8 +130,14 @@ def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | Non
         ctx.__exit__(None, None, None)
 
 
-def release(config: Config, *, force: bool = False, wait: float = 0.0,
-            on_step: Callable[[str], None] = lambda _m: None, dry_run: bool = False) -> Outcome:
+def release(
+    config: Config,
+    *,
+    force: bool = False,
+    wait: float = 0.0,
+    on_step: Callable[[str], None] = lambda _m: None,
+    dry_run: bool = False,
+) -> Outcome:
     """``veil release``: publish a new version of the release, or say why not; ``dry_run``: what it would
     publish, with nothing written (``_rehearse``)."""
     rel = require_release(config)
@@ -136,8 +153,10 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
             _close_interrupted(session, tables, rel.name)
             publication.repair()
             release_id = str(uuid.uuid4())
-            session.execute(qc.start_run(tables.releases, release_id, rel.name, now(), config.text, config.digest,
-                                         backend.name), "recording the release as running")
+            session.execute(
+                qc.start_run(tables.releases, release_id, rel.name, now(), config.text, config.digest, backend.name),
+                "recording the release as running",
+            )
             session.commit()
             try:
                 outcome = _run(config, publication, release_id, force, on_step)
@@ -148,8 +167,9 @@ def release(config: Config, *, force: bool = False, wait: float = 0.0,
     return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
 
 
-def _rehearse(config: Config, publication: Publication, force: bool, wait: float,
-              on_step: Callable[[str], None]) -> Outcome:
+def _rehearse(
+    config: Config, publication: Publication, force: bool, wait: float, on_step: Callable[[str], None]
+) -> Outcome:
     """``veil release --dry-run``: the whole run — node, series step, rows, verification — in the release's
     transaction, rolled back where a release commits (``_publish``); no catalog row, not even ``running``, and
     no repair of what earlier runs left (``_close_interrupted``, ``upgrade_legacy``, expired views).  It holds the
@@ -168,18 +188,24 @@ def _rehearse(config: Config, publication: Publication, force: bool, wait: float
     return outcome
 
 
-def _stopped(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str,
-             exc: BaseException) -> Outcome:
+def _stopped(
+    session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str, exc: BaseException
+) -> Outcome:
     """A run that raised ``exc``: what the database committed decides.  A row still ``running`` (nothing was
     committed) is marked failed and the error raised again; a row ``published`` or ``skipped`` was committed
     before a step after the commit failed or was interrupted (the clean-up of expired views, the report; a
     connection lost during COMMIT itself): the run's outcome stands, with a warning (exit 0)."""
     # a driver's interrupt that reached here unwrapped (DuckDB's "Query interrupted" on a fetch)
-    stopped = session.backend.interruption(exc) if isinstance(exc, Exception) and not isinstance(exc, VeilError) \
-        else None
+    stopped = (
+        session.backend.interruption(exc) if isinstance(exc, Exception) and not isinstance(exc, VeilError) else None
+    )
     reason = _reason(stopped or exc)
-    status = _fail(session, tables, release_id,
-                   f"{reason}; nothing was published" if isinstance(stopped or exc, KeyboardInterrupt) else reason)
+    status = _fail(
+        session,
+        tables,
+        release_id,
+        f"{reason}; nothing was published" if isinstance(stopped or exc, KeyboardInterrupt) else reason,
+    )
     if status not in (Status.PUBLISHED, Status.SKIPPED):
         if stopped is not None:
             raise stopped from None
@@ -214,9 +240,12 @@ def _fail(session: Session, tables: catalog.CatalogTables, release_id: str, erro
 
 def _close_interrupted(session: Session, tables: catalog.CatalogTables, name: str) -> None:
     """Runs still 'running' while we hold the lock died mid-release (killed): mark them failed."""
-    session.execute(qc.close_interrupted(tables.releases, name, now(),
-                                         "interrupted: the process ended before the release finished"),
-                    "closing interrupted runs")
+    session.execute(
+        qc.close_interrupted(
+            tables.releases, name, now(), "interrupted: the process ended before the release finished"
+        ),
+        "closing interrupted runs",
+    )
     session.commit()
 
 
@@ -239,8 +268,14 @@ class _Run:
     dry_run: bool = False  # ``--dry-run``: rolled back where a release commits (``_rehearse``)
 
 
-def _run(config: Config, publication: Publication, release_id: str, force: bool, on_step: Callable[[str], None],
-         dry_run: bool = False) -> Outcome:
+def _run(
+    config: Config,
+    publication: Publication,
+    release_id: str,
+    force: bool,
+    on_step: Callable[[str], None],
+    dry_run: bool = False,
+) -> Outcome:
     session, tables = publication.session, publication.tables
     session.begin_snapshot()
     config = resolve_hierarchies(session, config)  # table-backed hierarchies, read in the release's snapshot
@@ -284,10 +319,12 @@ def _cohort(run: _Run) -> Outcome:
     version = _next_version(run)
     first = state is None or rel.new_series
     if not first and state is not None and state.shape != cohort_series.shape(config, wh, s.published, s.identity):
-        raise ConfigError(f"{config.path}: the quasi-identifiers, hierarchies, published columns, key or models of "
-                          f"release {rel.name!r} changed since its series {state.series} began (version "
-                          f"{state.started}); a series keeps them (docs/series.md §5): run `veil release "
-                          "--new-series` to start a new one (`veil audit --series` shows what that exposes)")
+        raise ConfigError(
+            f"{config.path}: the quasi-identifiers, hierarchies, published columns, key or models of "
+            f"release {rel.name!r} changed since its series {state.series} began (version "
+            f"{state.started}); a series keeps them (docs/series.md §5): run `veil release "
+            "--new-series` to start a new one (`veil audit --series` shows what that exposes)"
+        )
     result: SearchResult | None = None
     failpoint("search")
     if first:
@@ -307,8 +344,19 @@ def _cohort(run: _Run) -> Outcome:
     info = {**night.info, **note}
     if first:  # the search's suppressed rows are its own count; what else waits is deferred
         info["rows_deferred"] = night.waiting - int(counts.sizes[suppressed].sum())
-    content = _Content(version, tuple(node), tuple(run.published), night.published, counts, counts, [], now(), None,
-                       night.rows, night.check)
+    content = _Content(
+        version,
+        tuple(node),
+        tuple(run.published),
+        night.published,
+        counts,
+        counts,
+        [],
+        now(),
+        None,
+        night.rows,
+        night.check,
+    )
     outcome = _publish(run, content, counts, suppressed, info, result)
     return _report(run, outcome, result, counts, suppressed)
 
@@ -319,8 +367,9 @@ def _identity(run: _Run) -> tuple[str, ...]:
     key = run.rel.key
     missing = [c for c in key if c not in run.wh.columns]
     if missing:
-        raise SourceError(f"[release] key names column(s) {', '.join(map(repr, missing))} that "
-                          f"{run.wh.table_name!r} does not have")
+        raise SourceError(
+            f"[release] key names column(s) {', '.join(map(repr, missing))} that {run.wh.table_name!r} does not have"
+        )
     if key:
         return tuple(dict.fromkeys([*key, *run.published]))
     return tuple(run.wh.columns)
@@ -351,8 +400,15 @@ class _Content:
     check: Callable[[sa.Table], dict[str, float | None]] | None = None  # its verification, else ``verify``
 
 
-def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
-            published: np.ndarray, early: bool) -> _Content:
+def _settle(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    cand: ledger_mod.Candidate,
+    counted: Counted,
+    start: np.ndarray,
+    published: np.ndarray,
+    early: bool,
+) -> _Content:
     """What publishing needs of the candidate (``_Content``), the ledger recorded first when ``early``
     (``Publication.staged_ledger``): every array of cells is then free before the version's rows are written."""
     held = start - published
@@ -365,13 +421,27 @@ def _settle(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
     if early:
         record()
     layout = cand.version.layout
-    return _Content(cand.version.number, tuple(layout.node), tuple(layout.columns), int(published.sum()),
-                    counted.counts(published), counted.counts(cand.version.counts - published), rows, when,
-                    None if early else record)
+    return _Content(
+        cand.version.number,
+        tuple(layout.node),
+        tuple(layout.columns),
+        int(published.sum()),
+        counted.counts(published),
+        counted.counts(cand.version.counts - published),
+        rows,
+        when,
+        None if early else record,
+    )
 
 
-def _series_step(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-                 suppressed: np.ndarray) -> tuple[_Content, dict[str, Any]]:
+def _series_step(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    node: tuple[int, ...],
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+) -> tuple[_Content, dict[str, Any]]:
     """The series step and the ledger's record of the version, as the publication allows
     (``Publication.staged_ledger``): staged — a first version's cells copied by the database (nothing to compare:
     they stay there), a later one compared shard by shard, the ledger written at once — or else recorded once the
@@ -383,8 +453,15 @@ def _series_step(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], ve
     return _later(run, ledger, node, version, counts, suppressed, staged)
 
 
-def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-           suppressed: np.ndarray, staged: bool) -> tuple[_Content, dict[str, Any]]:
+def _later(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    node: tuple[int, ...],
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    staged: bool,
+) -> tuple[_Content, dict[str, Any]]:
     """A version after the first (or any, unless ``staged``): compared with every earlier one shard by shard
     (``veil.release.later``) where the ledger is ``staged`` and the versions and models allow shards, else with
     every cell in memory."""
@@ -405,9 +482,16 @@ def _later(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     return _sharded(run, ledger, node, version, counts, suppressed, cells, sharding)
 
 
-def _sharded(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-             suppressed: np.ndarray, cells: tuple[Layout, list[tuple[Any, ...]], str | None], sharding: later.Sharding
-             ) -> tuple[_Content, dict[str, Any]]:
+def _sharded(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    node: tuple[int, ...],
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    cells: tuple[Layout, list[tuple[Any, ...]], str | None],
+    sharding: later.Sharding,
+) -> tuple[_Content, dict[str, Any]]:
     """A later version compared with every earlier one shard by shard (``later.run``, the candidate's ``cells`` as
     ``_count_cells`` left them), recorded in the ledger at once and its working tables dropped."""
     layout, distinct, into = cells
@@ -416,21 +500,48 @@ def _sharded(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], versio
     if len(ledger.versions):
         run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
     numeric = _numeric(run, layout)
-    task = later.Task(run.session, ledger, run.wh, run.spec, Judge(run.config.models, run.config.sensitive, numeric),
-                      run.rel.series, version, tuple(node), layout, distinct, numeric, into)
+    task = later.Task(
+        run.session,
+        ledger,
+        run.wh,
+        run.spec,
+        Judge(run.config.models, run.config.sensitive, numeric),
+        run.rel.series,
+        version,
+        tuple(node),
+        layout,
+        distinct,
+        numeric,
+        into,
+    )
     result = later.run(task, sharding, counts, suppressed)
     if result.exposures:
         _refuse(run, result.exposures)
     when = now()
     later.record(task, result, run.release_id, when)
     _drop_counted(run, into)
-    content = _Content(version, tuple(node), tuple(layout.columns), result.rows_published, result.shown,
-                       result.hidden, result.held, when, None)
+    content = _Content(
+        version,
+        tuple(node),
+        tuple(layout.columns),
+        result.rows_published,
+        result.shown,
+        result.hidden,
+        result.held,
+        when,
+        None,
+    )
     return content, result.info
 
 
-def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-           suppressed: np.ndarray) -> _Content:
+def _first(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    node: tuple[int, ...],
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+) -> _Content:
     """The release's first version (``veil.release.first``): its ledger written by the database, from the version's
     blocks table once published (``first.FromBlocks``) or, with kept columns, from the candidate's cells counted
     before; no cell reaches Python.  What it publishes is the search's counts less suppressed blocks."""
@@ -439,8 +550,22 @@ def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
     when = now()
 
     def write(blocks: first.FromBlocks | None) -> None:
-        first.record(run.session, ledger, version, layout, run.wh.hierarchies, counts, suppressed, values,
-                     _numeric(run, layout), run.wh.rows, run.release_id, run.rel.series, when, blocks)
+        first.record(
+            run.session,
+            ledger,
+            version,
+            layout,
+            run.wh.hierarchies,
+            counts,
+            suppressed,
+            values,
+            _numeric(run, layout),
+            run.wh.rows,
+            run.release_id,
+            run.rel.series,
+            when,
+            blocks,
+        )
 
     record: Callable[[sa.Table], None] | None = None
     if layout.keep:  # the blocks table has no kept column: the cells are counted from the source
@@ -449,16 +574,28 @@ def _first(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version:
         write(None)
         _drop_counted(run, into)
     else:
+
         def record(block_rows: sa.Table) -> None:
             write(first.FromBlocks(block_rows, run.wh.layout, run.wh.attributes))
             run.session.execute(q.drop_table(q.VALUES), "recording the version's content")
+
     shown = counts.restrict(~suppressed)
-    return _Content(version, tuple(node), tuple(layout.columns), int(shown.sizes.sum()), shown,
-                    counts.restrict(suppressed), [], when, record)
+    return _Content(
+        version,
+        tuple(node),
+        tuple(layout.columns),
+        int(shown.sizes.sum()),
+        shown,
+        counts.restrict(suppressed),
+        [],
+        when,
+        record,
+    )
 
 
-def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts,
-            suppressed: np.ndarray) -> Outcome:
+def _report(
+    run: _Run, outcome: Outcome, result: SearchResult | None, counts: NodeCounts, suppressed: np.ndarray
+) -> Outcome:
     """``[release] report``: the published version's report next to the others (README "Audit and report").
     Written after the commit — the version is published either way; a report that cannot be written is said
     in the outcome's message and the log, and the job still exits 0."""
@@ -470,15 +607,22 @@ def _report(run: _Run, outcome: Outcome, result: SearchResult | None, counts: No
 
     run.on_step(f"writing the report into {folder}")
     if result is None:  # the previous node was kept: the report shows that one evaluation
-        result = SearchResult(run.wh.attributes, run.wh.heights, Lattice(run.wh.heights).size, nodes_evaluated=1,
-                              evaluations=[(outcome.node, True, int(counts.sizes[suppressed].sum()), None)],
-                              any_passing=True)
+        result = SearchResult(
+            run.wh.attributes,
+            run.wh.heights,
+            Lattice(run.wh.heights).size,
+            nodes_evaluated=1,
+            evaluations=[(outcome.node, True, int(counts.sizes[suppressed].sum()), None)],
+            any_passing=True,
+        )
     try:
-        path = write_report(Path(folder), run.config, run.wh, result, outcome.node, name=run.rel.name,
-                            version=outcome.version)
+        path = write_report(
+            Path(folder), run.config, run.wh, result, outcome.node, name=run.rel.name, version=outcome.version
+        )
     except (OSError, VeilError) as exc:
-        log.log.warning(f"release {run.rel.name!r} version {outcome.version} is published; its report was not "
-                    f"written: {exc}")
+        log.log.warning(
+            f"release {run.rel.name!r} version {outcome.version} is published; its report was not written: {exc}"
+        )
         return replace(outcome, message=f"{outcome.message}; the report was not written: {exc}")
     return replace(outcome, report=str(path), message=f"{outcome.message}; report {path}")
 
@@ -488,13 +632,21 @@ def _inspect(run: _Run, force: bool) -> Outcome | None:
     config, rel, session = run.config, run.rel, run.session
     r = run.tables.releases
     counted = tuple(sensitive_needed(config))  # the search counts what the models read; the rest is published
-    run.wh = wh = Warehouse(session, config.source, config.quasi_identifiers, counted,
-                            null_checked=tuple(c for c in config.sensitive if c not in counted), on_step=run.on_step)
+    run.wh = wh = Warehouse(
+        session,
+        config.source,
+        config.quasi_identifiers,
+        counted,
+        null_checked=tuple(c for c in config.sensitive if c not in counted),
+        on_step=run.on_step,
+    )
     columns = wh.inspect()
     missing = [c for c in (*rel.keep_columns, *rel.drop_columns) if c not in columns]
     if missing:
-        raise SourceError(f"[release] names column(s) {', '.join(map(repr, missing))} that source table "
-                          f"{wh.table_name!r} does not have")
+        raise SourceError(
+            f"[release] names column(s) {', '.join(map(repr, missing))} that source table "
+            f"{wh.table_name!r} does not have"
+        )
     run.published = [c for c in columns if c in set(wh.attributes) | set(config.sensitive) | set(rel.keep_columns)]
     for c in rel.keep_columns:
         if columns[c].sa_type is None:
@@ -507,22 +659,23 @@ def _inspect(run: _Run, force: bool) -> Outcome | None:
     if not (last and not force and last[0][1] == config.digest and last[0][2] == run.fingerprint):
         return None
     session.rollback()
-    message = (f"release {rel.name!r} is unchanged since version {last[0][0]} (same source fingerprint and "
-               "config): nothing published (use --force to publish anyway)")
+    message = (
+        f"release {rel.name!r} is unchanged since version {last[0][0]} (same source fingerprint and "
+        "config): nothing published (use --force to publish anyway)"
+    )
     session.execute(qc.skip_run(r, run.release_id, now(), run.fingerprint, message), "recording the skip")
     session.commit()
     return Outcome(Status.SKIPPED, rel.name, run.release_id, message, version=last[0][0])
 
 
-def _choose_node(run: _Run, ledger: ledger_mod.Ledger
-                 ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult | None]:
+def _choose_node(run: _Run, ledger: ledger_mod.Ledger) -> tuple[tuple[int, ...], dict[str, Any], SearchResult | None]:
     """The previous version's node while it still satisfies the models (fewer cuts for a reader to intersect;
     ``series = "off"`` searches every time), else the search's optimum; the note says which and why."""
     wh, spec = run.wh, run.spec
     failpoint("search")
     last = ledger.latest
     previous = list(last.layout.node) if last is not None else None
-    reason = "first version" if last is None else "series = \"off\": searched"
+    reason = "first version" if last is None else 'series = "off": searched'
     if last is not None and run.rel.series != "off":
         prev = tuple(last.layout.node)
         if last.layout.attributes == wh.attributes and all(0 <= lv <= h for lv, h in zip(prev, wh.heights)):
@@ -537,8 +690,9 @@ def _choose_node(run: _Run, ledger: ledger_mod.Ledger
     return _search(run, previous, reason)
 
 
-def _upward(run: _Run, previous: tuple[int, ...], found: tuple[tuple[int, ...], dict[str, Any], SearchResult]
-            ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
+def _upward(
+    run: _Run, previous: tuple[int, ...], found: tuple[tuple[int, ...], dict[str, Any], SearchResult]
+) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
     """``series = "refuse"`` never moves to a node finer than or incomparable with the previous one (a reader
     would intersect the two: docs/series.md §5): the search's optimum joined with the previous node, if that
     passes; else exit 2."""
@@ -547,32 +701,49 @@ def _upward(run: _Run, previous: tuple[int, ...], found: tuple[tuple[int, ...], 
     if joined == node:
         return found
     if not run.spec.evaluate(run.wh.counts(joined), run.wh.rows).passed:
-        raise NoSolutionError(f"series of {run.rel.name!r}: the models now need node {list(node)}, which is finer than "
-                              f"or incomparable with the previous node {list(previous)}, and {list(joined)} above both "
-                              "fails them; a series never moves down or sideways (docs/series.md §5): start a new "
-                              "series with --new-series (series = \"cohort\") or change the models")
+        raise NoSolutionError(
+            f"series of {run.rel.name!r}: the models now need node {list(node)}, which is finer than "
+            f"or incomparable with the previous node {list(previous)}, and {list(joined)} above both "
+            "fails them; a series never moves down or sideways (docs/series.md §5): start a new "
+            'series with --new-series (series = "cohort") or change the models'
+        )
     return joined, {**note, "node": "searched, joined with the previous node"}, result
 
 
-def _search(run: _Run, previous: list[int] | None, reason: str
-            ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
+def _search(run: _Run, previous: list[int] | None, reason: str) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
     """The search's optimum, and the note saying the node was searched (and why)."""
     wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
     counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric, run.config))
     with log.progress("searching", lattice.size) as update:
-        result = run_search(["optimal"], lattice, wh.attributes, counts_for, spec, metric, wh.rows,
-                            on_evaluate=update, probe=probe, prefetch=prefetch)
+        result = run_search(
+            ["optimal"],
+            lattice,
+            wh.attributes,
+            counts_for,
+            spec,
+            metric,
+            wh.rows,
+            on_evaluate=update,
+            probe=probe,
+            prefetch=prefetch,
+        )
     if result.optimal is None:
         raise no_solution(wh, spec)
     changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"
     return result.optimal.node, {"node": changed, "previous_node": previous, "node_reason": reason}, result
 
 
-def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], version: int, counts: NodeCounts,
-               suppressed: np.ndarray, cells: tuple[Layout, list[tuple[Any, ...]], str | None]
-               ) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
+def _candidate(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    node: tuple[int, ...],
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    cells: tuple[Layout, list[tuple[Any, ...]], str | None],
+) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
     """The source's cells at ``node`` (every row, suppressed blocks included; ``_count_cells``), checked against
     the search's counts; ``start``: the rows the search keeps."""
     wh = run.wh
@@ -580,10 +751,19 @@ def _candidate(run: _Run, ledger: ledger_mod.Ledger, node: tuple[int, ...], vers
     d, what = len(wh.attributes), "counting the candidate's cells"
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
     ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
-    chunks = run.session.stream(q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
-                                CELL_CHUNK, what)
-    cand = ledger_mod.candidate(ledger, version, layout, wh.hierarchies, _then(chunks, lambda: _drop_cells(run)),
-                                distinct, _numeric(run, layout), ordered)
+    chunks = run.session.stream(
+        q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [], CELL_CHUNK, what
+    )
+    cand = ledger_mod.candidate(
+        ledger,
+        version,
+        layout,
+        wh.hierarchies,
+        _then(chunks, lambda: _drop_cells(run)),
+        distinct,
+        _numeric(run, layout),
+        ordered,
+    )
     counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
@@ -602,13 +782,16 @@ def _count_values(run: _Run, layout: Layout) -> first.Values:
     if any(int(r[-1]) != k for k, r in enumerate(ranked)):
         raise ReleaseError("the candidate's distinct published values came back without consecutive ranks")
     distinct = [tuple(r[:-2]) for r in ranked]
-    nulls = ["none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct)
-             else "some" for j in range(width)]
+    nulls = [
+        "none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct) else "some"
+        for j in range(width)
+    ]
     return first.Values(distinct, np.asarray([int(r[-2]) for r in ranked], dtype=np.int64), nulls)
 
 
-def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False, values: first.Values | None = None
-                 ) -> tuple[Layout, list[tuple[Any, ...]], str | None]:
+def _count_cells(
+    run: _Run, node: tuple[int, ...], narrow: bool = False, values: first.Values | None = None
+) -> tuple[Layout, list[tuple[Any, ...]], str | None]:
     """The candidate's working tables: its distinct published values ranked (``_count_values`` unless given,
     returned in rank order) and its cells (``veil_cells``: every row, suppressed blocks included), created in the
     scratch database returned (``None``: temporary) — read, and dropped there, before the release writes.
@@ -623,21 +806,37 @@ def _count_cells(run: _Run, node: tuple[int, ...], narrow: bool = False, values:
     not_null = list(config.sensitive) if config.source.nulls == "drop" else []
     into = run.session.scratch(wh.rows * q.cell_bytes(len(wh.attributes)))
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)] if narrow else None
-    run.session.execute(q.cells_table(run.source, wh.layout, node, wh.attributes, layout.columns, not_null,
-                                      values.nulls, into, sizes, len(values.distinct)),
-                        "counting the candidate's cells")
+    run.session.execute(
+        q.cells_table(
+            run.source,
+            wh.layout,
+            node,
+            wh.attributes,
+            layout.columns,
+            not_null,
+            values.nulls,
+            into,
+            sizes,
+            len(values.distinct),
+        ),
+        "counting the candidate's cells",
+    )
     return layout, values.distinct, into
 
 
 def _layout(run: _Run, node: tuple[int, ...]) -> Layout:
     """The candidate's layout: its node, each QI's hierarchy chain, the published columns."""
-    return Layout(node, tuple(ledger_mod.chain_of(h) for h in run.wh.hierarchies), tuple(run.config.sensitive),
-                  tuple(run.rel.keep_columns))
+    return Layout(
+        node,
+        tuple(ledger_mod.chain_of(h) for h in run.wh.hierarchies),
+        tuple(run.config.sensitive),
+        tuple(run.rel.keep_columns),
+    )
 
 
 def _drop_counted(run: _Run, into: str | None) -> None:
     """The candidate's working tables once the ledger holds the version (a scratch file or work schema goes with the session)."""
-    for table in ((q.VALUES,) if into is not None else (q.CELLS, q.VALUES)):
+    for table in (q.VALUES,) if into is not None else (q.CELLS, q.VALUES):
         run.session.execute(q.drop_table(table), "counting the candidate's cells")
 
 
@@ -657,8 +856,9 @@ def _drop_cells(run: _Run) -> None:
     run.session.discard((q.CELLS, q.VALUES), "counting the candidate's cells")
 
 
-def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted,
-            start: np.ndarray) -> tuple[np.ndarray, dict[str, Any]]:
+def _series(
+    run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray
+) -> tuple[np.ndarray, dict[str, Any]]:
     """The series step (docs/series-ledger.md §4): what of the candidate to publish, and the catalog's record of it."""
     policy = run.rel.series
     info = _series_info(policy)
@@ -675,8 +875,10 @@ def _series(run: _Run, ledger: ledger_mod.Ledger, cand: ledger_mod.Candidate, co
 
 def _refuse(run: _Run, exposures: list[series.Exposure]) -> None:
     """The series step cannot publish this version: exit 2, counts only (docs/series-ledger.md §4)."""
-    raise NoSolutionError(_exposing(run.rel.name, exposures, "publishing this version would expose") +
-                          "; nothing was published (series = \"cohort\", the default, lets such changes wait)")
+    raise NoSolutionError(
+        _exposing(run.rel.name, exposures, "publishing this version would expose")
+        + '; nothing was published (series = "cohort", the default, lets such changes wait)'
+    )
 
 
 def _series_info(policy: str) -> dict[str, Any]:
@@ -690,8 +892,14 @@ def _exposing(name: str, exposures: list[series.Exposure], what: str) -> str:
     return f"series of {name!r}: {what}: " + "; ".join(parts) + more
 
 
-def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray, info: dict[str, Any],
-             result: SearchResult | None) -> Outcome:
+def _publish(
+    run: _Run,
+    content: _Content,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    info: dict[str, Any],
+    result: SearchResult | None,
+) -> Outcome:
     """The version written, verified, pointed to and recorded; committed (a dry run: rolled back)."""
     rel, session, pub = run.rel, run.session, run.publication
     version, node = content.number, content.node
@@ -713,10 +921,20 @@ def _publish(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.nd
     _expire_views(run, info)
     deferred = info.get("rows_deferred", 0)
     message = _published(rel, version, node, rows_published, rows_suppressed, deferred, expired)
-    return Outcome(Status.PUBLISHED, rel.name, run.release_id, message, version=version, node=node,
-                   output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-                   rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
-                   rows_deferred=deferred, series=info)
+    return Outcome(
+        Status.PUBLISHED,
+        rel.name,
+        run.release_id,
+        message,
+        version=version,
+        node=node,
+        output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+        rows_published=rows_published,
+        rows_suppressed=rows_suppressed,
+        achieved=achieved,
+        rows_deferred=deferred,
+        series=info,
+    )
 
 
 def _materialize(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray) -> None:
@@ -735,11 +953,27 @@ def _materialize(run: _Run, content: _Content, counts: NodeCounts, suppressed: n
     else:
         withheld = _stage(session, wh, counts, suppressed, content)
         not_null = list(config.sensitive) if config.source.nulls == "drop" else []
-        pub.insert(version, q.release_select(run.source, wh.layout, node, wh.attributes, run.published,
-                                             bool(suppressed.any()), not_null, withheld, version))
+        pub.insert(
+            version,
+            q.release_select(
+                run.source,
+                wh.layout,
+                node,
+                wh.attributes,
+                run.published,
+                bool(suppressed.any()),
+                not_null,
+                withheld,
+                version,
+            ),
+        )
     if os.environ.get("VEIL_FAILPOINT") == "corrupt":
-        session.execute(q.publication.delete_one_row(pub.rows, version, config.sensitive[0] if config.sensitive
-                                                      else wh.attributes[0]), "test failpoint corrupt")
+        session.execute(
+            q.publication.delete_one_row(
+                pub.rows, version, config.sensitive[0] if config.sensitive else wh.attributes[0]
+            ),
+            "test failpoint corrupt",
+        )
 
 
 def _verified(run: _Run, content: _Content, rows_suppressed: int) -> tuple[list[str], dict[str, float | None]]:
@@ -751,38 +985,64 @@ def _verified(run: _Run, content: _Content, rows_suppressed: int) -> tuple[list[
     failpoint("verify")
     views = pub.insert_blocks(version)
     views += pub.dimensions(version, wh, run.config, content.node)
-    achieved = content.check(pub.block_rows) if content.check is not None else \
-        verify(run.session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
+    achieved = (
+        content.check(pub.block_rows)
+        if content.check is not None
+        else verify(run.session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
+    )
     if content.record is not None:
         content.record(pub.block_rows)
     return views, achieved
 
 
-def _rehearsed(run: _Run, version: int, node: tuple[int, ...], rows_published: int, rows_suppressed: int,
-               achieved: dict[str, float | None], info: dict[str, Any], expired: list[int]) -> Outcome:
+def _rehearsed(
+    run: _Run,
+    version: int,
+    node: tuple[int, ...],
+    rows_published: int,
+    rows_suppressed: int,
+    achieved: dict[str, float | None],
+    info: dict[str, Any],
+    expired: list[int],
+) -> Outcome:
     """A dry run at the point where a release commits: everything rolled back; what it would have published."""
     run.session.rollback()
     rel = run.rel
     deferred = info.get("rows_deferred", 0)
     expiring = f"; version(s) {expired} would expire" if expired else ""
-    message = (f"dry run: would publish {rel.name!r} version {version} at node {list(node)}: {rows_published} rows "
-               f"({rows_suppressed} suppressed, {deferred} deferred by the series policy {rel.series!r}){expiring}; "
-               "verified, then rolled back: nothing was written")
-    return Outcome(WOULD_PUBLISH, rel.name, run.release_id, message, version=version, node=node,
-                   output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-                   rows_published=rows_published, rows_suppressed=rows_suppressed, achieved=achieved,
-                   rows_deferred=deferred, series=info, dry_run=True)
+    message = (
+        f"dry run: would publish {rel.name!r} version {version} at node {list(node)}: {rows_published} rows "
+        f"({rows_suppressed} suppressed, {deferred} deferred by the series policy {rel.series!r}){expiring}; "
+        "verified, then rolled back: nothing was written"
+    )
+    return Outcome(
+        WOULD_PUBLISH,
+        rel.name,
+        run.release_id,
+        message,
+        version=version,
+        node=node,
+        output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+        rows_published=rows_published,
+        rows_suppressed=rows_suppressed,
+        achieved=achieved,
+        rows_deferred=deferred,
+        series=info,
+        dry_run=True,
+    )
 
 
-def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content
-           ) -> list[str] | None:
+def _stage(
+    session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray, content: _Content
+) -> list[str] | None:
     """Temporary tables the rows' INSERT reads: suppressed blocks' codes and the rows held back; returns the
     held-back rows' value columns (``None`` when nothing is held back; empty when only QIs are published)."""
     if suppressed.any():
         sup = q.suppressed_table(len(wh.attributes))
         session.execute(create_table(sup), "listing suppressed blocks")
-        session.bulk_load(sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]],
-                          "listing suppressed blocks")
+        session.bulk_load(
+            sup, [tuple(int(c) for c in row) for row in counts.keys[suppressed]], "listing suppressed blocks"
+        )
     if not content.held:
         return None
     columns = list(content.columns)
@@ -792,39 +1052,82 @@ def _stage(session: Session, wh: Warehouse, counts: NodeCounts, suppressed: np.n
     return columns
 
 
-def _record(run: _Run, result: SearchResult | None, counts: NodeCounts, suppressed: np.ndarray, version: int,
-            node: tuple[int, ...], achieved: dict[str, float | None], rows_published: int, rows_suppressed: int,
-            info: dict[str, Any], when: Any) -> None:
+def _record(
+    run: _Run,
+    result: SearchResult | None,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    version: int,
+    node: tuple[int, ...],
+    achieved: dict[str, float | None],
+    rows_published: int,
+    rows_suppressed: int,
+    info: dict[str, Any],
+    when: Any,
+) -> None:
     """The catalog row of a published version, its evaluated nodes and hierarchies."""
     wh, rel = run.wh, run.rel
     if result is not None and result.optimal is not None:
-        metrics = {"metric": result.optimal.metric, "value": result.optimal.value,
-                   "nodes_evaluated": result.nodes_evaluated, "lattice_size": result.lattice_size}
+        metrics = {
+            "metric": result.optimal.metric,
+            "value": result.optimal.value,
+            "nodes_evaluated": result.nodes_evaluated,
+            "lattice_size": result.lattice_size,
+        }
         evaluations = result.evaluations
     else:
         metric = metric_for(wh, run.config.search.metric, run.config)
         value = metric.score(counts, suppressed, wh.rows)
-        metrics = {"metric": metric.name, "value": value, "nodes_evaluated": 1,
-                   "lattice_size": Lattice(wh.heights).size}
+        metrics = {
+            "metric": metric.name,
+            "value": value,
+            "nodes_evaluated": 1,
+            "lattice_size": Lattice(wh.heights).size,
+        }
         evaluations = [(node, True, rows_suppressed, value)]
-    run.session.execute(qc.publish_run(run.tables.releases, run.release_id, version, when, dict(
-        config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
-        source_fingerprint=run.fingerprint, node=json.dumps(list(node)), achieved=json.dumps(achieved),
-        metrics=json.dumps(metrics), rows_read=wh.stats.rows_read, rows_published=rows_published,
-        rows_suppressed=rows_suppressed, rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
-        series=json.dumps(info), output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-        rows_dropped_null=wh.stats.rows_dropped_null)), "recording the release")
+    run.session.execute(
+        qc.publish_run(
+            run.tables.releases,
+            run.release_id,
+            version,
+            when,
+            dict(
+                config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
+                source_fingerprint=run.fingerprint,
+                node=json.dumps(list(node)),
+                achieved=json.dumps(achieved),
+                metrics=json.dumps(metrics),
+                rows_read=wh.stats.rows_read,
+                rows_published=rows_published,
+                rows_suppressed=rows_suppressed,
+                rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
+                series=json.dumps(info),
+                output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+                rows_dropped_null=wh.stats.rows_dropped_null,
+            ),
+        ),
+        "recording the release",
+    )
     _record_details(run.session, run.tables, run.release_id, wh, evaluations)
 
 
-def _published(rel: ReleaseConfig, version: int, node: Any, rows_published: Any, rows_suppressed: Any, deferred: Any,
-               expired: list[int]) -> str:
+def _published(
+    rel: ReleaseConfig,
+    version: int,
+    node: Any,
+    rows_published: Any,
+    rows_suppressed: Any,
+    deferred: Any,
+    expired: list[int],
+) -> str:
     """The outcome's message for a published version."""
-    return (f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
-            f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
-            f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
-            f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
-            + (f"; expired version(s) {expired}" if expired else ""))
+    return (
+        f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
+        f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
+        f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
+        f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
+        + (f"; expired version(s) {expired}" if expired else "")
+    )
 
 
 def _expire_views(run: _Run, info: dict[str, Any]) -> None:
@@ -842,8 +1145,9 @@ def _expire_views(run: _Run, info: dict[str, Any]) -> None:
         _note_left(run, info, left)
 
 
-def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str,
-               reason: str) -> Outcome:
+def _committed(
+    session: Session, tables: catalog.CatalogTables, rel: ReleaseConfig, release_id: str, reason: str
+) -> Outcome:
     """The outcome of a run whose commit happened (its row ``published`` or ``skipped``) but a step after it
     failed: what the catalog row recorded, and a warning — logged, and kept in the row's ``series`` document
     (``cleanup``) where the database can still be written."""
@@ -851,12 +1155,16 @@ def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConf
     info = json.loads(row["series"]) if row["series"] else {}
     version = row["version"]
     if row["status"] == Status.PUBLISHED:
-        warning = (f"release {rel.name!r} version {version} is published, but the steps after its commit did not "
-                   f"finish ({reason}): the next `veil release` drops the views of expired versions"
-                   + (f"; write its report with `veil report --release {version} --out FILE`" if rel.report else ""))
+        warning = (
+            f"release {rel.name!r} version {version} is published, but the steps after its commit did not "
+            f"finish ({reason}): the next `veil release` drops the views of expired versions"
+            + (f"; write its report with `veil report --release {version} --out FILE`" if rel.report else "")
+        )
     else:
-        warning = (f"release {rel.name!r} is unchanged, but the clean-up after its skip did not finish ({reason}): "
-                   "the next `veil release` drops the views of expired versions")
+        warning = (
+            f"release {rel.name!r} is unchanged, but the clean-up after its skip did not finish ({reason}): "
+            "the next `veil release` drops the views of expired versions"
+        )
     info["cleanup"] = warning
     try:
         session.rollback()
@@ -866,28 +1174,53 @@ def _committed(session: Session, tables: catalog.CatalogTables, rel: ReleaseConf
         pass  # the warning is still logged and printed
     log.log.warning(redact(warning))
     if row["status"] != Status.PUBLISHED:
-        return Outcome(Status.SKIPPED, rel.name, release_id, f"{row['error']}; warning: {warning}", version=version,
-                       warning=warning)
+        return Outcome(
+            Status.SKIPPED,
+            rel.name,
+            release_id,
+            f"{row['error']}; warning: {warning}",
+            version=version,
+            warning=warning,
+        )
     node = tuple(json.loads(row["node"]))
     message = _published(rel, version, node, row["rows_published"], row["rows_suppressed"], row["rows_deferred"], [])
-    return Outcome(Status.PUBLISHED, rel.name, release_id, f"{message}; warning: {warning}", version=version, node=node,
-                   output_table=row["output_table"], rows_published=row["rows_published"],
-                   rows_suppressed=row["rows_suppressed"], achieved=json.loads(row["achieved"] or "null"),
-                   rows_deferred=row["rows_deferred"], series=info, warning=warning)
+    return Outcome(
+        Status.PUBLISHED,
+        rel.name,
+        release_id,
+        f"{message}; warning: {warning}",
+        version=version,
+        node=node,
+        output_table=row["output_table"],
+        rows_published=row["rows_published"],
+        rows_suppressed=row["rows_suppressed"],
+        achieved=json.loads(row["achieved"] or "null"),
+        rows_deferred=row["rows_deferred"],
+        series=info,
+        warning=warning,
+    )
 
 
 def _note_left(run: _Run, info: dict[str, Any], left: list[str]) -> None:
     """Expired versions' views that could not be dropped now (a reader or a dependent view): recorded, retried."""
     info["expired_objects_kept"] = left
-    run.session.execute(q.runs.set_series(run.tables.releases, run.release_id, json.dumps(info)),
-                        "recording the views kept")
+    run.session.execute(
+        q.runs.set_series(run.tables.releases, run.release_id, json.dumps(info)), "recording the views kept"
+    )
     run.session.commit()
 
 
-def _record_details(session: Session, tables: catalog.CatalogTables, release_id: str, wh: Warehouse,
-                    evaluations: list[tuple[Any, bool, int, float | None]]) -> None:
-    rows = [(release_id, json.dumps([lv for lv in node]), bool(passed), int(supp),
-             None if score is None else float(score)) for node, passed, supp, score in evaluations]
+def _record_details(
+    session: Session,
+    tables: catalog.CatalogTables,
+    release_id: str,
+    wh: Warehouse,
+    evaluations: list[tuple[Any, bool, int, float | None]],
+) -> None:
+    rows = [
+        (release_id, json.dumps([lv for lv in node]), bool(passed), int(supp), None if score is None else float(score))
+        for node, passed, supp, score in evaluations
+    ]
     session.bulk_load(tables.release_nodes, rows, "recording the evaluated nodes")
     hrows = []
     for qi, h in zip(wh.quasi_identifiers, wh.hierarchies):

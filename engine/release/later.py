@@ -42,7 +42,7 @@ from veil.release.verify import Counted, same
 from veil.warehouse import Warehouse
 
 SHARD_CELLS = 1 << 20  # candidate and ledger cells per shard, about (2**21: 40 MB more at 10M and 100M, no faster)
-CHUNK = 1 << 18        # candidate cells per fetched chunk
+CHUNK = 1 << 18  # candidate cells per fetched chunk
 WHAT = "comparing the candidate with the ledger, shard by shard"
 
 
@@ -62,7 +62,7 @@ class Task:
     layout: Layout
     distinct: list[tuple[Any, ...]]
     numeric: Mapping[str, bool]
-    into: str | None = None   # the scratch database holding ``veil_cells`` (None: temporary tables)
+    into: str | None = None  # the scratch database holding ``veil_cells`` (None: temporary tables)
 
 
 @dataclass
@@ -94,8 +94,9 @@ def run(task: Task, sharding: Sharding, counts: NodeCounts, suppressed: np.ndarr
     value_ids = ledger_mod.value_ids_of(task.ledger, task.layout, task.distinct)
     per_value = ledger_mod.rows_per_value(session, d, len(task.distinct))
     if int(per_value.sum()) != wh.rows:
-        raise ReleaseError(f"verification failed: the candidate's cells hold {int(per_value.sum())} rows, the "
-                           f"search counted {wh.rows}")
+        raise ReleaseError(
+            f"verification failed: the candidate's cells hold {int(per_value.sum())} rows, the search counted {wh.rows}"
+        )
     totals = ledger_mod.column_totals(task.layout, task.distinct, per_value)
     block_shard = sharding.of_blocks(ledger_mod.block_text(task.layout, wh.hierarchies), counts.keys)
     _stage_shards(task, sharding, counts, block_shard)
@@ -105,17 +106,29 @@ def run(task: Task, sharding: Sharding, counts: NodeCounts, suppressed: np.ndarr
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, task.node)]
     ordered = not ledger_mod.packs(sizes, len(task.distinct))  # else numpy sorts a shard's cells
     for s in range(sharding.count):
-        chunks = session.stream(q.ledger.shard_cells(d, s), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [],
-                                CHUNK, WHAT)
-        cand = ledger_mod.candidate(task.ledger, task.number, task.layout, wh.hierarchies, chunks, task.distinct,
-                                    task.numeric, ordered, value_ids=value_ids, totals=totals)
+        chunks = session.stream(
+            q.ledger.shard_cells(d, s), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [], CHUNK, WHAT
+        )
+        cand = ledger_mod.candidate(
+            task.ledger,
+            task.number,
+            task.layout,
+            wh.hierarchies,
+            chunks,
+            task.distinct,
+            task.numeric,
+            ordered,
+            value_ids=value_ids,
+            totals=totals,
+        )
         sub = _history(task, s, acc)
         if not len(cand.version.counts) and not any(len(v.counts) for v in sub.versions):
             continue
         counted = Counted(wh, task.node, cand, task.layout.columns, coded)
         if not same(counted.counts(cand.version.counts), counts.restrict(block_shard == s)):
-            raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's "
-                               "counts")
+            raise ReleaseError(
+                "verification failed: the source's rows at the chosen node differ from the search's counts"
+            )
         keep = ~among(cand.block_codes, sup_keys[sup_shard == s])[cand.cell_block]
         start = cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
         acc.add(sub, cand, counted, start, *_series(task, sub, cand, counted, start))
@@ -129,12 +142,20 @@ def record(task: Task, result: Result, release_id: str, when: Any) -> None:
     staged new cells written (in the run's transaction)."""
     session, ledger = task.session, task.ledger
     empty = np.zeros(0, dtype=np.int32)
-    ledger_mod.record_version(session, ledger, series.Version(task.number, task.layout, empty, empty, empty,
-                                                              dict(result.totals)),
-                              task.numeric, release_id, task.policy, when)
+    ledger_mod.record_version(
+        session,
+        ledger,
+        series.Version(task.number, task.layout, empty, empty, empty, dict(result.totals)),
+        task.numeric,
+        release_id,
+        task.policy,
+        when,
+    )
     ledger_mod.close_changed(session, ledger, task.number)
-    session.execute(q.ledger.write_new_cells(ledger.tables.series_cells, ledger.name, task.number, catalog.OPEN),
-                    "recording the version's content")
+    session.execute(
+        q.ledger.write_new_cells(ledger.tables.series_cells, ledger.name, task.number, catalog.OPEN),
+        "recording the version's content",
+    )
     # in a scratch file or work schema they go with the session
     sharded = (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER) if task.into is None else ()
     for name in (q.ledger.CHANGED, q.ledger.NEW_CELLS, q.ledger.CELL_SHARDS, q.ledger.BLOCK_SHARDS, *sharded):
@@ -147,15 +168,17 @@ def _stage_shards(task: Task, sharding: Sharding, counts: NodeCounts, block_shar
     session, d = task.session, len(task.wh.attributes)
     blocks = q.ledger.cell_shards_table(d)
     load_table(session, blocks, {**{f"g{i}": narrowed(counts.keys[:, i]) for i in range(d)}, "shard": block_shard})
-    known = task.ledger.dictionary.blocks[:task.ledger.first_block]
+    known = task.ledger.dictionary.blocks[: task.ledger.first_block]
     ids = q.ledger.block_shards_table()
     load_table(session, ids, {"block_id": np.arange(len(known), dtype=np.int64), "shard": sharding.of_labels(known)})
     for table in (blocks, ids, relation(q.CELLS)):
         session.analyze(table, WHAT)  # else PostgreSQL joins the cells to the shards by nested loops
     session.settle()  # DuckDB: the shards' tables committed before the scratch database is written
     session.execute(q.ledger.sharded_cells(d, task.into), WHAT)  # one sort each: a shard then reads only its own
-    session.execute(q.ledger.sharded_ledger(task.ledger.tables.series_cells, task.ledger.name,
-                                            ledger_mod.CELL_COLUMNS, task.into), WHAT)
+    session.execute(
+        q.ledger.sharded_ledger(task.ledger.tables.series_cells, task.ledger.name, ledger_mod.CELL_COLUMNS, task.into),
+        WHAT,
+    )
     session.settle()
     for name in (q.ledger.SHARDED_CELLS, q.ledger.SHARDED_LEDGER):
         session.analyze(relation(name), WHAT)
@@ -165,20 +188,21 @@ def _stage_shards(task: Task, sharding: Sharding, counts: NodeCounts, block_shar
 
 def _history(task: Task, shard: int, acc: _Totals) -> ledger_mod.Ledger:
     """The ledger with every version's cells of one shard (the dictionary shared)."""
-    cells = ledger_mod.read_columns(task.session, q.ledger.ledger_shard_cells(shard, ledger_mod.CELL_COLUMNS), None,
-                                    "reading the ledger's cells")
+    cells = ledger_mod.read_columns(
+        task.session, q.ledger.ledger_shard_cells(shard, ledger_mod.CELL_COLUMNS), None, "reading the ledger's cells"
+    )
     acc.ledger_cells += len(cells["count"])
     return replace(task.ledger, versions=ledger_mod.with_cells(task.ledger.versions, cells))
 
 
-def _series(task: Task, sub: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray
-            ) -> tuple[np.ndarray, dict[str, int] | None, int, list[series.Exposure]]:
+def _series(
+    task: Task, sub: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray
+) -> tuple[np.ndarray, dict[str, int] | None, int, list[series.Exposure]]:
     """One shard's series step (docs/series-ledger.md §4): rows published per cell, rows held per reason (``None``:
     nothing compared or ``refuse``), rounds, failures left."""
     if task.policy == "off" or not sub.versions:
         return start, None, 0, []
-    return start, None, 0, series.check(sub.dictionary, task.judge, replace(cand.version, counts=start),
-                                        sub.versions)
+    return start, None, 0, series.check(sub.dictionary, task.judge, replace(cand.version, counts=start), sub.versions)
 
 
 class _Totals:
@@ -197,9 +221,17 @@ class _Totals:
         self.exposures: list[series.Exposure] = []
         self.ledger_cells = 0
 
-    def add(self, sub: ledger_mod.Ledger, cand: ledger_mod.Candidate, counted: Counted, start: np.ndarray,
-            published: np.ndarray, held: dict[str, int] | None, rounds: int,
-            exposures: list[series.Exposure]) -> None:
+    def add(
+        self,
+        sub: ledger_mod.Ledger,
+        cand: ledger_mod.Candidate,
+        counted: Counted,
+        start: np.ndarray,
+        published: np.ndarray,
+        held: dict[str, int] | None,
+        rounds: int,
+        exposures: list[series.Exposure],
+    ) -> None:
         back = start - published
         for i in np.flatnonzero(back > 0).tolist():
             self.held.append((len(self.held), *cand.codes(i), *cand.raw(i), int(back[i])))
@@ -214,16 +246,24 @@ class _Totals:
         if change is not None:
             session, (changed, block, value, rows_of) = self.task.session, change
             session.load_columns(q.ledger.changed_table(), {"id": changed}, WHAT)
-            session.load_columns(q.ledger.new_cells_table(), {"block_id": block, "value_id": value, "count": rows_of},
-                                 WHAT)
+            session.load_columns(
+                q.ledger.new_cells_table(), {"block_id": block, "value_id": value, "count": rows_of}, WHAT
+            )
 
     def result(self, counts: NodeCounts, totals: Mapping[str, Mapping[str, int]]) -> Result:
         task = self.task
         info: dict[str, Any] = {"policy": task.policy, "versions_compared": 0, "rows_deferred": 0}
         if task.policy != "off":
             info["versions_compared"] = len(task.ledger.versions)
-        return Result(self.published, _joined(self.shown, counts), _joined(self.hidden, counts), self.held, info,
-                      totals, merged(self.exposures))
+        return Result(
+            self.published,
+            _joined(self.shown, counts),
+            _joined(self.hidden, counts),
+            self.held,
+            info,
+            totals,
+            merged(self.exposures),
+        )
 
 
 def _joined(parts: Sequence[NodeCounts], like: NodeCounts) -> NodeCounts:
@@ -240,19 +280,32 @@ def _joined(parts: Sequence[NodeCounts], like: NodeCounts) -> NodeCounts:
     parts = [p for p in parts if len(p.cell_count)]
     width = like.cell_values.shape[1] if like.cell_values.ndim == 2 else 0
     if not parts:
-        return NodeCounts.from_cells(like.attributes, like.node, np.zeros((0, len(like.attributes)), np.int64),
-                                     np.zeros((0, width), np.int64), np.zeros(0, np.int64), like.cardinalities,
-                                     like.sensitive, like.generalizers)
+        return NodeCounts.from_cells(
+            like.attributes,
+            like.node,
+            np.zeros((0, len(like.attributes)), np.int64),
+            np.zeros((0, width), np.int64),
+            np.zeros(0, np.int64),
+            like.cardinalities,
+            like.sensitive,
+            like.generalizers,
+        )
     keys = np.vstack([p.keys for p in parts])
     order = np.lexsort(keys.T[::-1]) if keys.shape[1] else np.arange(len(keys))
     number = np.empty(len(keys), dtype=np.int64)
     number[order] = np.arange(len(keys), dtype=np.int64)
     offsets = np.cumsum([0] + [p.n_blocks for p in parts[:-1]])
-    return NodeCounts(attributes=like.attributes, node=like.node, keys=keys[order], cardinalities=like.cardinalities,
-                      cell_block=np.concatenate([number[o + p.cell_block] for o, p in zip(offsets.tolist(), parts)]),
-                      cell_values=np.vstack([p.cell_values for p in parts]),
-                      cell_count=np.concatenate([p.cell_count for p in parts]),
-                      sensitive=like.sensitive, generalizers=like.generalizers)
+    return NodeCounts(
+        attributes=like.attributes,
+        node=like.node,
+        keys=keys[order],
+        cardinalities=like.cardinalities,
+        cell_block=np.concatenate([number[o + p.cell_block] for o, p in zip(offsets.tolist(), parts)]),
+        cell_values=np.vstack([p.cell_values for p in parts]),
+        cell_count=np.concatenate([p.cell_count for p in parts]),
+        sensitive=like.sensitive,
+        generalizers=like.generalizers,
+    )
 
 
 def merged(exposures: Sequence[series.Exposure]) -> list[series.Exposure]:

@@ -36,7 +36,9 @@ def canonical(value: Any) -> str | None:
 
 
 def chain_of(h: Hierarchy) -> Chain:
-    return Chain(h.attribute, tuple(str(leaf) for leaf in h.leaves), tuple(tuple(str(x) for x in col) for col in h.labels))
+    return Chain(
+        h.attribute, tuple(str(leaf) for leaf in h.leaves), tuple(tuple(str(x) for x in col) for col in h.labels)
+    )
 
 
 @dataclass
@@ -62,17 +64,28 @@ def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool
     (empty content, for deciding the node: ``read_cells`` adds the content later)."""
     t = tables
     ledger = Ledger(name, t)
-    chains = {d: Chain.parse(text) for d, text in
-              session.rows(q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger")}
+    chains = {
+        d: Chain.parse(text)
+        for d, text in session.rows(
+            q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
+        )
+    }
     ledger.stored_chains = set(chains)
-    rows = session.rows(q.ledger.of_release(t.series_versions, name, "version", "node", "attributes", "columns",
-                                            "hierarchies", "policy").order_by(t.series_versions.c.version),
-                        "reading the ledger's versions")
+    rows = session.rows(
+        q.ledger.of_release(
+            t.series_versions, name, "version", "node", "attributes", "columns", "hierarchies", "policy"
+        ).order_by(t.series_versions.c.version),
+        "reading the ledger's versions",
+    )
     none = np.zeros(0, dtype=np.int32)
     for number, node, attributes, columns, hierarchies, policy in rows:
         cols, digests = json.loads(columns), json.loads(hierarchies)
-        layout = Layout(tuple(json.loads(node)), tuple(chains[digests[a]] for a in json.loads(attributes)),
-                        tuple(cols["sensitive"]), tuple(cols["keep"]))
+        layout = Layout(
+            tuple(json.loads(node)),
+            tuple(chains[digests[a]] for a in json.loads(attributes)),
+            tuple(cols["sensitive"]),
+            tuple(cols["keep"]),
+        )
         ledger.versions.append(Version(int(number), layout, none, none, none, cols["totals"], policy != "off"))
         ledger.policies[int(number)] = policy
     if cells:
@@ -85,8 +98,9 @@ def read_cells(session: Session, ledger: Ledger) -> None:
     read_dictionary(session, ledger)
     t, name = ledger.tables, ledger.name
     what = "reading the ledger's cells"
-    cells = read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS),
-                          cell_rows(session, ledger), what)
+    cells = read_columns(
+        session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS), cell_rows(session, ledger), what
+    )
     ledger.versions = with_cells(ledger.versions, cells)
 
 
@@ -94,19 +108,22 @@ def read_dictionary(session: Session, ledger: Ledger) -> None:
     """The ledger's dictionary of blocks and values (``ledger.first_block``, ``first_value``: the ids this run
     adds start there)."""
     t, name = ledger.tables, ledger.name
-    for ident, labels in sorted(session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"),
-                                             "reading the ledger's blocks")):
+    for ident, labels in sorted(
+        session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"), "reading the ledger's blocks")
+    ):
         ledger.dictionary.add_block(tuple(json.loads(labels)), int(ident))
-    for ident, value in sorted(session.rows(q.ledger.of_release(t.series_values, name, "id", "value"),
-                                            "reading the ledger's values")):
+    for ident, value in sorted(
+        session.rows(q.ledger.of_release(t.series_values, name, "id", "value"), "reading the ledger's values")
+    ):
         ledger.dictionary.add_value(json.loads(value), int(ident), key=value)
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
 
 
 def cell_rows(session: Session, ledger: Ledger) -> int:
     """The rows of ``series_cells`` the release holds."""
-    return int(session.scalar(q.ledger.rows_of_release(ledger.tables.series_cells, ledger.name),
-                              "reading the ledger's cells"))
+    return int(
+        session.scalar(q.ledger.rows_of_release(ledger.tables.series_cells, ledger.name), "reading the ledger's cells")
+    )
 
 
 def with_cells(versions: Sequence[Version], cells: Mapping[str, np.ndarray]) -> list[Version]:
@@ -115,9 +132,14 @@ def with_cells(versions: Sequence[Version], cells: Mapping[str, np.ndarray]) -> 
     for v in versions:
         live = (cells["first_version"] <= v.number) & (v.number <= cells["last_version"])
         every = bool(live.all())  # one version (or all cells still valid): its columns are the ledger's, not copies
-        out.append(replace(v, blocks=cells["block_id"] if every else cells["block_id"][live],
-                           values=cells["value_id"] if every else cells["value_id"][live],
-                           counts=cells["count"] if every else cells["count"][live]))
+        out.append(
+            replace(
+                v,
+                blocks=cells["block_id"] if every else cells["block_id"][live],
+                values=cells["value_id"] if every else cells["value_id"][live],
+                counts=cells["count"] if every else cells["count"][live],
+            )
+        )
     return out
 
 
@@ -132,8 +154,12 @@ def read_columns(session: Session, stmt: sa.Select[Any], total: int | None, what
     if total is None:
         parts = list(session.stream(stmt, [], CHUNK, what))
         names = [c.name for c in stmt.selected_columns]
-        return {c: narrowed(np.concatenate([p[c] for p in parts]).astype(np.int64, copy=False)) if parts
-                else np.zeros(0, dtype=np.int32) for c in names}
+        return {
+            c: narrowed(np.concatenate([p[c] for p in parts]).astype(np.int64, copy=False))
+            if parts
+            else np.zeros(0, dtype=np.int32)
+            for c in names
+        }
     out: dict[str, np.ndarray] = {}
     at = 0
     for chunk in session.stream(stmt, [], CHUNK, what):
@@ -145,7 +171,7 @@ def read_columns(session: Session, stmt: sa.Select[Any], total: int | None, what
                 out[name] = np.empty(total, dtype=np.int32)
             if out[name].dtype == np.int32 and not fits_int32(column):
                 out[name] = out[name].astype(np.int64)
-            out[name][at:at + n] = column
+            out[name][at : at + n] = column
         at += n
     if at != total:
         raise ReleaseError(f"the ledger's cells changed while they were read ({at} of {total} rows)")
@@ -160,10 +186,10 @@ class Candidate:
     ``block_codes[cell_block[i]]`` (distinct, lexicographic) and publishes ``distinct[value_index[i]]``."""
 
     version: Version
-    block_codes: np.ndarray           # (blocks, QIs) the distinct block codes at the node, lexicographic
-    cell_block: np.ndarray            # per cell, its row of ``block_codes``
-    value_index: np.ndarray           # per cell, its published non-QI values in ``distinct``
-    distinct: list[tuple[Any, ...]]   # the distinct published non-QI values as the driver gave them
+    block_codes: np.ndarray  # (blocks, QIs) the distinct block codes at the node, lexicographic
+    cell_block: np.ndarray  # per cell, its row of ``block_codes``
+    value_index: np.ndarray  # per cell, its published non-QI values in ``distinct``
+    distinct: list[tuple[Any, ...]]  # the distinct published non-QI values as the driver gave them
     numeric: Mapping[str, bool]
 
     def raw(self, cell: int) -> tuple[Any, ...]:
@@ -173,8 +199,9 @@ class Candidate:
         return tuple(int(c) for c in self.block_codes[int(self.cell_block[cell])])
 
 
-def _blocks_of(chunks: Iterable[Mapping[str, np.ndarray]], d: int
-               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _blocks_of(
+    chunks: Iterable[Mapping[str, np.ndarray]], d: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(block codes, cell → block, value index, count) from ``coded_cells`` chunks ordered by the codes: a new
     block starts wherever a cell's codes differ from the cell before it (across chunk borders too)."""
     firsts, blocks, values, counts = [], [], [], []
@@ -209,8 +236,9 @@ def packs(sizes: Sequence[int], values: int) -> bool:
     return math.prod(max(s, 1) for s in sizes) * max(values, 1) < KEY_LIMIT
 
 
-def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int], values: int
-                 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+def _cells_keyed(
+    chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int], values: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(block codes, cell → block, value index, count) from ``coded_cells`` chunks in any order: each cell's
     codes and ``vid`` packed into one key (mixed radix, the first code most significant), the keys sorted once,
     so the cells end up as ``_blocks_of`` gives them — by block codes, then value.
@@ -221,7 +249,7 @@ def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int
     ([[0, 2], [1, 0]], [0, 1, 1], [0, 0, 1], [6, 7, 5])
     """
     d = len(sizes)
-    radix = [int(math.prod(sizes[i + 1:])) * max(values, 1) for i in range(d)]
+    radix = [int(math.prod(sizes[i + 1 :])) * max(values, 1) for i in range(d)]
     keys, counts = [], []
     for chunk in chunks:
         n = len(chunk["n"])
@@ -231,8 +259,9 @@ def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int
         for i in range(d):
             codes = np.asarray(chunk[f"g{i}"])
             if int(codes.max()) >= sizes[i] or int(codes.min()) < 0:
-                raise ReleaseError(f"a block code of quasi-identifier {i + 1} lies outside its level's "
-                                   f"{sizes[i]} values")
+                raise ReleaseError(
+                    f"a block code of quasi-identifier {i + 1} lies outside its level's {sizes[i]} values"
+                )
             key += codes.astype(np.int64) * radix[i]
         keys.append(key)
         rows = np.asarray(chunk["n"])
@@ -254,15 +283,26 @@ def _cells_keyed(chunks: Iterable[Mapping[str, np.ndarray]], sizes: Sequence[int
     block -= 1
     firsts = key[new]
     del key, new
-    codes = np.column_stack([(firsts // (radix[i] // width)) % sizes[i] for i in range(d)]) if d \
+    codes = (
+        np.column_stack([(firsts // (radix[i] // width)) % sizes[i] for i in range(d)])
+        if d
         else np.zeros((len(firsts), 0), dtype=np.int64)
+    )
     return codes.astype(np.int64), block, value, count.astype(np.int64, copy=False)
 
 
-def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence[Hierarchy],
-              chunks: Iterable[Mapping[str, np.ndarray]], distinct: list[tuple[Any, ...]],
-              numeric: Mapping[str, bool], ordered: bool = True, value_ids: np.ndarray | None = None,
-              totals: Mapping[str, Mapping[str, int]] | None = None) -> Candidate:
+def candidate(
+    ledger: Ledger,
+    number: int,
+    layout: Layout,
+    hierarchies: Sequence[Hierarchy],
+    chunks: Iterable[Mapping[str, np.ndarray]],
+    distinct: list[tuple[Any, ...]],
+    numeric: Mapping[str, bool],
+    ordered: bool = True,
+    value_ids: np.ndarray | None = None,
+    totals: Mapping[str, Mapping[str, int]] | None = None,
+) -> Candidate:
     """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``; ``ordered``: by the
     codes, else in any order and :func:`packs` holds) and ``distinct``, the published values per ``vid``
     (``cell_values``); ids from the ledger's dictionary.  Only numpy columns (narrow where they can be) and the
@@ -278,11 +318,15 @@ def candidate(ledger: Ledger, number: int, layout: Layout, hierarchies: Sequence
     value_ids = value_ids_of(ledger, layout, distinct) if value_ids is None else value_ids
     values = value_ids[value_index] if len(counts) else np.zeros(0, dtype=np.int64)
     if totals is None:
-        per_value = np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64) \
-            if len(counts) else np.zeros(len(distinct), dtype=np.int64)
+        per_value = (
+            np.bincount(value_index, weights=counts, minlength=len(distinct)).astype(np.int64)
+            if len(counts)
+            else np.zeros(len(distinct), dtype=np.int64)
+        )
         totals = column_totals(layout, distinct, per_value)
-    return Candidate(Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index,
-                     distinct, numeric)
+    return Candidate(
+        Version(number, layout, blocks, values, counts, totals), block_codes, cell_block, value_index, distinct, numeric
+    )
 
 
 def rows_per_value(session: Session, qi_count: int, values: int) -> np.ndarray:
@@ -300,18 +344,27 @@ def block_text(layout: Layout, hierarchies: Sequence[Hierarchy]) -> list[list[st
 
 def block_ids(ledger: Ledger, text: Sequence[Sequence[str]], block_codes: np.ndarray) -> np.ndarray:
     """The dictionary's id of each block (rows of ``block_codes``), added in that order when new."""
-    return narrowed(np.asarray([ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key)))
-                                for key in block_codes.tolist()], dtype=np.int64))
+    return narrowed(
+        np.asarray(
+            [ledger.dictionary.add_block(tuple(text[i][c] for i, c in enumerate(key))) for key in block_codes.tolist()],
+            dtype=np.int64,
+        )
+    )
 
 
 def value_ids_of(ledger: Ledger, layout: Layout, distinct: Sequence[tuple[Any, ...]]) -> np.ndarray:
     """The dictionary's id of each distinct published value tuple, added in that order when new."""
-    return narrowed(np.asarray([ledger.dictionary.add_value({c: canonical(x) for c, x in zip(layout.columns, v)})
-                                for v in distinct], dtype=np.int64))
+    return narrowed(
+        np.asarray(
+            [ledger.dictionary.add_value({c: canonical(x) for c, x in zip(layout.columns, v)}) for v in distinct],
+            dtype=np.int64,
+        )
+    )
 
 
-def column_totals(layout: Layout, distinct: Sequence[tuple[Any, ...]], per_value: np.ndarray
-                  ) -> dict[str, dict[str, int]]:
+def column_totals(
+    layout: Layout, distinct: Sequence[tuple[Any, ...]], per_value: np.ndarray
+) -> dict[str, dict[str, int]]:
     """Rows per value of each sensitive column (NULLs left out), from the rows per distinct value tuple."""
     totals: dict[str, dict[str, int]] = {c: {} for c in layout.sensitive}
     for v, n in zip(distinct, per_value.tolist()):
@@ -321,8 +374,9 @@ def column_totals(layout: Layout, distinct: Sequence[tuple[Any, ...]], per_value
     return totals
 
 
-def _lookup(blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray,
-            want_values: np.ndarray) -> np.ndarray:
+def _lookup(
+    blocks: np.ndarray, values: np.ndarray, counts: np.ndarray, want_blocks: np.ndarray, want_values: np.ndarray
+) -> np.ndarray:
     """Rows of (block, value) in the cells (``blocks``, ``values``, ``counts``) for each wanted pair (0: none).
     Keys are packed into one int64 and summed by ``counts.sorted_sum`` (a version's cells are many).
 
@@ -357,34 +411,68 @@ def before(ledger: Ledger, cand: Candidate) -> np.ndarray:
     return narrowed(np.minimum(_lookup(last.blocks, last.values, last.counts, v.blocks, v.values), v.counts))
 
 
-def record(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray, release_id: str, policy: str,
-           when: Any) -> None:
+def record(
+    session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray, release_id: str, policy: str, when: Any
+) -> None:
     """Write version ``cand.version.number``'s published content (``published`` rows per cell) to the ledger."""
     record_version(session, ledger, cand.version, cand.numeric, release_id, policy, when)
     _record_cells(session, ledger, cand, published)
 
 
-def record_version(session: Session, ledger: Ledger, v: Version, numeric_columns: Mapping[str, bool],
-                   release_id: str, policy: str, when: Any) -> None:
+def record_version(
+    session: Session,
+    ledger: Ledger,
+    v: Version,
+    numeric_columns: Mapping[str, bool],
+    release_id: str,
+    policy: str,
+    when: Any,
+) -> None:
     """Write what the ledger records of version ``v`` besides its cells: the blocks and values its dictionary
     gained, hierarchies not stored yet, and the version's row (layout, column totals, policy)."""
     t, name = ledger.tables, ledger.name
     d = ledger.dictionary
-    session.bulk_load(t.series_blocks, [(name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
-                                        for i in range(ledger.first_block, len(d.blocks))], "recording the ledger's blocks")
-    session.bulk_load(t.series_values, [(name, i, d.value_keys[i])
-                                        for i in range(ledger.first_value, len(d.values))], "recording the ledger's values")
+    session.bulk_load(
+        t.series_blocks,
+        [
+            (name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
+            for i in range(ledger.first_block, len(d.blocks))
+        ],
+        "recording the ledger's blocks",
+    )
+    session.bulk_load(
+        t.series_values,
+        [(name, i, d.value_keys[i]) for i in range(ledger.first_value, len(d.values))],
+        "recording the ledger's values",
+    )
     new_chains = {c.digest: c for c in v.layout.chains if c.digest not in ledger.stored_chains}
-    session.bulk_load(t.series_hierarchies, [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
-                      "recording the ledger's hierarchies")
+    session.bulk_load(
+        t.series_hierarchies,
+        [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
+        "recording the ledger's hierarchies",
+    )
     numeric = [c for c in v.layout.columns if numeric_columns.get(c)]
-    columns = {"sensitive": list(v.layout.sensitive), "keep": list(v.layout.keep), "numeric": numeric,
-               "totals": v.totals}
-    session.execute(q.ledger.record_version(
-        t.series_versions, name=name, version=v.number, release_id=release_id, node=json.dumps(list(v.layout.node)),
-        attributes=json.dumps(list(v.layout.attributes)), columns=json.dumps(columns, ensure_ascii=False),
-        hierarchies=json.dumps({c.attribute: c.digest for c in v.layout.chains}), policy=policy, published_at=when),
-        "recording the version in the ledger")
+    columns = {
+        "sensitive": list(v.layout.sensitive),
+        "keep": list(v.layout.keep),
+        "numeric": numeric,
+        "totals": v.totals,
+    }
+    session.execute(
+        q.ledger.record_version(
+            t.series_versions,
+            name=name,
+            version=v.number,
+            release_id=release_id,
+            node=json.dumps(list(v.layout.node)),
+            attributes=json.dumps(list(v.layout.attributes)),
+            columns=json.dumps(columns, ensure_ascii=False),
+            hierarchies=json.dumps({c.attribute: c.digest for c in v.layout.chains}),
+            policy=policy,
+            published_at=when,
+        ),
+        "recording the version in the ledger",
+    )
 
 
 def _changed(old: Version, keys: np.ndarray, rows: np.ndarray, width: int) -> np.ndarray:
@@ -425,19 +513,23 @@ def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: 
     close_changed(session, ledger, cand.version.number)
     session.execute(drop_temporary(temp), "listing the changed blocks")
     names = list(ledger.tables.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
-    session.load_columns(ledger.tables.series_cells,
-                         dict(zip(names, (ledger.name, block, value, rows_of, cand.version.number, catalog.OPEN))),
-                         "recording the version's content")
+    session.load_columns(
+        ledger.tables.series_cells,
+        dict(zip(names, (ledger.name, block, value, rows_of, cand.version.number, catalog.OPEN))),
+        "recording the version's content",
+    )
 
 
 def close_changed(session: Session, ledger: Ledger, number: int) -> None:
     """End at ``number - 1`` the open content of the blocks listed in ``veil_changed_blocks``."""
-    session.execute(q.ledger.close_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN),
-                    "closing changed blocks")
+    session.execute(
+        q.ledger.close_cells(ledger.tables.series_cells, ledger.name, number, catalog.OPEN), "closing changed blocks"
+    )
 
 
-def changes(ledger: Ledger, cand: Candidate, published: np.ndarray
-            ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
+def changes(
+    ledger: Ledger, cand: Candidate, published: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray] | None:
     """What the new version changes in the ledger (``ledger.latest``: the latest version's cells of the same
     blocks): the block ids whose content changed, and their new cells (block, value, rows), narrow — ``None``
     when nothing changed."""

@@ -34,11 +34,19 @@ dims = q.dimensions
 QUASI = "quasi-identifier"
 
 
-def redact(session: Session, tables: catalog.CatalogTables, schema: str, name: str, block_rows: sa.Table,
-           objects: Mapping[str, str]) -> None:
+def redact(
+    session: Session,
+    tables: catalog.CatalogTables,
+    schema: str,
+    name: str,
+    block_rows: sa.Table,
+    objects: Mapping[str, str],
+) -> None:
     """Redact every legacy content of release ``name``'s kept versions (nothing to do once all are recorded)."""
-    found = session.rows(dims.legacy(tables.publication_dimensions, tables.releases, name),
-                         "listing dimensions published before levels were recorded")
+    found = session.rows(
+        dims.legacy(tables.publication_dimensions, tables.releases, name),
+        "listing dimensions published before levels were recorded",
+    )
     groups: dict[tuple[str, str], list[tuple[Any, ...]]] = defaultdict(list)
     for attribute, digest, role, version, node, dim_table, config in found:
         groups[(attribute, digest)].append((role, int(version), node, dim_table, config))
@@ -47,12 +55,21 @@ def redact(session: Session, tables: catalog.CatalogTables, schema: str, name: s
         level, table_name = 0, members[0][3]
         if table_name in objects:
             level = _redact_one(session, schema, table_name, attribute, digest, members, block_rows)
-        session.execute(dims.mark_level(tables.publication_dimensions, name, attribute, versions, level),
-                        f"recording the redacted hierarchy of {attribute!r}")
+        session.execute(
+            dims.mark_level(tables.publication_dimensions, name, attribute, versions, level),
+            f"recording the redacted hierarchy of {attribute!r}",
+        )
 
 
-def _redact_one(session: Session, schema: str, table_name: str, attribute: str, digest: str,
-                members: Sequence[tuple[Any, ...]], block_rows: sa.Table) -> int:
+def _redact_one(
+    session: Session,
+    schema: str,
+    table_name: str,
+    attribute: str,
+    digest: str,
+    members: Sequence[tuple[Any, ...]],
+    block_rows: sa.Table,
+) -> int:
     """Rewrite one legacy content under its hash; returns the level it now shows from."""
     what = f"redacting the hierarchy of {attribute!r} in {schema}.{table_name}"
     have = [c for (c,) in session.rows(q.publication.column_names(schema, table_name), what)]

@@ -102,9 +102,11 @@ class Publication(ABC):
         """Refuse a series policy the backend cannot keep: ``cohort`` keeps its members in a catalog table that
         changes every night, which needs UPDATE and DELETE (``Backend.row_updates``)."""
         if policy == "cohort" and not self.session.backend.row_updates:
-            raise ConfigError(f"{where}: [release] series = \"cohort\" keeps its members in a catalog table that "
-                              f"changes every night, and {self.session.backend.name} has no UPDATE or DELETE: use "
-                              "series = \"refuse\" or \"off\" (docs/spark.md)")
+            raise ConfigError(
+                f'{where}: [release] series = "cohort" keeps its members in a catalog table that '
+                f"changes every night, and {self.session.backend.name} has no UPDATE or DELETE: use "
+                'series = "refuse" or "off" (docs/spark.md)'
+            )
 
     # --- a version ----------------------------------------------------------------------------------------------
 
@@ -112,12 +114,15 @@ class Publication(ABC):
         """The published columns (name → type): the rows and blocks tables they make."""
         longest = max([*pub.names(self.name, 2**31 - 1).values()], key=lambda n: len(n.encode()))
         if len(longest.encode()) > pub.MAX_IDENTIFIER:
-            raise ConfigError(f"[release] name {self.name!r} is too long: {longest!r} would exceed PostgreSQL's "
-                              f"{pub.MAX_IDENTIFIER}-byte identifiers")
+            raise ConfigError(
+                f"[release] name {self.name!r} is too long: {longest!r} would exceed PostgreSQL's "
+                f"{pub.MAX_IDENTIFIER}-byte identifiers"
+            )
         self.columns = dict(columns)
         self.rows = pub.rows_table(self.schema, self.name, self.columns)
-        self.block_rows = pub.block_rows_table(self.schema, self.name, self.qis,
-                                               {c: self.columns[c] for c in self.sensitive})
+        self.block_rows = pub.block_rows_table(
+            self.schema, self.name, self.qis, {c: self.columns[c] for c in self.sensitive}
+        )
 
     @abstractmethod
     def prepare(self, columns: Mapping[str, Any], release_id: str) -> None:
@@ -167,9 +172,11 @@ class Publication(ABC):
         """The three views of the release (name → select): ``<name>``, ``<name>_blocks``, ``<name>_releases``."""
         names = pub.names(self.name)
         now = pub.current(self.tables.publications, self.name)
-        return {names["view"]: pub.rows_view(self.rows, list(self.columns), now),
-                names["blocks"]: pub.blocks_view(self.block_rows, self.qis, self.sensitive, now),
-                names["releases"]: pub.releases_view(self.tables.releases, self.tables.publications, self.name)}
+        return {
+            names["view"]: pub.rows_view(self.rows, list(self.columns), now),
+            names["blocks"]: pub.blocks_view(self.block_rows, self.qis, self.sensitive, now),
+            names["releases"]: pub.releases_view(self.tables.releases, self.tables.publications, self.name),
+        }
 
     def move_pointer(self, version: int, when: Any) -> None:
         """The catalog's pointer row names ``version`` (created by the first release)."""
@@ -182,8 +189,12 @@ class Publication(ABC):
 
     def beyond(self, keep: int, current: int) -> list[int]:
         """Published versions beyond the newest ``keep`` (never ``current``), newest first: what expires now."""
-        published = [v for (v,) in self.session.rows(qc.published_versions(self.tables.releases, self.name),
-                                                     "listing published versions")]
+        published = [
+            v
+            for (v,) in self.session.rows(
+                qc.published_versions(self.tables.releases, self.name), "listing published versions"
+            )
+        ]
         kept = set(published[:keep]) | {current}
         return [v for v in published if v not in kept]
 
@@ -246,17 +257,22 @@ def granted(session: Session, schema: str, views: Sequence[str], role: str) -> N
     The release's transaction then rolls back: nothing is published that the roles could not read."""
     held = session.rows(q.privileges_held(role, schema, views), f"checking the grants to {role!r}")[0]
     usage, selects, grantable, me = held[0], held[1:-2], held[-2], held[-1]
-    missing = ([] if usage else [f"USAGE on schema {schema!r}"]) + \
-        [f"SELECT on {schema}.{v}" for v, ok in zip(views, selects) if not ok]
+    missing = ([] if usage else [f"USAGE on schema {schema!r}"]) + [
+        f"SELECT on {schema}.{v}" for v, ok in zip(views, selects) if not ok
+    ]
     if not missing:
         return
     shown = ", ".join(missing[:3]) + (f" and {len(missing) - 3} more" if len(missing) > 3 else "")
     if not usage and not grantable:
-        why = (f"Veil's role {me!r} neither owns schema {schema!r} nor holds USAGE on it WITH GRANT OPTION; an "
-               f"administrator should make {me!r} its owner (ALTER SCHEMA ... OWNER TO) or grant USAGE on it to "
-               f"{role!r}")
+        why = (
+            f"Veil's role {me!r} neither owns schema {schema!r} nor holds USAGE on it WITH GRANT OPTION; an "
+            f"administrator should make {me!r} its owner (ALTER SCHEMA ... OWNER TO) or grant USAGE on it to "
+            f"{role!r}"
+        )
     else:
         why = f"only an object's owner or a holder of the grant option can grant on it, and Veil's role is {me!r}"
-    raise ReleaseError(f"[release] grant_select_to: PostgreSQL did not grant role {role!r} {shown} (it only warned "
-                       f"'no privileges were granted'): {why} (docs/how-to/postgresql-least-privilege.md); "
-                       "nothing was published")
+    raise ReleaseError(
+        f"[release] grant_select_to: PostgreSQL did not grant role {role!r} {shown} (it only warned "
+        f"'no privileges were granted'): {why} (docs/how-to/postgresql-least-privilege.md); "
+        "nothing was published"
+    )

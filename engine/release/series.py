@@ -36,7 +36,6 @@ from veil.release.alignment import Alignment, Dictionary, Layout, align
 from veil.release.differences import Judge, Reference, split
 
 
-
 @dataclass(frozen=True, eq=False)
 class Version:
     """One published version (or the candidate): layout, content at its node, and its table's distribution of
@@ -65,8 +64,10 @@ class Exposure:
 
     def describe(self) -> str:
         view = "" if self.projection == "rows" else " (in the _blocks view)"
-        return (f"against version {self.earlier} (compared at node {list(self.compared_at)}): {self.blocks} "
-                f"block(s) with {self.rows} {self.side} row(s) that fail the models{view}")
+        return (
+            f"against version {self.earlier} (compared at node {list(self.compared_at)}): {self.blocks} "
+            f"block(s) with {self.rows} {self.side} row(s) that fail the models{view}"
+        )
 
 
 @dataclass(eq=False)
@@ -103,13 +104,19 @@ class _Pair:
 class _Sums:
     """One projection's (class, value) keys of a pair, sorted once: each round only re-adds the later side."""
 
-    keys: np.ndarray          # (keys, 2): class, projected value
+    keys: np.ndarray  # (keys, 2): class, projected value
     right: np.ndarray | None  # per later-side cell: its key's index (``None``: the cell's own, cells are the keys)
-    left: np.ndarray          # per key: the earlier version's rows (narrow when they fit)
+    left: np.ndarray  # per key: the earlier version's rows (narrow when they fit)
 
     @classmethod
-    def of(cls, right_class: np.ndarray, right_value: np.ndarray, left_class: np.ndarray, left_value: np.ndarray,
-           left_count: np.ndarray) -> _Sums:
+    def of(
+        cls,
+        right_class: np.ndarray,
+        right_value: np.ndarray,
+        left_class: np.ndarray,
+        left_value: np.ndarray,
+        left_count: np.ndarray,
+    ) -> _Sums:
         """The keys of both sides, the later side's cells indexed into them, the earlier side summed.  A version's
         cells are distinct and mostly come sorted (a kept node, a nightly delta): then no sort and no copy is made,
         and when both sides hold the same keys the positions are the cells' own."""
@@ -201,13 +208,23 @@ class _References:
 
 def _pair(dictionary: Dictionary, judge: Judge, refs: _References, earlier: Version, later: Version) -> _Pair:
     a = align(dictionary, earlier.layout, earlier.blocks, later.layout, later.blocks)
-    pair = _Pair(earlier, later, a, a.right[later.blocks], [p.ids[later.values] for p in a.projections],
-                 [judge.applicable(p.columns) for p in a.projections], refs.of(later), refs.of(earlier))
+    pair = _Pair(
+        earlier,
+        later,
+        a,
+        a.right[later.blocks],
+        [p.ids[later.values] for p in a.projections],
+        [judge.applicable(p.columns) for p in a.projections],
+        refs.of(later),
+        refs.of(earlier),
+    )
     pair.added_codes = [judge.codes(p.columns, p.values, pair.added_ref) for p in a.projections]
     pair.removed_codes = [judge.codes(p.columns, p.values, pair.removed_ref) for p in a.projections]
     left_class = a.left[earlier.blocks]  # the earlier side is only ever summed: its cells are not kept
-    pair.sums = [_Sums.of(pair.right_class, pair.right_values[k], left_class, p.ids[earlier.values], earlier.counts)
-                 for k, p in enumerate(a.projections)]
+    pair.sums = [
+        _Sums.of(pair.right_class, pair.right_values[k], left_class, p.ids[earlier.values], earlier.counts)
+        for k, p in enumerate(a.projections)
+    ]
     return pair
 
 
@@ -231,8 +248,10 @@ def _summarize(failures: Sequence[_Failure]) -> list[Exposure]:
     for f in failures:
         name = f.pair.alignment.projections[f.projection].name
         groups.setdefault((f.pair.earlier.number, f.pair.later.number, name, f.side), []).append(f)
-    return [Exposure(e, l, name, side, len(fs), int(sum(f.counts.sum() for f in fs)), fs[0].pair.alignment.compared_at)
-            for (e, l, name, side), fs in sorted(groups.items())]
+    return [
+        Exposure(e, l, name, side, len(fs), int(sum(f.counts.sum() for f in fs)), fs[0].pair.alignment.compared_at)
+        for (e, l, name, side), fs in sorted(groups.items())
+    ]
 
 
 def check(dictionary: Dictionary, judge: Judge, candidate: Version, history: Sequence[Version]) -> list[Exposure]:
@@ -250,4 +269,3 @@ def exposure(dictionary: Dictionary, judge: Judge, history: Sequence[Version]) -
         pairs = [_pair(dictionary, judge, refs, earlier, later) for earlier in history[:j]]
         out.extend(_summarize(_scan(pairs, None, judge)))
     return out
-

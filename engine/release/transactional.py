@@ -29,8 +29,7 @@ from veil.errors import ReleaseError
 from veil.queries import catalog as qc
 from veil.queries.ddl import create_index, create_table, create_view
 from veil.release import dimensions
-from veil.release.publication import (LOCK_TIMEOUT_MS, PUBLICATIONS, Publication, drop_quietly, limit_lock_waits,
-                                      pub)
+from veil.release.publication import LOCK_TIMEOUT_MS, PUBLICATIONS, Publication, drop_quietly, limit_lock_waits, pub
 from veil.release.runtime import failpoint, now
 
 if TYPE_CHECKING:  # a rollback loads no warehouse
@@ -45,9 +44,13 @@ class TransactionalPublication(Publication):
 
     def lock(self, wait: float) -> AbstractContextManager[None]:
         """A PostgreSQL advisory lock (DuckDB: the file lock, taken when the connection opened)."""
-        return catalog.advisory(self.session, catalog.lock_key("veil", self.catalog_schema, self.name), wait,
-                                f"another `veil release` of {self.name!r} is running (advisory lock held); nothing "
-                                "was published by this run — try again later or pass --wait")
+        return catalog.advisory(
+            self.session,
+            catalog.lock_key("veil", self.catalog_schema, self.name),
+            wait,
+            f"another `veil release` of {self.name!r} is running (advisory lock held); nothing "
+            "was published by this run — try again later or pass --wait",
+        )
 
     def repair(self) -> None:
         """A run killed outright left nothing (its transaction was rolled back); an earlier Veil's tables are
@@ -74,7 +77,8 @@ class TransactionalPublication(Publication):
                 raise ReleaseError(
                     f"the published columns of release {self.name!r} changed ({', '.join(have[1:])} → "
                     f"{', '.join(self.columns)}); Veil never redefines published views on a release: publish under "
-                    f"a new [release] name, or drop {self.schema}.{names['rows']} and the views on it first")
+                    f"a new [release] name, or drop {self.schema}.{names['rows']} and the views on it first"
+                )
         else:
             for table in (self.rows, self.block_rows):
                 self.session.execute(create_table(table), f"creating {self.schema}.{table.name}")
@@ -93,8 +97,10 @@ class TransactionalPublication(Publication):
         self.session.execute(create_view(self.schema, view, select), f"creating view {self.schema}.{view}")
 
     def insert(self, version: int, select: Any) -> None:
-        self.session.execute(pub.insert_rows(self.rows, list(self.columns), select),
-                             f"inserting version {version} into {self.schema}.{self.rows.name}")
+        self.session.execute(
+            pub.insert_rows(self.rows, list(self.columns), select),
+            f"inserting version {version} into {self.schema}.{self.rows.name}",
+        )
 
     def insert_blocks(self, version: int) -> list[str]:
         """Count the version's blocks (by numbered values where text groups do not spill,
@@ -104,8 +110,9 @@ class TransactionalPublication(Publication):
         columns = [*self.qis, *self.sensitive] if numbered else []
         for j, c in enumerate(columns):
             self.session.execute(pub.block_keys(self.rows, version, c, j), what)
-        self.session.execute(pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive,
-                                               numbered), what)
+        self.session.execute(
+            pub.insert_blocks(self.block_rows, self.rows, version, self.qis, self.sensitive, numbered), what
+        )
         # statistics that know this version: else PostgreSQL expects no row of it and joins the recount's
         # numbered values by nested loops (1M census, second version: minutes instead of seconds)
         self.session.analyze(self.block_rows, what)
@@ -118,8 +125,15 @@ class TransactionalPublication(Publication):
 
     def dimensions(self, version: int, wh: Warehouse, config: Config, node: Sequence[int]) -> list[str]:
         """The hierarchies the version used, as far as it may show them (``veil.release.dimensions``)."""
-        return dimensions.publish(self.session, self.tables, self.schema, self.name, version,
-                                  dimensions.of_run(wh, config, node), self.block_rows)
+        return dimensions.publish(
+            self.session,
+            self.tables,
+            self.schema,
+            self.name,
+            version,
+            dimensions.of_run(wh, config, node),
+            self.block_rows,
+        )
 
     def point(self, version: int, when: Any) -> None:
         """Move the pointer: from the commit on, the views show ``version``."""
@@ -133,8 +147,9 @@ class TransactionalPublication(Publication):
         if gone:
             for table in (self.rows, self.block_rows):
                 self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")
-            self.session.execute(qc.expire_versions(self.tables.releases, self.name, gone, when),
-                                 "marking versions expired")
+            self.session.execute(
+                qc.expire_versions(self.tables.releases, self.name, gone, when), "marking versions expired"
+            )
         dimensions.expire(self.session, self.tables, self.schema, self.name)
         return gone
 
@@ -149,8 +164,11 @@ class TransactionalPublication(Publication):
         return left
 
     def has_rows(self, version: int) -> bool:
-        return bool(self.session.scalar(pub.blocks_of_version(self.schema, self.name, version),
-                                        "looking for the version's rows"))
+        return bool(
+            self.session.scalar(
+                pub.blocks_of_version(self.schema, self.name, version), "looking for the version's rows"
+            )
+        )
 
 
 def upgrade_legacy(publication: TransactionalPublication) -> bool:
@@ -168,8 +186,10 @@ def upgrade_legacy(publication: TransactionalPublication) -> bool:
     last = session.rows(qc.published_versions(tables.releases, name, limit=1), "reading the latest version")
     table = pub.names(name, last[0][0])["version_view"] if last else None
     if table is None or table not in found or table + "_blocks" not in found:
-        raise ReleaseError(f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
-                           "choose another [release] name")
+        raise ReleaseError(
+            f"{schema}.{name} exists but is not a Veil release this catalog knows; drop it or "
+            "choose another [release] name"
+        )
     version = int(last[0][0])
     columns = [c for (c,) in session.rows(pub.column_names(schema, table), "reading columns")]
     for target, source in ((names["rows"], table), (names["block_rows"], table + "_blocks")):

@@ -29,8 +29,14 @@ class Counted:
     occupation) fall into one checker cell, so what the checkers see is sized by blocks × counted values,
     not by the candidate's cells."""
 
-    def __init__(self, wh: Warehouse, node: Sequence[int], cand: Candidate, columns: Sequence[str],
-                 coded: tuple[np.ndarray, np.ndarray] | None = None) -> None:
+    def __init__(
+        self,
+        wh: Warehouse,
+        node: Sequence[int],
+        cand: Candidate,
+        columns: Sequence[str],
+        coded: tuple[np.ndarray, np.ndarray] | None = None,
+    ) -> None:
         self.wh, self.node, self.cand = wh, tuple(node), cand
         combos, combo = coded if coded is not None else self.code(wh, cand.distinct, columns)
         self.combos: np.ndarray = combos
@@ -38,8 +44,9 @@ class Counted:
         self.cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
 
     @staticmethod
-    def code(wh: Warehouse, distinct: Sequence[tuple[Any, ...]], columns: Sequence[str]
-             ) -> tuple[np.ndarray, np.ndarray]:
+    def code(
+        wh: Warehouse, distinct: Sequence[tuple[Any, ...]], columns: Sequence[str]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The distinct counted value tuples (``combos``) and each published value's among them (``combo``):
         what the cells of one version share, computed once for all its shards."""
         of_distinct = np.zeros((len(distinct), len(wh.domains)), dtype=np.int64)
@@ -70,8 +77,16 @@ class Counted:
         uniq, sums = sorted_sum(key, rows[kept].astype(np.int64, copy=False))
         width = max(len(self.combos), 1)
         block, combo = np.divmod(uniq, width)
-        return NodeCounts.from_cells(self.wh.attributes, self.node, self.cand.block_codes[block],
-                                     self.combos[combo], sums, self.cards, self.wh.domains, self.wh.hierarchies)
+        return NodeCounts.from_cells(
+            self.wh.attributes,
+            self.node,
+            self.cand.block_codes[block],
+            self.combos[combo],
+            sums,
+            self.cards,
+            self.wh.domains,
+            self.wh.hierarchies,
+        )
 
     def publishable(self, spec: Specification, published: np.ndarray, total: np.ndarray) -> np.ndarray:
         """Per cell: its block, published with ``published`` rows per cell, passes every model (the rest of
@@ -80,7 +95,7 @@ class Counted:
         full = with_context(shown, self.counts(total - published))
         ok = np.ones(shown.n_blocks, dtype=bool)
         for model in spec.models:
-            ok &= verdict(model, full).passed[:shown.n_blocks]
+            ok &= verdict(model, full).passed[: shown.n_blocks]
         kept = np.flatnonzero(published > 0)
         present = np.zeros(len(self.cand.block_codes), dtype=bool)
         present[self.cand.cell_block[kept]] = True
@@ -90,23 +105,35 @@ class Counted:
         return out
 
 
-def verify(session: Session, wh: Warehouse, spec: Specification, block_rows: sa.Table, version: int,
-           expected: NodeCounts, context: NodeCounts, suppressed_rows: int) -> dict[str, float | None]:
+def verify(
+    session: Session,
+    wh: Warehouse,
+    spec: Specification,
+    block_rows: sa.Table,
+    version: int,
+    expected: NodeCounts,
+    context: NodeCounts,
+    suppressed_rows: int,
+) -> dict[str, float | None]:
     """Recount version ``version`` from ``block_rows`` (counted from its published rows) and re-run every
     checker; the counts must equal ``expected`` and every published block must pass every model (``context``:
     the rows left out)."""
     recounted = _recount(session, wh, block_rows, version, expected)
     if not same(recounted, expected):
-        raise ReleaseError("verification failed: the blocks and histograms counted from the published rows "
-                           "differ from the search's counts at the chosen node (less what the series step held back)")
+        raise ReleaseError(
+            "verification failed: the blocks and histograms counted from the published rows "
+            "differ from the search's counts at the chosen node (less what the series step held back)"
+        )
     full = with_context(recounted, context)
     kept = np.concatenate([np.ones(recounted.n_blocks, dtype=bool), np.zeros(context.n_blocks, dtype=bool)])
     achieved: dict[str, float | None] = {}
     for model in spec.models:
         v = model.check(full)
         if not v.passed[kept].all():
-            raise ReleaseError(f"verification failed: {model.describe()} does not hold on "
-                               f"{int((~v.passed[kept]).sum())} released block(s)")
+            raise ReleaseError(
+                f"verification failed: {model.describe()} does not hold on "
+                f"{int((~v.passed[kept]).sum())} released block(s)"
+            )
         achieved[label(model)] = released_level(model, full, kept, recounted, v)
     if suppressed_rows > spec.budget(wh.rows):
         raise ReleaseError("verification failed: more rows suppressed than the budget allows")
@@ -126,7 +153,9 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
     mappings: list[dict[Any, int]] = []
     for i, level in enumerate(node):
         if level == 0:
-            mappings.append({text: code for code, text in session.rows(q.level0_labels(wh.layout, i), "reading labels")})
+            mappings.append(
+                {text: code for code, text in session.rows(q.level0_labels(wh.layout, i), "reading labels")}
+            )
         else:
             mappings.append({label: code for code, label in enumerate(wh.hierarchies[i].domain(level))})
     mappings += [{v: k for k, v in enumerate(wh.raw_values[dom.name])} for dom in wh.domains]
@@ -137,7 +166,9 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
         lookups.append(_lookup(numbers, mapping, lambda value, j=j, c=c: _error(j, c, node, len(qis), value)))
     parts: list[list[np.ndarray]] = [[] for _ in columns]
     n_parts = []
-    for chunk in session.stream(q.recount(block_rows, version, qis, sens), [], CHUNK, what, settle=False):  # mid-publication
+    for chunk in session.stream(
+        q.recount(block_rows, version, qis, sens), [], CHUNK, what, settle=False
+    ):  # mid-publication
         for j, part in enumerate(parts):
             codes = lookups[j][chunk[f"c{j}"]]
             if len(codes) and codes.min() < 0:  # a NULL where the column has no NULL code
@@ -148,8 +179,8 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
     del n_parts
     coded = [np.concatenate(p) if p else np.zeros(0, dtype=np.int32) for p in parts]  # narrow (``_lookup``)
     del parts
-    qi_codes = np.column_stack(coded[:len(qis)]) if qis else np.zeros((len(n), 0), dtype=np.int32)
-    s_codes = np.column_stack(coded[len(qis):]) if sens else np.zeros((len(n), 0), dtype=np.int32)
+    qi_codes = np.column_stack(coded[: len(qis)]) if qis else np.zeros((len(n), 0), dtype=np.int32)
+    s_codes = np.column_stack(coded[len(qis) :]) if sens else np.zeros((len(n), 0), dtype=np.int32)
     del coded
     cards = [h.cardinality(level) for h, level in zip(wh.hierarchies, node)]
     return NodeCounts.from_cells(expected.attributes, node, qi_codes, s_codes, n, cards, wh.domains, wh.hierarchies)
@@ -161,8 +192,10 @@ CHUNK = 1 << 18  # recounted cells per fetched chunk
 def _error(j: int, column: str, node: Sequence[int], qi_count: int, value: Any) -> str:
     """The message for ``value`` of column ``j``, which has no code."""
     if j < qi_count:
-        return (f"verification failed: column {column!r} of the release holds {value!r}, not a level-{node[j]} "
-                "value of its hierarchy")
+        return (
+            f"verification failed: column {column!r} of the release holds {value!r}, not a level-{node[j]} "
+            "value of its hierarchy"
+        )
     return f"verification failed: sensitive column {column!r} holds {value!r}, not a value of the source"
 
 
@@ -215,8 +248,13 @@ def with_context(shown: NodeCounts, extra: NodeCounts) -> NodeCounts:
         return shown
     offset = shown.n_blocks
     return NodeCounts(
-        attributes=shown.attributes, node=shown.node, keys=np.vstack([shown.keys, extra.keys]),
-        cardinalities=shown.cardinalities, cell_block=np.concatenate([shown.cell_block, extra.cell_block + offset]),
+        attributes=shown.attributes,
+        node=shown.node,
+        keys=np.vstack([shown.keys, extra.keys]),
+        cardinalities=shown.cardinalities,
+        cell_block=np.concatenate([shown.cell_block, extra.cell_block + offset]),
         cell_values=np.vstack([shown.cell_values, extra.cell_values]),
         cell_count=np.concatenate([shown.cell_count, extra.cell_count]),
-        sensitive=shown.sensitive, generalizers=shown.generalizers)
+        sensitive=shown.sensitive,
+        generalizers=shown.generalizers,
+    )

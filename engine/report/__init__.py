@@ -42,12 +42,16 @@ def metrics_for(wh: Warehouse, config: Config | None = None) -> dict[str, Metric
     leaf = [[h.leaf_counts(j) for j in range(h.height + 1)] for h in wh.hierarchies]
     bottom = wh.counts(tuple(0 for _ in wh.hierarchies)).sizes
     has_workload = config is not None and bool(workload_of(config))
-    return {name: make_metric(name, wh.heights, leaf, bottom, config=config, warehouse=wh) for name in METRICS
-            if not REGISTRY[name].needs_config or has_workload}
+    return {
+        name: make_metric(name, wh.heights, leaf, bottom, config=config, warehouse=wh)
+        for name in METRICS
+        if not REGISTRY[name].needs_config or has_workload
+    }
 
 
-def workload_view(config: Config, wh: Warehouse, result: SearchResult, node: Node,
-                  metrics: dict[str, Metric]) -> content.WorkloadView | None:
+def workload_view(
+    config: Config, wh: Warehouse, result: SearchResult, node: Node, metrics: dict[str, Metric]
+) -> content.WorkloadView | None:
     """The ``[[workload]]`` queries' errors at ``node``, at the search's optimal node when it minimized the
     workload error, and at the discernibility-optimal node (searched here unless the search was that one);
     ``None`` without a workload.  A node's suppressed blocks are those failing the models, as in the utility
@@ -62,8 +66,9 @@ def workload_view(config: Config, wh: Warehouse, result: SearchResult, node: Nod
     if config.search.metric == "discernibility":
         discernible = optimal
     else:
-        found = search.run(("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec,
-                           metrics["discernibility"], wh.rows).optimal
+        found = search.run(
+            ("optimal",), Lattice(wh.heights), wh.attributes, wh.counts, spec, metrics["discernibility"], wh.rows
+        ).optimal
         discernible = found.node if found is not None else None
     wanted = [("this node", node)]
     if optimal is not None and config.search.metric == "workload":
@@ -89,8 +94,14 @@ def attribute_utility(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray)
     return quality(counts, suppressed, wh.hierarchies, leaf_totals(wh.counts(tuple(0 for _ in wh.heights))))
 
 
-def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], title: str,
-                metrics: dict[str, Metric] | None = None) -> content.ReportData:
+def node_report(
+    config: Config,
+    wh: Warehouse,
+    result: SearchResult,
+    node: Sequence[int],
+    title: str,
+    metrics: dict[str, Metric] | None = None,
+) -> content.ReportData:
     """The report's content for ``node`` of ``wh``'s lattice, with ``result``'s evaluated nodes."""
     node = tuple(int(x) for x in node)
     counts = wh.counts(node)
@@ -101,20 +112,38 @@ def node_report(config: Config, wh: Warehouse, result: SearchResult, node: Seque
     bottom = wh.counts(tuple(0 for _ in wh.heights)).sizes
     metrics = metrics or metrics_for(wh, config)
     gone = Specification(config.models, config.search.max_suppression).evaluate(counts, wh.rows).failing
-    return content.for_node(title, subject, counts, node_label(counts), audit, config.models,
-                            config.search.max_suppression, wh.rows, metrics, wh.heights,
-                            evaluations, result.optimal.node if result.optimal is not None else None,
-                            source_sizes=bottom, minimal=result.minimal,
-                            workload=workload_view(config, wh, result, node, metrics),
-                            attribute_utility=attribute_utility(wh, counts, gone))
+    return content.for_node(
+        title,
+        subject,
+        counts,
+        node_label(counts),
+        audit,
+        config.models,
+        config.search.max_suppression,
+        wh.rows,
+        metrics,
+        wh.heights,
+        evaluations,
+        result.optimal.node if result.optimal is not None else None,
+        source_sizes=bottom,
+        minimal=result.minimal,
+        workload=workload_view(config, wh, result, node, metrics),
+        attribute_utility=attribute_utility(wh, counts, gone),
+    )
 
 
 def source_sizes(config: Config) -> np.ndarray:
     """The source's block sizes at the bottom of the lattice (its original quasi-identifier values), as it
     stands now: one ``GROUP BY`` of the quasi-identifiers."""
     with open_backend(config.source.resolved_url()).session() as session:
-        subject = table_subject(session, config.source.schema, config.source.table, config.attributes, (),
-                                f"table {config.source.qualified} as it stands")
+        subject = table_subject(
+            session,
+            config.source.schema,
+            config.source.table,
+            config.attributes,
+            (),
+            f"table {config.source.qualified} as it stands",
+        )
     return subject.counts.sizes
 
 
@@ -127,8 +156,16 @@ def write_html(path: Path, data: content.ReportData) -> Path:
     return path
 
 
-def write_report(directory: Path, config: Config, wh: Warehouse, result: SearchResult, node: Sequence[int], *,
-                 name: str, version: int | None = None) -> Path:
+def write_report(
+    directory: Path,
+    config: Config,
+    wh: Warehouse,
+    result: SearchResult,
+    node: Sequence[int],
+    *,
+    name: str,
+    version: int | None = None,
+) -> Path:
     """For the release job: ``<directory>/<name>_v<version>.html`` — the published version as ``veil report
     --release N`` shows it (its rows recounted; nothing a suppressed block or a held-back row holds, whose labels
     and values it did not publish) — or, without a version, ``<name>.html`` for ``node`` of the run's own
@@ -140,8 +177,14 @@ def write_report(directory: Path, config: Config, wh: Warehouse, result: SearchR
     return write_html(folder / f"{name}.html", node_report(config, wh, result, node, title))
 
 
-def build_report(config: Config, out: Path, *, node: str | None = None, release: int | None = None,
-                 on_step: Callable[[str], None] = lambda _m: None) -> Path:
+def build_report(
+    config: Config,
+    out: Path,
+    *,
+    node: str | None = None,
+    release: int | None = None,
+    on_step: Callable[[str], None] = lambda _m: None,
+) -> Path:
     """``veil report``: a published version (``release``), or a candidate ``node`` (default: the search's
     choice) with the lattice as the configured search evaluated it."""
     if release is not None:
@@ -160,8 +203,15 @@ def build_report(config: Config, out: Path, *, node: str | None = None, release:
         metrics = metrics_for(wh, config)
         on_step("searching the lattice")
         spec = Specification(config.models, config.search.max_suppression)
-        result = search.run((config.search.strategy,), Lattice(wh.heights), wh.attributes, wh.counts, spec,
-                            metrics[config.search.metric], wh.rows)
+        result = search.run(
+            (config.search.strategy,),
+            Lattice(wh.heights),
+            wh.attributes,
+            wh.counts,
+            spec,
+            metrics[config.search.metric],
+            wh.rows,
+        )
         if node is not None:
             chosen = node_of(node, wh.heights)
         elif result.optimal is not None:

@@ -22,13 +22,20 @@ import altair as alt
 from veil.report.content import Distribution, HeightRow, SizeBin
 from veil.report.formatting import human, percent
 
-PASS, FAIL, NONE, CHOSEN, MINIMAL, BELOW_K, TABLE = ("#54a24b", "#e45756", "#c7ccd6", "#1f4fd1", "#2f6b2a",
-                                                     "#e45756", "#4c78a8")
+PASS, FAIL, NONE, CHOSEN, MINIMAL, BELOW_K, TABLE = (
+    "#54a24b",
+    "#e45756",
+    "#c7ccd6",
+    "#1f4fd1",
+    "#2f6b2a",
+    "#e45756",
+    "#4c78a8",
+)
 SERIES = (TABLE, "#f58518", "#b279a2", "#9d755d", "#72b7b2")
-WIDE, NARROW = 860, 440     # plot widths (px): a full-width chart, one of a pair
+WIDE, NARROW = 860, 440  # plot widths (px): a full-width chart, one of a pair
 VERDICTS = (("passes", PASS), ("fails", FAIL), ("not evaluated", NONE))  # the lattice chart's stack, bottom up
 _GEOMETRY = re.compile(r'(\s(?:d|transform|x|y|x1|x2|y1|y2|width|height|points|viewBox)=")([^"]*)"')
-_DECIMALS = re.compile(r"(\d\.\d{2})\d+")   # 111.99999999999999 → 111.99: a hundredth of a pixel is plenty
+_DECIMALS = re.compile(r"(\d\.\d{2})\d+")  # 111.99999999999999 → 111.99: a hundredth of a pixel is plenty
 # the font vl-convert measures labels with (the system's, Debian's default) and the browser then draws them in
 FONT = "DejaVu Sans, Verdana, sans-serif"
 
@@ -58,15 +65,33 @@ def to_svg(chart: alt.TopLevelMixin) -> str:
 
 
 def _styled(chart: alt.TopLevelMixin) -> alt.TopLevelMixin:
-    return (chart.configure(font=FONT, background="white", padding=6)
-            .configure_view(stroke=None)
-            .configure_axis(labelFontSize=11, titleFontSize=11, titleFontWeight="normal", labelLimit=260,
-                            labelOverlap=True, labelSeparation=4,
-                            titleColor="#5b6475", labelColor="#1d2330", gridColor="#eef1f5", domainColor="#98a1b3")
-            .configure_legend(orient="top", labelFontSize=11, titleFontSize=11, labelLimit=520, symbolType="square",
-                              columns=1, titleFontWeight="normal")
-            .configure_header(labelFontSize=11, titleFontSize=11, labelLimit=NARROW)
-            .configure_title(fontSize=13, anchor="start", subtitleFontSize=11, subtitleColor="#5b6475", offset=8))
+    return (
+        chart.configure(font=FONT, background="white", padding=6)
+        .configure_view(stroke=None)
+        .configure_axis(
+            labelFontSize=11,
+            titleFontSize=11,
+            titleFontWeight="normal",
+            labelLimit=260,
+            labelOverlap=True,
+            labelSeparation=4,
+            titleColor="#5b6475",
+            labelColor="#1d2330",
+            gridColor="#eef1f5",
+            domainColor="#98a1b3",
+        )
+        .configure_legend(
+            orient="top",
+            labelFontSize=11,
+            titleFontSize=11,
+            labelLimit=520,
+            symbolType="square",
+            columns=1,
+            titleFontWeight="normal",
+        )
+        .configure_header(labelFontSize=11, titleFontSize=11, labelLimit=NARROW)
+        .configure_title(fontSize=13, anchor="start", subtitleFontSize=11, subtitleColor="#5b6475", offset=8)
+    )
 
 
 def _data(rows: Sequence[dict[str, Any]]) -> alt.Data:
@@ -76,31 +101,50 @@ def _data(rows: Sequence[dict[str, Any]]) -> alt.Data:
 def bars_svg(items: Sequence[tuple[str, float]], *, title: str) -> str:
     """A plain horizontal bar chart of ``(label, value)`` (the smallest chart the report can draw)."""
     rows = [{"label": k, "value": v, "detail": f"{k}: {human(v)}"} for k, v in items]
-    chart = alt.Chart(_data(rows), title=title).mark_bar(color=TABLE).encode(
-        y=alt.Y("label:N", sort=[k for k, _ in items], title=None),
-        x=alt.X("value:Q", title=None, axis=alt.Axis(format=",~r")),
-        description="detail:N").properties(width=NARROW)
+    chart = (
+        alt.Chart(_data(rows), title=title)
+        .mark_bar(color=TABLE)
+        .encode(
+            y=alt.Y("label:N", sort=[k for k, _ in items], title=None),
+            x=alt.X("value:Q", title=None, axis=alt.Axis(format=",~r")),
+            description="detail:N",
+        )
+        .properties(width=NARROW)
+    )
     return to_svg(chart)
 
 
 def blocks_svg(bins: Sequence[SizeBin], k: int | None) -> str:
     """Blocks by size, and the rows they hold, side by side; bins below k in red."""
     below = f"fewer than k = {human(k)} rows" if k is not None else ""
-    rows = [{"bin": b.label, "blocks": b.blocks, "rows": b.rows,
-             "group": below if b.below_k else ("k or more rows" if k is not None else "blocks"),
-             "detail": f"blocks of {b.label} rows: {human(b.blocks)} blocks holding {human(b.rows)} rows"}
-            for b in bins]
+    rows = [
+        {
+            "bin": b.label,
+            "blocks": b.blocks,
+            "rows": b.rows,
+            "group": below if b.below_k else ("k or more rows" if k is not None else "blocks"),
+            "detail": f"blocks of {b.label} rows: {human(b.blocks)} blocks holding {human(b.rows)} rows",
+        }
+        for b in bins
+    ]
     order = [b.label for b in bins]
-    colour = (alt.Color("group:N", title=None, scale=alt.Scale(domain=[below, "k or more rows"],
-                                                                range=[BELOW_K, TABLE]))
-              if k is not None else alt.value(TABLE))
-    base = alt.Chart(_data(rows)).mark_bar().encode(
-        y=alt.Y("bin:N", sort=order, title="rows per block"), color=colour, description="detail:N")
+    colour = (
+        alt.Color("group:N", title=None, scale=alt.Scale(domain=[below, "k or more rows"], range=[BELOW_K, TABLE]))
+        if k is not None
+        else alt.value(TABLE)
+    )
+    base = (
+        alt.Chart(_data(rows))
+        .mark_bar()
+        .encode(y=alt.Y("bin:N", sort=order, title="rows per block"), color=colour, description="detail:N")
+    )
     blocks = base.encode(x=alt.X("blocks:Q", title="blocks", axis=alt.Axis(format=",~r", tickMinStep=1)))
     held = base.encode(x=alt.X("rows:Q", title="rows in those blocks", axis=alt.Axis(format=",~r", tickMinStep=1)))
-    chart = alt.hconcat(blocks.properties(width=NARROW - 60, title="blocks by size"),
-                        held.properties(width=NARROW - 60, title="rows by the size of their block"),
-                        spacing=40)
+    chart = alt.hconcat(
+        blocks.properties(width=NARROW - 60, title="blocks by size"),
+        held.properties(width=NARROW - 60, title="rows by the size of their block"),
+        spacing=40,
+    )
     return to_svg(chart)
 
 
@@ -114,8 +158,14 @@ def _series_rows(d: Distribution) -> list[dict[str, Any]]:
     rows = []
     for s, (name, shares) in enumerate(d.series):
         for c, (category, share) in enumerate(zip(d.categories, shares)):
-            row = {"series": name, "s": s, "category": category, "c": c, "share": share,
-                   "detail": f"{name} · {d.attribute} {category}: {percent(share)}"}
+            row = {
+                "series": name,
+                "s": s,
+                "category": category,
+                "c": c,
+                "share": share,
+                "detail": f"{name} · {d.attribute} {category}: {percent(share)}",
+            }
             if d.edges is not None:
                 row.update(lo=d.edges[c], hi=d.edges[c + 1], zero=0)
             rows.append(row)
@@ -126,25 +176,52 @@ def distribution_svg(d: Distribution) -> str:
     """One sensitive attribute: the whole table against the worst blocks.  A binned numeric attribute as one
     histogram per series (shared value axis); values as grouped horizontal bars (one row per value)."""
     names = [name for name, _ in d.series]
-    colour = alt.Color("series:N", title=None, sort=names,
-                       scale=alt.Scale(domain=names, range=list(SERIES[:len(names)])), legend=None)
+    colour = alt.Color(
+        "series:N", title=None, sort=names, scale=alt.Scale(domain=names, range=list(SERIES[: len(names)])), legend=None
+    )
     if d.edges is not None:
-        base = alt.Chart(_data(_series_rows(d))).mark_bar(stroke="white", strokeWidth=0.5).encode(
-            x=alt.X("lo:Q", title=d.attribute, scale=alt.Scale(domain=[d.edges[0], d.edges[-1]], nice=False),
-                    axis=alt.Axis(format=_axis_format(d.edges), labelFlush=True)),
-            x2="hi:Q", y=alt.Y("share:Q", title="share", axis=alt.Axis(format=".0%", tickCount=3)), y2="zero:Q",
-            color=colour, description="detail:N").properties(width=NARROW - 40, height=70)
-        chart = base.facet(row=alt.Row("series:N", sort=names, title=None, header=alt.Header(
-            labelAngle=0, labelOrient="top", labelAnchor="start", labelPadding=2)), spacing=10)
+        base = (
+            alt.Chart(_data(_series_rows(d)))
+            .mark_bar(stroke="white", strokeWidth=0.5)
+            .encode(
+                x=alt.X(
+                    "lo:Q",
+                    title=d.attribute,
+                    scale=alt.Scale(domain=[d.edges[0], d.edges[-1]], nice=False),
+                    axis=alt.Axis(format=_axis_format(d.edges), labelFlush=True),
+                ),
+                x2="hi:Q",
+                y=alt.Y("share:Q", title="share", axis=alt.Axis(format=".0%", tickCount=3)),
+                y2="zero:Q",
+                color=colour,
+                description="detail:N",
+            )
+            .properties(width=NARROW - 40, height=70)
+        )
+        chart = base.facet(
+            row=alt.Row(
+                "series:N",
+                sort=names,
+                title=None,
+                header=alt.Header(labelAngle=0, labelOrient="top", labelAnchor="start", labelPadding=2),
+            ),
+            spacing=10,
+        )
         return to_svg(chart.properties(title=f"{d.attribute}: whole table vs the worst blocks"))
     legend = alt.Legend(title=None, orient="top", direction="vertical")
     title = f"{d.attribute}: whole table vs the worst blocks"
-    chart = alt.Chart(_data(_series_rows(d)), title=title).mark_bar().encode(
-        y=alt.Y("category:N", sort=d.categories, title=None, axis=alt.Axis(labelLimit=200)),
-        yOffset=alt.YOffset("series:N", sort=names),
-        x=alt.X("share:Q", title="share of the rows", axis=alt.Axis(format=".0%", tickCount=5)),
-        color=colour.legend(legend), description="detail:N").properties(
-        width=NARROW - 140, height=alt.Step(max(6, 28 // len(names))))
+    chart = (
+        alt.Chart(_data(_series_rows(d)), title=title)
+        .mark_bar()
+        .encode(
+            y=alt.Y("category:N", sort=d.categories, title=None, axis=alt.Axis(labelLimit=200)),
+            yOffset=alt.YOffset("series:N", sort=names),
+            x=alt.X("share:Q", title="share of the rows", axis=alt.Axis(format=".0%", tickCount=5)),
+            color=colour.legend(legend),
+            description="detail:N",
+        )
+        .properties(width=NARROW - 140, height=alt.Step(max(6, 28 // len(names))))
+    )
     return to_svg(chart)
 
 
@@ -154,8 +231,12 @@ def lattice_svg(rows: Sequence[HeightRow], chosen: Sequence[int] | None, optimal
     heights = [str(r.height) for r in rows]
     most = max((len(r.minimal) for r in rows), default=0) or 1
     data = _lattice_rows(rows)
-    x = alt.X("height:O", sort=heights, scale=alt.Scale(domain=heights),
-              axis=alt.Axis(labelAngle=0, labelOverlap=True, title="height (sum of the generalization levels)"))
+    x = alt.X(
+        "height:O",
+        sort=heights,
+        scale=alt.Scale(domain=heights),
+        axis=alt.Axis(labelAngle=0, labelOverlap=True, title="height (sum of the generalization levels)"),
+    )
     stack = _verdict_bars(data, x)
     minimal = _minimal_bars(data, x, most)
     marks = _height_rules(chosen, optimal)
@@ -174,29 +255,56 @@ def _lattice_rows(rows: Sequence[HeightRow]) -> list[dict[str, Any]]:
         more = f" … ({human(len(r.minimal) - 4)} more)" if len(r.minimal) > 4 else ""
         note = f"; minimal: {minimal}{more}" if r.minimal else ""
         for name, count in zip((s for s, _ in VERDICTS), (r.passing, r.failing, r.not_evaluated)):
-            data.append({"height": str(r.height), "status": name, "nodes": count, "minimal": len(r.minimal),
-                         "detail": f"height {r.height}: {human(r.nodes)} nodes, {human(r.passing)} pass, "
-                                   f"{human(r.failing)} fail, {human(r.not_evaluated)} not evaluated{note}"})
+            data.append(
+                {
+                    "height": str(r.height),
+                    "status": name,
+                    "nodes": count,
+                    "minimal": len(r.minimal),
+                    "detail": f"height {r.height}: {human(r.nodes)} nodes, {human(r.passing)} pass, "
+                    f"{human(r.failing)} fail, {human(r.not_evaluated)} not evaluated{note}",
+                }
+            )
     return data
 
 
 def _verdict_bars(data: list[dict[str, Any]], x: alt.X) -> alt.Chart:
     """Nodes per height, stacked by verdict (passes, fails, not evaluated)."""
-    return alt.Chart(_data(data)).mark_bar().encode(
-        x=x, y=alt.Y("nodes:Q", title="nodes", axis=alt.Axis(format=",~r", tickMinStep=1)),
-        color=alt.Color("status:N", title=None, sort=[s for s, _ in VERDICTS],
-                        scale=alt.Scale(domain=[s for s, _ in VERDICTS], range=[c for _, c in VERDICTS])),
-        order=alt.Order("order:Q"), description="detail:N"
-    ).transform_calculate(order="indexof(['passes','fails','not evaluated'], datum.status)")
+    return (
+        alt.Chart(_data(data))
+        .mark_bar()
+        .encode(
+            x=x,
+            y=alt.Y("nodes:Q", title="nodes", axis=alt.Axis(format=",~r", tickMinStep=1)),
+            color=alt.Color(
+                "status:N",
+                title=None,
+                sort=[s for s, _ in VERDICTS],
+                scale=alt.Scale(domain=[s for s, _ in VERDICTS], range=[c for _, c in VERDICTS]),
+            ),
+            order=alt.Order("order:Q"),
+            description="detail:N",
+        )
+        .transform_calculate(order="indexof(['passes','fails','not evaluated'], datum.status)")
+    )
 
 
 def _minimal_bars(data: list[dict[str, Any]], x: alt.X, most: int) -> alt.Chart:
     """The minimal passing nodes per height, on a scale up to ``most`` (the x axis drawn by the bars above)."""
-    return alt.Chart(_data([d for d in data if d["status"] == "passes"])).mark_bar(color=MINIMAL).encode(
-        x=x.axis(labelAngle=0, labelOverlap=True, title=None, labels=False, ticks=False),
-        y=alt.Y("minimal:Q", title="minimal", scale=alt.Scale(domain=[0, most], nice=False),
-                axis=alt.Axis(format=",~r", values=[0, most])),
-        description="detail:N")
+    return (
+        alt.Chart(_data([d for d in data if d["status"] == "passes"]))
+        .mark_bar(color=MINIMAL)
+        .encode(
+            x=x.axis(labelAngle=0, labelOverlap=True, title=None, labels=False, ticks=False),
+            y=alt.Y(
+                "minimal:Q",
+                title="minimal",
+                scale=alt.Scale(domain=[0, most], nice=False),
+                axis=alt.Axis(format=",~r", values=[0, most]),
+            ),
+            description="detail:N",
+        )
+    )
 
 
 def _height_rules(chosen: Sequence[int] | None, optimal: Sequence[int] | None) -> list[alt.Chart]:
@@ -207,52 +315,103 @@ def _height_rules(chosen: Sequence[int] | None, optimal: Sequence[int] | None) -
         if node is None or (name == "optimal" and chosen is not None and list(node) == list(chosen)):
             continue
         text = f"{name} node [{','.join(map(str, node))}] at height {sum(node)}"
-        marks.append(alt.Chart(_data([{"height": str(sum(node)), "detail": text}])).mark_rule(
-            color=colour, strokeWidth=2.5, strokeDash=dash).encode(description="detail:N"))
+        marks.append(
+            alt.Chart(_data([{"height": str(sum(node)), "detail": text}]))
+            .mark_rule(color=colour, strokeWidth=2.5, strokeDash=dash)
+            .encode(description="detail:N")
+        )
     return marks
 
 
 def levels_svg(attributes: Sequence[str], heights: Sequence[int], node: Sequence[int]) -> str:
     """Where a node sits: each quasi-identifier's level against its hierarchy's height."""
-    rows = [{"attribute": a, "level": lv, "height": h, "label": f"{lv} of {h}",
-             "detail": f"{a}: generalized to level {lv} of {h}" + (" (original values)" if lv == 0 else
-                                                                  " (fully suppressed)" if lv == h else "")}
-            for a, h, lv in zip(attributes, heights, node)]
+    rows = [
+        {
+            "attribute": a,
+            "level": lv,
+            "height": h,
+            "label": f"{lv} of {h}",
+            "detail": f"{a}: generalized to level {lv} of {h}"
+            + (" (original values)" if lv == 0 else " (fully suppressed)" if lv == h else ""),
+        }
+        for a, h, lv in zip(attributes, heights, node)
+    ]
     y = alt.Y("attribute:N", sort=list(attributes), title=None)
     top = max(max(heights, default=1), 1)
     scale = alt.Scale(domain=[0, top + 0.8])
-    full = alt.Chart(_data(rows)).mark_bar(color="#e6e9ef").encode(y=y, x=alt.X("height:Q", scale=scale, title=None),
-                                                                   description="detail:N")
-    level = alt.Chart(_data(rows)).mark_bar(color=CHOSEN).encode(
-        y=y, x=alt.X("level:Q", scale=scale, title="generalization level (0 = original values)",
-                     axis=alt.Axis(tickMinStep=1, format="d")), description="detail:N")
-    text = alt.Chart(_data(rows)).mark_text(align="left", dx=4, fontSize=11, color="#1d2330").encode(
-        y=y, x=alt.X("height:Q", scale=scale), text="label:N")
+    full = (
+        alt.Chart(_data(rows))
+        .mark_bar(color="#e6e9ef")
+        .encode(y=y, x=alt.X("height:Q", scale=scale, title=None), description="detail:N")
+    )
+    level = (
+        alt.Chart(_data(rows))
+        .mark_bar(color=CHOSEN)
+        .encode(
+            y=y,
+            x=alt.X(
+                "level:Q",
+                scale=scale,
+                title="generalization level (0 = original values)",
+                axis=alt.Axis(tickMinStep=1, format="d"),
+            ),
+            description="detail:N",
+        )
+    )
+    text = (
+        alt.Chart(_data(rows))
+        .mark_text(align="left", dx=4, fontSize=11, color="#1d2330")
+        .encode(y=y, x=alt.X("height:Q", scale=scale), text="label:N")
+    )
     return to_svg(alt.layer(full, level, text).properties(width=NARROW - 80, height=alt.Step(20)))
 
 
-def workload_svg(queries: Sequence[tuple[str, float]], nodes: Sequence[tuple[str, Sequence[int], float,
-                                                                            Sequence[float]]]) -> str:
+def workload_svg(
+    queries: Sequence[tuple[str, float]], nodes: Sequence[tuple[str, Sequence[int], float, Sequence[float]]]
+) -> str:
     """Each ``[[workload]]`` query's error (0 to 1, lower is better) at a few nodes: grouped horizontal bars, one
     row per query, one bar per node (the chosen node in blue)."""
     names = [f"{label} [{','.join(map(str, n))}]: {human(e, 3)}" for label, n, e, _ in nodes]
     order = [f"#{i} {q}" for i, (q, _w) in enumerate(queries, start=1)]
-    rows = [{"query": order[q], "node": names[s], "error": float(per[q]),
-             "detail": f"{order[q]} at the {label} node [{','.join(map(str, n))}]: error {human(float(per[q]), 3)}"}
-            for s, (label, n, _e, per) in enumerate(nodes) for q in range(len(queries))]
+    rows = [
+        {
+            "query": order[q],
+            "node": names[s],
+            "error": float(per[q]),
+            "detail": f"{order[q]} at the {label} node [{','.join(map(str, n))}]: error {human(float(per[q]), 3)}",
+        }
+        for s, (label, n, _e, per) in enumerate(nodes)
+        for q in range(len(queries))
+    ]
     palette = [CHOSEN, "#f58518", "#72b7b2", "#b279a2"]
-    colour = alt.Color("node:N", sort=names, scale=alt.Scale(domain=names, range=palette[:len(names)]),
-                       legend=alt.Legend(title="node: workload error", orient="top", direction="vertical"))
-    chart = alt.Chart(_data(rows), title="workload error per query (lower is better)").mark_bar().encode(
-        y=alt.Y("query:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
-        yOffset=alt.YOffset("node:N", sort=names),
-        x=alt.X("error:Q", title="error", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1~f", tickCount=5)),
-        color=colour, description="detail:N").properties(width=NARROW, height=alt.Step(max(6, 30 // len(names))))
+    colour = alt.Color(
+        "node:N",
+        sort=names,
+        scale=alt.Scale(domain=names, range=palette[: len(names)]),
+        legend=alt.Legend(title="node: workload error", orient="top", direction="vertical"),
+    )
+    chart = (
+        alt.Chart(_data(rows), title="workload error per query (lower is better)")
+        .mark_bar()
+        .encode(
+            y=alt.Y("query:N", sort=order, title=None, axis=alt.Axis(labelLimit=320)),
+            yOffset=alt.YOffset("node:N", sort=names),
+            x=alt.X(
+                "error:Q", title="error", scale=alt.Scale(domain=[0, 1]), axis=alt.Axis(format=".1~f", tickCount=5)
+            ),
+            color=colour,
+            description="detail:N",
+        )
+        .properties(width=NARROW, height=alt.Step(max(6, 30 // len(names))))
+    )
     return to_svg(chart)
 
 
-QUALITY = (("generalization_intensity", "generalization intensity"), ("granularity", "granularity"),
-           ("non_uniform_entropy", "non-uniform entropy"))
+QUALITY = (
+    ("generalization_intensity", "generalization intensity"),
+    ("granularity", "granularity"),
+    ("non_uniform_entropy", "non-uniform entropy"),
+)
 
 
 def attribute_utility_svg(attributes: Sequence[dict[str, Any]]) -> str:
@@ -260,15 +419,38 @@ def attribute_utility_svg(attributes: Sequence[dict[str, Any]]) -> str:
     horizontal bars, one row per attribute; a measure ARX leaves undefined (one value) is not drawn."""
     labels = [label for _key, label in QUALITY]
     order = [f"{a['attribute']} (level {a['level']})" for a in attributes]
-    rows = [{"attribute": order[i], "measure": label, "quality": float(a[key]),
-             "detail": f"{a['attribute']} at level {a['level']}: {label} {human(float(a[key]), 3)}"}
-            for i, a in enumerate(attributes) for key, label in QUALITY if a.get(key) is not None]
-    colour = alt.Color("measure:N", sort=labels, scale=alt.Scale(domain=labels, range=[TABLE, "#f58518", "#54a24b"]),
-                       legend=alt.Legend(title=None, orient="top", direction="horizontal", columns=3))
-    chart = alt.Chart(_data(rows), title="utility per attribute (ARX; 1 = original values)").mark_bar().encode(
-        y=alt.Y("attribute:N", sort=order, title=None),
-        yOffset=alt.YOffset("measure:N", sort=labels),
-        x=alt.X("quality:Q", title="quality (higher is better)", scale=alt.Scale(domain=[0, 1]),
-                axis=alt.Axis(format=".1~f", tickCount=5)),
-        color=colour, description="detail:N").properties(width=NARROW, height=alt.Step(8))
+    rows = [
+        {
+            "attribute": order[i],
+            "measure": label,
+            "quality": float(a[key]),
+            "detail": f"{a['attribute']} at level {a['level']}: {label} {human(float(a[key]), 3)}",
+        }
+        for i, a in enumerate(attributes)
+        for key, label in QUALITY
+        if a.get(key) is not None
+    ]
+    colour = alt.Color(
+        "measure:N",
+        sort=labels,
+        scale=alt.Scale(domain=labels, range=[TABLE, "#f58518", "#54a24b"]),
+        legend=alt.Legend(title=None, orient="top", direction="horizontal", columns=3),
+    )
+    chart = (
+        alt.Chart(_data(rows), title="utility per attribute (ARX; 1 = original values)")
+        .mark_bar()
+        .encode(
+            y=alt.Y("attribute:N", sort=order, title=None),
+            yOffset=alt.YOffset("measure:N", sort=labels),
+            x=alt.X(
+                "quality:Q",
+                title="quality (higher is better)",
+                scale=alt.Scale(domain=[0, 1]),
+                axis=alt.Axis(format=".1~f", tickCount=5),
+            ),
+            color=colour,
+            description="detail:N",
+        )
+        .properties(width=NARROW, height=alt.Step(8))
+    )
     return to_svg(chart)

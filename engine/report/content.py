@@ -32,19 +32,19 @@ from veil.adversary.subject import ReleaseRecord
 
 Node = tuple[int, ...]
 Evaluation = tuple[Node, bool, int, "float | None"]
-TOP_VALUES = 10   # categorical values drawn per attribute (the rest merged into "other")
-BINS = 12         # about this many bins for a numeric attribute
-WORST_SHOWN = 3   # worst blocks drawn per attribute
-DENSE_LATTICE = 4_000_000   # up to this many nodes, minimal nodes are found on a dense grid
+TOP_VALUES = 10  # categorical values drawn per attribute (the rest merged into "other")
+BINS = 12  # about this many bins for a numeric attribute
+WORST_SHOWN = 3  # worst blocks drawn per attribute
+DENSE_LATTICE = 4_000_000  # up to this many nodes, minimal nodes are found on a dense grid
 
 
 @dataclass(frozen=True)
 class Distribution:
     attribute: str
-    categories: list[str]                   # values (top ones, then "other …"), or bins of a numeric attribute
-    series: list[tuple[str, list[float]]]   # ("whole table", shares), (block label, shares), ...
-    edges: list[float] | None = None        # a binned numeric attribute: len(categories) + 1 edges
-    open_top: bool = False                  # its last bin holds every larger value (drawn one step wide)
+    categories: list[str]  # values (top ones, then "other …"), or bins of a numeric attribute
+    series: list[tuple[str, list[float]]]  # ("whole table", shares), (block label, shares), ...
+    edges: list[float] | None = None  # a binned numeric attribute: len(categories) + 1 edges
+    open_top: bool = False  # its last bin holds every larger value (drawn one step wide)
 
 
 @dataclass(frozen=True)
@@ -89,12 +89,12 @@ class HeightRow:
 class Headline:
     """What the top of the page says: the worst attack by rows exposed, and the prosecutor risk."""
 
-    worst: Exposure | None      # the audit's attack exposing the most rows (None: no attack evaluated)
-    exposing: int               # attacks exposing at least one row
-    attacks: int                # attacks evaluated (not skipped)
-    before: Prosecutor | None   # the source at the bottom of the lattice (None: not known)
-    after: Prosecutor           # what is (or would be) published
-    holding: int                # configured models that hold
+    worst: Exposure | None  # the audit's attack exposing the most rows (None: no attack evaluated)
+    exposing: int  # attacks exposing at least one row
+    attacks: int  # attacks evaluated (not skipped)
+    before: Prosecutor | None  # the source at the bottom of the lattice (None: not known)
+    after: Prosecutor  # what is (or would be) published
+    holding: int  # configured models that hold
     models: int
 
 
@@ -107,9 +107,12 @@ class WorkloadView:
     nodes: list[tuple[str, Node, float, list[float]]]
 
     def document(self) -> dict[str, Any]:
-        return {"queries": [{"query": q, "weight": w} for q, w in self.queries],
-                "nodes": [{"label": label, "node": list(n), "error": e, "per_query": list(per)}
-                          for label, n, e, per in self.nodes]}
+        return {
+            "queries": [{"query": q, "weight": w} for q, w in self.queries],
+            "nodes": [
+                {"label": label, "node": list(n), "error": e, "per_query": list(per)} for label, n, e, per in self.nodes
+            ],
+        }
 
 
 @dataclass(frozen=True)
@@ -130,23 +133,26 @@ class ReportData:
     audit: Audit
     min_k: int | None = None
     generated: str = field(default_factory=lambda: dt.datetime.now().astimezone().isoformat(timespec="seconds"))
-    before: Prosecutor | None = None       # the source's risk at the bottom node
-    published_sizes: np.ndarray | None = None   # the blocks published (default: ``sizes``)
-    minimal: list[Node] | None = None      # the search's minimal nodes (default: found from the evaluations)
-    suppressed_rows: int | None = None     # a release's suppressed rows (default: rows - published rows)
-    release: bool = False                  # a published version (else a candidate node)
-    workload: WorkloadView | None = None   # the [[workload]] queries' errors at a few nodes (docs/workload.md)
-    attribute_utility: list[dict[str, Any]] | None = None   # ARX's quality per quasi-identifier (veil.utility)
+    before: Prosecutor | None = None  # the source's risk at the bottom node
+    published_sizes: np.ndarray | None = None  # the blocks published (default: ``sizes``)
+    minimal: list[Node] | None = None  # the search's minimal nodes (default: found from the evaluations)
+    suppressed_rows: int | None = None  # a release's suppressed rows (default: rows - published rows)
+    release: bool = False  # a published version (else a candidate node)
+    workload: WorkloadView | None = None  # the [[workload]] queries' errors at a few nodes (docs/workload.md)
+    attribute_utility: list[dict[str, Any]] | None = None  # ARX's quality per quasi-identifier (veil.utility)
     reidentification: list[dict[str, Any]] | None = None  # veil risk's figures before and after (reidentification_view)
 
     def lattice(self) -> dict[str, Any] | None:
         if self.heights is None:
             return None
-        return {"heights": list(self.heights), "size": math.prod(h + 1 for h in self.heights),
-                "evaluated": [[list(n), int(bool(p))] for n, p, _s, _m in self.evaluations],
-                "chosen": list(self.chosen) if self.chosen is not None else None,
-                "optimal": list(self.optimal) if self.optimal is not None else None,
-                "minimal": [list(n) for n in self.minimal_nodes()]}
+        return {
+            "heights": list(self.heights),
+            "size": math.prod(h + 1 for h in self.heights),
+            "evaluated": [[list(n), int(bool(p))] for n, p, _s, _m in self.evaluations],
+            "chosen": list(self.chosen) if self.chosen is not None else None,
+            "optimal": list(self.optimal) if self.optimal is not None else None,
+            "minimal": [list(n) for n in self.minimal_nodes()],
+        }
 
     def minimal_nodes(self) -> list[Node]:
         """The minimal passing nodes, lowest height first: the search's own list, else those of the evaluated
@@ -169,15 +175,24 @@ class ReportData:
         minimal: dict[int, list[Node]] = {}
         for node in self.minimal_nodes():
             minimal.setdefault(sum(node), []).append(node)
-        return [HeightRow(h, int(totals[h]), int(passing[h]), int(failing[h]), tuple(minimal.get(h, ())))
-                for h in range(len(totals))]
+        return [
+            HeightRow(h, int(totals[h]), int(passing[h]), int(failing[h]), tuple(minimal.get(h, ())))
+            for h in range(len(totals))
+        ]
 
     def headline(self) -> Headline:
         evaluated = [e for e in self.audit.exposures if e.skipped is None]
         worst = max(evaluated, key=lambda e: e.rows) if evaluated else None
         after = prosecutor(self.sizes if self.published_sizes is None else self.published_sizes)
-        return Headline(worst, sum(1 for e in evaluated if e.rows), len(evaluated), self.before, after,
-                        sum(1 for lv in self.levels if lv.passed), len(self.levels))
+        return Headline(
+            worst,
+            sum(1 for e in evaluated if e.rows),
+            len(evaluated),
+            self.before,
+            after,
+            sum(1 for lv in self.levels if lv.passed),
+            len(self.levels),
+        )
 
     def size_bins(self) -> list[SizeBin]:
         return size_bins(self.sizes, self.min_k)
@@ -207,10 +222,10 @@ def minimal_of(heights: Sequence[int], passing: Sequence[Node]) -> list[Node]:
     if math.prod(shape) <= DENSE_LATTICE:
         grid = np.zeros(shape, dtype=bool)
         grid[tuple(points.T)] = True
-        up = grid                       # up[n]: some passing node is <= n
+        up = grid  # up[n]: some passing node is <= n
         for axis in range(len(shape)):
             up = np.logical_or.accumulate(up, axis=axis)
-        below = np.zeros(shape, dtype=bool)   # below[n]: some passing node is < n
+        below = np.zeros(shape, dtype=bool)  # below[n]: some passing node is < n
         for axis in range(len(shape)):
             dst = tuple(slice(1, None) if a == axis else slice(None) for a in range(len(shape)))
             src = tuple(slice(None, -1) if a == axis else slice(None) for a in range(len(shape)))
@@ -220,9 +235,9 @@ def minimal_of(heights: Sequence[int], passing: Sequence[Node]) -> list[Node]:
         points = np.unique(points, axis=0)
         dominated = np.zeros(len(points), dtype=bool)
         for lo in range(0, len(points), 256):
-            chunk = points[lo:lo + 256]
+            chunk = points[lo : lo + 256]
             le = np.all(points[None, :, :] <= chunk[:, None, :], axis=2)
-            dominated[lo:lo + 256] = le.sum(axis=1) > 1
+            dominated[lo : lo + 256] = le.sum(axis=1) > 1
         found = points[~dominated]
     return sorted((tuple(int(x) for x in n) for n in found), key=lambda n: (sum(n), n))
 
@@ -238,7 +253,7 @@ def size_bins(sizes: np.ndarray, k: int | None = None) -> list[SizeBin]:
     if len(sizes) == 0:
         return []
     top = int(math.floor(math.log2(max(int(sizes.max()), 1))))
-    edges = sorted({2 ** e for e in range(top + 2)} | ({k} if k is not None and k > 1 else set()))
+    edges = sorted({2**e for e in range(top + 2)} | ({k} if k is not None and k > 1 else set()))
     out = []
     for lo, nxt in zip(edges, edges[1:]):
         inside = (sizes >= lo) & (sizes < nxt)
@@ -322,19 +337,23 @@ def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
     return out
 
 
-def node_levels(models: Sequence[Model], max_suppression: float, counts: NodeCounts,
-                rows: int) -> tuple[list[Level], np.ndarray]:
+def node_levels(
+    models: Sequence[Model], max_suppression: float, counts: NodeCounts, rows: int
+) -> tuple[list[Level], np.ndarray]:
     """Each model's achieved level and verdict at a node (as ``veil check``), and the suppressed blocks."""
     spec = Specification(tuple(models), max_suppression)
     evaluation = spec.evaluate(counts, rows)
     budget = spec.budget(rows)
-    levels = [Level(m.describe(), v.achieved, int(counts.sizes[~v.passed].sum()) <= budget, v.violating)
-              for m, v in zip(models, evaluation.verdicts)]
+    levels = [
+        Level(m.describe(), v.achieved, int(counts.sizes[~v.passed].sum()) <= budget, v.violating)
+        for m, v in zip(models, evaluation.verdicts)
+    ]
     return levels, evaluation.failing
 
 
-def utility(metrics: dict[str, Metric], counts: NodeCounts, suppressed: np.ndarray,
-            rows: int) -> list[tuple[str, float | None]]:
+def utility(
+    metrics: dict[str, Metric], counts: NodeCounts, suppressed: np.ndarray, rows: int
+) -> list[tuple[str, float | None]]:
     return [(name, float(m.score(counts, suppressed, rows))) for name, m in metrics.items()]
 
 
@@ -343,8 +362,9 @@ def _min_k(models: Sequence[Model]) -> int | None:
     return max(ks) if ks else None
 
 
-def reidentification_view(models: Sequence[Model], source_sizes: np.ndarray | None,
-                          published: np.ndarray) -> list[dict[str, Any]]:
+def reidentification_view(
+    models: Sequence[Model], source_sizes: np.ndarray | None, published: np.ndarray
+) -> list[dict[str, Any]]:
     """``veil risk``'s documents of the source as it stands (when its sizes are known) and of the published blocks
     (docs/reidentification.md); population uniqueness when a ``population-uniqueness`` model gives the population."""
     from veil.reidentification.classes import ClassSizes
@@ -355,19 +375,35 @@ def reidentification_view(models: Sequence[Model], source_sizes: np.ndarray | No
     for label, sizes in (("source", source_sizes), ("published", published)):
         if sizes is None:
             continue
-        doc = summarize(ClassSizes.of(sizes), subject=label,
-                        sampling_fraction=getattr(given, "sampling_fraction", None),
-                        population=getattr(given, "population", None)).document()
+        doc = summarize(
+            ClassSizes.of(sizes),
+            subject=label,
+            sampling_fraction=getattr(given, "sampling_fraction", None),
+            population=getattr(given, "population", None),
+        ).document()
         out.append(doc)
     return out
 
 
-def for_node(title: str, subject: str, counts: NodeCounts, label: Label, audit: Audit, models: Sequence[Model],
-             max_suppression: float, rows: int, metrics: dict[str, Metric], heights: tuple[int, ...],
-             evaluations: Sequence[Evaluation], optimal: tuple[int, ...] | None, *,
-             source_sizes: np.ndarray | None = None, minimal: Sequence[Node] | None = None,
-             workload: WorkloadView | None = None,
-             attribute_utility: list[dict[str, Any]] | None = None) -> ReportData:
+def for_node(
+    title: str,
+    subject: str,
+    counts: NodeCounts,
+    label: Label,
+    audit: Audit,
+    models: Sequence[Model],
+    max_suppression: float,
+    rows: int,
+    metrics: dict[str, Metric],
+    heights: tuple[int, ...],
+    evaluations: Sequence[Evaluation],
+    optimal: tuple[int, ...] | None,
+    *,
+    source_sizes: np.ndarray | None = None,
+    minimal: Sequence[Node] | None = None,
+    workload: WorkloadView | None = None,
+    attribute_utility: list[dict[str, Any]] | None = None,
+) -> ReportData:
     """A candidate node (or a release's node as the search saw it); ``source_sizes`` are the bottom node's
     block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them."""
     levels, suppressed = node_levels(models, max_suppression, counts, rows)
@@ -377,17 +413,39 @@ def for_node(title: str, subject: str, counts: NodeCounts, label: Label, audit: 
     if all(n != node for n, *_ in seen):  # the chosen node is shown with its verdict even if the search skipped it
         seen.append((node, passes, int(counts.sizes[suppressed].sum()), None))
     published = counts.sizes[~suppressed] if passes else counts.sizes
-    return ReportData(title, subject, rows, counts.n_blocks, counts.sizes, counts.attributes, heights,
-                      node, optimal, seen, levels,
-                      utility(metrics, counts, suppressed, rows), distributions(counts, audit), audit,
-                      _min_k(models), before=None if source_sizes is None else prosecutor(source_sizes),
-                      published_sizes=published, minimal=None if minimal is None else list(minimal),
-                      workload=workload, attribute_utility=attribute_utility,
-                      reidentification=reidentification_view(models, source_sizes, published))
+    return ReportData(
+        title,
+        subject,
+        rows,
+        counts.n_blocks,
+        counts.sizes,
+        counts.attributes,
+        heights,
+        node,
+        optimal,
+        seen,
+        levels,
+        utility(metrics, counts, suppressed, rows),
+        distributions(counts, audit),
+        audit,
+        _min_k(models),
+        before=None if source_sizes is None else prosecutor(source_sizes),
+        published_sizes=published,
+        minimal=None if minimal is None else list(minimal),
+        workload=workload,
+        attribute_utility=attribute_utility,
+        reidentification=reidentification_view(models, source_sizes, published),
+    )
 
 
-def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Audit,
-                models: Sequence[Model], source_sizes: np.ndarray | None = None) -> ReportData:
+def for_release(
+    title: str,
+    record: ReleaseRecord,
+    counts: NodeCounts,
+    audit: Audit,
+    models: Sequence[Model],
+    source_sizes: np.ndarray | None = None,
+) -> ReportData:
     """A published version: levels as the catalog recorded them, utility recomputed from its recount;
     ``source_sizes``: the source's block sizes at the bottom node (the risk before)."""
     by_label = {f"{m.type}:{m.attribute}" if m.attribute else m.type: m for m in models}
@@ -397,14 +455,31 @@ def for_release(title: str, record: ReleaseRecord, counts: NodeCounts, audit: Au
     util: list[tuple[str, float | None]] = []
     if record.heights is not None and record.node is not None:
         util.append(("height", float(sum(record.node))))
-        util.append(("precision", 1 - float(np.mean([lv / h if h else 0 for lv, h in zip(record.node, record.heights)]))))
+        util.append(
+            ("precision", 1 - float(np.mean([lv / h if h else 0 for lv, h in zip(record.node, record.heights)])))
+        )
     util.append(("avg-block-size", float(sizes.sum() / max(len(sizes), 1))))
-    util.append(("discernibility", float((sizes ** 2).sum() + record.rows_suppressed * total)))
+    util.append(("discernibility", float((sizes**2).sum() + record.rows_suppressed * total)))
     if record.metrics.get("metric") and record.metrics["metric"] not in dict(util):
         util.append((f"{record.metrics['metric']} (recorded)", record.metrics.get("value")))
-    return ReportData(title, audit.subject, counts.rows, counts.n_blocks, counts.sizes,
-                      tuple(counts.attributes), record.heights, record.node, None, record.evaluations, levels, util,
-                      distributions(counts, audit), audit, _min_k(models),
-                      before=None if source_sizes is None else prosecutor(source_sizes),
-                      suppressed_rows=record.rows_suppressed, release=True,
-                      reidentification=reidentification_view(models, source_sizes, counts.sizes))
+    return ReportData(
+        title,
+        audit.subject,
+        counts.rows,
+        counts.n_blocks,
+        counts.sizes,
+        tuple(counts.attributes),
+        record.heights,
+        record.node,
+        None,
+        record.evaluations,
+        levels,
+        util,
+        distributions(counts, audit),
+        audit,
+        _min_k(models),
+        before=None if source_sizes is None else prosecutor(source_sizes),
+        suppressed_rows=record.rows_suppressed,
+        release=True,
+        reidentification=reidentification_view(models, source_sizes, counts.sizes),
+    )

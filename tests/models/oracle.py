@@ -51,10 +51,10 @@ def entropy(counts: Sequence[int], l) -> bool:  # noqa: ANN001
     lq = q(l)
     cs = _present(counts)
     n = sum(cs)
-    rhs = lq.numerator ** n
+    rhs = lq.numerator**n
     for c in cs:
-        rhs *= c ** c
-    return n ** n * lq.denominator ** n >= rhs
+        rhs *= c**c
+    return n**n * lq.denominator**n >= rhs
 
 
 def recursive(counts: Sequence[int], c, l: int) -> bool:  # noqa: ANN001
@@ -62,7 +62,7 @@ def recursive(counts: Sequence[int], c, l: int) -> bool:  # noqa: ANN001
     if l <= 1:
         return True
     r = sorted(_present(counts), reverse=True)
-    return r[0] < q(c) * sum(r[l - 1:])
+    return r[0] < q(c) * sum(r[l - 1 :])
 
 
 def pd_recursive(counts: Sequence[int], c, l: int, allowed: set[int]) -> bool:  # noqa: ANN001
@@ -78,14 +78,20 @@ def pd_recursive(counts: Sequence[int], c, l: int, allowed: set[int]) -> bool:  
     y = ys[0]
     ry = r[y - 1]
     if y <= l - 1:
-        tail = sum(r[l - 1:])
+        tail = sum(r[l - 1 :])
     else:
-        tail = sum(r[l - 2:y - 1]) + sum(r[y:])
+        tail = sum(r[l - 2 : y - 1]) + sum(r[y:])
     return ry < q(c) * tail
 
 
-def npd_recursive(counts: Sequence[int], c1, c2, l: int, allowed: set[int],  # noqa: ANN001
-                  protected: set[int]) -> bool:
+def npd_recursive(
+    counts: Sequence[int],
+    c1,
+    c2,
+    l: int,
+    allowed: set[int],  # noqa: ANN001
+    protected: set[int],
+) -> bool:
     counts = _ints(counts)
     n = sum(counts)
     return pd_recursive(counts, c1, l, allowed) and all(100 * counts[w] >= q(c2) * n for w in protected)
@@ -161,8 +167,13 @@ def emd_hierarchical(p: Sequence[Fraction], r: Sequence[Fraction], labels: Seque
 
 def t_closeness(counts: Sequence[int], table: Sequence[int], t, distance: str, labels=None) -> bool:  # noqa: ANN001
     p, r = dist(counts), dist(table)
-    d = emd_equal(p, r) if distance == "equal" else emd_ordered(p, r) if distance == "ordered" else \
-        emd_hierarchical(p, r, labels)
+    d = (
+        emd_equal(p, r)
+        if distance == "equal"
+        else emd_ordered(p, r)
+        if distance == "ordered"
+        else emd_hierarchical(p, r, labels)
+    )
     return d <= q(t)
 
 
@@ -193,8 +204,13 @@ def delta_l(counts: Sequence[int], values: Sequence, delta, l) -> bool:  # noqa:
 # --- ε-privacy (the conditions as written) ---------------------------------------------------------------------
 
 
-def epsilon_privacy(counts: Sequence[int], eps, adversary: str, sigma: Sequence[Fraction],  # noqa: ANN001
-                    b: int = 0) -> bool:
+def epsilon_privacy(
+    counts: Sequence[int],
+    eps,
+    adversary: str,
+    sigma: Sequence[Fraction],  # noqa: ANN001
+    b: int = 0,
+) -> bool:
     """``sigma``: σ(s) per value (class II: any, only their sum σ is read; class III: the shape)."""
     counts = _ints(counts)
     if adversary == "IV":
@@ -229,8 +245,13 @@ def epsilon_privacy(counts: Sequence[int], eps, adversary: str, sigma: Sequence[
     return True
 
 
-def sigma_of(adversary: str, prior, stubbornness, table: Sequence[int],  # noqa: ANN001
-             names: Sequence[str]) -> list[Fraction]:
+def sigma_of(
+    adversary: str,
+    prior,
+    stubbornness,
+    table: Sequence[int],  # noqa: ANN001
+    names: Sequence[str],
+) -> list[Fraction]:
     """σ(s) per value as the model denotes it."""
     v = len(table)
     if adversary in ("II", "IV"):
@@ -246,8 +267,11 @@ def sigma_of(adversary: str, prior, stubbornness, table: Sequence[int],  # noqa:
 
 def tie_orders(counts: Sequence[int]) -> list[list[int]]:
     """Every descending order of the present values' indices (permuting within ties)."""
-    groups = itertools.groupby(sorted([(n, i) for i, n in enumerate(counts) if n > 0], key=lambda t: -t[0]),
-                               key=lambda t: t[0])
+    groups = itertools.groupby(
+        sorted([(n, i) for i, n in enumerate(counts) if n > 0], key=lambda t: -t[0]), key=lambda t: t[0]
+    )
     tiers = [list(g) for _, g in groups]
-    return [[i for tier in combo for _, i in tier]
-            for combo in itertools.product(*[list(itertools.permutations(t)) for t in tiers])]
+    return [
+        [i for tier in combo for _, i in tier]
+        for combo in itertools.product(*[list(itertools.permutations(t)) for t in tiers])
+    ]

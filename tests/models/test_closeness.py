@@ -44,8 +44,11 @@ def test_ordered_salary_example():
     assert TCloseness(t=0.375, distance="ordered", attribute="salary").check(nc).passed.all()
     # the float 1/6 prints as 0.16666666666666666, a decimal just below 1/6: the 1/6 blocks fail (docs/models.md §7)
     assert not TCloseness(t=1 / 6, distance="ordered", attribute="salary").check(nc).passed.any()
-    assert TCloseness(t=0.1666666666666667, distance="ordered", attribute="salary").check(nc).passed.tolist() \
-        == [False, True, True]
+    assert TCloseness(t=0.1666666666666667, distance="ordered", attribute="salary").check(nc).passed.tolist() == [
+        False,
+        True,
+        True,
+    ]
 
 
 def test_equal_distance_by_hand():
@@ -64,13 +67,16 @@ def test_ordered_needs_numeric_attribute():
         TCloseness(t=0.2, distance="ordered", attribute="s").check(nc)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(t=1.5, distance="equal"), r"'t' must be <= 1"),
-    (dict(t=-0.1, distance="equal"), r"'t' must be >= 0"),
-    (dict(t=0.1, distance="manhattan"), r"'distance' must be one of"),
-    (dict(t=0.1, distance="hierarchical"), r"missing required parameter 'hierarchy'"),
-    (dict(t=0.1, distance="equal", hierarchy="x.csv"), r"'hierarchy' only applies"),
-])
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        (dict(t=1.5, distance="equal"), r"'t' must be <= 1"),
+        (dict(t=-0.1, distance="equal"), r"'t' must be >= 0"),
+        (dict(t=0.1, distance="manhattan"), r"'distance' must be one of"),
+        (dict(t=0.1, distance="hierarchical"), r"missing required parameter 'hierarchy'"),
+        (dict(t=0.1, distance="equal", hierarchy="x.csv"), r"'hierarchy' only applies"),
+    ],
+)
 def test_invalid_t_closeness(kwargs, match):
     with pytest.raises(ConfigError, match=match):
         TCloseness(attribute="s", **kwargs)
@@ -119,8 +125,12 @@ def test_hierarchical_disease_example(disease_csv):
     # {gastritis, bronchitis, stomach cancer}: 1/27 + 1/27 + root 1/9 = 3/27: EMD = 5/27.
     # {gastric ulcer, gastritis, stomach cancer}: all mass moves from respiratory to stomach at the root:
     #   4/9 · 3/3 = 4/9.
-    nc = disease_blocks(["gastric ulcer", "stomach cancer", "pneumonia"], ["gastritis", "flu", "bronchitis"],
-                        ["gastritis", "bronchitis", "stomach cancer"], ["gastric ulcer", "gastritis", "stomach cancer"])
+    nc = disease_blocks(
+        ["gastric ulcer", "stomach cancer", "pneumonia"],
+        ["gastritis", "flu", "bronchitis"],
+        ["gastritis", "bronchitis", "stomach cancer"],
+        ["gastric ulcer", "gastritis", "stomach cancer"],
+    )
     m = TCloseness(t=0.3, distance="hierarchical", attribute="disease", hierarchy=disease_csv)
     assert m.distances(nc) == pytest.approx([7 / 27, 8 / 27, 5 / 27, 4 / 9])
     v = m.check(nc)
@@ -144,8 +154,13 @@ def test_taxonomy_with_several_tops_gets_a_root():
 
 def test_hierarchy_errors_name_the_model(tmp_path, disease_csv):
     nc = disease_blocks(["flu"])
-    missing = TCloseness(t=0.3, distance="hierarchical", attribute="disease", hierarchy=str(tmp_path / "nope.csv"),
-                         where="veil.toml: [[models]] #3 (t-closeness)")
+    missing = TCloseness(
+        t=0.3,
+        distance="hierarchical",
+        attribute="disease",
+        hierarchy=str(tmp_path / "nope.csv"),
+        where="veil.toml: [[models]] #3 (t-closeness)",
+    )
     with pytest.raises(HierarchyError, match=r"\[\[models\]\] #3 \(t-closeness\): parameter 'hierarchy'.*cannot read"):
         missing.check(nc)
     partial = tmp_path / "partial.csv"
@@ -162,7 +177,7 @@ def _tree_emd(labels, p, q):
     levels = len(labels[0])
     tops = {row[-1] for row in labels}
     h = levels + 1 if len(tops) > 1 else levels
-    total = sum(abs(a - b) for a, b in zip(p, q))   # leaves
+    total = sum(abs(a - b) for a, b in zip(p, q))  # leaves
     for j in range(levels if len(tops) > 1 else levels - 1):
         sums = {}
         for i, row in enumerate(labels):
@@ -172,15 +187,18 @@ def _tree_emd(labels, p, q):
 
 
 @PROPERTY
-
-
-@given(st.integers(2, 6).flatmap(lambda v: st.tuples(
-    st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1)), min_size=v, max_size=v),
-    st.lists(st.integers(0, 5), min_size=v, max_size=v).filter(any),
-    st.lists(st.integers(0, 5), min_size=v, max_size=v).filter(any))))
+@given(
+    st.integers(2, 6).flatmap(
+        lambda v: st.tuples(
+            st.lists(st.tuples(st.integers(0, 2), st.integers(0, 1)), min_size=v, max_size=v),
+            st.lists(st.integers(0, 5), min_size=v, max_size=v).filter(any),
+            st.lists(st.integers(0, 5), min_size=v, max_size=v).filter(any),
+        )
+    )
+)
 def test_hierarchical_matches_tree_metric(case):
     chains, a, b = case
-    labels = [(f"g{hi}.{lo}", f"g{hi}") for lo, hi in chains]   # level 1 then level 2; implicit root above
+    labels = [(f"g{hi}.{lo}", f"g{hi}") for lo, hi in chains]  # level 1 then level 2; implicit root above
     p = np.array(a, float) / sum(a)
     q = np.array(b, float) / sum(b)
     tax = Taxonomy.from_labels(labels)
@@ -207,12 +225,15 @@ def _lp_emd(p, q, dist):
 
 
 @PROPERTY
-
-
-@given(st.integers(2, 5).flatmap(lambda v: st.tuples(
-    st.lists(st.integers(0, 1), min_size=v, max_size=v),
-    st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any),
-    st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any))))
+@given(
+    st.integers(2, 5).flatmap(
+        lambda v: st.tuples(
+            st.lists(st.integers(0, 1), min_size=v, max_size=v),
+            st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any),
+            st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any),
+        )
+    )
+)
 def test_emd_formulas_match_transport_lp(case):
     """The three closed forms are the optimal transport cost under their ground distances."""
     groups, a, b = case
@@ -222,9 +243,9 @@ def test_emd_formulas_match_transport_lp(case):
     idx = np.arange(m)
     equal = 1.0 - np.eye(m)
     ordered = np.abs(idx[:, None] - idx[None, :]) / (m - 1)
-    labels = [(f"g{g}",) for g in groups]    # level 1 = group; a root at level 2 when there are two groups
+    labels = [(f"g{g}",) for g in groups]  # level 1 = group; a root at level 2 when there are two groups
     same = np.array(groups)[:, None] == np.array(groups)[None, :]
-    within = 0.5 if len(set(groups)) > 1 else 1.0   # LCA level / H: 1/2 under a root, 1/1 if the group is the top
+    within = 0.5 if len(set(groups)) > 1 else 1.0  # LCA level / H: 1/2 under a root, 1/1 if the group is the top
     hier = np.where(np.eye(m, dtype=bool), 0.0, np.where(same, within, 1.0))
     assert emd_equal(p, q) == pytest.approx(_lp_emd(p, q, equal), abs=1e-9)
     assert emd_ordered(p, q) == pytest.approx(_lp_emd(p, q, ordered), abs=1e-9)
@@ -236,8 +257,16 @@ def test_emd_formulas_match_transport_lp(case):
 ZIP = Hierarchy("zip", ("z1", "z2", "z3"), (("Z12", "Z12", "Z3"), ("*", "*", "*")))
 AGE = Hierarchy("age", ("a1", "a2"), (("*", "*"),))
 # cells (zip, age, s, count); s: x = 0, y = 1
-NT_CELLS = [("z1", "a1", 0, 2), ("z1", "a2", 1, 2), ("z2", "a1", 0, 1), ("z2", "a1", 1, 1), ("z2", "a2", 0, 3),
-            ("z2", "a2", 1, 1), ("z3", "a1", 1, 3), ("z3", "a2", 0, 1)]
+NT_CELLS = [
+    ("z1", "a1", 0, 2),
+    ("z1", "a2", 1, 2),
+    ("z2", "a1", 0, 1),
+    ("z2", "a1", 1, 1),
+    ("z2", "a2", 0, 3),
+    ("z2", "a2", 1, 1),
+    ("z3", "a1", 1, 3),
+    ("z3", "a2", 0, 1),
+]
 
 
 def nt_counts(cells, node=(0, 0)):
@@ -248,8 +277,16 @@ def nt_counts(cells, node=(0, 0)):
     total = np.bincount(s, weights=cnt, minlength=2).astype(np.int64)
     qi = np.array([[ZIP.codes(node[0])[zi[c[0]]], AGE.codes(node[1])[ai[c[1]]]] for c in cells])
     dom = domain("s", ["x", "y"], total, numeric=False)
-    return NodeCounts.from_cells(("zip", "age"), node, qi, s[:, None], cnt,
-                                 (ZIP.cardinality(node[0]), AGE.cardinality(node[1])), (dom,), generalizers=(ZIP, AGE))
+    return NodeCounts.from_cells(
+        ("zip", "age"),
+        node,
+        qi,
+        s[:, None],
+        cnt,
+        (ZIP.cardinality(node[0]), AGE.cardinality(node[1])),
+        (dom,),
+        generalizers=(ZIP, AGE),
+    )
 
 
 def test_nt_closeness_two_attributes_by_hand():
@@ -267,7 +304,7 @@ def test_nt_closeness_two_attributes_by_hand():
     assert v.passed.tolist() == [True, False, True, True, True, False]
     assert v.achieved == pytest.approx(0.5)
     v = NTCloseness(n=4, t=0.45, distance="equal", attribute="s").check(nc)
-    assert v.passed.tolist() == [True, False, True, True, True, True]      # F passes at 3/7 <= .45
+    assert v.passed.tolist() == [True, False, True, True, True, True]  # F passes at 3/7 <= .45
     assert NTCloseness(n=4, t=0.5, distance="equal", attribute="s").check(nc).passed.all()
     # n = 2: every block but F is large; F's best superset is a2 at 3/7
     v = NTCloseness(n=2, t=0.4, distance="equal", attribute="s").check(nc)
@@ -284,7 +321,7 @@ def test_nt_top_node_and_single_superset_nodes():
     assert NTCloseness(n=20, t=1.0, distance="equal", attribute="s").check(nc).passed.tolist() == [False]
     assert NTCloseness(n=14, t=0.0, distance="equal", attribute="s").check(nc).passed.tolist() == [True]
     m = NTCloseness(n=4, t=0.3, distance="equal", attribute="s")
-    assert m.nodes_above(nt_counts(NT_CELLS))[0] == (2, 1)            # top first
+    assert m.nodes_above(nt_counts(NT_CELLS))[0] == (2, 1)  # top first
     assert len(m.nodes_above(nt_counts(NT_CELLS))) == 5
 
 
@@ -301,8 +338,16 @@ def test_nt_not_monotone_on_lattice():
         s = np.array([c[2] for c in cells])
         cnt = np.array([c[3] for c in cells])
         dom = domain("s", ["x", "y"], [8, 20], numeric=False)
-        return NodeCounts.from_cells(("a", "b"), node, qi, s[:, None], cnt,
-                                     (a.cardinality(node[0]), b.cardinality(node[1])), (dom,), generalizers=(a, b))
+        return NodeCounts.from_cells(
+            ("a", "b"),
+            node,
+            qi,
+            s[:, None],
+            cnt,
+            (a.cardinality(node[0]), b.cardinality(node[1])),
+            (dom,),
+            generalizers=(a, b),
+        )
 
     m = NTCloseness(n=3, t=0.2, distance="equal", attribute="s")
     # at (0,0): (a1,b1) {x} is small; its superset (a1,*) at (0,1) is {x×4}: EMD 0 -> passes
@@ -316,8 +361,10 @@ def test_nt_not_monotone_on_lattice():
 
 def _nt_reference(rows, hs, node, n, t):
     """Brute force over rows: blocks at node, every node strictly above, EMD (equal) to each superset."""
+
     def key(r, lv):
         return tuple(None if l is None else h.codes(l)[h.leaves.index(r[j])] for j, (h, l) in enumerate(zip(hs, lv)))
+
     ranges = [[None] if l is None else range(l, h.height + 1) for h, l in zip(hs, node)]
     above = [m for m in itertools.product(*ranges) if m != tuple(node)]
     blocks = {}
@@ -333,8 +380,16 @@ def _nt_reference(rows, hs, node, n, t):
             sup = [r for r in rows if key(r, m) == key(members[0], m)]
             if len(sup) < n:
                 continue
-            d = sum(abs(Fraction(sum(1 for r in members if r[-1] == s), len(members))
-                        - Fraction(sum(1 for r in sup if r[-1] == s), len(sup))) for s in (0, 1, 2)) / 2
+            d = (
+                sum(
+                    abs(
+                        Fraction(sum(1 for r in members if r[-1] == s), len(members))
+                        - Fraction(sum(1 for r in sup if r[-1] == s), len(sup))
+                    )
+                    for s in (0, 1, 2)
+                )
+                / 2
+            )
             best = d if best is None else min(best, d)
         verdicts[k] = best is not None and best <= Fraction(t).limit_denominator(1000)
         worst = None if (best is None or worst is None) else max(worst, best)
@@ -346,22 +401,28 @@ AGE3 = Hierarchy("age", ("a0", "a1", "a2"), (("Y", "Y", "O"), ("*", "*", "*")))
 
 
 @PROPERTY
-
-
-@given(st.lists(st.tuples(st.sampled_from(ZIP4.leaves), st.sampled_from(AGE3.leaves), st.integers(0, 2)),
-                min_size=1, max_size=25),
-       st.sampled_from([(0, 0), (1, 0), (0, 1), (1, 1), (0, None), (None, 1), (2, 0)]),
-       st.integers(1, 8), st.sampled_from([0.0, 0.1, 0.25, 0.5]))
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(ZIP4.leaves), st.sampled_from(AGE3.leaves), st.integers(0, 2)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sampled_from([(0, 0), (1, 0), (0, 1), (1, 1), (0, None), (None, 1), (2, 0)]),
+    st.integers(1, 8),
+    st.sampled_from([0.0, 0.1, 0.25, 0.5]),
+)
 def test_nt_matches_brute_force(rows, node, n, t):
     hs = (ZIP4, AGE3)
     s = np.array([r[2] for r in rows])
     total = np.bincount(s, minlength=3)
     dom = domain("s", ["x", "y", "z"], total, numeric=False)
-    qi = np.array([[0 if l is None else h.codes(l)[h.leaves.index(r[j])] for j, (h, l) in enumerate(zip(hs, node))]
-                   for r in rows])
+    qi = np.array(
+        [[0 if l is None else h.codes(l)[h.leaves.index(r[j])] for j, (h, l) in enumerate(zip(hs, node))] for r in rows]
+    )
     cards = tuple(1 if l is None else h.cardinality(l) for h, l in zip(hs, node))
-    nc = NodeCounts.from_cells(("zip", "age"), node, qi, s[:, None], np.ones(len(rows), dtype=np.int64), cards,
-                               (dom,), generalizers=hs)
+    nc = NodeCounts.from_cells(
+        ("zip", "age"), node, qi, s[:, None], np.ones(len(rows), dtype=np.int64), cards, (dom,), generalizers=hs
+    )
     v = NTCloseness(n=n, t=t, distance="equal", attribute="s").check(nc)
     blocks, verdicts, worst = _nt_reference(rows, hs, node, n, t)
     keys = [tuple(None if l is None else int(k) for k, l in zip(row, node)) for row in nc.keys.tolist()]
@@ -380,10 +441,12 @@ def test_nt_without_hierarchies_is_an_error():
 
 def test_nt_lazy_achieved_is_a_verdict():
     from veil.models.base import Verdict
+
     v = NTCloseness(n=4, t=0.3, distance="equal", attribute="s").check(nt_counts(NT_CELLS))
     assert isinstance(v, Verdict) and v.violating == 2
     assert "achieved=0.5" in repr(v)
     import dataclasses
+
     w = dataclasses.replace(v, passed=np.ones(6, dtype=bool))
     assert w.achieved == 0.5 and w.violating == 0
     assert dataclasses.asdict(v)["achieved"] == 0.5
@@ -404,26 +467,36 @@ def test_sparse_emds_match_the_definitions(tables, monkeypatch):
     from veil.counts import BlockCounts
     from veil.models import emd as emds
     from tests.models import oracle
+
     if not tables:
         monkeypatch.setattr(emds, "_dense", lambda refs, width: False)
 
     @PROPERTY
-    @given(st.integers(1, 6).flatmap(lambda v: st.tuples(
-        st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=4),
-        st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
-        st.data())))
+    @given(
+        st.integers(1, 6).flatmap(
+            lambda v: st.tuples(
+                st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=4),
+                st.lists(st.lists(st.integers(0, 6), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
+                st.data(),
+            )
+        )
+    )
     def prop(case):
         blocks, refs, data = case
         v = len(blocks[0])
-        ref_of = np.array(data.draw(st.lists(st.integers(0, len(refs) - 1), min_size=len(blocks),
-                                             max_size=len(blocks))), dtype=np.int64)
+        ref_of = np.array(
+            data.draw(st.lists(st.integers(0, len(refs) - 1), min_size=len(blocks), max_size=len(blocks))),
+            dtype=np.int64,
+        )
         dom = domain("s", list(range(v)), np.asarray(refs).sum(axis=0) + 1)
         bc, rc = BlockCounts.from_dense(np.array(blocks), dom), BlockCounts.from_dense(np.array(refs), dom)
         labels = data.draw(st.sampled_from([TAX_LABELS, TAX_INTERLEAVED]))[:v]
         tax = Taxonomy.from_labels(labels)
-        for name, fn, ref_fn in (("equal", emds.equal, oracle.emd_equal), ("ordered", emds.ordered, oracle.emd_ordered),
-                                 ("hierarchical", tax.distances,
-                                  lambda p, r: oracle.emd_hierarchical(p, r, labels))):
+        for name, fn, ref_fn in (
+            ("equal", emds.equal, oracle.emd_equal),
+            ("ordered", emds.ordered, oracle.emd_ordered),
+            ("hierarchical", tax.distances, lambda p, r: oracle.emd_hierarchical(p, r, labels)),
+        ):
             want = [ref_fn(oracle.dist(b), oracle.dist(refs[r])) for b, r in zip(blocks, ref_of.tolist())]
             assert fn(bc, rc, ref_of, True).tolist() == want, name
             assert fn(bc, rc, ref_of, False) == pytest.approx([float(w) for w in want], abs=1e-12), name

@@ -11,6 +11,6 @@ MODULES = ["common", "exact", "emd", "kanonymity", "ldiversity", "closeness", "p
 @pytest.mark.parametrize("name", MODULES)
 def test_doctests(name):
     module = importlib.import_module(f"veil.models.{name}")
-    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0, f"veil.models.{name} has no examples"
     assert result.failed == 0

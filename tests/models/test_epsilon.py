@@ -35,10 +35,10 @@ def test_spec_example_class_ii_sigma_1000():
     m = eps(epsilon=3, adversary="II", stubbornness=1000)
     v = m.check(table3())
     assert v.achieved == pytest.approx(3.0, rel=1e-6)
-    assert v.passed.all()                            # 3-private (R1 with equality on the 500-row block)
+    assert v.passed.all()  # 3-private (R1 with equality on the 500-row block)
     assert m.levels(table3()) == pytest.approx([3.0, max(1 + 1000 / 4500, 7000 / 5499), max(1.05, 30000 / 20999)])
     below = eps(epsilon=2.999, adversary="II", stubbornness=1000).check(table3())
-    assert below.passed.tolist() == [False, True, True]      # and not less
+    assert below.passed.tolist() == [False, True, True]  # and not less
 
 
 def test_spec_example_class_ii_sigma_30000():
@@ -99,8 +99,11 @@ def test_known_rows():
     m = EpsilonPrivacy(epsilon=2.95, adversary="II", stubbornness=10, known_rows=2, attribute="disease")
     v = m.check(nc)
     assert v.passed[0] and v.achieved == pytest.approx(56 / 19)
-    assert not EpsilonPrivacy(epsilon=2.94, adversary="II", stubbornness=10, known_rows=2,
-                              attribute="disease").check(nc).passed[0]
+    assert (
+        not EpsilonPrivacy(epsilon=2.94, adversary="II", stubbornness=10, known_rows=2, attribute="disease")
+        .check(nc)
+        .passed[0]
+    )
     # a block with no more rows than the adversary knows fails for every ε
     tiny = EpsilonPrivacy(epsilon=50, adversary="II", stubbornness=10, known_rows=10, attribute="disease")
     assert not tiny.check(nc).passed[0] and tiny.check(nc).achieved is None
@@ -109,8 +112,11 @@ def test_known_rows():
 def test_homogeneous_block_is_never_private():
     # x = 1: R2 needs 1 <= 1 - (positive): never (classes I, II; class III unless the prior is all on s)
     nc = nodes([[5, 0], [2, 3]], domain("disease", ["a", "b"], [7, 3], numeric=False))
-    for m in (eps(adversary="II", stubbornness=5), eps(adversary="I", prior=(("a", 3), ("b", 2))),
-              eps(adversary="III", prior="uniform")):
+    for m in (
+        eps(adversary="II", stubbornness=5),
+        eps(adversary="I", prior=(("a", 3), ("b", 2))),
+        eps(adversary="III", prior="uniform"),
+    ):
         v = m.check(nc)
         assert v.passed[0] is np.False_ and v.achieved is None
 
@@ -124,8 +130,11 @@ def test_only_present_values_are_checked():
     m = EpsilonPrivacy(epsilon=1.31, adversary="I", prior=(("a", 5), ("b", 5), ("c", 0.5)), attribute="d")
     v = m.check(nc)
     assert v.passed[0] and v.achieved == pytest.approx(30 / 23, rel=1e-12)
-    assert not EpsilonPrivacy(epsilon=1.30, adversary="I", prior=(("a", 5), ("b", 5), ("c", 0.5)),
-                              attribute="d").check(nc).passed[0]
+    assert (
+        not EpsilonPrivacy(epsilon=1.30, adversary="I", prior=(("a", 5), ("b", 5), ("c", 0.5)), attribute="d")
+        .check(nc)
+        .passed[0]
+    )
 
 
 def test_posteriors_example_3():
@@ -143,23 +152,26 @@ def test_posteriors_example_3():
     assert p3.tolist() == pytest.approx([0.6, 0.4])
 
 
-@pytest.mark.parametrize("kw, match", [
-    (dict(epsilon=1, adversary="II", stubbornness=10), r"'epsilon' must be > 1"),
-    (dict(epsilon=2, adversary="V"), r"'adversary' must be one of"),
-    (dict(epsilon=2, adversary="I"), r"class I needs parameter 'prior'"),
-    (dict(epsilon=2, adversary="I", prior="uniform"), r"needs parameter 'stubbornness'"),
-    (dict(epsilon=2, adversary="I", prior=(("a", 5),), stubbornness=7), r"'stubbornness' is 7 but"),
-    (dict(epsilon=2, adversary="I", prior=(("a", 0.2), ("b", 0.3))), r"'prior' sums to a stubbornness of 0.5"),
-    (dict(epsilon=2, adversary="II"), r"class II needs parameter 'stubbornness'"),
-    (dict(epsilon=2, adversary="II", stubbornness=10, prior="uniform"), r"'prior' does not apply to class II"),
-    (dict(epsilon=2, adversary="II", stubbornness=0.5), r"'stubbornness' must be >= 1"),
-    (dict(epsilon=2, adversary="III"), r"class III needs parameter 'prior'"),
-    (dict(epsilon=2, adversary="III", prior="uniform", stubbornness=5), r"'stubbornness' does not apply"),
-    (dict(epsilon=2, adversary="IV", prior="uniform"), r"'prior' does not apply to class IV"),
-    (dict(epsilon=2, adversary="III", prior="flat"), r"'prior' must be a table"),
-    (dict(epsilon=2, adversary="III", prior=(("a", -1),)), r"'prior.a' must be > 0"),
-    (dict(epsilon=2, adversary="II", stubbornness=5, known_rows=-1), r"'known_rows' must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "kw, match",
+    [
+        (dict(epsilon=1, adversary="II", stubbornness=10), r"'epsilon' must be > 1"),
+        (dict(epsilon=2, adversary="V"), r"'adversary' must be one of"),
+        (dict(epsilon=2, adversary="I"), r"class I needs parameter 'prior'"),
+        (dict(epsilon=2, adversary="I", prior="uniform"), r"needs parameter 'stubbornness'"),
+        (dict(epsilon=2, adversary="I", prior=(("a", 5),), stubbornness=7), r"'stubbornness' is 7 but"),
+        (dict(epsilon=2, adversary="I", prior=(("a", 0.2), ("b", 0.3))), r"'prior' sums to a stubbornness of 0.5"),
+        (dict(epsilon=2, adversary="II"), r"class II needs parameter 'stubbornness'"),
+        (dict(epsilon=2, adversary="II", stubbornness=10, prior="uniform"), r"'prior' does not apply to class II"),
+        (dict(epsilon=2, adversary="II", stubbornness=0.5), r"'stubbornness' must be >= 1"),
+        (dict(epsilon=2, adversary="III"), r"class III needs parameter 'prior'"),
+        (dict(epsilon=2, adversary="III", prior="uniform", stubbornness=5), r"'stubbornness' does not apply"),
+        (dict(epsilon=2, adversary="IV", prior="uniform"), r"'prior' does not apply to class IV"),
+        (dict(epsilon=2, adversary="III", prior="flat"), r"'prior' must be a table"),
+        (dict(epsilon=2, adversary="III", prior=(("a", -1),)), r"'prior.a' must be > 0"),
+        (dict(epsilon=2, adversary="II", stubbornness=5, known_rows=-1), r"'known_rows' must be >= 0"),
+    ],
+)
 def test_invalid_parameters(kw, match):
     with pytest.raises(ConfigError, match=match):
         EpsilonPrivacy(attribute="disease", **kw)
@@ -196,8 +208,6 @@ def eps_case(draw):
 
 
 @PROPERTY
-
-
 @given(eps_case())
 def test_closed_form_matches_conditions(case):
     """The exact closed-form level of every block is the boundary of the conditions as written (an exact
@@ -211,7 +221,7 @@ def test_closed_form_matches_conditions(case):
     cells = model.cell_levels(bc, exact=True)
     dense = bc.dense()
     for i in range(bc.blocks):
-        own = cells[bc.indptr[i]:bc.indptr[i + 1]].tolist()
+        own = cells[bc.indptr[i] : bc.indptr[i + 1]].tolist()
         lv = max(own) if bc.sizes[i] > b else math.inf
         row = dense[i].tolist()
         if lv == math.inf:

@@ -22,9 +22,21 @@ from hypothesis import strategies as st
 
 from veil.counts import NodeCounts
 from veil.hierarchy import Hierarchy
-from veil.models import (DeltaLDiversity, DistinctLDiversity, EMAnonymity, EntropyLDiversity, EpsilonPrivacy,
-                           FrequencyLDiversity, KAnonymity, MultiAttributeLDiversity, NpdRecursiveCLDiversity,
-                           NTCloseness, PdRecursiveCLDiversity, RecursiveCLDiversity, TCloseness)
+from veil.models import (
+    DeltaLDiversity,
+    DistinctLDiversity,
+    EMAnonymity,
+    EntropyLDiversity,
+    EpsilonPrivacy,
+    FrequencyLDiversity,
+    KAnonymity,
+    MultiAttributeLDiversity,
+    NpdRecursiveCLDiversity,
+    NTCloseness,
+    PdRecursiveCLDiversity,
+    RecursiveCLDiversity,
+    TCloseness,
+)
 from veil.models.exact import Rule
 from veil.models.ldiversity import share_level
 from veil.privacy import verdict as sliced_verdict
@@ -36,7 +48,7 @@ from tests.models.modeltest_lib import PROPERTY, domain, joint_nodes, nodes
 
 def cat(hists, names="abcdef"):
     hists = np.asarray(hists)
-    return nodes(hists, domain("s", list(names[:hists.shape[1]]), hists.sum(axis=0), numeric=False))
+    return nodes(hists, domain("s", list(names[: hists.shape[1]]), hists.sum(axis=0), numeric=False))
 
 
 def test_recursive_on_the_boundary_fails_on_every_path():
@@ -54,7 +66,7 @@ def test_recursive_on_the_boundary_fails_on_every_path():
 
 
 def test_frequency_on_the_boundary_passes_and_reports_it():
-    nc = cat([[25, 25, 5]])                     # n/r1 = 55/25 = 2.2: r1/n = 1/2.2 exactly
+    nc = cat([[25, 25, 5]])  # n/r1 = 55/25 = 2.2: r1/n = 1/2.2 exactly
     v = FrequencyLDiversity(l=2.2, attribute="s").check(nc)
     assert v.passed.tolist() == [True] and v.achieved == 2.2
     assert not FrequencyLDiversity(l=2.2000000000000006, attribute="s").check(nc).passed.any()
@@ -77,9 +89,12 @@ def test_npd_c2_on_the_boundary():
     # protected b is 322 of 1000 rows: exactly 32.2% (32.2·1000 = 32200.000000000004 in floats)
     nc = cat([[500, 322, 178]])
     v = NpdRecursiveCLDiversity(c1=2, c2=32.2, l=2, allowed=(), protected=("b",), attribute="s").check(nc)
-    assert v.passed.tolist() == [True] and v.achieved == 1.0    # 500/(322+178)
-    assert not NpdRecursiveCLDiversity(c1=2, c2=32.21, l=2, allowed=(), protected=("b",),
-                                       attribute="s").check(nc).passed.any()
+    assert v.passed.tolist() == [True] and v.achieved == 1.0  # 500/(322+178)
+    assert (
+        not NpdRecursiveCLDiversity(c1=2, c2=32.21, l=2, allowed=(), protected=("b",), attribute="s")
+        .check(nc)
+        .passed.any()
+    )
 
 
 def test_proximity_bounds_on_the_boundary():
@@ -98,9 +113,9 @@ def test_windows_at_large_magnitudes_are_exact():
     big = 10**12
     nc = nodes([[1, 1]], domain("t", [big, big + 1], [1, 1]))
     assert EMAnonymity(epsilon=0.5, m=2, attribute="t").check(nc).achieved == 2.0
-    assert EMAnonymity(epsilon=1, m=2, attribute="t").check(nc).achieved == 1.0          # |u-v| = 1 <= 1
+    assert EMAnonymity(epsilon=1, m=2, attribute="t").check(nc).achieved == 1.0  # |u-v| = 1 <= 1
     assert DeltaLDiversity(delta=0.25, l=2, attribute="t").check(nc).achieved == 2.0
-    assert DeltaLDiversity(delta=0.5, l=2, attribute="t").check(nc).achieved == 1.0      # 2δ = 1
+    assert DeltaLDiversity(delta=0.5, l=2, attribute="t").check(nc).achieved == 1.0  # 2δ = 1
     # epoch milliseconds (beyond 2^53 the floats would merge them): 2^60 and 2^60 + 1
     huge = 2**60
     nc = nodes([[1, 1]], domain("t", np.array([huge, huge + 1], dtype=np.int64), [1, 1]))
@@ -129,8 +144,11 @@ def test_t_closeness_boundaries():
     nc = nodes([[2, 1, 0], [0, 1, 2], [1, 1, 1]], domain("v", [0.1, 0.2, 0.3], [3, 3, 3]))
     d = TCloseness(t=0.3, distance="ordered", attribute="v").distances(nc)
     assert d.tolist() == [1 / 3, 1 / 3, 0.0]
-    assert TCloseness(t=0.3333333333333333, distance="ordered", attribute="v").check(nc).passed.tolist() == \
-        [False, False, True]                       # 0.3333333333333333 < 1/3
+    assert TCloseness(t=0.3333333333333333, distance="ordered", attribute="v").check(nc).passed.tolist() == [
+        False,
+        False,
+        True,
+    ]  # 0.3333333333333333 < 1/3
     assert TCloseness(t=0.3333333333333334, distance="ordered", attribute="v").check(nc).passed.all()
 
 
@@ -143,8 +161,11 @@ def test_hierarchical_boundary(tmp_path):
     m = TCloseness(t=0.5, distance="hierarchical", attribute="d", hierarchy=str(path))
     assert m.distances(nc).tolist() == [0.5, 0.5]
     assert m.check(nc).passed.all()
-    assert not TCloseness(t=0.49999999999999994, distance="hierarchical", attribute="d",
-                          hierarchy=str(path)).check(nc).passed.any()
+    assert (
+        not TCloseness(t=0.49999999999999994, distance="hierarchical", attribute="d", hierarchy=str(path))
+        .check(nc)
+        .passed.any()
+    )
 
 
 def test_nt_whole_table_is_not_a_superset_when_the_top_has_several_values():
@@ -152,8 +173,16 @@ def test_nt_whole_table_is_not_a_superset_when_the_top_has_several_values():
     # superset is B = {a, b} (2 rows < 4): it fails, although the whole table {a×3, b×3} is at EMD 0.
     g = Hierarchy("g", ("g1", "g2", "g3"), (("A", "A", "B"),))
     dom = domain("s", ["a", "b"], [3, 3], numeric=False)
-    nc = NodeCounts.from_cells(("g",), (0,), [[0], [0], [1], [1], [2], [2]], [[0], [1], [0], [1], [0], [1]],
-                               np.ones(6, dtype=np.int64), (3,), (dom,), generalizers=(g,))
+    nc = NodeCounts.from_cells(
+        ("g",),
+        (0,),
+        [[0], [0], [1], [1], [2], [2]],
+        [[0], [1], [0], [1], [0], [1]],
+        np.ones(6, dtype=np.int64),
+        (3,),
+        (dom,),
+        generalizers=(g,),
+    )
     m = NTCloseness(n=4, t=0.1, distance="equal", attribute="s")
     v = m.check(nc)
     assert v.passed.tolist() == [True, True, False]
@@ -167,8 +196,9 @@ def test_nt_boundary_is_exact():
     # n = 3: block {x} (1 row) under a superset {x, x, y} (3 rows): EMD = 1 - 2/3 = 1/3; block {x, y}: 1/6
     z = Hierarchy("z", ("z1", "z2"), (("*", "*"),))
     dom = domain("s", ["x", "y"], [2, 1], numeric=False)
-    nc = NodeCounts.from_cells(("z",), (0,), [[0], [1], [1]], [[0], [0], [1]], np.ones(3, dtype=np.int64), (2,),
-                               (dom,), generalizers=(z,))
+    nc = NodeCounts.from_cells(
+        ("z",), (0,), [[0], [1], [1]], [[0], [0], [1]], np.ones(3, dtype=np.int64), (2,), (dom,), generalizers=(z,)
+    )
     assert NTCloseness(n=3, t=0.3333333333333334, distance="equal", attribute="s").check(nc).passed.all()
     v = NTCloseness(n=3, t=0.3333333333333333, distance="equal", attribute="s").check(nc)
     assert v.passed.tolist() == [False, True]
@@ -188,7 +218,7 @@ def around(levels, lo: float | None = None, hi: float | None = None, whole: bool
         x = float(x)
         cands = {x, float(np.nextafter(x, math.inf)), float(np.nextafter(x, -math.inf)), float(round(x))}
         cands |= {round(x, k) for k in (1, 2, 3)}
-        cands |= {round(x, k) + 10.0 ** -k for k in (1, 2)} | {round(x, k) - 10.0 ** -k for k in (1, 2)}
+        cands |= {round(x, k) + 10.0**-k for k in (1, 2)} | {round(x, k) - 10.0**-k for k in (1, 2)}
         if whole:
             cands = {float(math.floor(c)) for c in cands} | {float(math.ceil(c)) for c in cands}
         out |= {c for c in cands if (lo is None or c >= lo) and (hi is None or c <= hi)}
@@ -211,17 +241,20 @@ def check_against(model, nc: NodeCounts, expected: list[bool], rule: Rule, bound
         assert model.check(nc.restrict(one)).passed.tolist() == [expected[i]]
 
 
-rows_of = st.integers(1, 4).flatmap(lambda v: st.lists(
-    st.lists(st.integers(0, 30), min_size=v, max_size=v).filter(any), min_size=1, max_size=3))
+rows_of = st.integers(1, 4).flatmap(
+    lambda v: st.lists(st.lists(st.integers(0, 30), min_size=v, max_size=v).filter(any), min_size=1, max_size=3)
+)
 
 
 @PROPERTY
 @given(rows_of, st.data())
 def test_distinct_frequency_entropy(rows, data):
     nc = cat(rows)
-    for make, orc, whole in ((lambda l: DistinctLDiversity(l=int(l), attribute="s"), oracle.distinct, True),
-                             (lambda l: FrequencyLDiversity(l=l, attribute="s"), oracle.frequency, False),
-                             (lambda l: EntropyLDiversity(l=l, attribute="s"), oracle.entropy, False)):
+    for make, orc, whole in (
+        (lambda l: DistinctLDiversity(l=int(l), attribute="s"), oracle.distinct, True),
+        (lambda l: FrequencyLDiversity(l=l, attribute="s"), oracle.frequency, False),
+        (lambda l: EntropyLDiversity(l=l, attribute="s"), oracle.entropy, False),
+    ):
         l = data.draw(st.sampled_from(around(make(1).levels(nc), lo=1, whole=whole)))
         check_against(make(l), nc, [orc(r, l) for r in rows], Rule.AT_LEAST, l)
 
@@ -234,12 +267,18 @@ def test_recursive_family(rows, l, allowed, data):
     idx = {i for i in allowed if i < len(rows[0])}
     rec = RecursiveCLDiversity(c=1, l=l, attribute="s")
     c = data.draw(st.sampled_from(around(rec.levels(nc), lo=1e-9) or [1.0]))
-    check_against(RecursiveCLDiversity(c=c, l=l, attribute="s"), nc, [oracle.recursive(r, c, l) for r in rows],
-                  Rule.BELOW, c)
+    check_against(
+        RecursiveCLDiversity(c=c, l=l, attribute="s"), nc, [oracle.recursive(r, c, l) for r in rows], Rule.BELOW, c
+    )
     pd = PdRecursiveCLDiversity(c=1, l=l, allowed=names, attribute="s")
     c = data.draw(st.sampled_from(around(pd.levels(nc), lo=1e-9) or [1.0]))
-    check_against(PdRecursiveCLDiversity(c=c, l=l, allowed=names, attribute="s"), nc,
-                  [oracle.pd_recursive(r, c, l, idx) for r in rows], Rule.BELOW, c)
+    check_against(
+        PdRecursiveCLDiversity(c=c, l=l, allowed=names, attribute="s"),
+        nc,
+        [oracle.pd_recursive(r, c, l, idx) for r in rows],
+        Rule.BELOW,
+        c,
+    )
 
 
 @PROPERTY
@@ -249,26 +288,38 @@ def test_npd(rows, l, allowed, protected, data):
     nc = cat(rows)
     y = tuple("abcd"[i] for i in sorted(allowed) if i < v)
     w = tuple("abcd"[i] for i in sorted(protected) if i < v)
-    c1 = data.draw(st.sampled_from(around(PdRecursiveCLDiversity(c=1, l=l, allowed=y, attribute="s").levels(nc),
-                                          lo=1e-9) or [1.0]))
+    c1 = data.draw(
+        st.sampled_from(around(PdRecursiveCLDiversity(c=1, l=l, allowed=y, attribute="s").levels(nc), lo=1e-9) or [1.0])
+    )
     shares = share_level(nc.blocks("s"), np.array(sorted(i for i in protected if i < v), dtype=np.int64))
     c2 = data.draw(st.sampled_from(around(shares, lo=0, hi=100) or [0.0]))
     m = NpdRecursiveCLDiversity(c1=c1, c2=c2, l=l, allowed=y, protected=w, attribute="s")
-    expected = [oracle.npd_recursive(r, c1, c2, l, {i for i in allowed if i < v}, {i for i in protected if i < v})
-                for r in rows]
+    expected = [
+        oracle.npd_recursive(r, c1, c2, l, {i for i in allowed if i < v}, {i for i in protected if i < v}) for r in rows
+    ]
     assert m.check(nc).passed.tolist() == expected
     assert sliced_verdict(m, nc, max_cells=1).passed.tolist() == expected
     assert Rule.BELOW.passes(m.levels(nc), c1).tolist() == expected
 
 
 @PROPERTY
-@given(st.tuples(st.integers(1, 3), st.integers(1, 3)).flatmap(lambda s: st.lists(
-    st.lists(st.integers(0, 12), min_size=s[0] * s[1], max_size=s[0] * s[1]).filter(any).map(
-        lambda xs: np.array(xs).reshape(s)), min_size=1, max_size=3)),
-    st.sampled_from(["distinct", "frequency", "entropy", "recursive"]), st.integers(1, 3), st.data())
+@given(
+    st.tuples(st.integers(1, 3), st.integers(1, 3)).flatmap(
+        lambda s: st.lists(
+            st.lists(st.integers(0, 12), min_size=s[0] * s[1], max_size=s[0] * s[1])
+            .filter(any)
+            .map(lambda xs: np.array(xs).reshape(s)),
+            min_size=1,
+            max_size=3,
+        )
+    ),
+    st.sampled_from(["distinct", "frequency", "entropy", "recursive"]),
+    st.integers(1, 3),
+    st.data(),
+)
 def test_multi_attribute(joints, inst, l, data):
-    s = domain("S", ["a", "b", "c"][:joints[0].shape[0]], sum(joints).sum(axis=1), numeric=False)
-    w = domain("W", ["p", "q", "r"][:joints[0].shape[1]], sum(joints).sum(axis=0), numeric=False)
+    s = domain("S", ["a", "b", "c"][: joints[0].shape[0]], sum(joints).sum(axis=1), numeric=False)
+    w = domain("W", ["p", "q", "r"][: joints[0].shape[1]], sum(joints).sum(axis=0), numeric=False)
     nc = joint_nodes(joints, (s, w))
     if inst == "recursive":
         base = MultiAttributeLDiversity(instantiation=inst, l=l, c=1)
@@ -290,22 +341,29 @@ TAXONOMY = {"v0": ("g0", "h0"), "v1": ("g0", "h0"), "v2": ("g1", "h0"), "v3": ("
 @pytest.fixture(scope="module")
 def taxonomy_csv(tmp_path_factory):
     path = tmp_path_factory.mktemp("tax") / "v.csv"
-    path.write_text("".join(f"{v};{a};{b}\n" for v, (a, b) in TAXONOMY.items()))   # two tops: implicit root
+    path.write_text("".join(f"{v};{a};{b}\n" for v, (a, b) in TAXONOMY.items()))  # two tops: implicit root
     return str(path)
 
 
 @PROPERTY
-@given(st.integers(1, 5).flatmap(lambda v: st.tuples(
-    st.lists(st.lists(st.integers(0, 9), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
-    st.lists(st.integers(0, 5), min_size=v, max_size=v))),
-    st.sampled_from(["equal", "ordered", "hierarchical"]), st.data())
+@given(
+    st.integers(1, 5).flatmap(
+        lambda v: st.tuples(
+            st.lists(st.lists(st.integers(0, 9), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
+            st.lists(st.integers(0, 5), min_size=v, max_size=v),
+        )
+    ),
+    st.sampled_from(["equal", "ordered", "hierarchical"]),
+    st.data(),
+)
 def test_t_closeness(taxonomy_csv, case, distance, data):
     rows, extra = case
     v = len(rows[0])
     table = (np.asarray(rows).sum(axis=0) + np.asarray(extra)).tolist()
     names = [f"v{i}" for i in range(v)]
-    dom = domain("s", [0.1 * (i + 1) for i in range(v)] if distance == "ordered" else names, table,
-                 numeric=distance == "ordered")
+    dom = domain(
+        "s", [0.1 * (i + 1) for i in range(v)] if distance == "ordered" else names, table, numeric=distance == "ordered"
+    )
     nc = nodes(rows, dom)
     kw = {"hierarchy": taxonomy_csv} if distance == "hierarchical" else {}
     base = TCloseness(t=1, distance=distance, attribute="s", **kw)
@@ -315,10 +373,16 @@ def test_t_closeness(taxonomy_csv, case, distance, data):
     check_against(TCloseness(t=t, distance=distance, attribute="s", **kw), nc, expected, Rule.AT_MOST, t)
 
 
-VALUES = st.sampled_from([
-    [1, 2, 3, 5, 8], [0.1, 0.2, 0.3, 0.7, 1.1], [-1.5, -0.5, 0, 0.25, 2], [10**12, 10**12 + 1, 10**12 + 3],
-    [0.8, 1.1, 1.4, 2.6], [-10, -6, 20, 25],
-])
+VALUES = st.sampled_from(
+    [
+        [1, 2, 3, 5, 8],
+        [0.1, 0.2, 0.3, 0.7, 1.1],
+        [-1.5, -0.5, 0, 0.25, 2],
+        [10**12, 10**12 + 1, 10**12 + 3],
+        [0.8, 1.1, 1.4, 2.6],
+        [-10, -6, 20, 25],
+    ]
+)
 
 
 def _gaps(values, relative: bool) -> list[float]:
@@ -336,9 +400,18 @@ def _gaps(values, relative: bool) -> list[float]:
 
 
 @PROPERTY
-@given(VALUES.flatmap(lambda vals: st.tuples(st.just(vals), st.lists(
-    st.lists(st.integers(0, 6), min_size=len(vals), max_size=len(vals)).filter(any), min_size=1, max_size=3))),
-    st.sampled_from(["absolute", "relative", "delta"]), st.data())
+@given(
+    VALUES.flatmap(
+        lambda vals: st.tuples(
+            st.just(vals),
+            st.lists(
+                st.lists(st.integers(0, 6), min_size=len(vals), max_size=len(vals)).filter(any), min_size=1, max_size=3
+            ),
+        )
+    ),
+    st.sampled_from(["absolute", "relative", "delta"]),
+    st.data(),
+)
 def test_proximity(case, mode, data):
     values, rows = case
     nc = nodes(rows, domain("v", values, np.asarray(rows).sum(axis=0)))
@@ -365,22 +438,33 @@ def adversaries(draw, v: int):
     if adversary == "I":
         shape = draw(st.sampled_from(["given", "table", "uniform"]))
         if shape == "given":
-            kw["prior"] = tuple(zip(names, draw(st.lists(decimals, min_size=v, max_size=v).filter(
-                lambda s: sum(s) >= 1))))
+            kw["prior"] = tuple(
+                zip(names, draw(st.lists(decimals, min_size=v, max_size=v).filter(lambda s: sum(s) >= 1)))
+            )
         else:
             kw.update(prior=shape, stubbornness=draw(decimals.filter(lambda s: s >= 1)))
     elif adversary == "II":
         kw["stubbornness"] = draw(decimals.filter(lambda s: s >= 1))
     else:
-        kw["prior"] = draw(st.one_of(st.sampled_from(["table", "uniform"]),
-                                     st.lists(decimals, min_size=v, max_size=v).map(lambda s: tuple(zip(names, s)))))
+        kw["prior"] = draw(
+            st.one_of(
+                st.sampled_from(["table", "uniform"]),
+                st.lists(decimals, min_size=v, max_size=v).map(lambda s: tuple(zip(names, s))),
+            )
+        )
     return adversary, kw
 
 
 @PROPERTY
-@given(st.integers(1, 3).flatmap(lambda v: st.tuples(st.lists(
-    st.lists(st.integers(0, 20), min_size=v, max_size=v).filter(any), min_size=1, max_size=3), adversaries(v))),
-    st.data())
+@given(
+    st.integers(1, 3).flatmap(
+        lambda v: st.tuples(
+            st.lists(st.lists(st.integers(0, 20), min_size=v, max_size=v).filter(any), min_size=1, max_size=3),
+            adversaries(v),
+        )
+    ),
+    st.data(),
+)
 def test_epsilon_privacy(case, data):
     rows, (adversary, kw) = case
     v = len(rows[0])
@@ -391,29 +475,42 @@ def test_epsilon_privacy(case, data):
     eps = data.draw(st.sampled_from(around(base.levels(nc), lo=1.0000001) or [2.0]))
     sigma = oracle.sigma_of(adversary, kw.get("prior"), kw.get("stubbornness"), table.tolist(), names)
     expected = [oracle.epsilon_privacy(r, eps, adversary, sigma, kw["known_rows"]) for r in rows]
-    check_against(EpsilonPrivacy(epsilon=eps, adversary=adversary, attribute="d", **kw), nc, expected,
-                  Rule.AT_MOST, eps)
+    check_against(
+        EpsilonPrivacy(epsilon=eps, adversary=adversary, attribute="d", **kw), nc, expected, Rule.AT_MOST, eps
+    )
 
 
 ZIP4 = Hierarchy("zip", ("z0", "z1", "z2", "z3"), (("A", "A", "B", "B"), ("*", "*", "*", "*")))
-AGE3 = Hierarchy("age", ("a0", "a1", "a2"), (("Y", "Y", "O"),))        # top level has two values
+AGE3 = Hierarchy("age", ("a0", "a1", "a2"), (("Y", "Y", "O"),))  # top level has two values
 
 
 @PROPERTY
-@given(st.lists(st.tuples(st.sampled_from(ZIP4.leaves), st.sampled_from(AGE3.leaves), st.integers(0, 2)),
-                min_size=1, max_size=25),
-       st.sampled_from([(0, 0), (1, 0), (0, 1), (1, 1), (0, None), (None, 0), (2, 0)]),
-       st.integers(1, 8), st.sampled_from(["equal", "ordered"]), st.data())
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(ZIP4.leaves), st.sampled_from(AGE3.leaves), st.integers(0, 2)),
+        min_size=1,
+        max_size=25,
+    ),
+    st.sampled_from([(0, 0), (1, 0), (0, 1), (1, 1), (0, None), (None, 0), (2, 0)]),
+    st.integers(1, 8),
+    st.sampled_from(["equal", "ordered"]),
+    st.data(),
+)
 def test_nt_closeness(rows, node, n, distance, data):
     """Natural supersets are the blocks of nodes above (the whole table only at a single-block top node)."""
     hs = (ZIP4, AGE3)
     s = np.array([r[2] for r in rows])
     dom = domain("s", [1, 2, 3], np.bincount(s, minlength=3))
-    qi = np.array([[0 if lv is None else h.codes(lv)[h.leaves.index(r[j])] for j, (h, lv) in enumerate(zip(hs, node))]
-                   for r in rows])
+    qi = np.array(
+        [
+            [0 if lv is None else h.codes(lv)[h.leaves.index(r[j])] for j, (h, lv) in enumerate(zip(hs, node))]
+            for r in rows
+        ]
+    )
     cards = tuple(1 if lv is None else h.cardinality(lv) for h, lv in zip(hs, node))
-    nc = NodeCounts.from_cells(("zip", "age"), node, qi, s[:, None], np.ones(len(rows), dtype=np.int64), cards,
-                               (dom,), generalizers=hs)
+    nc = NodeCounts.from_cells(
+        ("zip", "age"), node, qi, s[:, None], np.ones(len(rows), dtype=np.int64), cards, (dom,), generalizers=hs
+    )
     levels = NTCloseness(n=n, t=1, distance=distance, attribute="s").levels(nc)
     t = data.draw(st.sampled_from(around(levels, lo=0, hi=1) or [0.0]))
     m = NTCloseness(n=n, t=t, distance=distance, attribute="s")
@@ -422,8 +519,9 @@ def test_nt_closeness(rows, node, n, distance, data):
     expected = [best[k] is not None and best[k] <= oracle.q(t) for k in keys]
     assert m.check(nc).passed.tolist() == expected
     got = m.levels(nc)
-    assert [None if not np.isfinite(x) else x for x in got.tolist()] == \
-        [None if best[k] is None else pytest.approx(float(best[k]), abs=1e-12) for k in keys]
+    assert [None if not np.isfinite(x) else x for x in got.tolist()] == [
+        None if best[k] is None else pytest.approx(float(best[k]), abs=1e-12) for k in keys
+    ]
     assert Rule.AT_MOST.passes(got, t).tolist() == expected
 
 
@@ -434,6 +532,7 @@ def _nt_best(rows, hs, node, n, distance):  # noqa: ANN001, ANN202
 
     def key(r, lv):  # noqa: ANN001, ANN202
         return tuple(None if l is None else h.codes(l)[h.leaves.index(r[j])] for j, (h, l) in enumerate(zip(hs, lv)))
+
     ranges = [[None] if l is None else range(l, h.height + 1) for h, l in zip(hs, node)]
     above = [m for m in itertools.product(*ranges) if m != tuple(node)]
     blocks: dict = {}
@@ -461,17 +560,21 @@ def _nt_best(rows, hs, node, n, distance):  # noqa: ANN001, ANN202
 
 def _models_for(l: float, c: float, v: int) -> list:
     return [
-        KAnonymity(k=max(1, round(l))), DistinctLDiversity(l=max(1, round(l)), attribute="s"),
-        FrequencyLDiversity(l=l, attribute="s"), EntropyLDiversity(l=l, attribute="s"),
+        KAnonymity(k=max(1, round(l))),
+        DistinctLDiversity(l=max(1, round(l)), attribute="s"),
+        FrequencyLDiversity(l=l, attribute="s"),
+        EntropyLDiversity(l=l, attribute="s"),
         RecursiveCLDiversity(c=c, l=max(1, round(l)), attribute="s"),
         PdRecursiveCLDiversity(c=c, l=max(1, round(l)), allowed=("v0",), attribute="s"),
-        NpdRecursiveCLDiversity(c1=c, c2=1, l=2, allowed=(), protected=tuple(f"v{i}" for i in range(min(v, 3))),
-                                attribute="s"),
-        MultiAttributeLDiversity(instantiation="entropy", l=l), MultiAttributeLDiversity(instantiation="distinct",
-                                                                                          l=max(1, round(l))),
+        NpdRecursiveCLDiversity(
+            c1=c, c2=1, l=2, allowed=(), protected=tuple(f"v{i}" for i in range(min(v, 3))), attribute="s"
+        ),
+        MultiAttributeLDiversity(instantiation="entropy", l=l),
+        MultiAttributeLDiversity(instantiation="distinct", l=max(1, round(l))),
         MultiAttributeLDiversity(instantiation="recursive", l=max(1, round(l)), c=c),
         TCloseness(t=0.3, distance="equal", attribute="s"),
-        EMAnonymity(epsilon=1, m=l, attribute="s"), DeltaLDiversity(delta=0.5, l=l, attribute="s"),
+        EMAnonymity(epsilon=1, m=l, attribute="s"),
+        DeltaLDiversity(delta=0.5, l=l, attribute="s"),
         EpsilonPrivacy(epsilon=1 + c, adversary="II", stubbornness=2 * l, known_rows=round(l) % 3, attribute="s"),
         EpsilonPrivacy(epsilon=1 + c, adversary="I", prior="uniform", stubbornness=l, known_rows=1, attribute="s"),
         EpsilonPrivacy(epsilon=1 + c, adversary="III", prior="uniform", known_rows=2, attribute="s"),
@@ -480,9 +583,13 @@ def _models_for(l: float, c: float, v: int) -> list:
 
 
 @PROPERTY
-@given(st.integers(1, 5).flatmap(lambda v: st.lists(st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any),
-                                                    min_size=1, max_size=4)),
-       st.sampled_from([1, 1.5, 2, 2.2, 3, 4.5, 6]), st.sampled_from([0.5, 1, 2, 5.5]))
+@given(
+    st.integers(1, 5).flatmap(
+        lambda v: st.lists(st.lists(st.integers(0, 4), min_size=v, max_size=v).filter(any), min_size=1, max_size=4)
+    ),
+    st.sampled_from([1, 1.5, 2, 2.2, 3, 4.5, 6]),
+    st.sampled_from([0.5, 1, 2, 5.5]),
+)
 def test_min_block_size(rows, l, c):
     v = len(rows[0])
     total = np.asarray(rows).sum(axis=0)

@@ -12,9 +12,18 @@ from hypothesis import strategies as st
 
 from veil.errors import ConfigError
 from veil.models.kanonymity import KAnonymity
-from veil.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
-                                      MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
-                                      RecursiveCLDiversity, entropy, pd_ratio, recursive_ratio)
+from veil.models.ldiversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    FrequencyLDiversity,
+    MultiAttributeLDiversity,
+    NpdRecursiveCLDiversity,
+    PdRecursiveCLDiversity,
+    RecursiveCLDiversity,
+    entropy,
+    pd_ratio,
+    recursive_ratio,
+)
 from tests.models.modeltest_lib import PROPERTY, domain, hist, joint_nodes, nodes
 
 # the l-diversity paper's inpatient data (Figure 1).  Condition values sorted: cancer, heart, viral.
@@ -36,8 +45,8 @@ def test_figure2_is_4_anonymous_but_not_diverse():
     # block 3 is all cancer: one distinct value, entropy 0, r1/n = 1
     assert DistinctLDiversity(l=2, attribute="condition").check(nc).passed.tolist() == [True, True, False]
     assert DistinctLDiversity(l=2, attribute="condition").check(nc).achieved == 1.0
-    assert EntropyLDiversity(l=2, attribute="condition").check(nc).achieved == 1.0          # exp(0)
-    assert FrequencyLDiversity(l=2, attribute="condition").check(nc).achieved == 1.0        # 4/4
+    assert EntropyLDiversity(l=2, attribute="condition").check(nc).achieved == 1.0  # exp(0)
+    assert FrequencyLDiversity(l=2, attribute="condition").check(nc).achieved == 1.0  # 4/4
     # recursive (c,2): block 3 has m = 1 < 2, an empty tail: no c works
     v = RecursiveCLDiversity(c=10, l=2, attribute="condition").check(nc)
     assert v.passed.tolist() == [True, True, False] and v.achieved is None
@@ -51,7 +60,7 @@ def test_figure3_entropy_is_2_8_diverse():
     assert round(float(h[0]), 4) == 1.0397
     v = EntropyLDiversity(l=2.8, attribute="condition").check(nc)
     assert v.passed.all()
-    assert v.achieved == pytest.approx(2 ** 1.5)            # exp(1.5 ln 2) = 2.828..., "2.8-diverse"
+    assert v.achieved == pytest.approx(2**1.5)  # exp(1.5 ln 2) = 2.828..., "2.8-diverse"
     assert round(v.achieved, 1) == 2.8
     assert not EntropyLDiversity(l=2.83, attribute="condition").check(nc).passed.any()
     assert EntropyLDiversity(l=2.82, attribute="condition").check(nc).passed.all()
@@ -61,7 +70,7 @@ def test_figure3_other_instantiations():
     nc = fig(FIG3)
     assert DistinctLDiversity(l=3, attribute="condition").check(nc).passed.all()
     assert DistinctLDiversity(l=3, attribute="condition").check(nc).achieved == 3.0
-    assert FrequencyLDiversity(l=2, attribute="condition").check(nc).achieved == 2.0        # 4 / r1 = 4/2
+    assert FrequencyLDiversity(l=2, attribute="condition").check(nc).achieved == 2.0  # 4 / r1 = 4/2
     assert not FrequencyLDiversity(l=2.01, attribute="condition").check(nc).passed.any()
     # recursive (c,2): r1/(r2+r3) = 2/(1+1) = 1 in every block: c* = 1, strict so c = 1 fails
     assert RecursiveCLDiversity(c=1, l=2, attribute="condition").check(nc).achieved == 1.0
@@ -145,8 +154,9 @@ def test_pd_ties_do_not_matter():
     # a=5 (Y), b=2 (Y), c=2 (not Y), d=1; l=3.  Sorted 5,2,2,1.
     # c at rank 2 (y=2 <= 2): tail = r3 + r4 = 2 + 1 = 3.  c at rank 3 (y=3 > 2): tail = r2 + r4 = 2 + 1 = 3.
     nc = pd_nc([[5, 2, 2, 1]])
-    assert PdRecursiveCLDiversity(c=1, l=3, allowed=("a", "b"), attribute="s").check(nc).achieved \
-        == pytest.approx(2 / 3)
+    assert PdRecursiveCLDiversity(c=1, l=3, allowed=("a", "b"), attribute="s").check(nc).achieved == pytest.approx(
+        2 / 3
+    )
 
 
 def test_pd_with_empty_y_is_recursive():
@@ -185,16 +195,18 @@ def _pd_literal(counts, l, allowed, c):
 
 
 @PROPERTY
-
-
-@given(st.lists(st.integers(0, 4), min_size=4, max_size=4).filter(any),
-       st.sets(st.integers(0, 3)), st.integers(1, 5), st.sampled_from([0.3, 0.5, 1, 1.5, 2, 3]))
+@given(
+    st.lists(st.integers(0, 4), min_size=4, max_size=4).filter(any),
+    st.sets(st.integers(0, 3)),
+    st.integers(1, 5),
+    st.sampled_from([0.3, 0.5, 1, 1.5, 2, 3]),
+)
 def test_pd_matches_literal_definition(counts, allowed, l, c):
     nc = pd_nc([counts])
     names = tuple(VALS[i] for i in sorted(allowed))
     got = PdRecursiveCLDiversity(c=c, l=l, allowed=names, attribute="s").check(nc).passed[0]
     lit = _pd_literal(counts, l, allowed, c)
-    assert lit == {bool(got)}          # one verdict whatever the tie order, and it is ours
+    assert lit == {bool(got)}  # one verdict whatever the tie order, and it is ours
 
 
 def test_npd_c2_requirement_and_achieved():
@@ -204,13 +216,14 @@ def test_npd_c2_requirement_and_achieved():
     v = m.check(nc)
     # pd part: 3 < 2·(1+1) and 2 < 2·(2+1) both hold; block 0 misses b >= 25%
     assert v.passed.tolist() == [False, True]
-    assert v.achieved is None           # a block misses c2: no c1 makes the table pass
+    assert v.achieved is None  # a block misses c2: no c1 makes the table pass
     ok = NpdRecursiveCLDiversity(c1=2, c2=20, l=2, allowed=(), protected=("b",), attribute="s").check(nc)
     # c2 = 20%: 100·1 >= 20·5 holds (boundary); c1* = max(3/2, 2/3) = 1.5
     assert ok.passed.all() and ok.achieved == 1.5
     # pd part fails with c1 = 1.5 (3 < 1.5·2 false)
-    assert NpdRecursiveCLDiversity(c1=1.5, c2=20, l=2, allowed=(), protected=("b",),
-                                   attribute="s").check(nc).passed.tolist() == [False, True]
+    assert NpdRecursiveCLDiversity(c1=1.5, c2=20, l=2, allowed=(), protected=("b",), attribute="s").check(
+        nc
+    ).passed.tolist() == [False, True]
 
 
 def test_npd_protected_value_absent_fails():
@@ -225,7 +238,8 @@ def test_unknown_values_are_config_errors():
         PdRecursiveCLDiversity(c=1, l=2, allowed=("zzz",), attribute="s").check(nc)
     with pytest.raises(ConfigError, match=r"parameter 'protected'"):
         NpdRecursiveCLDiversity(c1=1, c2=5, l=2, allowed=(), protected=("q",), attribute="s").validate(
-            {"s": nc.sensitive[0]})
+            {"s": nc.sensitive[0]}
+        )
 
 
 def test_numeric_values_match_config_strings():
@@ -237,17 +251,23 @@ def test_numeric_values_match_config_strings():
     assert a.passed[0] and b.passed[0] and a.achieved == 0.2
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: DistinctLDiversity(l=0, attribute="s"), r"'l' must be >= 1"),
-    (lambda: DistinctLDiversity(l=2.5, attribute="s"), r"'l' must be a whole number"),
-    (lambda: FrequencyLDiversity(l=0.5, attribute="s"), r"'l' must be >= 1"),
-    (lambda: EntropyLDiversity(l=-1, attribute="s"), r"'l' must be >= 1"),
-    (lambda: RecursiveCLDiversity(c=0, l=2, attribute="s"), r"'c' must be > 0"),
-    (lambda: NpdRecursiveCLDiversity(c1=1, c2=120, l=2, allowed=(), protected=(), attribute="s"), r"'c2' must be <= 100"),
-    (lambda: MultiAttributeLDiversity(instantiation="recursive", l=2), r"missing required parameter 'c'"),
-    (lambda: MultiAttributeLDiversity(instantiation="entropy", l=2, c=3), r"'c' only applies"),
-    (lambda: MultiAttributeLDiversity(instantiation="bogus", l=2), r"'instantiation' must be one of"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: DistinctLDiversity(l=0, attribute="s"), r"'l' must be >= 1"),
+        (lambda: DistinctLDiversity(l=2.5, attribute="s"), r"'l' must be a whole number"),
+        (lambda: FrequencyLDiversity(l=0.5, attribute="s"), r"'l' must be >= 1"),
+        (lambda: EntropyLDiversity(l=-1, attribute="s"), r"'l' must be >= 1"),
+        (lambda: RecursiveCLDiversity(c=0, l=2, attribute="s"), r"'c' must be > 0"),
+        (
+            lambda: NpdRecursiveCLDiversity(c1=1, c2=120, l=2, allowed=(), protected=(), attribute="s"),
+            r"'c2' must be <= 100",
+        ),
+        (lambda: MultiAttributeLDiversity(instantiation="recursive", l=2), r"missing required parameter 'c'"),
+        (lambda: MultiAttributeLDiversity(instantiation="entropy", l=2, c=3), r"'c' only applies"),
+        (lambda: MultiAttributeLDiversity(instantiation="bogus", l=2), r"'instantiation' must be one of"),
+    ],
+)
 def test_invalid_parameters(make, match):
     with pytest.raises(ConfigError, match=match):
         make()
@@ -301,13 +321,16 @@ def test_multi_attribute_two_blocks_by_hand():
 
 def test_multi_attribute_single_sensitive_equals_plain():
     nc = fig(FIG3)
-    assert MultiAttributeLDiversity(instantiation="entropy", l=2.8).check(nc).achieved == pytest.approx(2 ** 1.5)
+    assert MultiAttributeLDiversity(instantiation="entropy", l=2.8).check(nc).achieved == pytest.approx(2**1.5)
     assert MultiAttributeLDiversity(instantiation="recursive", l=3, c=3).check(nc).achieved == 2.0
 
 
 def test_empty_node_has_no_level():
     nc = nodes(np.zeros((0, 3), dtype=np.int64), domain("s", ["a", "b", "c"], [1, 1, 1], numeric=False))
-    for m in (DistinctLDiversity(l=2, attribute="s"), EntropyLDiversity(l=2, attribute="s"),
-              RecursiveCLDiversity(c=2, l=2, attribute="s")):
+    for m in (
+        DistinctLDiversity(l=2, attribute="s"),
+        EntropyLDiversity(l=2, attribute="s"),
+        RecursiveCLDiversity(c=2, l=2, attribute="s"),
+    ):
         v = m.check(nc)
         assert v.passed.shape == (0,) and v.achieved is None

@@ -29,9 +29,15 @@ from veil.models.base import Model, Properties
 from veil.models.closeness import TCloseness
 from veil.models.epsilon import EpsilonPrivacy
 from veil.models.kanonymity import KAnonymity
-from veil.models.ldiversity import (DistinctLDiversity, EntropyLDiversity, FrequencyLDiversity,
-                                      MultiAttributeLDiversity, NpdRecursiveCLDiversity, PdRecursiveCLDiversity,
-                                      RecursiveCLDiversity)
+from veil.models.ldiversity import (
+    DistinctLDiversity,
+    EntropyLDiversity,
+    FrequencyLDiversity,
+    MultiAttributeLDiversity,
+    NpdRecursiveCLDiversity,
+    PdRecursiveCLDiversity,
+    RecursiveCLDiversity,
+)
 from veil.models.proximity import DeltaLDiversity, EMAnonymity
 from tests.models.modeltest_lib import PROPERTY, domain, joint_nodes, nodes
 
@@ -56,8 +62,8 @@ def hierarchy_files(tmp_path_factory):
 @dataclass(frozen=True)
 class Family:
     name: str
-    setup: Callable[[Any, int], dict]                       # draw(strategy), V -> fixed parameters
-    calibrate: Callable[[dict, Any], Model | None]          # parameters, premise counts -> model
+    setup: Callable[[Any, int], dict]  # draw(strategy), V -> fixed parameters
+    calibrate: Callable[[dict, Any], Model | None]  # parameters, premise counts -> model
     claim: Callable[[dict], Properties]
     numeric: bool = False
     joint: bool = False
@@ -96,8 +102,9 @@ def _npd(p: dict, nc) -> Model | None:  # noqa: ANN001
     if p["protected"]:
         cols = [int(n[1:]) for n in p["protected"]]
         c2 = float((100 * bc.dense()[:, cols] / bc.sizes[:, None]).min()) * DOWN
-    return NpdRecursiveCLDiversity(c1=_above(c1), c2=max(0.0, c2), l=p["l"], allowed=p["allowed"],
-                                   protected=p["protected"], attribute="s")
+    return NpdRecursiveCLDiversity(
+        c1=_above(c1), c2=max(0.0, c2), l=p["l"], allowed=p["allowed"], protected=p["protected"], attribute="s"
+    )
 
 
 def _multi(p: dict, nc) -> Model | None:  # noqa: ANN001
@@ -128,65 +135,142 @@ def _eps_setup(draw, v):  # noqa: ANN001
     elif adversary == "II":
         kw["stubbornness"] = draw(st.floats(1, 200))
     elif adversary == "III":
-        kw["prior"] = draw(st.one_of(st.just("uniform"), st.just("table"), st.lists(
-            st.floats(0.01, 10), min_size=v, max_size=v).map(lambda s: tuple(zip(_names(v), s)))))
+        kw["prior"] = draw(
+            st.one_of(
+                st.just("uniform"),
+                st.just("table"),
+                st.lists(st.floats(0.01, 10), min_size=v, max_size=v).map(lambda s: tuple(zip(_names(v), s))),
+            )
+        )
     return kw
 
 
 FAMILIES = [
-    Family("k-anonymity", lambda d, v: {}, lambda p, nc: KAnonymity(k=int(nc.sizes.min())),
-           lambda p: KAnonymity(k=1).properties),
-    Family("distinct-l", lambda d, v: {},
-           lambda p, nc: DistinctLDiversity(l=int(_lvl(DistinctLDiversity(l=1, attribute="s"), nc)), attribute="s"),
-           lambda p: DistinctLDiversity(l=1, attribute="s").properties),
-    Family("frequency-l", lambda d, v: {},
-           lambda p, nc: FrequencyLDiversity(l=_at_least(_lvl(FrequencyLDiversity(l=1, attribute="s"), nc)),
-                                             attribute="s"),
-           lambda p: FrequencyLDiversity(l=1, attribute="s").properties),
-    Family("entropy-l", lambda d, v: {},
-           lambda p, nc: EntropyLDiversity(l=_at_least(_lvl(EntropyLDiversity(l=1, attribute="s"), nc)),
-                                           attribute="s"),
-           lambda p: EntropyLDiversity(l=1, attribute="s").properties),
-    Family("recursive-cl", lambda d, v: {"l": d(st.integers(1, 4))},
-           lambda p, nc: _mk(lambda c: RecursiveCLDiversity(c=_above(c), l=p["l"], attribute="s"),
-                             _lvl(RecursiveCLDiversity(c=1, l=p["l"], attribute="s"), nc)),
-           lambda p: RecursiveCLDiversity(c=1, l=p["l"], attribute="s").properties),
-    Family("pd-recursive-cl", lambda d, v: {"l": d(st.integers(1, 4)), "allowed": _y(d, v)},
-           lambda p, nc: _mk(lambda c: PdRecursiveCLDiversity(c=_above(c), l=p["l"], allowed=p["allowed"],
-                                                              attribute="s"),
-                             _lvl(PdRecursiveCLDiversity(c=1, l=p["l"], allowed=p["allowed"], attribute="s"), nc)),
-           lambda p: PdRecursiveCLDiversity(c=1, l=p["l"], allowed=p["allowed"], attribute="s").properties),
-    Family("npd-recursive-cl", lambda d, v: {"l": d(st.integers(1, 4)), "allowed": _y(d, v), "protected": _y(d, v)},
-           _npd, lambda p: NpdRecursiveCLDiversity(c1=1, c2=0, l=p["l"], allowed=p["allowed"],
-                                                   protected=p["protected"], attribute="s").properties),
-    Family("multi-attribute", lambda d, v: {"inst": d(st.sampled_from(["distinct", "frequency", "entropy",
-                                                                         "recursive"])),
-                                            "l": d(st.integers(1, 3))},
-           _multi, lambda p: MultiAttributeLDiversity(instantiation="entropy", l=1).properties, joint=True),
-    Family("t-closeness-equal", lambda d, v: {},
-           lambda p, nc: TCloseness(t=min(1.0, _above(_lvl(TCloseness(t=1, distance="equal", attribute="s"), nc))),
-                                    distance="equal", attribute="s"),
-           lambda p: TCloseness(t=1, distance="equal", attribute="s").properties),
-    Family("t-closeness-ordered", lambda d, v: {},
-           lambda p, nc: TCloseness(t=min(1.0, _above(_lvl(TCloseness(t=1, distance="ordered", attribute="s"),
-                                                            nc))), distance="ordered", attribute="s"),
-           lambda p: TCloseness(t=1, distance="ordered", attribute="s").properties, numeric=True),
-    Family("t-closeness-hierarchical", lambda d, v: {"hierarchy": d(st.sampled_from(sorted(HIERARCHIES)))},
-           lambda p, nc: TCloseness(t=min(1.0, _above(_lvl(TCloseness(t=1, distance="hierarchical", attribute="s",
-                                                                      hierarchy=p["path"]), nc))),
-                                    distance="hierarchical", attribute="s", hierarchy=p["path"]),
-           lambda p: TCloseness(t=1, distance="hierarchical", attribute="s", hierarchy="x").properties),
+    Family(
+        "k-anonymity",
+        lambda d, v: {},
+        lambda p, nc: KAnonymity(k=int(nc.sizes.min())),
+        lambda p: KAnonymity(k=1).properties,
+    ),
+    Family(
+        "distinct-l",
+        lambda d, v: {},
+        lambda p, nc: DistinctLDiversity(l=int(_lvl(DistinctLDiversity(l=1, attribute="s"), nc)), attribute="s"),
+        lambda p: DistinctLDiversity(l=1, attribute="s").properties,
+    ),
+    Family(
+        "frequency-l",
+        lambda d, v: {},
+        lambda p, nc: FrequencyLDiversity(
+            l=_at_least(_lvl(FrequencyLDiversity(l=1, attribute="s"), nc)), attribute="s"
+        ),
+        lambda p: FrequencyLDiversity(l=1, attribute="s").properties,
+    ),
+    Family(
+        "entropy-l",
+        lambda d, v: {},
+        lambda p, nc: EntropyLDiversity(l=_at_least(_lvl(EntropyLDiversity(l=1, attribute="s"), nc)), attribute="s"),
+        lambda p: EntropyLDiversity(l=1, attribute="s").properties,
+    ),
+    Family(
+        "recursive-cl",
+        lambda d, v: {"l": d(st.integers(1, 4))},
+        lambda p, nc: _mk(
+            lambda c: RecursiveCLDiversity(c=_above(c), l=p["l"], attribute="s"),
+            _lvl(RecursiveCLDiversity(c=1, l=p["l"], attribute="s"), nc),
+        ),
+        lambda p: RecursiveCLDiversity(c=1, l=p["l"], attribute="s").properties,
+    ),
+    Family(
+        "pd-recursive-cl",
+        lambda d, v: {"l": d(st.integers(1, 4)), "allowed": _y(d, v)},
+        lambda p, nc: _mk(
+            lambda c: PdRecursiveCLDiversity(c=_above(c), l=p["l"], allowed=p["allowed"], attribute="s"),
+            _lvl(PdRecursiveCLDiversity(c=1, l=p["l"], allowed=p["allowed"], attribute="s"), nc),
+        ),
+        lambda p: PdRecursiveCLDiversity(c=1, l=p["l"], allowed=p["allowed"], attribute="s").properties,
+    ),
+    Family(
+        "npd-recursive-cl",
+        lambda d, v: {"l": d(st.integers(1, 4)), "allowed": _y(d, v), "protected": _y(d, v)},
+        _npd,
+        lambda p: (
+            NpdRecursiveCLDiversity(
+                c1=1, c2=0, l=p["l"], allowed=p["allowed"], protected=p["protected"], attribute="s"
+            ).properties
+        ),
+    ),
+    Family(
+        "multi-attribute",
+        lambda d, v: {
+            "inst": d(st.sampled_from(["distinct", "frequency", "entropy", "recursive"])),
+            "l": d(st.integers(1, 3)),
+        },
+        _multi,
+        lambda p: MultiAttributeLDiversity(instantiation="entropy", l=1).properties,
+        joint=True,
+    ),
+    Family(
+        "t-closeness-equal",
+        lambda d, v: {},
+        lambda p, nc: TCloseness(
+            t=min(1.0, _above(_lvl(TCloseness(t=1, distance="equal", attribute="s"), nc))),
+            distance="equal",
+            attribute="s",
+        ),
+        lambda p: TCloseness(t=1, distance="equal", attribute="s").properties,
+    ),
+    Family(
+        "t-closeness-ordered",
+        lambda d, v: {},
+        lambda p, nc: TCloseness(
+            t=min(1.0, _above(_lvl(TCloseness(t=1, distance="ordered", attribute="s"), nc))),
+            distance="ordered",
+            attribute="s",
+        ),
+        lambda p: TCloseness(t=1, distance="ordered", attribute="s").properties,
+        numeric=True,
+    ),
+    Family(
+        "t-closeness-hierarchical",
+        lambda d, v: {"hierarchy": d(st.sampled_from(sorted(HIERARCHIES)))},
+        lambda p, nc: TCloseness(
+            t=min(1.0, _above(_lvl(TCloseness(t=1, distance="hierarchical", attribute="s", hierarchy=p["path"]), nc))),
+            distance="hierarchical",
+            attribute="s",
+            hierarchy=p["path"],
+        ),
+        lambda p: TCloseness(t=1, distance="hierarchical", attribute="s", hierarchy="x").properties,
+    ),
     Family("epsilon-privacy", _eps_setup, _eps, lambda p: EpsilonPrivacy(epsilon=2, attribute="s", **p).properties),
-    Family("em-anonymity", lambda d, v: (lambda mode: {"mode": mode, "eps": d(st.sampled_from(
-               [0, 1, 2, 3, 5, 10] if mode == "absolute" else [0, 0.1, 0.25, 0.5, 1, 2]))})(
-               d(st.sampled_from(["absolute", "relative"]))),
-           lambda p, nc: EMAnonymity(epsilon=p["eps"], m=_at_least(_lvl(
-               EMAnonymity(epsilon=p["eps"], m=1, mode=p["mode"], attribute="s"), nc)), mode=p["mode"], attribute="s"),
-           lambda p: EMAnonymity(epsilon=1, m=1, attribute="s").properties, numeric=True),
-    Family("delta-l-diversity", lambda d, v: {"delta": d(st.sampled_from([0, 0.5, 1, 1.5, 2.5, 5]))},
-           lambda p, nc: DeltaLDiversity(delta=p["delta"], l=_at_least(_lvl(
-               DeltaLDiversity(delta=p["delta"], l=1, attribute="s"), nc)), attribute="s"),
-           lambda p: DeltaLDiversity(delta=1, l=1, attribute="s").properties, numeric=True),
+    Family(
+        "em-anonymity",
+        lambda d, v: (
+            lambda mode: {
+                "mode": mode,
+                "eps": d(st.sampled_from([0, 1, 2, 3, 5, 10] if mode == "absolute" else [0, 0.1, 0.25, 0.5, 1, 2])),
+            }
+        )(d(st.sampled_from(["absolute", "relative"]))),
+        lambda p, nc: EMAnonymity(
+            epsilon=p["eps"],
+            m=_at_least(_lvl(EMAnonymity(epsilon=p["eps"], m=1, mode=p["mode"], attribute="s"), nc)),
+            mode=p["mode"],
+            attribute="s",
+        ),
+        lambda p: EMAnonymity(epsilon=1, m=1, attribute="s").properties,
+        numeric=True,
+    ),
+    Family(
+        "delta-l-diversity",
+        lambda d, v: {"delta": d(st.sampled_from([0, 0.5, 1, 1.5, 2.5, 5]))},
+        lambda p, nc: DeltaLDiversity(
+            delta=p["delta"],
+            l=_at_least(_lvl(DeltaLDiversity(delta=p["delta"], l=1, attribute="s"), nc)),
+            attribute="s",
+        ),
+        lambda p: DeltaLDiversity(delta=1, l=1, attribute="s").properties,
+        numeric=True,
+    ),
 ]
 
 
@@ -195,8 +279,11 @@ def cases(draw, fam: Family):
     if fam.joint:
         shape = (draw(st.integers(1, 3)), draw(st.integers(1, 3)))
         cell = st.integers(0, 3)
-        block = st.lists(cell, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1]).filter(any).map(
-            lambda xs: np.array(xs).reshape(shape))
+        block = (
+            st.lists(cell, min_size=shape[0] * shape[1], max_size=shape[0] * shape[1])
+            .filter(any)
+            .map(lambda xs: np.array(xs).reshape(shape))
+        )
         values = (_names(shape[0]), [f"w{i}" for i in range(shape[1])])
         v = shape[0]
     else:
@@ -251,7 +338,6 @@ def claim_property(fam: Family, suppression: bool, hierarchy_files: dict):  # no
     """The hypothesis property behind a family's declared claim."""
 
     @PROPERTY
-
     @given(cases(fam))
     def prop(case):
         claim = _claims(fam, case[4])
@@ -259,9 +345,9 @@ def claim_property(fam: Family, suppression: bool, hierarchy_files: dict):  # no
         if declared:
             outcome = violates(fam, case, suppression, hierarchy_files, sanity=True)
             if getattr(claim, "note", "").startswith("class IV"):
-                assert outcome is None        # vacuous: class IV never passes
+                assert outcome is None  # vacuous: class IV never passes
                 return
-            assume(outcome is not None)       # only cases whose premise passes count (health check: enough)
+            assume(outcome is not None)  # only cases whose premise passes count (health check: enough)
             assert not outcome, claim
 
     return prop
@@ -278,24 +364,38 @@ def test_declared_claims_hold(fam: Family, suppression: bool, hierarchy_files):
 def test_the_property_fails_on_a_false_claim(name: str, hierarchy_files):
     """The harness can fail: claiming monotonicity (with suppression) for these models is caught."""
     fam = next(f for f in FAMILIES if f.name == name)
-    liar = Family(fam.name, fam.setup, fam.calibrate, lambda p: Properties(True, True, fam.claim(p).needs),
-                  fam.numeric, fam.joint)
+    liar = Family(
+        fam.name, fam.setup, fam.calibrate, lambda p: Properties(True, True, fam.claim(p).needs), fam.numeric, fam.joint
+    )
     with pytest.raises(AssertionError):
         claim_property(liar, True, hierarchy_files)()
 
 
 FALSE_CLAIMS = [
-    ("frequency-l", True, None), ("entropy-l", True, None), ("recursive-cl", True, None),
-    ("pd-recursive-cl", True, None), ("npd-recursive-cl", True, None), ("multi-attribute", True, "distinct"),
-    ("multi-attribute", True, "entropy"), ("t-closeness-equal", True, None), ("t-closeness-ordered", True, None),
-    ("t-closeness-hierarchical", True, None), ("epsilon-privacy", True, "I"), ("epsilon-privacy", True, "II"),
-    ("epsilon-privacy", True, "III"), ("em-anonymity", False, "absolute"), ("em-anonymity", False, "relative"),
-    ("delta-l-diversity", False, None), ("em-anonymity", True, None), ("delta-l-diversity", True, None),
+    ("frequency-l", True, None),
+    ("entropy-l", True, None),
+    ("recursive-cl", True, None),
+    ("pd-recursive-cl", True, None),
+    ("npd-recursive-cl", True, None),
+    ("multi-attribute", True, "distinct"),
+    ("multi-attribute", True, "entropy"),
+    ("t-closeness-equal", True, None),
+    ("t-closeness-ordered", True, None),
+    ("t-closeness-hierarchical", True, None),
+    ("epsilon-privacy", True, "I"),
+    ("epsilon-privacy", True, "II"),
+    ("epsilon-privacy", True, "III"),
+    ("em-anonymity", False, "absolute"),
+    ("em-anonymity", False, "relative"),
+    ("delta-l-diversity", False, None),
+    ("em-anonymity", True, None),
+    ("delta-l-diversity", True, None),
 ]
 
 
-@pytest.mark.parametrize("name, suppression, variant", FALSE_CLAIMS,
-                         ids=[f"{n}-{'supp' if s else 'mono'}-{v}" for n, s, v in FALSE_CLAIMS])
+@pytest.mark.parametrize(
+    "name, suppression, variant", FALSE_CLAIMS, ids=[f"{n}-{'supp' if s else 'mono'}-{v}" for n, s, v in FALSE_CLAIMS]
+)
 def test_false_claims_have_counterexamples(name: str, suppression: bool, variant, hierarchy_files):
     """Every claim declared False: hypothesis finds a counter-example (and the declaration is indeed False)."""
     fam = next(f for f in FAMILIES if f.name == name)
@@ -308,9 +408,18 @@ def test_false_claims_have_counterexamples(name: str, suppression: bool, variant
         declared = claim.monotone_with_suppression if suppression else claim.monotone
         return not declared and bool(violates(fam, case, suppression, hierarchy_files))
 
-    example = find(cases(fam), wanted, settings=settings(max_examples=20000, database=None, deadline=None,
-                                                         phases=[Phase.generate], derandomize=True,
-                                                         suppress_health_check=list(HealthCheck)))
+    example = find(
+        cases(fam),
+        wanted,
+        settings=settings(
+            max_examples=20000,
+            database=None,
+            deadline=None,
+            phases=[Phase.generate],
+            derandomize=True,
+            suppress_health_check=list(HealthCheck),
+        ),
+    )
     assert wanted(example)
 
 

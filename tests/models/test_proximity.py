@@ -81,17 +81,21 @@ def test_em_and_delta_l_counterexample_to_monotonicity():
     values = [40, 50, 60, 80]
     parts = blocks(values, [40, 60], [50, 80])
     union = blocks(values, [40, 50, 60, 80])
-    for model in (EMAnonymity(epsilon=15, m=2, attribute="salary"), DeltaLDiversity(delta=7.5, l=2, attribute="salary")):
+    for model in (
+        EMAnonymity(epsilon=15, m=2, attribute="salary"),
+        DeltaLDiversity(delta=7.5, l=2, attribute="salary"),
+    ):
         assert model.check(parts).passed.all()
         assert not model.check(union).passed.any()
         assert model.properties.monotone is False
 
 
 @PROPERTY
-
-
-@given(st.lists(st.integers(0, 3), min_size=5, max_size=5).filter(any), st.sampled_from([0, 0.5, 1, 2, 3.5]),
-       st.sampled_from(["absolute", "relative"]))
+@given(
+    st.lists(st.integers(0, 3), min_size=5, max_size=5).filter(any),
+    st.sampled_from([0, 0.5, 1, 2, 3.5]),
+    st.sampled_from(["absolute", "relative"]),
+)
 def test_em_matches_row_loop(counts, eps, mode):
     values = [1.0, 2.0, 2.5, 4.0, 7.0]
     nc = nodes([counts], domain("v", values, counts))
@@ -115,13 +119,16 @@ def test_numeric_attribute_required():
         DeltaLDiversity(delta=1, l=2, attribute="s").validate({"s": nc.sensitive[0]})
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda: EMAnonymity(epsilon=-1, m=2, attribute="s"), r"'epsilon' must be >= 0"),
-    (lambda: EMAnonymity(epsilon=1, m=0.5, attribute="s"), r"'m' must be >= 1"),
-    (lambda: EMAnonymity(epsilon=1, m=2, mode="percent", attribute="s"), r"'mode' must be one of"),
-    (lambda: DeltaLDiversity(delta=-0.5, l=2, attribute="s"), r"'delta' must be >= 0"),
-    (lambda: DeltaLDiversity(delta=1, l=0, attribute="s"), r"'l' must be >= 1"),
-])
+@pytest.mark.parametrize(
+    "make, match",
+    [
+        (lambda: EMAnonymity(epsilon=-1, m=2, attribute="s"), r"'epsilon' must be >= 0"),
+        (lambda: EMAnonymity(epsilon=1, m=0.5, attribute="s"), r"'m' must be >= 1"),
+        (lambda: EMAnonymity(epsilon=1, m=2, mode="percent", attribute="s"), r"'mode' must be one of"),
+        (lambda: DeltaLDiversity(delta=-0.5, l=2, attribute="s"), r"'delta' must be >= 0"),
+        (lambda: DeltaLDiversity(delta=1, l=0, attribute="s"), r"'l' must be >= 1"),
+    ],
+)
 def test_invalid_parameters(make, match):
     with pytest.raises(ConfigError, match=match):
         make()

@@ -33,15 +33,24 @@ EXAMPLES = 600 if os.environ.get("VEIL_HYPOTHESIS_PROFILE") == "hard" else 60  #
 @st.composite
 def tables(draw):
     n = draw(st.integers(1, 60))
-    rows = draw(st.lists(st.tuples(st.integers(0, 3), st.sampled_from(["a", "b", "c"]),
-                                   st.sampled_from(["flu", "hiv", "cold", "acne"]),
-                                   st.sampled_from([10, 20, 25, 40, 70])), min_size=n, max_size=n))
+    rows = draw(
+        st.lists(
+            st.tuples(
+                st.integers(0, 3),
+                st.sampled_from(["a", "b", "c"]),
+                st.sampled_from(["flu", "hiv", "cold", "acne"]),
+                st.sampled_from([10, 20, 25, 40, 70]),
+            ),
+            min_size=n,
+            max_size=n,
+        )
+    )
     return pd.DataFrame(rows, columns=["age", "zip", "disease", "salary"])
 
 
 def _floor_matches(ours: float, theirs: int) -> bool:
     near = round(ours)
-    if abs(ours - near) < 1e-9:          # exp(ln l) may land just below l on either side
+    if abs(ours - near) < 1e-9:  # exp(ln l) may land just below l on either side
         return theirs in (near - 1, near)
     return theirs == math.floor(ours)
 
@@ -63,7 +72,9 @@ def test_against_pycanon(df):
     assert KAnonymity(k=1).check(nc).achieved == k
     assert DistinctLDiversity(l=1, attribute="disease").check(nc).achieved == l_distinct
     assert _floor_matches(EntropyLDiversity(l=1, attribute="disease").check(nc).achieved, l_entropy)
-    assert TCloseness(t=1, distance="equal", attribute="disease").check(nc).achieved == pytest.approx(t_equal, abs=1e-12)
+    assert TCloseness(t=1, distance="equal", attribute="disease").check(nc).achieved == pytest.approx(
+        t_equal, abs=1e-12
+    )
     assert MultiAttributeLDiversity(instantiation="distinct", l=1).check(nc).achieved == multi_distinct
     assert _floor_matches(MultiAttributeLDiversity(instantiation="entropy", l=1).check(nc).achieved, multi_entropy)
     if t_ordered is not None:
@@ -83,5 +94,6 @@ def test_pycanon_recursive_is_not_the_spec():
     assert c == 1
     nc = frame_counts(df, ["q"], ["s"])
     from veil.models.ldiversity import RecursiveCLDiversity
+
     assert RecursiveCLDiversity(c=6, l=3, attribute="s").check(nc).achieved == 5.0
     assert np.isfinite(c)

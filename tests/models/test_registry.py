@@ -67,13 +67,17 @@ def test_models_check_a_small_table():
     dis = domain("disease", ["cold", "flu", "hiv"], [3, 3, 2], numeric=False)
     sal = domain("salary", [1000, 2000, 5000], [3, 3, 2])
     from veil.counts import NodeCounts
+
     codes = np.array([[0, 0, 0], [0, 1, 1], [0, 2, 2], [1, 0, 1], [1, 1, 0], [1, 2, 2]])
     nc = NodeCounts.from_cells(("q",), (0,), codes[:, :1], codes[:, 1:], np.array([2, 1, 1, 1, 2, 1]), (2,), (dis, sal))
     for kind, params in MINIMAL.items():
         if kind == "nt-closeness":
-            continue   # needs hierarchies: tests/models/test_closeness.py
-        m = make(kind, sensitive=("disease", "salary"), **{"attribute": "disease", **params}
-                 if kind not in TABLE_LEVEL else params)
+            continue  # needs hierarchies: tests/models/test_closeness.py
+        m = make(
+            kind,
+            sensitive=("disease", "salary"),
+            **{"attribute": "disease", **params} if kind not in TABLE_LEVEL else params,
+        )
         m.validate({"disease": dis, "salary": sal})
         v = m.check(nc)
         assert v.passed.shape == (2,) and v.passed.dtype == bool
@@ -87,38 +91,55 @@ def test_hierarchy_path_is_relative_to_the_config(tmp_path):
     assert m.hierarchy == "/abs/d.csv" and m.delimiter == ","
 
 
-@pytest.mark.parametrize("kind, params, match", [
-    ("k-anonymity", {"k": 0}, r"\(k-anonymity\): parameter 'k' must be a whole number >= 1"),
-    ("k-anonymity", {"k": 2, "l": 3}, r"unknown parameter\(s\) 'l'"),
-    ("distinct-l-diversity", {}, r"\(distinct-l-diversity\): missing required parameter 'l'"),
-    ("distinct-l-diversity", {"l": 0}, r"parameter 'l' must be >= 1"),
-    ("entropy-l-diversity", {"l": "two"}, r"parameter 'l' must be a finite number"),
-    ("recursive-cl-diversity", {"c": -1, "l": 2}, r"parameter 'c' must be > 0"),
-    ("pd-recursive-cl-diversity", {"c": 1, "l": 2}, r"missing required parameter 'allowed'"),
-    ("pd-recursive-cl-diversity", {"c": 1, "l": 2, "allowed": "flu"}, r"parameter 'allowed' must be a list"),
-    ("npd-recursive-cl-diversity", {"c1": 1, "c2": 101, "l": 2, "protected": []}, r"parameter 'c2' must be <= 100"),
-    ("multi-attribute-l-diversity", {"instantiation": "distinct", "l": 2, "attribute": "disease"},
-     r"unknown parameter\(s\) 'attribute'"),
-    ("multi-attribute-l-diversity", {"instantiation": "recursive", "l": 2}, r"missing required parameter 'c'"),
-    ("multi-attribute-l-diversity", {"instantiation": "distinct", "l": 2, "c": 2}, r"parameter 'c' only applies"),
-    ("t-closeness", {"t": 1.2, "distance": "equal"}, r"\(t-closeness\): parameter 't' must be <= 1"),
-    ("t-closeness", {"t": 0.2}, r"missing required parameter 'distance'"),
-    ("t-closeness", {"t": 0.2, "distance": "hierarchical"}, r"missing required parameter 'hierarchy'"),
-    ("t-closeness", {"t": 0.2, "distance": "hierarchical", "hierarchy": "x.csv"}, r"parameter 'hierarchy' must be a table"),
-    ("t-closeness", {"t": 0.2, "distance": "hierarchical", "hierarchy": {"file": "x"}}, r"must be a table"),
-    ("t-closeness", {"t": 0.2, "distance": "equal", "attribute": "age"}, r"parameter 'attribute' names 'age'"),
-    ("nt-closeness", {"n": 0, "t": 0.2, "distance": "equal"}, r"parameter 'n' must be >= 1"),
-    ("em-anonymity", {"epsilon": -5, "m": 2}, r"\(em-anonymity\): parameter 'epsilon' must be >= 0"),
-    ("em-anonymity", {"epsilon": 5, "m": 2, "mode": "ratio"}, r"parameter 'mode' must be one of"),
-    ("delta-l-diversity", {"delta": -1, "l": 2}, r"\(delta-l-diversity\): parameter 'delta' must be >= 0"),
-    ("epsilon-privacy", {"epsilon": 1, "adversary": "II", "stubbornness": 9}, r"parameter 'epsilon' must be > 1"),
-    ("epsilon-privacy", {"epsilon": 2, "adversary": "I"}, r"class I needs parameter 'prior'"),
-    ("epsilon-privacy", {"epsilon": 2, "adversary": "I", "prior": "uniform"}, r"needs parameter 'stubbornness'"),
-    ("epsilon-privacy", {"epsilon": 2, "adversary": "III", "prior": 5}, r"parameter 'prior' must be a table"),
-    ("epsilon-privacy", {"epsilon": 2, "adversary": "III", "prior": {"flu": 0}}, r"parameter 'prior.flu' must be > 0"),
-    ("epsilon-privacy", {"epsilon": 2, "adversary": "II", "stubbornness": 9, "known_rows": -1},
-     r"parameter 'known_rows' must be >= 0"),
-])
+@pytest.mark.parametrize(
+    "kind, params, match",
+    [
+        ("k-anonymity", {"k": 0}, r"\(k-anonymity\): parameter 'k' must be a whole number >= 1"),
+        ("k-anonymity", {"k": 2, "l": 3}, r"unknown parameter\(s\) 'l'"),
+        ("distinct-l-diversity", {}, r"\(distinct-l-diversity\): missing required parameter 'l'"),
+        ("distinct-l-diversity", {"l": 0}, r"parameter 'l' must be >= 1"),
+        ("entropy-l-diversity", {"l": "two"}, r"parameter 'l' must be a finite number"),
+        ("recursive-cl-diversity", {"c": -1, "l": 2}, r"parameter 'c' must be > 0"),
+        ("pd-recursive-cl-diversity", {"c": 1, "l": 2}, r"missing required parameter 'allowed'"),
+        ("pd-recursive-cl-diversity", {"c": 1, "l": 2, "allowed": "flu"}, r"parameter 'allowed' must be a list"),
+        ("npd-recursive-cl-diversity", {"c1": 1, "c2": 101, "l": 2, "protected": []}, r"parameter 'c2' must be <= 100"),
+        (
+            "multi-attribute-l-diversity",
+            {"instantiation": "distinct", "l": 2, "attribute": "disease"},
+            r"unknown parameter\(s\) 'attribute'",
+        ),
+        ("multi-attribute-l-diversity", {"instantiation": "recursive", "l": 2}, r"missing required parameter 'c'"),
+        ("multi-attribute-l-diversity", {"instantiation": "distinct", "l": 2, "c": 2}, r"parameter 'c' only applies"),
+        ("t-closeness", {"t": 1.2, "distance": "equal"}, r"\(t-closeness\): parameter 't' must be <= 1"),
+        ("t-closeness", {"t": 0.2}, r"missing required parameter 'distance'"),
+        ("t-closeness", {"t": 0.2, "distance": "hierarchical"}, r"missing required parameter 'hierarchy'"),
+        (
+            "t-closeness",
+            {"t": 0.2, "distance": "hierarchical", "hierarchy": "x.csv"},
+            r"parameter 'hierarchy' must be a table",
+        ),
+        ("t-closeness", {"t": 0.2, "distance": "hierarchical", "hierarchy": {"file": "x"}}, r"must be a table"),
+        ("t-closeness", {"t": 0.2, "distance": "equal", "attribute": "age"}, r"parameter 'attribute' names 'age'"),
+        ("nt-closeness", {"n": 0, "t": 0.2, "distance": "equal"}, r"parameter 'n' must be >= 1"),
+        ("em-anonymity", {"epsilon": -5, "m": 2}, r"\(em-anonymity\): parameter 'epsilon' must be >= 0"),
+        ("em-anonymity", {"epsilon": 5, "m": 2, "mode": "ratio"}, r"parameter 'mode' must be one of"),
+        ("delta-l-diversity", {"delta": -1, "l": 2}, r"\(delta-l-diversity\): parameter 'delta' must be >= 0"),
+        ("epsilon-privacy", {"epsilon": 1, "adversary": "II", "stubbornness": 9}, r"parameter 'epsilon' must be > 1"),
+        ("epsilon-privacy", {"epsilon": 2, "adversary": "I"}, r"class I needs parameter 'prior'"),
+        ("epsilon-privacy", {"epsilon": 2, "adversary": "I", "prior": "uniform"}, r"needs parameter 'stubbornness'"),
+        ("epsilon-privacy", {"epsilon": 2, "adversary": "III", "prior": 5}, r"parameter 'prior' must be a table"),
+        (
+            "epsilon-privacy",
+            {"epsilon": 2, "adversary": "III", "prior": {"flu": 0}},
+            r"parameter 'prior.flu' must be > 0",
+        ),
+        (
+            "epsilon-privacy",
+            {"epsilon": 2, "adversary": "II", "stubbornness": 9, "known_rows": -1},
+            r"parameter 'known_rows' must be >= 0",
+        ),
+    ],
+)
 def test_parameter_errors_name_model_and_parameter(kind, params, match):
     with pytest.raises(ConfigError, match=match) as info:
         make(kind, **params)

@@ -31,7 +31,13 @@ from tests.conftest import SPARK_ENV, SPARK_URL, require_spark
 SPARK_UI = os.environ.get("VEIL_TEST_SPARK_UI", "http://127.0.0.1:4040")  # the Connect server's driver UI
 DATA = Path(__file__).parent / "data"
 
-__all__ = ["SPARK_ENV", "SPARK_URL", "Twins", "cached_tables", "cached_until"]  # Spark found as tests/conftest.py finds it
+__all__ = [
+    "SPARK_ENV",
+    "SPARK_URL",
+    "Twins",
+    "cached_tables",
+    "cached_until",
+]  # Spark found as tests/conftest.py finds it
 
 
 def cached_tables() -> set[tuple[int, str]]:
@@ -55,18 +61,22 @@ def cached_until(done: Callable[[set[tuple[int, str]]], bool], timeout: float = 
 
 # --- the tables --------------------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class TestTable:
     name: str
-    columns: dict[str, Any]           # name → SQLAlchemy type (Spark and DuckDB types follow from it)
+    columns: dict[str, Any]  # name → SQLAlchemy type (Spark and DuckDB types follow from it)
     rows: list[tuple[Any, ...]]
 
 
 def inpatient() -> TestTable:
     from veil.demo import inpatient_rows
 
-    return TestTable("patients", {"id": sa.Integer(), "zip": sa.Text(), "age": sa.Integer(),
-                                  "nationality": sa.Text(), "condition": sa.Text()}, inpatient_rows())
+    return TestTable(
+        "patients",
+        {"id": sa.Integer(), "zip": sa.Text(), "age": sa.Integer(), "nationality": sa.Text(), "condition": sa.Text()},
+        inpatient_rows(),
+    )
 
 
 def people(name: str = "people", nulls: bool = False, n: int = 300, seed: int = 12) -> TestTable:
@@ -76,11 +86,28 @@ def people(name: str = "people", nulls: bool = False, n: int = 300, seed: int = 
     for _ in range(n):
         region = rnd.randrange(4) if not (nulls and rnd.random() < 0.06) else None
         score = rnd.randrange(5) if not (nulls and rnd.random() < 0.04) else None
-        rows.append((rnd.randint(18, 70), rnd.choice(["F", "M"]), region, score,
-                     dt.date(2024, 1, 1) + dt.timedelta(days=rnd.randrange(540)),
-                     decimal.Decimal(rnd.randrange(100_000, 9_000_000)) / 100))
-    return TestTable(name, {"age": sa.Integer(), "sex": sa.Text(), "region": sa.Integer(), "score": sa.Integer(),
-                            "visit": sa.Date(), "income": sa.Numeric(10, 2)}, rows)
+        rows.append(
+            (
+                rnd.randint(18, 70),
+                rnd.choice(["F", "M"]),
+                region,
+                score,
+                dt.date(2024, 1, 1) + dt.timedelta(days=rnd.randrange(540)),
+                decimal.Decimal(rnd.randrange(100_000, 9_000_000)) / 100,
+            )
+        )
+    return TestTable(
+        name,
+        {
+            "age": sa.Integer(),
+            "sex": sa.Text(),
+            "region": sa.Integer(),
+            "score": sa.Integer(),
+            "visit": sa.Date(),
+            "income": sa.Numeric(10, 2),
+        },
+        rows,
+    )
 
 
 def adult() -> TestTable:
@@ -101,8 +128,9 @@ def _load_spark(spark: Any, schema: str, table: TestTable) -> None:
     from veil.backends.spark import _arrow_type
     from veil.queries.spark import DIALECT
 
-    data = pa.table({c: pa.array([r[i] for r in table.rows], type=_arrow_type(t))
-                     for i, (c, t) in enumerate(table.columns.items())})
+    data = pa.table(
+        {c: pa.array([r[i] for r in table.rows], type=_arrow_type(t)) for i, (c, t) in enumerate(table.columns.items())}
+    )
     target = DIALECT.identifier_preparer.format_table(sa.table(table.name, schema=schema))
     spark.createDataFrame(data).write.saveAsTable(target)
 

@@ -74,11 +74,18 @@ def test_configured_like_the_cluster_script(services: dict[str, Any]) -> None:
     script = (DEPLOY / "cluster.sh").read_text(encoding="utf-8")
     scripted = dict(re.findall(r'--conf "?([a-z][\w.]+)=([^"\s\\]+)', script))
     composed = _confs(services["spark-connect"]["command"])
-    differ = {"spark.driver.host", "spark.driver.bindAddress", "spark.connect.grpc.binding.address",
-              "spark.local.dir", "spark.sql.warehouse.dir", "spark.hadoop.javax.jdo.option.ConnectionURL",
-              "spark.connect.grpc.binding.port"}
-    assert {k: v for k, v in composed.items() if k not in differ} == \
-        {k: v for k, v in scripted.items() if k not in differ}
+    differ = {
+        "spark.driver.host",
+        "spark.driver.bindAddress",
+        "spark.connect.grpc.binding.address",
+        "spark.local.dir",
+        "spark.sql.warehouse.dir",
+        "spark.hadoop.javax.jdo.option.ConnectionURL",
+        "spark.connect.grpc.binding.port",
+    }
+    assert {k: v for k, v in composed.items() if k not in differ} == {
+        k: v for k, v in scripted.items() if k not in differ
+    }
     assert composed["spark.connect.grpc.binding.port"] == "15002"
 
 

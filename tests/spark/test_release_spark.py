@@ -30,6 +30,7 @@ from veil.queries import spark as sq
 from veil.release import init, release, releases, rollback
 from veil.release import autocommit as sp
 
+
 @dataclass(frozen=True)
 class Target:
     """A release of the inpatient table on Spark (schemas of its own) and its DuckDB twin."""
@@ -52,11 +53,14 @@ def target(twins: Twins) -> Iterator[Target]:
     name = f"inp_{uuid.uuid4().hex[:6]}"
     pub, cat = f"{twins.schema}_{name}_pub", f"{twins.schema}_{name}_cat"
     # series = "refuse": the cohort series needs UPDATE and DELETE, which Spark's tables lack (docs/spark.md §7)
-    section = (f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
-               'series = "refuse"\n')
+    section = (
+        f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
+        'series = "refuse"\n'
+    )
     spark = twins.config_path("spark", "patients", inpatient_body() + section.format(schema=pub, cat=cat), name)
-    duck = twins.config_path("duckdb", "patients", inpatient_body() + section.format(schema="published", cat="veil"),
-                             name)
+    duck = twins.config_path(
+        "duckdb", "patients", inpatient_body() + section.format(schema="published", cat="veil"), name
+    )
     try:
         yield Target(name, pub, cat, spark, duck)
     finally:
@@ -86,8 +90,11 @@ def _state(t: Target) -> dict[str, Any]:
             if view in objects:
                 props = dict(tuple(r) for r in s.sql(f"SHOW TBLPROPERTIES `{t.pub}`.`{view}`").collect())
                 shown[view] = int(props["veil.version"])
-        rows = sorted(tuple(r) for r in s.sql(f"SELECT * FROM `{t.pub}`.`{t.name}`").collect()) \
-            if t.name in objects else []
+        rows = (
+            sorted(tuple(r) for r in s.sql(f"SELECT * FROM `{t.pub}`.`{t.name}`").collect())
+            if t.name in objects
+            else []
+        )
         locks = [x.name for x in s.catalog.listTables(f"`{t.cat}`") if x.name.startswith("veil_lock_")]
     finally:
         s.stop()
@@ -112,13 +119,21 @@ def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins,
     init(duck_conf)
     on_spark, on_duck = release(spark_conf), release(duck_conf)
     assert on_spark.status == on_duck.status == "published"
-    assert (on_spark.version, on_spark.node, on_spark.rows_published, on_spark.achieved) == \
-        (on_duck.version, on_duck.node, on_duck.rows_published, on_duck.achieved) == (1, (1, 2, 1), 12, {"k-anonymity": 4.0})
+    assert (
+        (on_spark.version, on_spark.node, on_spark.rows_published, on_spark.achieved)
+        == (on_duck.version, on_duck.node, on_duck.rows_published, on_duck.achieved)
+        == (1, (1, 2, 1), 12, {"k-anonymity": 4.0})
+    )
     for view in (t.name, f"{t.name}_blocks", f"{t.name}_v1", f"{t.name}_v1_blocks"):
-        assert _spark_rows(f"SELECT * FROM `{t.pub}`.`{view}`") == _duckdb_rows(twins, f"SELECT * FROM published.{view}")
+        assert _spark_rows(f"SELECT * FROM `{t.pub}`.`{view}`") == _duckdb_rows(
+            twins, f"SELECT * FROM published.{view}"
+        )
     releases_view = "SELECT version, status, node, rows_published, current FROM {}"
-    assert _spark_rows(releases_view.format(f"`{t.pub}`.`{t.name}_releases`")) == \
-        _duckdb_rows(twins, releases_view.format(f"published.{t.name}_releases")) == [(1, "published", "[1, 2, 1]", 12, True)]
+    assert (
+        _spark_rows(releases_view.format(f"`{t.pub}`.`{t.name}_releases`"))
+        == _duckdb_rows(twins, releases_view.format(f"published.{t.name}_releases"))
+        == [(1, "published", "[1, 2, 1]", 12, True)]
+    )
     again = release(spark_conf)
     assert again.status == "skipped" and again.exit_code == 0 and "unchanged since version 1" in again.message
     state = _state(t)
@@ -128,8 +143,9 @@ def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins,
 
 
 @pytest.mark.spark
-def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Target,
-                                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_failure_at_every_step_leaves_the_previous_verified_version(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """materialize: nothing written.  verify: an orphan rows table.  views: verified tables and the ledger's v2,
     no view on them.  switch: killed between ``<name>_blocks`` and ``<name>``.  In all four ``<name>`` shows v1.
     catalog: the views show the verified v4 without its catalog row.  Each next run drops the orphans (v2 and
@@ -155,7 +171,9 @@ def test_a_failure_at_every_step_leaves_the_previous_verified_version(target: Ta
     assert f"{t.name}_rows_v2" in state["objects"] and f"{t.name}_v2" not in state["objects"]  # the orphan
     assert set(state["shown"].values()) == {1}
     state = fail("views")
-    assert {f"{t.name}_rows_v2", f"{t.name}_block_rows_v2"} <= state["objects"] and f"{t.name}_v2" not in state["objects"]
+    assert {f"{t.name}_rows_v2", f"{t.name}_block_rows_v2"} <= state["objects"] and f"{t.name}_v2" not in state[
+        "objects"
+    ]
     assert set(state["shown"].values()) == {1}
     state = fail("switch")
     assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 3, f"{t.name}_releases": 1}
@@ -190,10 +208,18 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     init(conf)
     assert release(conf).version == 1
     mark = t.spark.with_suffix(".paused")
-    env = {**os.environ, "VEIL_FAILPOINT": "pause:verify", "VEIL_FAILPOINT_SECONDS": "600",
-           "VEIL_FAILPOINT_FILE": str(mark)}
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "release", "--config", str(t.spark), "--force"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    env = {
+        **os.environ,
+        "VEIL_FAILPOINT": "pause:verify",
+        "VEIL_FAILPOINT_SECONDS": "600",
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "release", "--config", str(t.spark), "--force"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     try:
         deadline = time.monotonic() + 500
         while not mark.exists():
@@ -224,6 +250,7 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
 
 # --- without a cluster: the lock's rules and the append-only catalog's statements ------------------------------
 
+
 def test_a_lock_is_stale_only_when_its_holder_ran_here_and_is_gone() -> None:
     import socket
 
@@ -231,7 +258,7 @@ def test_a_lock_is_stale_only_when_its_holder_ran_here_and_is_gone() -> None:
     gone.wait()
     here = socket.gethostname()
     assert sp._dead({"veil.host": here, "veil.pid": str(gone.pid)}) is True
-    assert sp._dead({"veil.host": here, "veil.pid": str(os.getpid())}) is False       # alive
+    assert sp._dead({"veil.host": here, "veil.pid": str(os.getpid())}) is False  # alive
     assert sp._dead({"veil.host": here + "-other", "veil.pid": str(gone.pid)}) is False  # another host: unknown
     assert sp._dead({"veil.host": here}) is False
 
@@ -251,7 +278,7 @@ def test_catalog_changes_are_appends_to_a_log() -> None:
     text = str(insert)
     assert text.startswith("INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`")
     assert "CAST(NULL AS INT) AS `version`" in text and "FROM" not in text  # left-out columns: NULL
-    assert set(insert.params.values()) == {"x", "n", "running", 5}          # values stay parameters
+    assert set(insert.params.values()) == {"x", "n", "running", 5}  # values stay parameters
     update = str(sq.compile_sql(sq.logged(sa.update(r).where(r.c.id == "x").values(status="failed"), log, 6)))
     assert "`veil`.`releases`.`name`" in update and "AS `status`" in update  # unchanged columns read back
     assert update.endswith("FROM `veil`.`releases` \nWHERE `veil`.`releases`.`id` = :id_1")
@@ -264,7 +291,13 @@ def test_orphans_are_recognized_by_name_and_kind() -> None:
 
     tables = re.compile(qpub.VERSION_TABLES.format(name=re.escape("inp")))
     views = re.compile(qpub.VERSION_VIEWS.format(name=re.escape("inp")))
-    assert [bool(tables.match(n)) for n in ("inp_rows_v3", "inp_block_rows_v12", "inp_rows", "inp_v3", "inpx_rows_v1")] \
-        == [True, True, False, False, False]
-    assert [bool(views.match(n)) for n in ("inp_v3", "inp_v3_blocks", "inp_blocks", "inp_rows_v3", "inp_v")] \
-        == [True, True, False, False, False]
+    assert [
+        bool(tables.match(n)) for n in ("inp_rows_v3", "inp_block_rows_v12", "inp_rows", "inp_v3", "inpx_rows_v1")
+    ] == [True, True, False, False, False]
+    assert [bool(views.match(n)) for n in ("inp_v3", "inp_v3_blocks", "inp_blocks", "inp_rows_v3", "inp_v")] == [
+        True,
+        True,
+        False,
+        False,
+        False,
+    ]

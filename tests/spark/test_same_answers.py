@@ -57,13 +57,13 @@ max_suppression = 0.02
 metric = "kl-divergence"
 [[quasi_identifiers]]
 column = "age"
-hierarchy = {{ csv = "{DATA / 'adult_age.csv'}" }}
+hierarchy = {{ csv = "{DATA / "adult_age.csv"}" }}
 [[quasi_identifiers]]
 column = "sex"
 hierarchy = {{ suppress = true }}
 [[quasi_identifiers]]
 column = "marital-status"
-hierarchy = {{ csv = "{DATA / 'adult_marital_status.csv'}" }}
+hierarchy = {{ csv = "{DATA / "adult_marital_status.csv"}" }}
 [sensitive]
 columns = ["occupation", "salary-class"]
 [[models]]
@@ -106,7 +106,7 @@ INPATIENT = inpatient_body() + '\n[[models]]\ntype = "distinct-l-diversity"\nl =
 class Case:
     table: str
     body: str
-    nodes: tuple[tuple[int | None, ...], ...]   # counted and checked (None: the QI projected out)
+    nodes: tuple[tuple[int | None, ...], ...]  # counted and checked (None: the QI projected out)
     source_extra: str = ""
 
 
@@ -133,8 +133,10 @@ class Pair:
 def pair(request: pytest.FixtureRequest, twins: Twins) -> Iterator[tuple[Case, Pair]]:
     """One prepared warehouse per backend for a case, shared by the tests of this module."""
     case = CASES[request.param]
-    configs = {b: cfg.load(twins.config_path(b, case.table, case.body, request.param, case.source_extra))
-               for b in ("duckdb", "spark")}
+    configs = {
+        b: cfg.load(twins.config_path(b, case.table, case.body, request.param, case.source_extra))
+        for b in ("duckdb", "spark")
+    }
     with ExitStack() as stack:
         whs = {b: stack.enter_context(open_warehouse(c, sensitive=c.sensitive)) for b, c in configs.items()}
         yield case, Pair(configs["spark"], whs["duckdb"], whs["spark"])
@@ -182,7 +184,7 @@ def test_search_equal(pair: tuple[Case, Pair], strategy: str) -> None:
 def _result(result: Any) -> dict[str, Any]:
     doc = result.document()
     doc.pop("seconds")
-    for work in doc["by_strategy"]:   # each strategy's time differs by backend; what it evaluated must not
+    for work in doc["by_strategy"]:  # each strategy's time differs by backend; what it evaluated must not
         work.pop("seconds")
     doc["evaluations"] = result.evaluations
     return doc

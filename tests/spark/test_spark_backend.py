@@ -80,9 +80,13 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
     storage list may show it for a moment after the process ended: ``cached_until``)."""
     before = cached_tables()
     path = twins.config_path("spark", "adult", ADULT, "sigterm")
-    proc = subprocess.Popen([sys.executable, "-m", "veil.cli", "search", "--config", str(path),
-                             "--strategy", "brute-force", "--json"], env={**os.environ},
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "veil.cli", "search", "--config", str(path), "--strategy", "brute-force", "--json"],
+        env={**os.environ},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         deadline = time.monotonic() + 300
         while not any(name.startswith("In-memory table veil_base_") for _, name in cached_tables() - before):
@@ -96,7 +100,9 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
             proc.kill()
     assert proc.returncode != 0
     left = cached_until(lambda now: not now - before) - before
-    assert left == set(), f"{left} cached after the run ended; its log: {proc.stderr.read()[-600:] if proc.stderr else ''}"
+    assert left == set(), (
+        f"{left} cached after the run ended; its log: {proc.stderr.read()[-600:] if proc.stderr else ''}"
+    )
 
 
 def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
@@ -105,9 +111,11 @@ def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
     prep = DIALECT.identifier_preparer
     view = prep.format_table(sa.table("hostile", schema=twins.schema))
     source = prep.format_table(sa.table("patients", schema=twins.schema))
-    _spark_sql(f"CREATE VIEW {view} AS SELECT zip AS {prep.quote('Zip Code')}, age AS {prep.quote('a`ge')}, "
-               f"nationality AS {prep.quote('select')}, condition AS {prep.quote(chr(34) + '; DROP')}, "
-               f"array(age) AS {prep.quote('ages')} FROM {source}")
+    _spark_sql(
+        f"CREATE VIEW {view} AS SELECT zip AS {prep.quote('Zip Code')}, age AS {prep.quote('a`ge')}, "
+        f"nationality AS {prep.quote('select')}, condition AS {prep.quote(chr(34) + '; DROP')}, "
+        f"array(age) AS {prep.quote('ages')} FROM {source}"
+    )
     body = inpatient_body().replace('"zip"', '"Zip Code"').replace('"age"', '"a`ge"')
     body = body.replace('"nationality"', '"select"').replace('["condition"]', '["\\"; DROP"]')
     hostile = cfg.load(twins.config_path("spark", "hostile", body, "hostile"))
@@ -119,8 +127,11 @@ def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
             docs.append([(b["key"], b["size"], list(b["sensitive"].values())) for b in doc["blocks"]])
     assert docs[0] == docs[1] and len(docs[0]) == 3
     bad = cfg.load(twins.config_path("spark", "hostile", body.replace('"select"', '"ages"'), "bad"))
-    with pytest.raises(SourceError, match=r"column 'ages' of source table .*hostile.* has type array<int>, "
-                                          "which Veil cannot generalize or count"):
+    with pytest.raises(
+        SourceError,
+        match=r"column 'ages' of source table .*hostile.* has type array<int>, "
+        "which Veil cannot generalize or count",
+    ):
         with open_warehouse(bad):
             pass
 
@@ -143,8 +154,14 @@ def test_scalar_and_rows_types(twins: Twins) -> None:
 
     t = sa.table("people", sa.column("income"), sa.column("visit"), sa.column("age"), schema=twins.schema)
     with open_backend(SPARK_URL).session() as session:
-        row = session.rows(sa.select(sa.func.min(t.c.income), sa.func.min(t.c.visit), sa.func.count(),
-                                     sa.cast(sa.func.min(t.c.visit), sa.DateTime)))[0]
+        row = session.rows(
+            sa.select(
+                sa.func.min(t.c.income),
+                sa.func.min(t.c.visit),
+                sa.func.count(),
+                sa.cast(sa.func.min(t.c.visit), sa.DateTime),
+            )
+        )[0]
         assert isinstance(row[0], decimal.Decimal) and isinstance(row[1], dt.date) and isinstance(row[2], int)
         assert row[3] == dt.datetime.combine(row[1], dt.time()) and row[3].tzinfo is None
         assert session.scalar(sa.select(sa.func.count()).select_from(t)) == 300
@@ -155,9 +172,13 @@ def test_scalar_and_rows_types(twins: Twins) -> None:
 def test_source_columns_from_the_catalog(twins: Twins) -> None:
     with open_backend(SPARK_URL).session() as session:
         found = session.source_columns(twins.schema, "people")
-        assert found == [("age", "int", None, None), ("sex", "string", None, None), ("region", "int", None, None),
-                         ("score", "int", None, None), ("visit", "date", None, None),
-                         ("income", "decimal(10,2)", None, None)]
+        assert found == [
+            ("age", "int", None, None),
+            ("sex", "string", None, None),
+            ("region", "int", None, None),
+            ("score", "int", None, None),
+            ("visit", "date", None, None),
+            ("income", "decimal(10,2)", None, None),
+        ]
         assert session.source_columns(twins.schema, "nope") == []
         assert session.source_columns("no_such_schema_x", "people") == []
-

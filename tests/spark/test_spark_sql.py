@@ -32,8 +32,7 @@ def render() -> str:
         stmts.pop(name)  # PostgreSQL's transport; information_schema (Spark reads its catalog instead); DuckDB's;
         #                  the distance tests (Spark's backend runs no block tests)
     raw = sa.table("veil_cells", sa.column("q0"), sa.column("s0"), sa.column("x0"))
-    stmts["delete_from_working_view_keeps"] = kept_rows(sa.delete(raw).where(sa.or_(raw.c.q0.is_(None),
-                                                                                    raw.c.x0 == 1)))
+    stmts["delete_from_working_view_keeps"] = kept_rows(sa.delete(raw).where(sa.or_(raw.c.q0.is_(None), raw.c.x0 == 1)))
     stmts["cache_working_view"] = CacheTable(q.BASE)
     stmts["sensitive_domain_ddl"] = sa.schema.CreateTable(q.sensitive_domain_table(0, sa.Numeric(10, 2)))
     parts = [f"-- {name}\n{str(compile_sql(stmt)).strip()};\n" for name, stmt in stmts.items()]
@@ -50,7 +49,7 @@ def test_compiled_spark_sql_matches_snapshot() -> None:
 
 def test_identifiers_are_backtick_quoted_by_the_dialect() -> None:
     text = render()
-    assert "`x\"; DROP TABLE t; --`" in text and "`raw`.`Patients`" in text and "`Zip Code`" in text
+    assert '`x"; DROP TABLE t; --`' in text and "`raw`.`Patients`" in text and "`Zip Code`" in text
     assert DIALECT.identifier_preparer.format_table(sa.table("a`b", schema="s`")) == "`s```.`a``b`"
     assert '"' not in text.replace(HOSTILE, "")  # no double-quoted identifiers leak in
 
@@ -70,15 +69,38 @@ def test_view_literals_are_escaped_for_spark() -> None:
 
 
 def test_types_are_spark_types() -> None:
-    types = [sa.Text(), sa.String(10), sa.Integer(), sa.BigInteger(), sa.SmallInteger(), sa.Float(), sa.Double(),
-             sa.REAL(), sa.Numeric(10, 2), sa.Date(), sa.DateTime(), sa.Boolean()]
+    types = [
+        sa.Text(),
+        sa.String(10),
+        sa.Integer(),
+        sa.BigInteger(),
+        sa.SmallInteger(),
+        sa.Float(),
+        sa.Double(),
+        sa.REAL(),
+        sa.Numeric(10, 2),
+        sa.Date(),
+        sa.DateTime(),
+        sa.Boolean(),
+    ]
     assert [DIALECT.type_compiler_instance.process(t) for t in types] == [
-        "STRING", "STRING", "INT", "BIGINT", "SMALLINT", "DOUBLE", "DOUBLE", "FLOAT", "DECIMAL(10, 2)", "DATE",
-        "TIMESTAMP", "BOOLEAN"]
+        "STRING",
+        "STRING",
+        "INT",
+        "BIGINT",
+        "SMALLINT",
+        "DOUBLE",
+        "DOUBLE",
+        "FLOAT",
+        "DECIMAL(10, 2)",
+        "DATE",
+        "TIMESTAMP",
+        "BOOLEAN",
+    ]
 
 
 def test_docstring_examples() -> None:
-    result = doctest.testmod(spark_sql)
+    result = doctest.testmod(spark_sql, optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
 
 
@@ -129,9 +151,11 @@ def test_unreachable_server_is_one_line_and_fast(tmp_path: Path) -> None:
         with open_backend(url).session():
             pass
     assert "secret" not in str(info.value)
-    (tmp_path / "veil.toml").write_text('[source]\nurl_env = "SPARK_URL"\ntable = "raw.t"\n'
-                                        '[[quasi_identifiers]]\ncolumn = "a"\nhierarchy = { suppress = true }\n'
-                                        '[[models]]\ntype = "k-anonymity"\nk = 2\n')
+    (tmp_path / "veil.toml").write_text(
+        '[source]\nurl_env = "SPARK_URL"\ntable = "raw.t"\n'
+        '[[quasi_identifiers]]\ncolumn = "a"\nhierarchy = { suppress = true }\n'
+        '[[models]]\ntype = "k-anonymity"\nk = 2\n'
+    )
     started = time.monotonic()
     res = run_veil("counts", "--config", str(tmp_path / "veil.toml"), env={"SPARK_URL": url}, timeout=120)
     assert res.returncode == 1 and time.monotonic() - started < 60
@@ -143,5 +167,4 @@ def test_the_source_fingerprint_hashes_rows_with_xxhash64() -> None:
     """The row fingerprint's Spark SQL (``queries.source.RowHash``, compiled by ``veil.queries.spark``)."""
     src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer()})
     sql = str(compile_sql(q.fingerprint(src, ["Zip Code", "age"])))
-    assert "coalesce(sum(CAST(xxhash64(`raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`) AS DECIMAL(38, 0)))" \
-        in sql
+    assert "coalesce(sum(CAST(xxhash64(`raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`) AS DECIMAL(38, 0)))" in sql
