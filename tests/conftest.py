@@ -319,8 +319,11 @@ class SparkDb(Db):
 
     def own_schemas(self) -> list[str]:
         """This test's schemas: ``<schema>`` and those named after it (``<schema>_pub``, ``<schema>_cat``, ...)."""
+        # SHOW SCHEMAS lists names only: listDatabases also reads each schema's metadata, and fails when another
+        # worker's test drops its schema meanwhile (SCHEMA_NOT_FOUND)
         with self._session() as session:
-            return [d.name for d in session.spark.catalog.listDatabases() if d.name.startswith(self.schema)]
+            names = [str(r[0]) for r in session.spark.sql("SHOW SCHEMAS").collect()]
+        return [name for name in names if name.startswith(self.schema)]
 
     def objects(self) -> set[tuple[str, str]]:
         """Every (schema, table or view) in this test's schemas."""

@@ -40,7 +40,6 @@ def test_missing_column(inpatient: Db) -> None:
     assert code == 1 and "'citizenship'" in line and "patients" in line
 
 
-@pytest.mark.spark_too
 def test_hierarchy_missing_values(inpatient: Db, tmp_path) -> None:
     csv = tmp_path / "age.csv"
     csv.write_text("".join(f"{a};<40;*\n" for a in range(0, 40)) + "47;>=40;*\n", encoding="utf-8")
@@ -318,14 +317,12 @@ def test_missing_duckdb_file_is_refused_and_not_created(tmp_path) -> None:
     assert (tmp_path / "typo.duckdb").exists()
 
 
-@pytest.mark.spark_too
 def test_empty_source_table(db: Db) -> None:
     db.create_table("t", FLOATS, [])
     code, _, err = _run_counts(db, _floats_body("{ suppress = true }"), table="t", node="0,0")
     assert code == 1 and _one_line(err) == f"source table '{db.schema}.t' has no rows; there is nothing to anonymize"
 
 
-@pytest.mark.spark_too
 def test_all_rows_dropped_for_nulls(db: Db) -> None:
     db.create_table("t", FLOATS, [(1, None, 20.0, 1.0), (2, "13053", None, 2.0), (3, None, None, 3.0)])
     code, _, err = _run_counts(

@@ -469,7 +469,6 @@ def test_counts_is_bounded_smallest_blocks_first_with_totals(inpatient: Db) -> N
     assert "12 blocks, 12 rows; smallest first" in bounded.stdout and "not shown" not in bounded.stdout
 
 
-@pytest.mark.spark_too
 def test_search_says_what_each_strategy_evaluated(inpatient: Db) -> None:
     path = str(inpatient.write_config("patients", inpatient_body()))
     res = run_veil("search", "--config", path, "--strategy", "optimal,incognito", "--limit", "1", "--json")

@@ -72,7 +72,6 @@ def test_decimal_width_counts_and_labels(db: Db) -> None:
         assert got == BLOCKS
 
 
-@pytest.mark.spark_too
 def test_decimal_width_in_the_published_rows(db: Db, release_schemas: ReleaseSchemas) -> None:
     _table(db)
     path = str(db.write_config("readings", BODY + release_schemas.section("readings")))

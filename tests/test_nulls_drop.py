@@ -40,7 +40,6 @@ def test_dropped_rows_are_not_in_the_whole_table_distribution(db: Db) -> None:
     assert minimal == [(0,)] and optimal == (0,)
 
 
-@pytest.mark.spark_too
 def test_dropped_rows_are_not_in_the_suppression_budget(db: Db) -> None:
     # k = 3: at the bottom both sex blocks (2 rows each) fail, 4 rows to suppress.  The budget is 0.5 of the
     # kept rows (2), so the bottom fails and the top (one block of 4) is the optimum; counted over all 6 rows

@@ -428,7 +428,6 @@ max_suppression = 0.2
 """
 
 
-@pytest.mark.spark_too
 def test_nt_closeness_achieved_level_uses_supersets_of_the_original_table(db: Db, release_schemas) -> None:
     """Issue 9: the (n,t) level a release records is over the released blocks, with natural supersets of the
     ORIGINAL table (suppressed rows included, docs/models.md).  z1 {a} is suppressed (k = 2); z2 {a, b} has 2 < n

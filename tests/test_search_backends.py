@@ -140,7 +140,6 @@ def test_cli_search_exit_2_when_nothing_passes(inpatient: Db) -> None:
     assert doc["minimal"] == [] and doc["optimal"] is None
 
 
-@pytest.mark.spark_too
 def test_cli_check(inpatient: Db) -> None:
     body = inpatient_body() + (
         '\n[[models]]\ntype = "entropy-l-diversity"\nl = 2.5\n\n[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'

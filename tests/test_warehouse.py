@@ -125,7 +125,6 @@ def test_after_end_counting_the_base_is_gone_and_a_later_node_codes_it_again(inp
         assert len(wh.rollups) >= 1
 
 
-@pytest.mark.spark_too
 def test_cli_counts_json_is_one_document(inpatient: Db) -> None:
     path = inpatient.write_config("patients", inpatient_body())
     res = run_veil("counts", "--config", str(path), "--node", "2,1,1", "--json")
@@ -222,7 +221,6 @@ def _expected(rows: list[tuple], node: tuple[int, int, int]) -> dict[tuple, Coun
     return out
 
 
-@pytest.mark.spark_too
 def test_synthetic_counts_match_an_independent_oracle_on_both_backends(db: Db) -> None:
     rows = _synthetic(random.Random(7), 600)
     db.create_table("people", SYNTH_COLUMNS, rows)
@@ -249,7 +247,6 @@ def test_synthetic_counts_match_an_independent_oracle_on_both_backends(db: Db) -
             assert (nc.blocks("grade").sizes == nc.sizes).all()
 
 
-@pytest.mark.spark_too
 def test_sizes_only_mode_groups_by_quasi_identifiers_only(db: Db) -> None:
     rows = _synthetic(random.Random(3), 200)
     db.create_table("people", SYNTH_COLUMNS, rows)
