@@ -180,6 +180,84 @@ def test_report_shows_the_workload_and_utility_per_attribute(inpatient: Db, tmp_
     assert 'data-chart="workload"' not in plain_html and "Workload error" not in plain_html
 
 
+# two queries of age: with a third of the rows suppressible their optimum keeps zip whole, discernibility's does not
+AGES = '\n[[workload]]\ngroup_by = ["age"]\n\n[[workload]]\ngroup_by = ["age", "nationality"]\nweight = 2\n'
+
+
+def test_release_report_shows_the_workload_at_the_versions_node(inpatient: Db, tmp_path: Path) -> None:
+    """``veil report --release N`` with ``[[workload]]``: each query's error at the version's node (the catalog's),
+    at the workload-optimal and at the discernibility-optimal node, answered from the source as it stands (the
+    blocks failing the models suppressed) and said so; ARX's utility per attribute there too."""
+    from veil.release import init, release
+    from veil.report import build_report
+    from veil.utility import attribute_utility, leaf_totals
+    from veil.workload import metric_for_config
+
+    out = "published" if inpatient.kind == "duckdb" else f"{inpatient.schema}_pub"
+    cat = "veil" if inpatient.kind == "duckdb" else f"{inpatient.schema}_cat"
+    body = f'\n[release]\nname = "inpatient"\nschema = "{out}"\ncatalog_schema = "{cat}"\ndrop_columns = ["id"]\n'
+    path = inpatient.write_config(
+        "patients",
+        inpatient_body() + ENTROPY + '\n[search]\nmetric = "workload"\nmax_suppression = 0.34\n' + AGES + body,
+    )
+    conf = cfg.load(path)
+    try:
+        init(conf)
+        outcome = release(conf)
+        assert outcome.exit_code == 0 and outcome.version == 1 and outcome.node is not None
+        html = build_report(conf, tmp_path / "v1.html", release=1).read_text(encoding="utf-8")
+    finally:
+        if inpatient.kind == "postgres":
+            for schema in (out, cat):
+                inpatient.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
+    self_contained(html)
+    doc = embedded(html)
+    node = tuple(outcome.node)
+    assert doc["lattice"]["chosen"] == list(node) and doc["subject"].startswith("release 'inpatient' version 1")
+    with open_backend(conf.source.resolved_url()).session() as session:
+        wh = prepared_warehouse(session, conf)
+        spec = Specification(conf.models, conf.search.max_suppression)
+        workload = metric_for_config(wh, conf)
+        assert workload is not None
+        discernible = search.run(
+            ("brute-force",),
+            Lattice(wh.heights),
+            wh.attributes,
+            wh.counts,
+            spec,
+            metrics_for(wh)["discernibility"],
+            wh.rows,
+        ).optimal
+        best = search.run(("brute-force",), Lattice(wh.heights), wh.attributes, wh.counts, spec, workload, wh.rows)
+        assert discernible is not None and best.optimal is not None
+        errors = {}
+        for n in {node, best.optimal.node, discernible.node}:
+            counts = wh.counts(n)
+            gone = spec.evaluate(counts, wh.rows).failing
+            errors[n] = (workload.loss(counts, gone, wh.rows), workload.errors(counts, gone))
+        counts = wh.counts(node)
+        utility = attribute_utility(
+            counts, spec.evaluate(counts, wh.rows).failing, wh.hierarchies, leaf_totals(wh.counts((0, 0, 0)))
+        )
+    # the release searched the workload: its node is the workload optimum, shown once under both labels
+    assert node == best.optimal.node == (0, 2, 1) and discernible.node == (1, 2, 1)
+    assert outcome.rows_suppressed > 0  # a failing block suppressed there: the errors count it as the release did
+    got = doc["workload"]["nodes"]
+    assert [(g["label"], tuple(g["node"])) for g in got] == [
+        ("this node = workload-optimal", node),
+        ("discernibility-optimal", (1, 2, 1)),
+    ]
+    for g in got:
+        error, per = errors[tuple(g["node"])]
+        assert g["error"] == pytest.approx(error) and g["per_query"] == pytest.approx(per)
+    assert 0 < got[0]["error"] < got[1]["error"] <= 1
+    assert [q["query"] for q in doc["workload"]["queries"]] == ["count by age", "count by age, nationality"]
+    assert doc["utility_per_attribute"] == utility and [a["level"] for a in utility] == [0, 2, 1]
+    charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', html)
+    assert "workload" in charts and "attribute-utility" in charts and "Workload error" in html
+    assert html.count("at this version's node, answered from the source as it stands now") == 2
+
+
 def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
     out = "published" if inpatient.kind == "duckdb" else f"{inpatient.schema}_pub"
     cat = "veil" if inpatient.kind == "duckdb" else f"{inpatient.schema}_cat"
@@ -203,6 +281,10 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
         assert any(n == [1, 2, 1] and p == 1 for n, p in doc["lattice"]["evaluated"])
         assert doc["subject"].startswith("release 'inpatient' version 1")
         assert doc["headline"]["risk_before"]["highest"] == 1.0 and doc["headline"]["risk_after"]["highest"] == 0.25
+        # no [[workload]]: no workload section; the utility per attribute at the version's node, from the source
+        assert doc["workload"] is None and 'data-chart="workload"' not in html and "Workload error" not in html
+        assert [a["level"] for a in doc["utility_per_attribute"]] == [1, 2, 1]
+        assert 'data-chart="attribute-utility"' in html
         missing = run_veil("report", "--config", str(path), "--release", "2", "--out", str(tmp_path / "x.html"))
         assert missing.returncode == 1 and "no published version 2" in missing.stderr
         assert not (tmp_path / "x.html").exists()

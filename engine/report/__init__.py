@@ -19,7 +19,14 @@ import numpy as np
 
 from veil import search
 from veil.adversary.attacks import audit_counts
-from veil.adversary.subject import node_label, node_of, open_subject, prepared_warehouse, table_subject
+from veil.adversary.subject import (
+    ReleaseRecord,
+    node_label,
+    node_of,
+    open_subject,
+    prepared_warehouse,
+    table_subject,
+)
 from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError
@@ -172,9 +179,88 @@ def write_report(
     warehouse and search result.  ``directory`` relative to the config."""
     folder = directory if directory.is_absolute() else config.path.parent / directory
     if version is not None:
-        return build_report(config, folder / f"{name}_v{version}.html", release=version)
+        return release_report(config, folder / f"{name}_v{version}.html", version, wh=wh)
     title = f"Veil report — {name}"
     return write_html(folder / f"{name}.html", node_report(config, wh, result, node, title))
+
+
+def release_search(
+    wh: Warehouse, config: Config, metrics: dict[str, Metric], on_step: Callable[[str], None]
+) -> SearchResult:
+    """What ``workload_view`` reads of a search for a published version's report: the optimum of the source as it
+    stands now under the config's metric when the view shows it (workload, discernibility), else no search at all
+    (the view searches the discernibility optimum itself)."""
+    lattice = Lattice(wh.heights)
+    if config.search.metric not in ("workload", "discernibility"):
+        return SearchResult(wh.attributes, wh.heights, lattice.size)
+    on_step("searching the lattice")
+    spec = Specification(config.models, config.search.max_suppression)
+    metric = metrics[config.search.metric]
+    return search.run(("optimal",), lattice, wh.attributes, wh.counts, spec, metric, wh.rows)
+
+
+def release_utility(
+    config: Config,
+    record: ReleaseRecord,
+    on_step: Callable[[str], None] = lambda _m: None,
+    wh: Warehouse | None = None,
+) -> tuple[content.WorkloadView | None, list[dict[str, Any]] | None]:
+    """The ``[[workload]]`` queries' errors (``workload_view``; ``None`` without them) and the utility per
+    attribute at published version ``record``'s node, answered from the source *as it stands now* at that node
+    with the blocks failing the models suppressed, as ``node_report`` does: a version of a series may differ from
+    that by its stand-ins and waiting rows.  ``(None, None)`` when the catalog holds no node for the version or
+    the lattice changed since (a hierarchy of another height).  ``wh``: the release job's own warehouse, prepared on
+    the source the version was just published from (else one is prepared here)."""
+    if record.node is None:
+        return None, None
+    if wh is not None:
+        return _utility_at(config, wh, tuple(int(x) for x in record.node), record, on_step)
+    with open_backend(config.source.resolved_url()).session() as session:
+        prepared = prepared_warehouse(session, config, on_step, rollup=True)
+        return _utility_at(config, prepared, tuple(int(x) for x in record.node), record, on_step)
+
+
+def _utility_at(
+    config: Config, wh: Warehouse, node: Node, record: ReleaseRecord, on_step: Callable[[str], None]
+) -> tuple[content.WorkloadView | None, list[dict[str, Any]] | None]:
+    """``release_utility`` on a prepared warehouse."""
+    heights = tuple(wh.heights)
+    fits = len(node) == len(heights) and all(0 <= lv <= h for lv, h in zip(node, heights))
+    if not fits or (record.heights is not None and tuple(record.heights) != heights):
+        return None, None
+    counts = wh.counts(node)
+    gone = Specification(config.models, config.search.max_suppression).evaluate(counts, wh.rows).failing
+    quality = attribute_utility(wh, counts, gone)
+    metrics = metrics_for(wh, config)
+    if "workload" not in metrics:
+        return None, quality
+    return workload_view(config, wh, release_search(wh, config, metrics, on_step), node, metrics), quality
+
+
+def release_report(
+    config: Config,
+    out: Path,
+    release: int,
+    *,
+    node: str | None = None,
+    on_step: Callable[[str], None] = lambda _m: None,
+    wh: Warehouse | None = None,
+) -> Path:
+    """``veil report --release N``: the published version recounted, its levels as the catalog recorded them,
+    and (``release_utility``) its node's workload errors and utility per attribute on the source as it stands
+    (``wh``: the release job's warehouse, when it writes the report of the version it just published)."""
+    with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
+        record = subject.release
+        assert record is not None
+        audit = audit_counts(subject.counts, config.audit, config.models, subject.description, subject.label)
+    title = f"Veil report — release {record.name!r} version {record.version}"
+    on_step(f"counting {config.source.qualified} at its original values")
+    before = source_sizes(config)
+    workload, quality = release_utility(config, record, on_step, wh)
+    data = content.for_release(
+        title, record, subject.counts, audit, config.models, before, workload=workload, attribute_utility=quality
+    )
+    return write_html(out, data)
 
 
 def build_report(
@@ -188,15 +274,7 @@ def build_report(
     """``veil report``: a published version (``release``), or a candidate ``node`` (default: the search's
     choice) with the lattice as the configured search evaluated it."""
     if release is not None:
-        with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
-            record = subject.release
-            assert record is not None
-            settings = config.audit
-            audit = audit_counts(subject.counts, settings, config.models, subject.description, subject.label)
-            title = f"Veil report — release {record.name!r} version {record.version}"
-            on_step(f"counting {config.source.qualified} at its original values")
-            data = content.for_release(title, record, subject.counts, audit, config.models, source_sizes(config))
-            return write_html(out, data)
+        return release_report(config, out, release, node=node, on_step=on_step)
     backend = open_backend(config.source.resolved_url())
     with backend.session() as session:
         wh = prepared_warehouse(session, config, on_step, rollup=True)

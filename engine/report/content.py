@@ -445,9 +445,13 @@ def for_release(
     audit: Audit,
     models: Sequence[Model],
     source_sizes: np.ndarray | None = None,
+    *,
+    workload: WorkloadView | None = None,
+    attribute_utility: list[dict[str, Any]] | None = None,
 ) -> ReportData:
     """A published version: levels as the catalog recorded them, utility recomputed from its recount;
-    ``source_sizes``: the source's block sizes at the bottom node (the risk before)."""
+    ``source_sizes``: the source's block sizes at the bottom node (the risk before); ``workload`` and
+    ``attribute_utility``: at the version's node, from the source as it stands (``veil.report.release_utility``)."""
     by_label = {f"{m.type}:{m.attribute}" if m.attribute else m.type: m for m in models}
     levels = [Level(by_label[k].describe() if k in by_label else k, v, True, 0) for k, v in record.achieved.items()]
     sizes = counts.sizes.astype(np.float64)
@@ -481,5 +485,7 @@ def for_release(
         before=None if source_sizes is None else prosecutor(source_sizes),
         suppressed_rows=record.rows_suppressed,
         release=True,
+        workload=workload,
+        attribute_utility=attribute_utility,
         reidentification=reidentification_view(models, source_sizes, counts.sizes),
     )

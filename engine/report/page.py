@@ -169,6 +169,18 @@ def _utility(data: ReportData) -> str:
     return f'<table><tr><th>metric</th><th class="num">value</th><th></th></tr>{rows}</table>'
 
 
+def _from_source(data: ReportData) -> str:
+    """A published version's workload errors and utility per attribute are its node's on the source as it stands
+    (``veil.report.release_utility``), not a recount of the release table: the caption says so."""
+    if not data.release:
+        return ""
+    return (
+        " For a published version: at this version's node, answered from the source as it stands now, with the "
+        "blocks that fail the models there suppressed — not recounted from the release table, which may differ "
+        "(rows added or changed since, and a series' stand-ins and waiting rows)."
+    )
+
+
 def _workload(data: ReportData) -> str:
     """The ``[[workload]]`` queries' errors at the chosen node and the optimal ones (docs/workload.md)."""
     view = data.workload
@@ -186,7 +198,9 @@ def _workload(data: ReportData) -> str:
         '<h3>Workload error</h3><p class="muted">Each query of the config\'s <code>[[workload]]</code> answered '
         "from the node's release (a generalized value spread uniformly over the original values it covers, "
         "suppressed rows over the whole domain) against its answer on the source: error 0 is exact, 1 shares "
-        "nothing. The workload error is the queries' weighted mean.</p>"
+        "nothing. The workload error is the queries' weighted mean."
+        + _from_source(data)
+        + "</p>"
         + _figure("workload", charts.workload_svg(view.queries, view.nodes))
         + f'<table><tr><th>query</th><th class="num">weight</th>{heads}</tr>{rows}'
         f"<tr><td><b>workload error</b></td><td></td>{total}</tr></table>"
@@ -210,7 +224,9 @@ def _attribute_utility(data: ReportData) -> str:
         '<h3>Utility per attribute</h3><p class="muted">ARX\'s per-attribute quality at this node, each in '
         "[0, 1], higher is better (1: the original values): generalization intensity (Sweeney's precision), "
         "granularity (Iyengar's loss) and non-uniform entropy (de Waal &amp; Willenborg); suppressed rows count "
-        "as fully generalized. — marks a measure that is undefined for an attribute of one value.</p>"
+        "as fully generalized. — marks a measure that is undefined for an attribute of one value."
+        + _from_source(data)
+        + "</p>"
         + _figure("attribute-utility", charts.attribute_utility_svg(data.attribute_utility))
         + '<table class="narrow"><tr><th>attribute</th><th class="num">level</th>'
         + "".join(f'<th class="num">{escape(label)}</th>' for _key, label in charts.QUALITY)
