@@ -49,7 +49,7 @@ def _md(text: str, table: bool = False) -> str:
 CLI_PREAMBLE = """\
 # Command line
 
-Every command keeps one contract (`engine/command.py`), for schedulers and scripts:
+Every command keeps one contract (`engine/contract.py`), for schedulers and scripts:
 
 - **Exit codes**: **0** done (published, printed, nothing to do), **2** no lattice node satisfies the models
   (nothing published), **1** anything else — a usage error (unknown option, missing value, bad flag)

@@ -1,7 +1,7 @@
 """Veil: a SQL-backed anonymization engine (k-anonymity, l-diversity, t-closeness, ε-privacy).
 
 From Python: ``veil.anonymize(df, ...)``, ``veil.check(df, ...)``, ``veil.audit(df, ...)`` and ``veil.risk(df, ...)``
-(see ``veil.api``), loaded on first use.  Importing ``veil`` imports nothing else: ``import veil`` and the ``veil`` command stay fast (``veil
+(see ``veil.notebook``), loaded on first use.  Importing ``veil`` imports nothing else: ``import veil`` and the ``veil`` command stay fast (``veil
 --help`` loads no numpy, SQLAlchemy, pandas or driver), and each module imports what it needs.
 """
 
@@ -16,7 +16,7 @@ _API = ("anonymize", "audit", "check", "risk")
 
 def __getattr__(name: str) -> Any:
     if name in _API:
-        from veil import api
+        from veil import notebook
 
-        return getattr(api, name)
+        return getattr(notebook, name)
     raise AttributeError(f"module 'veil' has no attribute {name!r}")

@@ -1,10 +1,10 @@
 """The ``veil`` command: thin.  Each command parses its options, runs one body under the shared contract
-(:mod:`veil.command`: exit codes 0/1/2, one JSON document with ``--json``, one error line, Ctrl-C, logging,
+(:mod:`veil.contract`: exit codes 0/1/2, one JSON document with ``--json``, one error line, Ctrl-C, logging,
 ``--wait``) and renders its result.
 
 Adding a command: declare its options with the shared ``*Opt`` annotations below (every option with a help
 text: the docs' CLI reference is generated from this app), write a ``body()`` returning a
-:class:`~veil.command.Result` (a document with ``status``, an exit code, a human rendering), and end with
+:class:`~veil.contract.Result` (a document with ``status``, an exit code, a human rendering), and end with
 ``finish("<name>", Options(as_json, quiet, verbose, wait, log_format), body)``.  A command reading a config
 resolves it with :func:`config_path` (``--config``, else ``veil.toml`` here, else ``$VEIL_CONFIG``).  Import heavy modules
 inside ``body`` so ``veil --help`` stays fast (it imports no numpy, SQLAlchemy or driver); a short command
@@ -31,7 +31,7 @@ import typer
 
 import veil
 from veil import log
-from veil.command import FAILED, NO_SOLUTION, OK, Options, Result, console, emit, execute, say
+from veil.contract import FAILED, NO_SOLUTION, OK, Options, Result, console, emit, execute, say
 from veil.registry import STRATEGIES  # stdlib only: names read without importing the search
 
 CONFIG_FILE = "veil.toml"  # looked for in the working folder when --config is not given
@@ -790,7 +790,7 @@ def hierarchy(
 
     def body() -> Result:
         from veil import config as cfg
-        from veil.coverage import check_hierarchies, export_hierarchy
+        from veil.hierarchycheck import check_hierarchies, export_hierarchy
         from veil.errors import ConfigError
 
         if check_all == (column is not None):
@@ -972,8 +972,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     flag) are one line on stderr and exit 1 — never click's exit 2, which means "no node satisfies the models"
     here — whichever click typer runs on (click itself, or the copy typer 0.2x vendors as ``typer._click``)."""
     args = list(sys.argv[1:] if argv is None else argv) or ["--help"]
-    if argv is None:  # the ``veil`` program itself: freed cells go back to the system (veil.heap)
-        from veil.heap import pin_mmap_threshold
+    if argv is None:  # the ``veil`` program itself: freed cells go back to the system (veil.allocator)
+        from veil.allocator import pin_mmap_threshold
 
         pin_mmap_threshold()
     try:

@@ -7,7 +7,7 @@ Checked, in order (a check that cannot run because an earlier one failed is list
 - ``config``: the file parses (hierarchies are checked against the source below);
 - ``connection``: the database accepts a connection (``--wait`` waits for a DuckDB file another process holds);
 - ``source``: the source table and every column the config names exist, with types Veil can read;
-- ``hierarchy <column>``: each hierarchy covers every value of its column (``veil.coverage``);
+- ``hierarchy <column>``: each hierarchy covers every value of its column (``veil.hierarchycheck``);
 - ``database`` (PostgreSQL): the role may create temporary tables (every search does); ``schema <name>``: it
   may use and create in the release's and the catalog's schemas, or create them; ``source privileges``: it may read the source table; ``grant_select_to``: the roles exist and
   the role may grant USAGE on the release's schema (else PostgreSQL grants nothing, with only a warning);
@@ -32,13 +32,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from veil import busy, catalog
+from veil import catalog, lockwait
 from veil import config as cfg
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config
-from veil.coverage import HierarchyCheck
-from veil.coverage import check as coverage
+from veil.hierarchycheck import HierarchyCheck
+from veil.hierarchycheck import check as coverage
 from veil.errors import VeilError
 from veil.queries import doctor as qd
 from veil.warehouse import Warehouse, value_text
@@ -130,7 +130,7 @@ def _connected(config: Config, wait: float) -> Iterator[Session]:
         ctx = backend.session()
         return ctx, ctx.__enter__()
 
-    ctx, session = busy.retrying(attempt, wait)
+    ctx, session = lockwait.retrying(attempt, wait)
     try:
         yield session
     finally:

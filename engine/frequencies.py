@@ -211,10 +211,11 @@ class Floors:
     def keep(self, node: Sequence[Level], data: dict[str, np.ndarray], sensitive: int) -> FrequencySet | None:
         """Keep a full node's cells (``g{i}``, ``s{j}``, ``n`` as ``queries.node_counts`` returns them) when they
         fit the budget; the floor kept, or ``None``."""
-        if None in node or not self.room(len(data["n"])):
+        full = [lv for lv in node if lv is not None]
+        if len(full) < len(node) or not self.room(len(data["n"])):
             return None
         levels = [
-            [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)] for h, lv in zip(self.hierarchies, node)
+            [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)] for h, lv in zip(self.hierarchies, full)
         ]
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         rows = len(data["n"])
@@ -229,9 +230,9 @@ class Floors:
             cards,
             s,
             data["n"],
-            floor=tuple(int(lv) for lv in node),
+            floor=tuple(int(lv) for lv in full),
             keep_codes=0,
-        )  # type: ignore[arg-type]
+        )
         self.kept = [f for f in self.kept if not floor.covers(f.floor)] + [floor]
         while sum(f.cells for f in self.kept) > self.budget:
             self.kept.pop(0)

@@ -2,7 +2,7 @@
 
 A hierarchy of height ``h`` maps every original value (level 0) to one label per level ``1..h``.  Sources:
 an ARX-format CSV (``value;level1;...;levelh``, no header), a warehouse table with one column per level
-(read by ``veil.hierarchies``, which hands this module its rows), rows in memory (a DataFrame of levels), or
+(read by ``veil.hierarchytables``, which hands this module its rows), rows in memory (a DataFrame of levels), or
 a builder: numeric ``intervals`` of given widths then ``*``; prefix ``mask`` for codes; ``suppress`` (value →
 ``*``); ``dates`` (day → month → year → ``*``); an explicit ``taxonomy``.
 
@@ -200,7 +200,7 @@ class TaxonomySpec:
 @dataclass(frozen=True)
 class TableSpec:
     """A warehouse table with one column per level, ``level_0 .. level_h`` unless ``columns`` names them in
-    order.  Read through the run's session (``veil.hierarchies.read_table``) into a :class:`RowsSpec`."""
+    order.  Read through the run's session (``veil.hierarchytables.read_table``) into a :class:`RowsSpec`."""
 
     name: str
     columns: tuple[str, ...] | None = None
@@ -342,7 +342,11 @@ def validate_chain(
         raise HierarchyError(f"{where} has no values")
     if len(set(leaves)) != len(leaves):
         seen: set[Any] = set()
-        dupes = [v for v in leaves if v in seen or seen.add(v)]
+        dupes = []
+        for v in leaves:
+            if v in seen:
+                dupes.append(v)
+            seen.add(v)
         raise HierarchyError(
             f"{where} lists value(s) more than once with different generalizations: "
             + ", ".join(excerpt(v) for v in dupes[:MAX_LISTED])

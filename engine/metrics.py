@@ -40,13 +40,13 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Any, ClassVar, Protocol, Union
+from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
 from veil.counts import NodeCounts, Reads
 
-Loss = Union[int, Fraction, float]
+Loss = int | Fraction | float
 """A metric's loss: ``int`` or ``Fraction`` (compared exactly) or ``float`` (KL-divergence only)."""
 
 _INT64_SAFE_ROWS = 3_037_000_499  # rows² < 2**63: every sum of squares of such block sizes fits an int64

@@ -252,9 +252,10 @@ class _Accumulator:
 
 def _combined_level(model: Model, levels: Sequence[float | None]) -> float | None:
     """The table's level from the levels of slices of its blocks (``None``, infinite, wins)."""
-    if not levels or any(level is None for level in levels):
+    known = [level for level in levels if level is not None]
+    if not levels or len(known) < len(levels):
         return None
-    return float(min(levels) if model.properties.achieved == "min" else max(levels))  # type: ignore[type-var]
+    return float(min(known) if model.properties.achieved == "min" else max(known))
 
 
 def verdict(model: Model, counts: NodeCounts, max_cells: int = CHUNK_CELLS) -> Verdict:

@@ -17,7 +17,7 @@ from veil.backends.base import Session
 from veil.config import Config, sensitive_needed
 from veil.counts import Level, NodeCounts, SizeHistogram
 from veil.errors import NoSolutionError
-from veil.hierarchies import resolve as resolve_hierarchies
+from veil.hierarchytables import resolve as resolve_hierarchies
 from veil.lattice import Lattice, finer
 from veil.metrics import Metric, OnSizes, make_metric
 from veil.privacy import Evaluation, Specification
@@ -82,7 +82,7 @@ def counts_document(wh: Warehouse, nc: NodeCounts, limit: int | None = None) -> 
         per_attr.append((dom.name, bc.indptr.tolist(), bc.codes.tolist(), bc.counts.tolist(), texts))
     order = range(nc.n_blocks) if limit is None else np.argsort(nc.sizes, kind="stable").tolist()
     shown = order if not limit else order[:limit]
-    blocks = []
+    blocks: list[dict[str, Any]] = []
     for b in shown:
         sensitive = {}
         for name, indptr, codes, counts, texts in per_attr:

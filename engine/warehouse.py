@@ -43,7 +43,7 @@ from veil.config import QuasiIdentifier, SourceConfig
 from veil.counts import BlockTests, Level, NodeCounts, SensitiveDomain, SizeHistogram
 from veil.dimensiontables import load_dimension, load_values
 from veil.frequencies import FrequencySet
-from veil.hierarchies import build_all
+from veil.hierarchytables import build_all
 from veil.hierarchy import Hierarchy
 from veil.nodecounting import NodeCounter, show
 from veil.rollup import Rollups

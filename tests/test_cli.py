@@ -92,7 +92,7 @@ HEAVY = {
     "hypothesis",
     "yaml",
 }
-CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors", "veil.registry"}
+CLI_MODULES = {"veil", "veil.cli", "veil.contract", "veil.lockwait", "veil.log", "veil.errors", "veil.registry"}
 
 
 def _modules_after(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:
@@ -133,10 +133,10 @@ def test_search_imports_only_what_it_uses(tmp_path: Path) -> None:
         "veil.adversary.exposure",
         "veil.adversary.subject",
         "veil.catalog",
-        "veil.api",
+        "veil.notebook",
         "veil.schedule",
         "veil.demo.setup",
-        "veil.coverage",
+        "veil.hierarchycheck",
         "veil.preflight",
         "veil.backends.postgres",
         "veil.backends.spark",

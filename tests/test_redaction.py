@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from veil import command
+from veil import contract
 from veil.errors import ConfigError, HierarchyError, excerpt, redact
 from veil.hierarchy import CsvSpec, TaxonomySpec, ValueKind, build, read_csv_rows, validate_chain
 
@@ -118,14 +118,14 @@ def test_a_file_that_is_not_utf8_or_not_a_csv_is_named_without_its_content(tmp_p
 
 
 def test_the_cli_masks_credentials_in_its_error_line_and_json() -> None:
-    """``veil.command.fail``: one place for stderr and the ``--json`` document."""
+    """``veil.contract.fail``: one place for stderr and the ``--json`` document."""
     out, err = io.StringIO(), io.StringIO()
 
-    def body() -> command.Result:
+    def body() -> contract.Result:
         raise ConfigError(f"cannot use postgresql://veil:{SECRET}@db/wh; password={SECRET}")
 
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        code = command.execute("check", command.Options(json=True), body)
+        code = contract.execute("check", contract.Options(json=True), body)
     assert code == 1
     assert json.loads(out.getvalue())["error"] == "cannot use postgresql://veil:***@db/wh; password=***"
     assert SECRET not in out.getvalue() + err.getvalue() and "password=***" in err.getvalue()

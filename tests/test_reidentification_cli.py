@@ -1,5 +1,5 @@
 """``veil risk`` on DuckDB and PostgreSQL (the inpatient table of Machanavajjhala et al., ICDE 2006, by hand), and
-on UCI Adult before and after a release (docs/reidentification.md §7); ``veil.api.risk`` on DataFrames."""
+on UCI Adult before and after a release (docs/reidentification.md §7); ``veil.notebook.risk`` on DataFrames."""
 
 from __future__ import annotations
 
@@ -125,7 +125,7 @@ if _adult_here():
 
 def test_api_risk_matches_the_hand_computation() -> None:
     pd = pytest.importorskip("pandas")
-    from veil.api import risk as api_risk
+    from veil.notebook import risk as api_risk
     from veil.demo import HIERARCHIES, inpatient_rows
 
     df = pd.DataFrame(inpatient_rows(), columns=list(INPATIENT_COLUMNS))

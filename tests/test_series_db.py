@@ -233,12 +233,12 @@ def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, mo
 def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
     db: Db, cleanup, monkeypatch, ward: str
 ) -> None:
-    """A release's first version never reads its cells into Python (``veil.release.first``: the database copies
+    """A release's first version never reads its cells into Python (``veil.release.firstversion``: the database copies
     them into the ledger — from the cells counted from the source when a kept column holds NULLs, from the
     published blocks table when the second column is sensitive or when only the QIs are published).  With a suppressed block, its ledger —
     dictionary, cells, version row — equals the one the cells streamed through Python record
     (``ledger.record``), and a second night, compared with it, publishes and records the same in both catalogs."""
-    from veil.release import first, job
+    from veil.release import firstversion, job
 
     wards = ["w1", None, "w2", None] if ward == "kept" else ["w1", "w2", "w2", "w1"]
     people = [p for p in BASE + BASE if p[0] != "b2"] + [("b2", 30, "flu")]  # b2 alone: its block is suppressed
@@ -256,7 +256,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
         path.write_text(text.replace('drop_columns = ["id"]', 'drop_columns = ["id", "disease", "ward"]'))
     streamed_path, streamed_out, streamed_cat = _copy_config(db, path, out, cat, "streamed")
     direct: list[tuple[int, bool]] = []
-    plain_record = first.record
+    plain_record = firstversion.record
 
     def spied(*args, **kwargs):
         direct.append((args[2], (args[13:] or [None])[0] is not None))
@@ -268,7 +268,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
         )
         return job._settle(run, ledger, cand, counted, start, start, True)
 
-    monkeypatch.setattr(first, "record", spied)
+    monkeypatch.setattr(firstversion, "record", spied)
     for p in (path, streamed_path):
         init(cfg.load(p))
     ledger = {
@@ -318,27 +318,27 @@ def release_suppressed(db: Db, out: str) -> int:
 def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
     db: Db, cleanup, monkeypatch, policy: str
 ) -> None:
-    """A later version's series step shard by shard (``veil.release.later``; here about one cell a shard, so
+    """A later version's series step shard by shard (``veil.release.laterversion``; here about one cell a shard, so
     every block has its own or shares one by hash) publishes, defers and records what the step over every cell
     in memory does, night after night: a newcomer, a departure, several changes, a node change (``refuse``
     exits 2 in both the same way).  Broken on purpose (a shard's ledger cells read from another shard) it fails."""
     from veil.errors import NoSolutionError
-    from veil.release import later
+    from veil.release import laterversion
 
     path, out, cat = people_db(db, policy)
     whole_path, whole_out, whole_cat = _copy_config(db, path, out, cat, "whole")
     for p in (path, whole_path):
         init(cfg.load(p))
-    monkeypatch.setattr(later, "SHARD_CELLS", 1)
+    monkeypatch.setattr(laterversion, "SHARD_CELLS", 1)
     counts: list[int] = []
-    plain_plan = later.plan
+    plain_plan = laterversion.plan
 
     def spied(*args, **kwargs):
         found = plain_plan(*args, **kwargs)
         counts.append(found.count if found is not None else 0)
         return found
 
-    monkeypatch.setattr(later, "plan", spied)
+    monkeypatch.setattr(laterversion, "plan", spied)
     ledger = {
         "series_blocks": "id, labels",
         "series_values": "id, value",
@@ -362,7 +362,7 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
     def night() -> None:
         mine = outcome(path)
         with monkeypatch.context() as m:
-            m.setattr(later, "plan", lambda *a, **k: None)
+            m.setattr(laterversion, "plan", lambda *a, **k: None)
             theirs = outcome(whole_path)
         assert mine == theirs
         for table, columns in ledger.items():
@@ -385,3 +385,4 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
         night()
         assert max(counts[used:]) > 3
         assert len(versions(db, out)) == 6
+

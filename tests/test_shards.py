@@ -91,9 +91,9 @@ def test_every_class_of_every_pair_lies_in_one_shard(versions: list[tuple[int, i
 @settings(max_examples=60, deadline=None)
 @given(st.integers(0, 2**32 - 1), st.integers(1, 5))
 def test_shards_counts_join_as_one_count_of_all_their_cells(seed: int, shards: int) -> None:
-    """``later._joined`` (blocks renumbered, no per-cell key copy) equals counting every shard's cells at once."""
+    """``laterversion._joined`` (blocks renumbered, no per-cell key copy) equals counting every shard's cells at once."""
     from veil.counts import NodeCounts, SensitiveDomain
-    from veil.release.later import _joined
+    from veil.release.laterversion import _joined
 
     rng = np.random.default_rng(seed)
     cards = (4, 3)

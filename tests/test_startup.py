@@ -39,7 +39,7 @@ HEAVY = {
     "scipy",
     "yaml",
 }
-CLI_MODULES = {"veil", "veil.cli", "veil.command", "veil.busy", "veil.log", "veil.errors", "veil.registry"}
+CLI_MODULES = {"veil", "veil.cli", "veil.contract", "veil.lockwait", "veil.log", "veil.errors", "veil.registry"}
 LISTED = "\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
 RUN_CLI = (
     "import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
@@ -121,7 +121,7 @@ def test_release_history_loads_no_release_job(tmp_path: Path) -> None:
                 "veil.warehouse",
                 "veil.report",
                 "veil.adversary.attacks",
-                "veil.api",
+                "veil.notebook",
             )
         )
     )

@@ -26,6 +26,7 @@ from veil.errors import ConfigError
 from veil.hierarchy import CsvSpec, ValueKind, build
 from veil.models.base import Model
 from veil.models.epsilon import EpsilonPrivacy
+from veil.models.proximity import DeltaLDiversity, EMAnonymity
 
 
 @dataclass(frozen=True)
@@ -51,12 +52,12 @@ def resolve(settings: AuditSettings, models: Sequence[Model], domain: SensitiveD
     name = domain.name
     own: AttributeSettings = settings.attribute(name)
     ls = [
-        int(math.floor(getattr(m, "l")))
+        int(math.floor(level))
         for m in models
         if m.type.endswith("l-diversity")
         and m.type != "delta-l-diversity"
         and m.attribute in (name, None)
-        and getattr(m, "l", None) is not None
+        and (level := getattr(m, "l", None)) is not None
     ]
     closeness = _on(models, name, "t-closeness")
     t_model: Any = closeness[0] if closeness else None
@@ -81,9 +82,11 @@ def _neighbourhood(own: AttributeSettings, models: Sequence[Model], name: str) -
     if own.proximity_epsilon is not None:
         return own.proximity_epsilon, own.proximity_mode
     for m in _on(models, name, "em-anonymity"):
-        return float(getattr(m, "epsilon")), str(getattr(m, "mode"))
+        assert isinstance(m, EMAnonymity)
+        return float(m.epsilon), str(m.mode)
     for m in _on(models, name, "delta-l-diversity"):
-        return 2 * float(getattr(m, "delta")), "absolute"
+        assert isinstance(m, DeltaLDiversity)
+        return 2 * float(m.delta), "absolute"
     return 0.05, "relative"
 
 

@@ -114,7 +114,7 @@ class DuckDBBackend(Backend):
             if "different configuration" not in str(exc) or all(k in self.url.query for k in SETTINGS):
                 raise
         self.engine.dispose()
-        self.engine = sa.create_engine(self.url, **super().engine_options())
+        self.engine: sa.Engine = sa.create_engine(self.url, **super().engine_options())
         exact_numbers(self.engine.dialect)
         return self.engine.connect()
 
@@ -373,6 +373,6 @@ def _unmask(v: np.ndarray) -> np.ndarray:
     if isinstance(v, np.ma.MaskedArray):
         if v.mask is np.ma.nomask or not v.mask.any():
             return np.asarray(v.data)
-        out = v.astype(object).filled(None)
+        out = np.ma.filled(v.astype(object), None)
         return np.asarray(out, dtype=object)
     return v

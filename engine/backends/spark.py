@@ -203,6 +203,7 @@ class SparkSQLSession(Session):
     def _delete_from_working(self, stmt: sa.Delete, what: str) -> _ArrowResult:
         """A view cannot be deleted from: it becomes the rows it keeps (computed and cached again)."""
         name = _working_name(stmt.table)
+        assert name is not None  # ``execute`` sends only a working view's DELETE here
         kept = self._sql(kept_rows(stmt), what)
         try:
             kept.createOrReplaceTempView(self.view_name(name))

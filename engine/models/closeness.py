@@ -129,7 +129,7 @@ def distances_to(
 def hierarchy_param(p: Params) -> tuple[str | HierarchySpec | None, str]:
     """A closeness model's ``hierarchy`` parameter and its delimiter: ``{ csv = "disease.csv" }`` (a path),
     ``{ table = "dims.diseases", columns = [...] }`` (read by the run through its session, see
-    ``veil.hierarchies.resolve``), or rows the Python API made of a DataFrame."""
+    ``veil.hierarchytables.resolve``), or rows the Python API made of a DataFrame."""
     if not p.has("hierarchy"):
         return None, ";"
     raw = p.raw("hierarchy")

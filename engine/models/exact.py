@@ -113,9 +113,9 @@ def decide(
     if len(rest):
         if exact_levels is not None:
             values = exact_levels(idx[rest])
-            for j, v in zip(rest.tolist(), values):
-                signs[j] = (v > p) - (v < p)
-                levels[idx[j]] = float(v)
+            for j, exact in zip(rest.tolist(), values):
+                signs[j] = (exact > p) - (exact < p)
+                levels[idx[j]] = float(exact)
         else:
             assert exact_signs is not None
             for j, sign in zip(rest.tolist(), exact_signs(idx[rest], p)):

@@ -81,7 +81,7 @@ def cell_terms(cells: sa.Subquery, keys: list[str], ref: Reference) -> sa.Subque
     scaled by n·N), ``ia`` (``I(a)``), ``slack`` (``cnt``), ``over`` (equal, scaled by n·N)."""
     e = ref.positions.alias("p")
     part = [cells.c[k] for k in keys]
-    window = {"partition_by": part, "order_by": cells.c.s}
+    window: dict[str, Any] = {"partition_by": part, "order_by": cells.c.s}
     w = (
         sa.select(
             *part,
@@ -197,7 +197,7 @@ def bucket_bounds(cells: sa.Subquery, keys: list[str], ref: Reference, bkt: Buck
     upper and lower bounds (scaled by n·N) of ``sum |F - G|`` over the bucket and over the empty buckets after
     it, and ``lead`` = n·I(u) (the exact part before the block's first bucket, through ``min``)."""
     part = [cells.c[k] for k in keys]
-    window = {"partition_by": part, "order_by": cells.c.k}
+    window: dict[str, Any] = {"partition_by": part, "order_by": cells.c.k}
     w = sa.select(
         *part,
         cells.c.k,

@@ -29,7 +29,7 @@ def insert_frame(
     """
     constants = constants or {}
     src = sa.table(frame, *(sa.column(c) for c in columns))
-    names = [c for c in table.c.keys() if c in columns or c in constants]
+    names = [c for c in table.c.keys() if c in columns or c in constants]  # noqa: SIM118 — iterates columns, not names
     cols = [src.c[c] if c in columns else sa.literal(constants[c], type_=table.c[c].type).label(c) for c in names]
     return table.insert().from_select(names, sa.select(*cols))
 

@@ -62,7 +62,8 @@ class Layout:
 
     def dim(self, i: int) -> sa.TableClause:
         h = self.heights[i]
-        cols = [sa.column(f"level_{j}") for j in range(h + 1)] + [sa.column(f"code_{j}") for j in range(h + 1)]
+        cols: list[sa.ColumnClause[Any]] = [sa.column(f"level_{j}") for j in range(h + 1)]
+        cols += [sa.column(f"code_{j}") for j in range(h + 1)]
         return sa.table(f"veil_dim_{i}", *cols)
 
     def sensitive_domain(self, j: int) -> sa.TableClause:
@@ -121,7 +122,7 @@ def source_grouped(source: sa.Table, columns: Sequence[str], weight: str = WEIGH
     return sa.select(*cols, sa.func.count().label(weight)).group_by(*cols)
 
 
-def _rows(source: sa.TableClause, weight: str | None) -> Any:
+def _rows(source: sa.FromClause, weight: str | None) -> Any:
     """``count(*)``, or over a grouped source (``source_grouped``) the sum of its rows: a ``BIGINT`` as count's,
     0 where there are none."""
     if not weight:
@@ -307,7 +308,7 @@ def _node_source(
 
 
 @lru_cache(maxsize=16)
-def _wide_base(layout: Layout, source: str) -> sa.Alias:
+def _wide_base(layout: Layout, source: str) -> sa.FromClause:
     return layout.wide(source).alias("b")
 
 
@@ -469,15 +470,15 @@ def _shared_source(
     joined: Any = table
     key: dict[tuple[int, int], Any] = {}
     for i, low in enumerate(floor):
-        levels = {n[i] for n in nodes if n[i] is not None}
-        if levels and (low is None or min(levels) < low):  # type: ignore[type-var]
-            named = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {list(nodes)}"
-            raise ValueError(f"{named} cannot be rolled up from {floor}")
+        levels = {lv for lv in (n[i] for n in nodes) if lv is not None}
         if not levels:
             continue
-        key[(i, low)] = table.c[f"q{i}_{low}"]  # type: ignore[index]
-        if max(levels) > low:  # type: ignore[operator]
-            up = layout.up(i, low).alias(f"u{i}")  # type: ignore[arg-type]
+        if low is None or min(levels) < low:
+            named = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {list(nodes)}"
+            raise ValueError(f"{named} cannot be rolled up from {floor}")
+        key[(i, low)] = table.c[f"q{i}_{low}"]
+        if max(levels) > low:
+            up = layout.up(i, low).alias(f"u{i}")
             joined = joined.join(up, up.c.c == table.c[f"q{i}_{low}"])
             key.update({(i, lv): up.c[f"u{lv}"] for lv in levels if lv != low})
     return table, joined, key
@@ -717,7 +718,7 @@ def packed(select: sa.Select[Any], chunk: int = 1 << 20, order_by: Sequence[str]
     stmt = sa.select(
         *(
             sa.func.string_agg(sa.func.int8send(sa.cast(sub.c[c], sa.BigInteger)), empty).label(c)
-            for c in inner.c.keys()
+            for c in inner.c.keys()  # noqa: SIM118 — a ColumnCollection iterates columns, not names
         )
     ).group_by(sub.c.chunk)
     return stmt.order_by(sub.c.chunk) if order_by is not None else stmt

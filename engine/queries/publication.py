@@ -72,11 +72,13 @@ def current(publications: sa.Table, name: str) -> Any:
     return sa.select(p.c.current_version).where(p.c.name == name).scalar_subquery()
 
 
-def rows_view(rows: sa.Table, columns: Sequence[str], version: Any) -> sa.Select[Any]:
+def rows_view(rows: sa.TableClause, columns: Sequence[str], version: Any) -> sa.Select[Any]:
     return sa.select(*(rows.c[c] for c in columns)).where(rows.c[VERSION] == version)
 
 
-def blocks_view(block_rows: sa.Table, qis: Sequence[str], sensitive: Sequence[str], version: Any) -> sa.Select[Any]:
+def blocks_view(
+    block_rows: sa.TableClause, qis: Sequence[str], sensitive: Sequence[str], version: Any
+) -> sa.Select[Any]:
     """Per block: its generalized key, its size, and one row per sensitive-value combination with count."""
     t = block_rows
     size = sa.cast(sa.func.sum(t.c.n).over(partition_by=[t.c[c] for c in qis]), sa.BigInteger).label("block_size")
@@ -128,9 +130,8 @@ def blocks_of_version(schema: str, name: str, version: int) -> sa.Select[Any]:
 def legacy_copy(schema: str, target: str, source: str, version: int) -> CreateTableAs:
     """An earlier Veil's table of one version (``<name>_v<N>``, ``<name>_v<N>_blocks``) copied into ``target``
     (``<name>_rows``, ``<name>_block_rows``), every row tagged with ``version`` and the types kept."""
-    copy: sa.Select[Any] = sa.select(
-        sa.literal(version, sa.Integer).label(VERSION), sa.literal_column("*")
-    ).select_from(sa.table(source, schema=schema))
+    columns: list[sa.ColumnElement[Any]] = [sa.literal(version, sa.Integer).label(VERSION), sa.literal_column("*")]
+    copy = sa.select(*columns).select_from(sa.table(source, schema=schema))
     return CreateTableAs(sa.table(target, schema=schema), copy, temporary=False)
 
 

@@ -202,7 +202,9 @@ def release_select(
         joined = joined.outerjoin(x, sa.and_(*(x.c[f"g{i}"] == codes[i] for i in range(len(qis)))))
         where.append(x.c.g0.is_(None))
     cols = [labels[c] if c in labels else src.c[c].label(c) for c in published]
-    head = [sa.literal(version, sa.Integer).label("veil_version")] if version is not None else []
+    head: list[sa.ColumnElement[Any]] = (
+        [sa.literal(version, sa.Integer).label("veil_version")] if version is not None else []
+    )
     if withheld is None:
         return sa.select(*head, *cols).select_from(joined).where(*where)
     w = sa.table(
@@ -253,7 +255,9 @@ def recount(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: S
     joined: Any = t
     for c, k in zip(columns, numbered):
         joined = joined.outerjoin(k, t.c[c] == k.c.v)
-    codes = [sa.cast(sa.func.coalesce(k.c.code, 0), sa.BigInteger).label(f"c{j}") for j, k in enumerate(numbered)]
+    codes: list[sa.ColumnElement[Any]] = [
+        sa.cast(sa.func.coalesce(k.c.code, 0), sa.BigInteger).label(f"c{j}") for j, k in enumerate(numbered)
+    ]
     return (
         sa.select(*codes, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n"))
         .select_from(joined)

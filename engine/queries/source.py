@@ -210,7 +210,7 @@ def _row_hash_postgresql(element: RowHash, compiler: Any, **kw: Any) -> str:
     return str(compiler.process(sa.cast(sa.func.hashtextextended(row, 0), sa.Numeric(38, 0)), **kw))
 
 
-def fingerprint(source: sa.Table, columns: Sequence[str]) -> sa.Select[Any]:
+def fingerprint(source: sa.Table, columns: Sequence[str]) -> sa.Select[int, Any]:
     """Order-independent fingerprint of the source's ``columns``: row count and the sum of 64-bit row hashes
     (``RowHash``, compiled for the session's dialect)."""
     row_hash = RowHash(*(source.c[c] for c in columns))

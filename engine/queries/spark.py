@@ -48,8 +48,19 @@ class _Underscore(dict[str, str]):
 class SparkIdentifierPreparer(compiler.IdentifierPreparer):
     """Backticks around every identifier (Spark keywords vary with ANSI mode); a backtick is doubled."""
 
-    def __init__(self, dialect: sa.Dialect) -> None:
-        super().__init__(dialect, initial_quote="`", escape_quote="`")
+    # IdentifierPreparer's own parameters (DefaultDialect passes the dialect alone), backticks the default quotes
+    def __init__(
+        self,
+        dialect: sa.Dialect,
+        initial_quote: str = "`",
+        final_quote: str | None = None,
+        escape_quote: str = "`",
+        quote_case_sensitive_collations: bool = True,
+        omit_schema: bool = False,
+    ) -> None:
+        super().__init__(
+            dialect, initial_quote, final_quote, escape_quote, quote_case_sensitive_collations, omit_schema
+        )
         self.renamed: Mapping[str, str] = {}  # a run's working views: their names on the server (``run_dialect``)
 
     def quote(self, ident: str) -> str:
@@ -132,6 +143,7 @@ class SparkDialect(default.DefaultDialect):
     supports_alter = True
     supports_schemas = True
     max_identifier_length = 255
+    identifier_preparer: SparkIdentifierPreparer  # made from ``preparer`` by DefaultDialect.__init__
 
 
 DIALECT = SparkDialect()
@@ -268,7 +280,8 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
     """
     table = delete.table
     where = delete.whereclause
-    select = sa.select(sa.literal_column("*")).select_from(table)  # every column, listed in the DELETE or not
+    # every column, listed in the DELETE or not
+    select: sa.Select[Any] = sa.select(sa.literal_column("*")).select_from(table)
     if where is None:
         return select.where(sa.false())
     return select.where(sa.not_(sa.func.coalesce(where, sa.false())))
@@ -343,7 +356,7 @@ def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
     table = stmt.table
     values = _values(stmt)
     update = isinstance(stmt, sa.Update)
-    cols = []
+    cols: list[sa.ColumnElement[Any]] = []
     for c in table.columns:
         if c.name in values:
             value = values[c.name]
@@ -352,10 +365,9 @@ def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
         else:
             cols.append(c if update else sa.cast(sa.null(), c.type).label(c.name))
     select = sa.select(*cols, sa.literal(seq, sa.BigInteger).label(SEQ))
-    if update and stmt.whereclause is not None:
-        select = select.where(stmt.whereclause)
-    elif update:
-        select = select.select_from(table)
+    if isinstance(stmt, sa.Update):
+        where = stmt.whereclause
+        select = select.where(where) if where is not None else select.select_from(table)
     return log.insert().from_select([*(c.name for c in table.columns), SEQ], select)
 
 

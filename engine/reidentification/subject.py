@@ -150,7 +150,7 @@ def _labels_of(wh: Warehouse, node: Sequence[int], key: tuple[int, ...]) -> tupl
 def prepared_warehouse(session: Any, config: Config, on_step: Callable[[str], None]) -> Warehouse:
     """The source's warehouse as ``veil.run.prepare_run`` prepares it, counting no sensitive column (risk reads
     class sizes only; sensitive columns are NULL-checked as every command does)."""
-    from veil.hierarchies import resolve
+    from veil.hierarchytables import resolve
 
     config = resolve(session, config)  # table-backed hierarchies read through the session
     wh = Warehouse(

@@ -248,9 +248,9 @@ def align(dictionary: Dictionary, a: Layout, a_blocks: np.ndarray, b: Layout, b_
     for name in names:
         if name in a.attributes and name in b.attributes:
             i, j = a.attributes.index(name), b.attributes.index(name)
-            left, right = attribute_classes(a.chains[i], a.node[i], b.chains[j], b.node[j])
-            maps_a.append(left)
-            maps_b.append(right)
+            classes_a, classes_b = attribute_classes(a.chains[i], a.node[i], b.chains[j], b.node[j])
+            maps_a.append(classes_a)
+            maps_b.append(classes_b)
             at.append(max(a.node[i], b.node[j]))
         else:
             maps_a.append(None)

@@ -39,7 +39,7 @@ from veil.errors import BackendError, BusyError, ReleaseError, VeilError
 from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import PUBLICATIONS, Publication
-from veil.release.runtime import failpoint, now
+from veil.release.process import failpoint, now
 
 pub = q.publication
 VERSION = "veil.version"

@@ -121,7 +121,7 @@ class Judge:
         self.sensitive = tuple(sensitive)
         self.numeric = {c: bool(numeric.get(c)) for c in self.sensitive}
         self.min_size = max((m.properties.min_block_size for m in self.models), default=1)
-        # kept per object (with it, so that its id stays its own): a version's shards share them (veil.release.later)
+        # kept per object (with it, so that its id stays its own): a version's shards share them (veil.release.laterversion)
         self._references: dict[int, tuple[Mapping[str, Mapping[str, int]], Reference]] = {}
         self._codes: dict[tuple[Any, ...], tuple[Sequence[Mapping[str, str | None]], Reference, np.ndarray]] = {}
 

@@ -125,7 +125,12 @@ def of_run(wh: Warehouse, config: Config, node: Sequence[int]) -> list[Dimension
     domains = {d.name: d for d in wh.domains}
     for model in config.models:
         spec, attribute = getattr(model, "hierarchy", None), getattr(model, "attribute", None)
-        if spec is None or getattr(model, "distance", None) != "hierarchical" or attribute not in domains:
+        if (
+            spec is None
+            or getattr(model, "distance", None) != "hierarchical"
+            or attribute is None
+            or attribute not in domains
+        ):
             continue
         if any(d.attribute == attribute for d in out):
             continue

@@ -20,7 +20,7 @@ from veil.release import cohort_series, ledger as ledger_mod
 from veil.release import series
 from veil.release.differences import Judge
 from veil.release.publication import Publication, publication_for
-from veil.release.runtime import connect, interruptible, now
+from veil.release.process import connect, interruptible, now
 
 
 def _time(value: Any) -> str | None:

@@ -4,7 +4,7 @@ The only writer of release objects.
 A release is never half-published.  After a short committed "running" row in the catalog, everything
 happens in one transaction that reads one snapshot of the source: the base frequency set, the node (the
 previous version's while it still satisfies the models, else the search's optimum), the candidate's cells
-(a first version's stay in the database, which writes them to the ledger: ``veil.release.first``),
+(a first version's stay in the database, which writes them to the ledger: ``veil.release.firstversion``),
 the series step (docs/series.md: compare with every earlier version, hold back what would expose someone),
 the ledger's record of the version (written first, so that no array of cells is held while the rows are), the
 rows inserted into ``<schema>.<name>_rows`` as version N, the hierarchies it used published as dimension
@@ -48,18 +48,18 @@ from veil.catalog import Status
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
 from veil.errors import CTRL_C, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError, redact
-from veil.hierarchies import resolve as resolve_hierarchies
+from veil.hierarchytables import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
 from veil.queries import catalog as qc
 from veil.queries.ddl import create_table, relation
-from veil.release import cohort_series, first, later
+from veil.release import cohort_series, firstversion, laterversion
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
 from veil.release.publication import Publication, check_grants, grant, publication_for
-from veil.release.runtime import connect, failpoint, interruptible, now
+from veil.release.process import connect, failpoint, interruptible, now
 from veil.release.verify import Counted, same, verify
 from veil.run import metric_for, no_solution, search_counts
 from veil.search import SearchResult
@@ -121,7 +121,7 @@ class Outcome:
 def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | None]:
     """``veil init``: apply the catalog migrations (create or upgrade).  Two at once serialize (docs/publication.md
     §5): on PostgreSQL on an advisory lock; on DuckDB, where the first holds the file, the second waits for it up
-    to ``wait`` seconds (``veil.busy``) and then finds the catalog up to date."""
+    to ``wait`` seconds (``veil.lockwait``) and then finds the catalog up to date."""
     _backend, session, ctx = connect(config, wait)
     try:
         failpoint("init")
@@ -463,16 +463,16 @@ def _later(
     staged: bool,
 ) -> tuple[_Content, dict[str, Any]]:
     """A version after the first (or any, unless ``staged``): compared with every earlier one shard by shard
-    (``veil.release.later``) where the ledger is ``staged`` and the versions and models allow shards, else with
+    (``veil.release.laterversion``) where the ledger is ``staged`` and the versions and models allow shards, else with
     every cell in memory."""
-    # cells compared in shards are read from a copy sorted by shard (``later.run``): counted narrow, as the first
+    # cells compared in shards are read from a copy sorted by shard (``laterversion.run``): counted narrow, as the first
     # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
-    shardable = staged and later.plan(ledger, _layout(run, node), run.spec, 0) is not None
+    shardable = staged and laterversion.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
     sharding = None
     if staged:
         total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), "counting the candidate's cells"))
-        sharding = later.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
+        sharding = laterversion.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
         ledger_mod.read_cells(run.session, ledger)
         cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed, cells)
@@ -490,9 +490,9 @@ def _sharded(
     counts: NodeCounts,
     suppressed: np.ndarray,
     cells: tuple[Layout, list[tuple[Any, ...]], str | None],
-    sharding: later.Sharding,
+    sharding: laterversion.Sharding,
 ) -> tuple[_Content, dict[str, Any]]:
-    """A later version compared with every earlier one shard by shard (``later.run``, the candidate's ``cells`` as
+    """A later version compared with every earlier one shard by shard (``laterversion.run``, the candidate's ``cells`` as
     ``_count_cells`` left them), recorded in the ledger at once and its working tables dropped."""
     layout, distinct, into = cells
     run.session.settle()  # the cells' transaction (a scratch database's) ends before anything is written
@@ -500,7 +500,7 @@ def _sharded(
     if len(ledger.versions):
         run.on_step(f"comparing with {len(ledger.versions)} earlier version(s) in {sharding.count} shard(s)")
     numeric = _numeric(run, layout)
-    task = later.Task(
+    task = laterversion.Task(
         run.session,
         ledger,
         run.wh,
@@ -514,11 +514,11 @@ def _sharded(
         numeric,
         into,
     )
-    result = later.run(task, sharding, counts, suppressed)
+    result = laterversion.run(task, sharding, counts, suppressed)
     if result.exposures:
         _refuse(run, result.exposures)
     when = now()
-    later.record(task, result, run.release_id, when)
+    laterversion.record(task, result, run.release_id, when)
     _drop_counted(run, into)
     content = _Content(
         version,
@@ -542,15 +542,15 @@ def _first(
     counts: NodeCounts,
     suppressed: np.ndarray,
 ) -> _Content:
-    """The release's first version (``veil.release.first``): its ledger written by the database, from the version's
-    blocks table once published (``first.FromBlocks``) or, with kept columns, from the candidate's cells counted
+    """The release's first version (``veil.release.firstversion``): its ledger written by the database, from the version's
+    blocks table once published (``firstversion.FromBlocks``) or, with kept columns, from the candidate's cells counted
     before; no cell reaches Python.  What it publishes is the search's counts less suppressed blocks."""
     layout = _layout(run, node)
     values = _count_values(run, layout)
     when = now()
 
-    def write(blocks: first.FromBlocks | None) -> None:
-        first.record(
+    def write(blocks: firstversion.FromBlocks | None) -> None:
+        firstversion.record(
             run.session,
             ledger,
             version,
@@ -576,7 +576,7 @@ def _first(
     else:
 
         def record(block_rows: sa.Table) -> None:
-            write(first.FromBlocks(block_rows, run.wh.layout, run.wh.attributes))
+            write(firstversion.FromBlocks(block_rows, run.wh.layout, run.wh.attributes))
             run.session.execute(q.drop_table(q.VALUES), "recording the version's content")
 
     shown = counts.restrict(~suppressed)
@@ -767,11 +767,11 @@ def _candidate(
     counted = Counted(wh, node, cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
-    keep = ~later.among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
+    keep = ~laterversion.among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
     return cand, counted, cand.version.counts if keep.all() else np.where(keep, cand.version.counts, 0)
 
 
-def _count_values(run: _Run, layout: Layout) -> first.Values:
+def _count_values(run: _Run, layout: Layout) -> firstversion.Values:
     """The candidate's distinct published values ranked, with their rows (``veil_cell_values``, read in rank
     order)."""
     not_null = list(run.config.sensitive) if run.config.source.nulls == "drop" else []
@@ -786,11 +786,11 @@ def _count_values(run: _Run, layout: Layout) -> first.Values:
         "none" if all(v[j] is not None for v in distinct) else "all" if all(v[j] is None for v in distinct) else "some"
         for j in range(width)
     ]
-    return first.Values(distinct, np.asarray([int(r[-2]) for r in ranked], dtype=np.int64), nulls)
+    return firstversion.Values(distinct, np.asarray([int(r[-2]) for r in ranked], dtype=np.int64), nulls)
 
 
 def _count_cells(
-    run: _Run, node: tuple[int, ...], narrow: bool = False, values: first.Values | None = None
+    run: _Run, node: tuple[int, ...], narrow: bool = False, values: firstversion.Values | None = None
 ) -> tuple[Layout, list[tuple[Any, ...]], str | None]:
     """The candidate's working tables: its distinct published values ranked (``_count_values`` unless given,
     returned in rank order) and its cells (``veil_cells``: every row, suppressed blocks included), created in the

@@ -279,7 +279,7 @@ def _cells_keyed(
     key //= width
     new = np.ones(len(key), dtype=bool)
     new[1:] = key[1:] != key[:-1]
-    block = np.cumsum(new, dtype=np.int32 if len(key) < 2**31 else np.int64)
+    block: np.ndarray = np.cumsum(new, dtype=np.int32 if len(key) < 2**31 else np.int64)
     block -= 1
     firsts = key[new]
     del key, new
@@ -306,7 +306,7 @@ def candidate(
     """The candidate from ``coded_cells`` chunks (integer columns ``g<i>``, ``vid``, ``n``; ``ordered``: by the
     codes, else in any order and :func:`packs` holds) and ``distinct``, the published values per ``vid``
     (``cell_values``); ids from the ledger's dictionary.  Only numpy columns (narrow where they can be) and the
-    distinct published values outlive a chunk.  A shard of the candidate (``veil.release.later``) passes the
+    distinct published values outlive a chunk.  A shard of the candidate (``veil.release.laterversion``) passes the
     whole version's ``value_ids`` and column ``totals``."""
     text = block_text(layout, hierarchies)
     if ordered:

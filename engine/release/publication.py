@@ -80,7 +80,7 @@ class Publication(ABC):
 
     # Whether the ledger may be written as soon as the series step decides, before the version's rows (the run's
     # transaction hides it until the commit and undoes it on a failure): then a first version's cells are copied
-    # by the database and a later one's step runs shard by shard (``veil.release.first``, ``.later``).  Else it
+    # by the database and a later one's step runs shard by shard (``veil.release.firstversion``, ``.laterversion``).  Else it
     # is written once the version is verified, before any view shows it.
     staged_ledger: ClassVar[bool] = False
 

@@ -36,7 +36,7 @@ class Coins:
         self.secret, self.prefix, self.rho = secret, f"{name}\x1f{version}\x1f", rho
 
     @classmethod
-    def of(cls, secret_hex: str, name: str, version: int) -> "Coins":
+    def of(cls, secret_hex: str, name: str, version: int) -> Coins:
         return cls(bytes.fromhex(secret_hex), name, version)
 
     def flip(self, kind: str, key: str) -> bool:

@@ -30,7 +30,7 @@ from veil.queries import catalog as qc
 from veil.queries.ddl import create_index, create_table, create_view
 from veil.release import dimensions
 from veil.release.publication import LOCK_TIMEOUT_MS, PUBLICATIONS, Publication, drop_quietly, limit_lock_waits, pub
-from veil.release.runtime import failpoint, now
+from veil.release.process import failpoint, now
 
 if TYPE_CHECKING:  # a rollback loads no warehouse
     from veil.warehouse import Warehouse

@@ -6,6 +6,7 @@ search counted minus what the series step held back, and every published block m
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -163,7 +164,7 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
     lookups = []
     for j, (c, mapping) in enumerate(zip(columns, mappings)):
         numbers = session.rows(q.recount_numbers(block_rows, version, c, j), what)
-        lookups.append(_lookup(numbers, mapping, lambda value, j=j, c=c: _error(j, c, node, len(qis), value)))
+        lookups.append(_lookup(numbers, mapping, partial(_error, j, c, node, len(qis))))
     parts: list[list[np.ndarray]] = [[] for _ in columns]
     n_parts = []
     for chunk in session.stream(
@@ -236,10 +237,7 @@ def label(model: Any) -> str:
 def same(a: NodeCounts, b: NodeCounts) -> bool:
     if a.n_blocks != b.n_blocks or not np.array_equal(a.keys, b.keys) or not np.array_equal(a.sizes, b.sizes):
         return False
-    for dom in a.sensitive:
-        if not a.blocks(dom.name).same(b.blocks(dom.name)):
-            return False
-    return True
+    return all(a.blocks(dom.name).same(b.blocks(dom.name)) for dom in a.sensitive)
 
 
 def with_context(shown: NodeCounts, extra: NodeCounts) -> NodeCounts:

@@ -16,6 +16,7 @@ import datetime as dt
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -312,6 +313,11 @@ def _grouping(dom: SensitiveDomain) -> tuple[np.ndarray, list[str], list[float] 
     return group, labels, None, False
 
 
+def _grouped_shares(group: np.ndarray, groups: int, vector: np.ndarray) -> list[float]:
+    """``vector``'s shares summed per display group (``_grouping``)."""
+    return np.bincount(group, weights=vector, minlength=groups).astype(float).tolist()
+
+
 def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
     """Per sensitive attribute: the table's distribution and the skewness attack's worst blocks."""
     out = []
@@ -319,8 +325,7 @@ def distributions(counts: NodeCounts, audit: Audit) -> list[Distribution]:
         h = Histogram.of(counts, dom.name)
         group, labels, edges, open_top = _grouping(dom)
 
-        def shares(vector: np.ndarray) -> list[float]:
-            return np.bincount(group, weights=vector, minlength=len(labels)).astype(float).tolist()
+        shares = partial(_grouped_shares, group, len(labels))
 
         series = [("whole table", shares(_table_shares(dom)))]
         try:

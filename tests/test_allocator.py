@@ -1,4 +1,4 @@
-"""``veil.heap``: with glibc's mmap threshold pinned, freed blocks of a few MiB go back to the system even when
+"""``veil.allocator``: with glibc's mmap threshold pinned, freed blocks of a few MiB go back to the system even when
 small live blocks sit between them — the pattern of a release's cells (measured in fresh interpreters)."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import pytest
 PROGRAM = """
 import re, sys
 import numpy as np
-from veil.heap import pin_mmap_threshold
+from veil.allocator import pin_mmap_threshold
 
 def rss():
     return int(re.search(r"VmRSS:\\s+(\\d+)", open("/proc/self/status").read())[1]) // 1024

@@ -13,7 +13,7 @@
   Veil's own traceback for an internal error), credentials masked (:func:`veil.errors.redact`).
 - Ctrl-C or SIGTERM: one line ``interrupted``, exit 1; the run's transaction is rolled back, so nothing
   is half-written (once a release committed, its version stays published: exit 0 and a warning line).
-- ``--wait S``: retried while the database is busy (:mod:`veil.busy`).
+- ``--wait S``: retried while the database is busy (:mod:`veil.lockwait`).
 
 >>> import io, contextlib
 >>> out = io.StringIO()
@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import veil
-from veil import busy, log
+from veil import lockwait, log
 from veil.errors import VeilError, redact
 
 OK, FAILED, NO_SOLUTION = 0, 1, 2
@@ -79,7 +79,7 @@ def execute(command: str, options: Options, body: Callable[[], Result]) -> int:
     signals: list[int] = []
     try:
         with _signals_interrupt(signals):
-            result = busy.retrying(body, options.wait)
+            result = lockwait.retrying(body, options.wait)
     except (KeyboardInterrupt, Interrupted):
         return fail(options, "interrupted", FAILED)
     except VeilError as exc:

@@ -36,7 +36,7 @@ from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
-from veil.release.first import load_table
+from veil.release.firstversion import load_table
 from veil.release.shards import Sharding
 from veil.release.verify import Counted, same
 from veil.warehouse import Warehouse

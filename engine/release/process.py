@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from veil import busy
+from veil import lockwait
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config
@@ -56,7 +56,7 @@ def connect(config: Config, wait: float) -> tuple[Any, Session, Any]:
         ctx = backend.session()
         return backend, ctx.__enter__(), ctx
 
-    return busy.retrying(attempt, wait)
+    return lockwait.retrying(attempt, wait)
 
 
 @contextmanager

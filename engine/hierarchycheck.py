@@ -19,7 +19,7 @@ from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config
 from veil.errors import ConfigError, SourceError, VeilError
-from veil.hierarchies import read_table
+from veil.hierarchytables import read_table
 from veil.hierarchy import CsvSpec, Hierarchy, HierarchySpec, TableSpec, build, construct, sort_key, to_arx_csv
 from veil.queries import hierarchy as qh
 from veil.warehouse import Column, Warehouse, value_text
