@@ -7,7 +7,7 @@ joiner, the nights from joining to being published (median, p95, max; people sti
 so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table every ``--every`` nights.
 
     .venv/bin/python bench/bench_series.py [--rows 100000] [--nights 365] [--change 0.001] [--every 30]
-        [--sensitive occupation+income] [--backend duckdb]
+        [--sensitive occupation+income] [--series-block 667 [--series-block-share 0.95]]
 """
 
 from __future__ import annotations
@@ -102,14 +102,17 @@ def summary(values: list[int]) -> dict[str, float | None]:
 def run(args: argparse.Namespace) -> dict[str, Any]:
     source = duckdb_file("series_source")
     census_duckdb(source, f"census_{args.rows}", args.rows)
-    path = duckdb_file(f"series_{args.rows}")
+    path = duckdb_file(_name(args))
     shutil.copyfile(source, path)
     con = duckdb.connect(str(path))
     con.execute(f"CREATE OR REPLACE TABLE bench.series_census AS SELECT * FROM bench.census_{args.rows}")
     con.execute("DROP SCHEMA IF EXISTS bench_published CASCADE")
     con.execute("DROP SCHEMA IF EXISTS bench_veil CASCADE")
     con.close()
-    config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), CENSUS_RELEASE)
+    release = CENSUS_RELEASE
+    if args.series_block:
+        release += f"series_block = {args.series_block}\nseries_block_share = {args.series_block_share}\n"
+    config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
     for n in range(args.nights + 1):
@@ -149,7 +152,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 flush=True,
             )
             save(
-                f"series_{args.rows}_{args.nights}",
+                _name(args),
                 {"machine": machine_facts(), "args": vars(args), "nights": nights, "delay": summary(entered_all)},
             )
     return {
@@ -161,6 +164,11 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def _name(args: argparse.Namespace) -> str:
+    floor = f"_block{args.series_block}_{round(100 * args.series_block_share)}" if args.series_block else ""
+    return f"series_{args.rows}_{args.nights}{floor}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=100_000)
@@ -168,9 +176,11 @@ def main() -> None:
     ap.add_argument("--change", type=float, default=0.001)
     ap.add_argument("--every", type=int, default=30)
     ap.add_argument("--sensitive", default="occupation+income")
+    ap.add_argument("--series-block", type=int, default=None, help="[release] series_block (docs/series.md §9.4)")
+    ap.add_argument("--series-block-share", type=float, default=0.95)
     args = ap.parse_args()
     results = run(args)
-    print("wrote", save(f"series_{args.rows}_{args.nights}", results))
+    print("wrote", save(_name(args), results))
     shutil.rmtree(WORK / "series", ignore_errors=True)
 
 

@@ -7,7 +7,8 @@ Variants (none is Veil's yet): ``--subst`` — a joiner whose published row (blo
 takes it over, so nothing published changes; ``--mult M`` — a joiners' cohort needs M*k rows; ``--escalate D`` —
 a joiner waiting D nights moves to a pool of 8 blocks (published one level coarser), after 2D nights to the top;
 ``--blocks B`` / ``--values V`` — B blocks (a coarser or finer node), V values a block's rows take (28: the census's
-published (occupation, income) pairs, with which the first year matches Veil's measured year).
+published (occupation, income) pairs, with which the first year matches Veil's measured year); ``--sizes FILE:NODE``
+— the blocks of a census node instead of lognormal ones (``bench/results/census_block_sizes.json``, keyed by node).
 
     python bench/series_model.py --nights 1825 [--subst] [--escalate 7] [--mult 2] [--blocks 438] [--values 14]
 """
@@ -16,6 +17,7 @@ import argparse
 import random
 import math
 import collections
+import json
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--churn", type=float, default=0.001)
@@ -26,10 +28,16 @@ ap.add_argument("--escalate", type=int, default=0)
 ap.add_argument("--seed", type=int, default=1)
 ap.add_argument("--blocks", type=int, default=438)
 ap.add_argument("--values", type=int, default=14)
+ap.add_argument("--sizes", default=None, help="FILE:NODE — the blocks of a census node (census_block_sizes.json)")
 a = ap.parse_args()
 R = random.Random(a.seed)
-N, BLOCKS, VALUES, K, L = 100_000, a.blocks, a.values, 10, 3
-bw = [math.exp(R.gauss(0, 1.2)) for _ in range(BLOCKS)]
+sizes = None
+if a.sizes:
+    file, node = a.sizes.rsplit(":", 1)
+    with open(file) as f:
+        sizes = json.load(f)[node]
+N, BLOCKS, VALUES, K, L = 100_000, len(sizes) if sizes else a.blocks, a.values, 10, 3
+bw = list(sizes) if sizes else [math.exp(R.gauss(0, 1.2)) for _ in range(BLOCKS)]
 vw = [[math.exp(R.gauss(0, 1.0)) for _ in range(VALUES)] for _ in range(BLOCKS)]
 
 

@@ -427,6 +427,10 @@ MEANINGS: dict[str, dict[str, str]] = {
                   "[A series of releases](../series.md)",
         "key": "columns that tell people apart (default: the whole source row; [A series of releases](../series.md))",
         "batch": "the smallest batch a reader may isolate (default: the models' smallest block)",
+        "series_block": "a cohort series' node is the optimum among the nodes with at least `series_block_share` "
+                        "of the rows in blocks of at least this many rows, so that joiners are published "
+                        "sooner ([series](../series.md#94-a-floor-on-the-series-blocks))",
+        "series_block_share": "the share of rows `series_block` asks for (default 0.95)",
         "keep_versions": "versions whose rows stay queryable (`<name>_v<N>`); older ones expire "
                          "([publication](../publication.md))",
         "report": "a folder (relative to the config) where each published version's report goes: "

@@ -130,6 +130,8 @@ class ReleaseConfig:
     keep_versions: int = 10  # versions whose rows stay addressable (docs/publication.md)
     key: tuple[str, ...] = ()  # columns that tell people apart (default: the whole source row; docs/series.md §2)
     batch: int | None = None  # the smallest batch a reader may isolate (default: the models' smallest block)
+    series_block: int | None = None  # a cohort series' node: this share of rows in blocks of this many (§9.4)
+    series_block_share: float = 0.95
     new_series: bool = False  # ``veil release --new-series``: this version begins a new series (not in the TOML)
     erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
     report: str | None = None  # folder (relative to the config) for a report per published version
@@ -511,10 +513,25 @@ def _release(r: Table) -> ReleaseConfig:
         keep_versions=r.get("keep_versions", int, d["keep_versions"]),
         key=r.names("key", d["key"]),
         batch=r.get("batch", int, d["batch"]),
+        series_block=r.get("series_block", int, d["series_block"]),
+        series_block_share=float(r.get("series_block_share", (int, float), d["series_block_share"])),
         report=r.get("report", str, d["report"]),
     )
     r.finish()
     return release
+
+
+def _check_series_block(r: Table, release: ReleaseConfig) -> None:
+    """``series_block`` (a cohort series' floor on block sizes, docs/series.md §9.4) and its share."""
+    if release.series_block is not None:
+        if release.series != "cohort":
+            raise r.error("series_block", f'applies to series = "cohort" only, not {release.series!r}')
+        if release.series_block < 2:
+            raise r.error("series_block", f"must be at least 2 rows, got {release.series_block!r}")
+    elif r.has("series_block_share"):
+        raise r.error("series_block_share", "needs series_block (the rows a block must hold)")
+    if not 0 < release.series_block_share <= 1:
+        raise r.error("series_block_share", f"must be a fraction in (0, 1], got {release.series_block_share!r}")
 
 
 def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Sequence[Path]) -> None:
@@ -533,6 +550,7 @@ def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Se
         raise r.error("series", f"must be one of {', '.join(map(repr, SERIES_POLICIES))}, got {release.series!r}")
     if release.batch is not None and release.batch < 2:
         raise r.error("batch", f"must be at least 2 (a batch of one is one person), got {release.batch!r}")
+    _check_series_block(r, release)
     if release.keep_versions < 1:
         raise r.error("keep_versions", f"must be at least 1 (the current version), got {release.keep_versions!r}")
     overlap = sorted(set(release.drop_columns) & (set(release.keep_columns) | columns | sensitive))

@@ -33,7 +33,7 @@ from __future__ import annotations
 import itertools
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from fractions import Fraction
 
 import numpy as np
@@ -46,6 +46,7 @@ from veil.registry import STRATEGIES
 
 CountsFn = Callable[[tuple[Level, ...]], NodeCounts]
 PrefetchFn = Callable[[Sequence[tuple[Level, ...]]], None]
+Admits = Callable[[NodeCounts | SizeHistogram], bool]
 AHEAD = 32  # nodes ``brute-force`` announces to ``prefetch`` at once: the next ones in order
 
 
@@ -127,8 +128,10 @@ class Evaluator:
         on_evaluate: Callable[[int], None] | None = None,
         probe: CountsFn | None = None,
         prefetch: PrefetchFn | None = None,
+        admits: Admits | None = None,
     ) -> None:
         self.counts_for, self.spec, self.metric, self.rows = counts_for, spec, metric, rows
+        self.admits = admits
         self.on_evaluate = on_evaluate
         self.probe = probe
         self._prefetch = prefetch
@@ -146,6 +149,8 @@ class Evaluator:
             return hit
         counts = self.counts_for(node)
         ev = self.spec.evaluate(counts, self.rows)
+        if ev.passed and self.admits is not None and not self.admits(counts):
+            ev = replace(ev, passed=False, prune_down=True)  # a requirement that holds upward (``run``)
         self.results[node] = ev
         if None not in node:
             self.bounds[node] = self.metric.bound(counts, self.rows, self.spec.max_suppression > 0)
@@ -513,6 +518,7 @@ def run(
     on_evaluate: Callable[[int], None] | None = None,
     probe: CountsFn | None = None,
     prefetch: PrefetchFn | None = None,
+    admits: Admits | None = None,
 ) -> SearchResult:
     """Run one or more strategies on one evaluator (counts and verdicts shared between them).  ``probe``: a
     cheaper counts function (a node's block sizes) that the metric's bound reads; ``optimal`` asks it
@@ -523,9 +529,11 @@ def run(
     be read together.  ``optimal`` announces nothing: its next node depends on the last one's verdict, and
     announcing more counted nodes it then skipped (Spark, 1M census, k = 10: the whole chain it binary-searches
     181.5 → 247.3 s, bench/results/spark_1000000-ab-chain.json; the binary search's first three probes 155.6 →
-    155.0 s, in-process)."""
+    155.0 s, in-process).  ``admits``: a further requirement on a node's counts that, like a monotone model,
+    holds on every node above one where it holds (``blockfloor.BlockFloor``): a node it rejects fails, and so
+    does every node below."""
     started = time.perf_counter()
-    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe, prefetch)
+    ev = Evaluator(counts_for, spec, metric, rows, on_evaluate, probe, prefetch, admits)
     result = SearchResult(tuple(attributes), lattice.heights, lattice.size, strategies=tuple(strategies))
     for strategy in strategies:
         try:

@@ -749,3 +749,32 @@ def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         cfg.load(write(tmp_path, text))
     assert str(info.value) == f"{tmp_path / 'veil.toml'}: [[quasi_identifiers]] #1 must be a table, got str 'zip'"
+
+
+@pytest.mark.parametrize(
+    "keys, message",
+    [
+        (
+            'series = "refuse"\nseries_block = 500',
+            r"\[release\] key 'series_block' applies to series = \"cohort\" only",
+        ),
+        ("series_block = 1", r"'series_block' must be at least 2 rows, got 1"),
+        ("series_block = 500\nseries_block_share = 0", r"'series_block_share' must be a fraction in \(0, 1\], got 0"),
+        ("series_block = 500\nseries_block_share = 1.5", r"'series_block_share' must be a fraction in \(0, 1\]"),
+        ("series_block_share = 0.9", r"'series_block_share' needs series_block"),
+        ('series_block = "many"', r"'series_block' must be"),
+    ],
+)
+def test_series_block_errors_name_the_key(tmp_path: Path, keys: str, message: str) -> None:
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"') + f'\n[release]\nname = "x"\n{keys}\n'
+    with pytest.raises(ConfigError, match=message) as info:
+        cfg.load(write(tmp_path, text))
+    assert str(tmp_path) in str(info.value) and "\n" not in str(info.value)
+
+
+def test_series_block_reads_rows_and_share(tmp_path: Path) -> None:
+    text = BASE.replace('table = "patients"', 'table = "raw.patients"')
+    c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_block = 667\n'))
+    assert c.release is not None and (c.release.series_block, c.release.series_block_share) == (667, 0.95)
+    c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_block = 222\nseries_block_share = 1\n'))
+    assert c.release is not None and (c.release.series_block, c.release.series_block_share) == (222, 1.0)

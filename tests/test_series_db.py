@@ -8,6 +8,8 @@ tests/test_series_world.py's, independent of ``veil.release``."""
 from __future__ import annotations
 
 import json
+from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -386,3 +388,30 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
         assert max(counts[used:]) > 3
         assert len(versions(db, out)) == 6
 
+
+def test_a_series_floor_picks_the_optimum_among_nodes_with_large_blocks(db: Db, cleanup) -> None:
+    """``[release] series_block`` (docs/series.md §9.4): the series' node is the optimum among the nodes where
+    every block holds at least 8 rows; later nights keep it."""
+    plain, out, _ = people_db(db, "cohort", name="plain.toml")
+    conf = cfg.load(plain)
+    init(conf)
+    release(conf)
+    finest = versions(db, out)[-1]
+    floored, out, _ = people_db(
+        db, "cohort", "series_block = 8\nseries_block_share = 1.0\nbatch = 2", name="floor.toml"
+    )
+    conf = cfg.load(floored)
+    outcome = release(replace(conf, release=replace(conf.release, new_series=True)))
+    change(db, [(21, "a1", 20, "cancer")], [])
+    release(cfg.load(floored))
+    kept = versions(db, out)
+    assert kept[-1].node == kept[-2].node != finest.node
+    blocks: dict[tuple[str, str], int] = {}
+    for z, a, _d in kept[-2].rows:
+        blocks[(z, a)] = blocks.get((z, a), 0) + 1
+    assert min(blocks.values()) >= 8 and len(kept[-2].rows) == 16
+    assert min(Counter((z, a) for z, a, _d in finest.rows).values()) < 8  # the floor changed the node
+    assert (
+        outcome.series is not None
+        and outcome.series["node_floor"] == "at least 100% of the rows in blocks of at least 8 rows"
+    )

@@ -45,6 +45,7 @@ from veil import catalog, log
 from veil import queries as q
 from veil.backends.base import Session
 from veil.catalog import Status
+from veil.blockfloor import BlockFloor
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
 from veil.errors import CTRL_C, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError, redact
@@ -329,7 +330,8 @@ def _cohort(run: _Run) -> Outcome:
     failpoint("search")
     if first:
         previous = list(state.node) if state is not None else None
-        node, note, result = _search(run, previous, "a new series" if state is not None else "first version")
+        reason = "a new series" if state is not None else "first version"
+        node, note, result = _search(run, previous, reason, _floor(config))
     else:
         assert state is not None
         node, note = state.node, {"node": "series", "previous_node": list(state.node)}
@@ -710,8 +712,19 @@ def _upward(
     return joined, {**note, "node": "searched, joined with the previous node"}, result
 
 
-def _search(run: _Run, previous: list[int] | None, reason: str) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
-    """The search's optimum, and the note saying the node was searched (and why)."""
+def _floor(config: Config) -> BlockFloor | None:
+    """A cohort series' floor on its node's block sizes (``[release] series_block``), if the config sets one."""
+    rel = config.release
+    if rel is None or rel.series_block is None:
+        return None
+    return BlockFloor(rel.series_block, rel.series_block_share)
+
+
+def _search(
+    run: _Run, previous: list[int] | None, reason: str, floor: BlockFloor | None = None
+) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
+    """The search's optimum — among the nodes where ``floor`` holds, if given — and the note saying the node
+    was searched (and why)."""
     wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
@@ -728,11 +741,20 @@ def _search(run: _Run, previous: list[int] | None, reason: str) -> tuple[tuple[i
             on_evaluate=update,
             probe=probe,
             prefetch=prefetch,
+            admits=None if floor is None else floor.admits,
+        )
+    if result.optimal is None and floor is not None and spec.evaluate(wh.counts(lattice.top), wh.rows).passed:
+        raise NoSolutionError(
+            f"release {run.rel.name!r}: no node passes the models with {floor.describe()} "
+            "([release] series_block); lower series_block or series_block_share"
         )
     if result.optimal is None:
         raise no_solution(wh, spec)
     changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"
-    return result.optimal.node, {"node": changed, "previous_node": previous, "node_reason": reason}, result
+    note = {"node": changed, "previous_node": previous, "node_reason": reason}
+    if floor is not None:
+        note["node_floor"] = floor.describe()
+    return result.optimal.node, note, result
 
 
 def _candidate(
