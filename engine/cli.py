@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -200,6 +200,17 @@ def counts(
         return Result({"status": "ok", **doc}, OK, lambda: _show_counts(conf, doc))
 
     finish("counts", Options(as_json, quiet, verbose, wait, log_format.value), body)
+
+
+def _say_lines(lines: Iterable[str]) -> None:
+    """Each line of human output, in order."""
+    for line in lines:
+        say(line)
+
+
+def _write(text: str) -> None:
+    """Text on stdout as it is (a CSV, its own newlines)."""
+    sys.stdout.write(text)
 
 
 def _show_counts(conf: Any, doc: dict[str, Any]) -> None:
@@ -802,7 +813,7 @@ def hierarchy(
             return Result(
                 {"status": "ok" if report.valid else "failed", **doc},
                 OK if report.valid else FAILED,
-                lambda: [say(line) for line in report.lines()],
+                lambda: _say_lines(report.lines()),
             )
         assert column is not None
         h, text = export_hierarchy(conf, column)
@@ -821,7 +832,7 @@ def hierarchy(
             "csv": text if out_file is None else None,
             "out": str(out_file) if out_file else None,
         }
-        return Result(doc, OK, (lambda: sys.stdout.write(text)) if out_file is None else None)
+        return Result(doc, OK, (lambda: _write(text)) if out_file is None else None)
 
     finish("hierarchy", Options(as_json, quiet, verbose, wait, log_format.value), body)
 
@@ -846,7 +857,7 @@ def doctor(
         found = diagnose(config_path(config), wait)
         if not found.passed:
             log.log.error(found.summary())
-        return Result(found.document(), OK if found.passed else FAILED, lambda: [say(x) for x in found.lines()])
+        return Result(found.document(), OK if found.passed else FAILED, lambda: _say_lines(found.lines()))
 
     finish("doctor", Options(as_json, quiet, verbose, wait, log_format.value), body)
 

@@ -182,7 +182,9 @@ class Config:
     def _read_hierarchies(self) -> list[tuple[str, Any]]:
         """The rows of every hierarchy that was read into memory (``RowsSpec``: a warehouse table resolved by
         the run, or a DataFrame), quasi-identifiers' and models' alike — part of what defines a release."""
-        specs = [(f"quasi-identifier {q.column}", q.hierarchy) for q in self.quasi_identifiers]
+        specs: list[tuple[str, object]] = [
+            (f"quasi-identifier {q.column}", q.hierarchy) for q in self.quasi_identifiers
+        ]
         specs += [(f"model {i} hierarchy", getattr(m, "hierarchy", None)) for i, m in enumerate(self.models)]
         return [
             (where, [[v, list(labels)] for v, labels in spec.rows])

@@ -27,6 +27,19 @@ import numpy as np
 Level = int | None  # None: the attribute is projected out (Incognito's subset lattices)
 
 
+def full_levels(node: Sequence[Level]) -> tuple[int, ...]:
+    """The levels, as ints, of a node with every attribute in it (the search's chosen nodes, a release's); a
+    TypeError where an attribute is projected out, as ``int(None)``.
+
+    >>> full_levels((1, 0))
+    (1, 0)
+    """
+    levels = tuple(int(lv) for lv in node if lv is not None)
+    if len(levels) != len(node):
+        raise TypeError(f"node {tuple(node)}: an attribute is projected out")
+    return levels
+
+
 class Generalizer(Protocol):
     """Maps codes of one quasi-identifier between levels (implemented by ``hierarchy.Hierarchy``)."""
 

@@ -44,7 +44,7 @@ from typing import Any, ClassVar, Protocol
 
 import numpy as np
 
-from veil.counts import NodeCounts, Reads
+from veil.counts import NodeCounts, Reads, full_levels
 
 Loss = int | Fraction | float
 """A metric's loss: ``int`` or ``Fraction`` (compared exactly) or ``float`` (KL-divergence only)."""
@@ -53,8 +53,13 @@ _INT64_SAFE_ROWS = 3_037_000_499  # rows² < 2**63: every sum of squares of such
 
 
 class Metric(Protocol):
-    name: ClassVar[str]
-    rounding: ClassVar[float]  # 0: losses are exact; else the absolute margin a float bound is allowed
+    @property
+    def name(self) -> str:
+        """The config's name of the metric (``[search] metric``)."""
+
+    @property
+    def rounding(self) -> float:
+        """0: losses are exact; else the absolute margin a float bound is allowed."""
 
     @property
     def reads(self) -> Reads:
@@ -109,10 +114,10 @@ class Height(_Reported):
     reads: ClassVar[Reads] = Reads.LEVELS
 
     def loss(self, counts: NodeCounts, suppressed: np.ndarray, rows: int) -> int:
-        return sum(int(lv) for lv in counts.node)  # type: ignore[arg-type]
+        return sum(full_levels(counts.node))
 
     def bound(self, counts: NodeCounts, rows: int, suppression: bool) -> int:
-        return sum(int(lv) for lv in counts.node)  # type: ignore[arg-type]
+        return sum(full_levels(counts.node))
 
 
 @dataclass(frozen=True)
@@ -377,11 +382,11 @@ class OnSizes:
     metric: Metric
 
     @property
-    def name(self) -> str:  # type: ignore[override]
+    def name(self) -> str:
         return self.metric.name
 
     @property
-    def rounding(self) -> float:  # type: ignore[override]
+    def rounding(self) -> float:
         return self.metric.rounding
 
     @staticmethod

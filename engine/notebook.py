@@ -40,14 +40,14 @@ from veil.hierarchy import RowsSpec
 from veil.lattice import Lattice, parse_node
 from veil.privacy import Specification
 from veil.queries.ddl import relation
-from veil.run import check_document, generalized_select, metric_for, no_solution, prepare_run, search_counts
+from veil.run import check_document, generalized_select, metric_for, no_solution, prepare_run, search_lattice
 from veil.search import SearchResult
-from veil.search import run as run_search
 from veil.warehouse import Warehouse
 
 if TYPE_CHECKING:
     from veil.reidentification.summary import RiskSummary
     from veil.adversary.exposure import Audit
+    from veil.backends.duckdb import DuckDBSession
 
 TABLE = "dataframe"  # the DataFrame's table in the in-memory DuckDB
 POPULATION = "population"  # ``veil.risk``'s population DataFrame, beside it
@@ -314,7 +314,7 @@ def risk(
             if missing:
                 raise SourceError(f"column {missing[0]!r} does not exist in the population DataFrame")
             session.load_frame(
-                population_table(None, POPULATION, {}),  # type: ignore[attr-defined]
+                population_table(None, POPULATION, {}),
                 population[list(quasi_identifiers)].copy(),
                 "loading the population",
             )
@@ -466,9 +466,11 @@ def _node(origin: str, node: Any, wh: Warehouse) -> Node:
 
 
 @contextmanager
-def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[Session]:
+def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[DuckDBSession]:
     """An in-memory DuckDB session holding the DataFrame as table ``dataframe`` (only the columns Veil reads or
     publishes, categoricals decoded, plus each row's position)."""
+    from veil.backends.duckdb import DuckDBSession  # the module open_backend(MEMORY) loads
+
     steps.step(f"loading the DataFrame ({len(df):,} rows)")
     frame = df[list(published)].copy()
     for column in frame.columns:
@@ -476,7 +478,8 @@ def _session(df: Any, published: Sequence[str], steps: _Steps) -> Iterator[Sessi
             frame[column] = frame[column].astype(frame[column].cat.categories.dtype)
     frame[ROW] = range(len(frame))
     with open_backend(MEMORY).session() as session:
-        session.load_frame(relation(TABLE), frame, "loading the DataFrame")  # type: ignore[attr-defined]
+        assert isinstance(session, DuckDBSession)  # MEMORY is a DuckDB URL
+        session.load_frame(relation(TABLE), frame, "loading the DataFrame")
         yield session
 
 
@@ -496,21 +499,8 @@ def _prepare(
 
 def _search(wh: Warehouse, config: cfg.Config, spec: Specification, steps: _Steps) -> SearchResult:
     """``run.search_warehouse`` with the strategy's searches (``SEARCHES``) and the call's progress."""
-    lattice = Lattice(wh.heights)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
-    steps.step(f"searching the lattice ({config.search.strategy})", lattice.size)
-    return run_search(
-        SEARCHES[config.search.strategy],
-        lattice,
-        wh.attributes,
-        counts_for,
-        spec,
-        metric,
-        wh.rows,
-        on_evaluate=steps.advance,
-        probe=probe,
-        prefetch=prefetch,
-    )
+    steps.step(f"searching the lattice ({config.search.strategy})", Lattice(wh.heights).size)
+    return search_lattice(wh, config, SEARCHES[config.search.strategy], spec, steps.advance)
 
 
 def _generalized(

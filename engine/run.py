@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import sqlalchemy as sa
@@ -15,7 +15,7 @@ from veil import queries as q
 from veil.backends import open_backend
 from veil.backends.base import Session
 from veil.config import Config, sensitive_needed
-from veil.counts import Level, NodeCounts, SizeHistogram
+from veil.counts import Level, NodeCounts, SizeHistogram, full_levels
 from veil.errors import NoSolutionError
 from veil.hierarchytables import resolve as resolve_hierarchies
 from veil.lattice import Lattice, finer
@@ -165,7 +165,13 @@ def generalized_select(
             table, [tuple(int(c) for c in row) for row in counts.keys[suppressed]], "listing suppressed blocks"
         )
     return q.release_select(
-        wh.source_table(published), wh.layout, counts.node, wh.attributes, published, bool(suppressed.any()), not_null
+        wh.source_table(published),
+        wh.layout,
+        full_levels(counts.node),
+        wh.attributes,
+        published,
+        bool(suppressed.any()),
+        not_null,
     )
 
 
@@ -181,11 +187,12 @@ _NONE = np.zeros(0, dtype=np.int64)
 
 class SearchCounts(NamedTuple):
     """What a search of a warehouse reads: each node's counts, the metric on them, and ``probe``, the node's
-    block sizes alone (the metric's bound) when those come cheaper than its evaluation (``search.run``)."""
+    block sizes alone (the metric's bound) when those come cheaper than its evaluation (``search.run``).  The
+    counts are each node's ``SizeHistogram`` when the metric is ``OnSizes`` (``_sized``)."""
 
-    counts_for: Callable[[tuple[Level, ...]], NodeCounts | SizeHistogram]
+    counts_for: search.CountsFn
     metric: Metric
-    probe: Callable[[tuple[Level, ...]], SizeHistogram] | None = None
+    probe: search.CountsFn | None = None
     prefetch: Callable[[Sequence[tuple[Level, ...]]], None] | None = None  # sizes of the next nodes together
 
 
@@ -241,30 +248,49 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
     if not on_sizes.bound_reads_sizes:  # the bound is the node's levels': no query at all
         # bounding a node before evaluating it pays where evaluating costs statements; where every node is
         # counted here, its evaluation (verdict and tags too) costs about what bounding it would save
-        levels = None if wh.local is not None else lambda node: SizeHistogram(tuple(node), _NONE, _NONE)
-        return SearchCounts(counts_for, on_sizes, levels, wh.prefetch_sizes)
-    return SearchCounts(counts_for, on_sizes, None if spec.sizes_only else wh.sizes, wh.prefetch_sizes)
+        levels = None if wh.local is not None else _sized(lambda node: SizeHistogram(tuple(node), _NONE, _NONE))
+        return SearchCounts(_sized(counts_for), on_sizes, levels, wh.prefetch_sizes)
+    return SearchCounts(_sized(counts_for), on_sizes, None if spec.sizes_only else _sized(wh.sizes), wh.prefetch_sizes)
+
+
+def _sized(counts_for: Callable[[tuple[Level, ...]], SizeHistogram]) -> search.CountsFn:
+    """A node's ``SizeHistogram`` where ``search.run`` takes its ``NodeCounts`` (``search.CountsFn``): the search
+    reads a node's counts only through the specification and ``admits`` (both take either) and the metric, here
+    ``OnSizes``, which reads a histogram — what the types cannot say, hence the cast."""
+    return cast(search.CountsFn, counts_for)
+
+
+def search_lattice(
+    wh: Warehouse,
+    config: Config,
+    strategies: Sequence[str],
+    spec: Specification,
+    on_evaluate: Callable[[int], None] | None = None,
+    admits: search.Admits | None = None,
+) -> SearchResult:
+    """Search ``wh``'s lattice with ``spec`` and the config's metric (counts shared by strategies; ``admits``: a
+    further requirement that holds upward, ``search.run``); ``on_evaluate`` told each node evaluated."""
+    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
+    return search.run(
+        strategies,
+        Lattice(wh.heights),
+        wh.attributes,
+        counts_for,
+        spec,
+        metric,
+        wh.rows,
+        on_evaluate=on_evaluate,
+        probe=probe,
+        prefetch=prefetch,
+        admits=admits,
+    )
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
-    """Search ``wh``'s lattice with the config's models, budget and metric (counts shared by strategies);
-    a progress bar on a terminal."""
-    lattice = Lattice(wh.heights)
+    """Search ``wh``'s lattice with the config's models, budget and metric; a progress bar on a terminal."""
     spec = Specification(config.models, config.search.max_suppression)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
-    with log.progress("searching", lattice.size) as update:
-        return search.run(
-            strategies,
-            lattice,
-            wh.attributes,
-            counts_for,
-            spec,
-            metric,
-            wh.rows,
-            on_evaluate=update,
-            probe=probe,
-            prefetch=prefetch,
-        )
+    with log.progress("searching", Lattice(wh.heights).size) as update:
+        return search_lattice(wh, config, strategies, spec, update)
 
 
 def run_search(

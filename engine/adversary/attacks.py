@@ -172,7 +172,8 @@ def audit_counts(
     for name in names:
         domain = counts.domain(name)
         exposures.extend(attribute_attacks(counts, domain, resolve(settings, models, domain), settings, label))
-    node = tuple(int(x) for x in counts.node) if all(isinstance(x, int) for x in counts.node) and counts.node else None
+    levels = [int(x) for x in counts.node if isinstance(x, int)]
+    node = tuple(levels) if counts.node and len(levels) == len(counts.node) else None
     return Audit(
         subject=subject,
         attributes=tuple(names),

@@ -161,7 +161,7 @@ class Audit:
         raise KeyError((attack, attribute))
 
 
-def values_text(domain_values: Sequence[Any], pairs: Sequence[tuple[int, int]], limit: int = 4) -> str:
+def values_text(domain_values: Sequence[Any] | np.ndarray, pairs: Sequence[tuple[int, int]], limit: int = 4) -> str:
     """``cancer 2, heart 1, …`` for a block's (value index, count) pairs."""
     shown_pairs = [f"{shown(domain_values[v])} {c}" for v, c in pairs[:limit]]
     more = f", … ({len(pairs) - limit} more)" if len(pairs) > limit else ""

@@ -248,7 +248,7 @@ class PostgresSession(Session):
         self.statements += 1
         try:
             self.ensure_transaction()
-            raw = self.conn.connection.driver_connection
+            raw: Any = self.conn.connection.driver_connection  # psycopg; None once closed: fails below as any error
             with raw.cursor() as cur, cur.copy(statement) as copy:
                 for row in rows:
                     copy.write_row(row)

@@ -91,7 +91,7 @@ class SparkBackend(Backend):
     def __init__(self, url: str) -> None:  # no SQLAlchemy engine: Spark Connect is not a DBAPI driver
         self.url = url  # type: ignore[assignment]
         self.host, self.port = _address(url)
-        self.connect = _connect_module()
+        self.pyspark_connect = _connect_module()  # not ``connect``: Backend.connect is the SQLAlchemy one
 
     @property
     def display_url(self) -> str:
@@ -103,7 +103,7 @@ class SparkBackend(Backend):
         """A Spark Connect session of its own for the run; its working views are dropped at the end."""
         self._probe()
         try:
-            spark = self.connect.SparkSession.builder.remote(str(self.url)).create()
+            spark = self.pyspark_connect.SparkSession.builder.remote(str(self.url)).create()
             _few_retries(spark)
             spark.conf.set("spark.sql.session.timeZone", "UTC")
             # a working view keeps the plan it was made from, not its SQL text: a node rolled up from a finer

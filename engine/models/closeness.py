@@ -268,6 +268,8 @@ class _LazyVerdict(Verdict):
     """A ``Verdict`` whose achieved level is computed on first access: (n,t)'s per-block verdicts stop as soon
     as every small block found a close superset, its achieved t* needs every node above."""
 
+    _compute: Callable[[], float | None] | None  # None: the value was given (``_value``)
+
     def __init__(
         self, passed: np.ndarray, achieved: float | None = None, *, compute: Callable[[], float | None] | None = None
     ) -> None:
@@ -279,6 +281,7 @@ class _LazyVerdict(Verdict):
     @property  # type: ignore[override]
     def achieved(self) -> float | None:
         if "_value" not in self.__dict__:
+            assert self._compute is not None  # no value given: __init__ had compute
             object.__setattr__(self, "_value", self._compute())
         return self.__dict__["_value"]
 

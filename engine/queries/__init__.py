@@ -91,14 +91,18 @@ if TYPE_CHECKING:
 def __getattr__(name: str) -> Any:
     """``dimensions``, ``ledger`` and ``runs`` on first use (importing one sets it on the package: asked once)."""
     if name == "dimensions":
-        import veil.queries.dimensions as module
-    elif name == "ledger":
-        import veil.queries.ledger as module
-    elif name == "runs":
-        import veil.queries.runs as module
-    else:
-        raise AttributeError(f"module 'veil.queries' has no attribute {name!r}")
-    return module
+        import veil.queries.dimensions as dimensions_module
+
+        return dimensions_module
+    if name == "ledger":
+        import veil.queries.ledger as ledger_module
+
+        return ledger_module
+    if name == "runs":
+        import veil.queries.runs as runs_module
+
+        return runs_module
+    raise AttributeError(f"module 'veil.queries' has no attribute {name!r}")
 
 
 __all__ = [

@@ -24,7 +24,7 @@ class CreateTableAs(Executable, ClauseElement):
     inherit_cache = False
 
     def __init__(
-        self, table: sa.TableClause, select: sa.Select[Any], temporary: bool = True, working: bool = False
+        self, table: sa.TableClause, select: sa.Select[*tuple[Any, ...]], temporary: bool = True, working: bool = False
     ) -> None:
         self.table, self.select, self.temporary, self.working = table, select, temporary, working
 
@@ -247,7 +247,7 @@ def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 
 
-def working_table(table: sa.TableClause, select: sa.Select[Any], into: str | None = None) -> CreateTableAs:
+def working_table(table: sa.TableClause, select: sa.Select[*tuple[Any, ...]], into: str | None = None) -> CreateTableAs:
     """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``) or the
     run's work schema ``into`` (PostgreSQL, unlogged: ``veil.backends.postgres``), found by name through the
     session's search path."""

@@ -195,7 +195,7 @@ def taken_over(members: sa.Table) -> sa.Delete:
     return sa.delete(members).where(members.c.veil_state == GONE, members.c.veil_id.in_(sa.select(t.c.veil_standing)))
 
 
-def histograms(members: sa.Table, qis: Sequence[str], counted: Sequence[str]) -> sa.Select[Any]:
+def histograms(members: sa.TableClause, qis: Sequence[str], counted: Sequence[str]) -> sa.Select[Any]:
     """Rows per (state, cohort, block labels, counted values): what the series step decides from.  Waiting
     rows have no cohort (NULL) and are told apart by their labels; published rows by their cohort."""
     keys = [members.c.veil_state, members.c.veil_cohort, *(members.c[c] for c in qis), *(members.c[c] for c in counted)]

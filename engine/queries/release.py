@@ -9,7 +9,7 @@ one row per (block codes, published values) with how many of those identical row
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, overload
 
 import sqlalchemy as sa
 
@@ -178,6 +178,34 @@ def coded_cells(qi_count: int) -> sa.Select[Any]:
     cell, streamable in columns."""
     cells = sa.table(CELLS, *(sa.column(f"g{i}") for i in range(qi_count)), sa.column("vid"), sa.column("n"))
     return sa.select(*cells.c)
+
+
+@overload
+def release_select(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    published: Sequence[str],
+    suppress: bool,
+    not_null: Sequence[str],
+    withheld: None = None,
+    version: int | None = None,
+) -> sa.Select[Any]: ...
+
+
+@overload
+def release_select(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    published: Sequence[str],
+    suppress: bool,
+    not_null: Sequence[str],
+    withheld: Sequence[str],
+    version: int | None = None,
+) -> sa.CompoundSelect: ...
 
 
 def release_select(

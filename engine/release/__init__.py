@@ -20,11 +20,14 @@ __all__ = ["Outcome", "exposure", "init", "release", "releases", "rollback"]
 
 def __getattr__(name: str) -> Any:
     if name in ("exposure", "releases", "rollback"):
-        import veil.release.history as module
+        import veil.release.history as history_module
+
+        value = getattr(history_module, name)
     elif name in ("Outcome", "init", "release"):
-        import veil.release.job as module
+        import veil.release.job as job_module
+
+        value = getattr(job_module, name)
     else:
         raise AttributeError(f"module 'veil.release' has no attribute {name!r}")
-    value = getattr(module, name)
     globals()[name] = value  # asked once
     return value

@@ -62,9 +62,8 @@ from veil.release.differences import Judge
 from veil.release.publication import Publication, check_grants, grant, publication_for
 from veil.release.process import connect, failpoint, interruptible, now
 from veil.release.verify import Counted, same, verify
-from veil.run import metric_for, no_solution, search_counts
+from veil.run import metric_for, no_solution, search_lattice
 from veil.search import SearchResult
-from veil.search import run as run_search
 from veil.warehouse import Warehouse
 
 VERSION_VIEW = "{name}_v{version}"
@@ -728,21 +727,9 @@ def _search(
     wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
-    counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, run.config.search.metric, run.config))
     with log.progress("searching", lattice.size) as update:
-        result = run_search(
-            ["optimal"],
-            lattice,
-            wh.attributes,
-            counts_for,
-            spec,
-            metric,
-            wh.rows,
-            on_evaluate=update,
-            probe=probe,
-            prefetch=prefetch,
-            admits=None if floor is None else floor.admits,
-        )
+        admits = None if floor is None else floor.admits
+        result = search_lattice(wh, run.config, ["optimal"], spec, update, admits)
     if result.optimal is None and floor is not None and spec.evaluate(wh.counts(lattice.top), wh.rows).passed:
         raise NoSolutionError(
             f"release {run.rel.name!r}: no node passes the models with {floor.describe()} "

@@ -14,7 +14,7 @@ import sqlalchemy as sa
 
 from veil import queries as q
 from veil.backends.base import Session
-from veil.counts import NodeCounts, sorted_sum
+from veil.counts import NodeCounts, full_levels, sorted_sum
 from veil.errors import ReleaseError
 from veil.models.base import Needs
 from veil.models.common import achieved as table_level
@@ -149,7 +149,7 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
 
     Example: a block ``1*`` with flu twice comes back as numbers ``(1, 1, 2)``; ``1*`` is code 0 at the node and
     flu the domain's code 1, so the cell is ``(0, 1, 2)``."""
-    qis, sens, node = list(wh.attributes), list(wh.sensitive), expected.node
+    qis, sens, node = list(wh.attributes), list(wh.sensitive), full_levels(expected.node)
     what = "recounting the release"
     mappings: list[dict[Any, int]] = []
     for i, level in enumerate(node):

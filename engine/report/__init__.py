@@ -31,7 +31,7 @@ from veil.backends import open_backend
 from veil.config import METRICS, Config
 from veil.errors import NoSolutionError
 from veil.lattice import Lattice
-from veil.counts import NodeCounts
+from veil.counts import NodeCounts, full_levels
 from veil.metrics import REGISTRY, Metric, make_metric
 from veil.privacy import Specification
 from veil.report import content, page
@@ -115,7 +115,7 @@ def node_report(
     settings = config.audit
     subject = f"node {list(node)} of {wh.table_name}"
     audit = audit_counts(counts, settings, config.models, subject, node_label(counts))
-    evaluations = [(tuple(int(x) for x in n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
+    evaluations = [(full_levels(n), p, s, m) for n, p, s, m in result.evaluations if None not in n]
     bottom = wh.counts(tuple(0 for _ in wh.heights)).sizes
     metrics = metrics or metrics_for(wh, config)
     gone = Specification(config.models, config.search.max_suppression).evaluate(counts, wh.rows).failing

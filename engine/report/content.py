@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from veil.counts import NodeCounts, SensitiveDomain
+from veil.counts import NodeCounts, SensitiveDomain, full_levels
 from veil.metrics import Metric
 from veil.models.base import Model
 from veil.privacy import Specification
@@ -412,7 +412,7 @@ def for_node(
     """A candidate node (or a release's node as the search saw it); ``source_sizes`` are the bottom node's
     block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them."""
     levels, suppressed = node_levels(models, max_suppression, counts, rows)
-    node = tuple(int(x) for x in counts.node)
+    node = full_levels(counts.node)
     passes = all(lv.passed for lv in levels)
     seen = list(evaluations)
     if all(n != node for n, *_ in seen):  # the chosen node is shown with its verdict even if the search skipped it
