@@ -476,7 +476,7 @@ class NodeCounts:
         if node == self.node:
             return self
         keys, up = self.superset_index(node)
-        cards = tuple(1 if lv is None else g.cardinality(lv) for lv, g in zip(node, self.generalizers or ()))  # type: ignore[arg-type]
+        cards = tuple(1 if lv is None else g.cardinality(lv) for lv, g in zip(node, self.generalizers or ()))
         return NodeCounts(
             attributes=self.attributes,
             node=node,

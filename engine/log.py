@@ -106,14 +106,14 @@ class TerminalFormatter(logging.Formatter):
         return f"… {message}"
 
 
-class _Handler(logging.StreamHandler):  # type: ignore[type-arg]
+class _Handler(logging.StreamHandler):
     """Writes to whatever ``sys.stderr`` is at the time (pytest and the CLI's tests swap it)."""
 
     def __init__(self, stream: TextIO | None) -> None:
         super().__init__(stream)
         self._fixed = stream
 
-    @property  # type: ignore[override]
+    @property
     def stream(self) -> TextIO:
         return self._fixed if self._fixed is not None else sys.stderr
 

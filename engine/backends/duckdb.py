@@ -330,7 +330,7 @@ class DuckDBSession(Session):
                 pass
 
 
-class _Real(sa.REAL):  # type: ignore[type-arg]
+class _Real(sa.REAL):
     """REAL (float4) read as PostgreSQL's driver reads it (``real_value``), not widened to 64 bits."""
 
     def result_processor(self, dialect: sa.Dialect, coltype: Any) -> Any:
@@ -348,7 +348,7 @@ def exact_numbers(dialect: sa.Dialect) -> None:
     DECIMAL(18,3) 999999999999999.999 as 1000000000000000.000), although DuckDB binds and returns ``Decimal``
     exactly; and a REAL comes back widened (``0.1`` as ``0.10000000149011612``), where PostgreSQL gives ``0.1``."""
     dialect.supports_native_decimal = True
-    dialect.colspecs = {**dialect.colspecs, sa.REAL: _Real}  # type: ignore[misc]
+    dialect.colspecs = {**dialect.colspecs, sa.REAL: _Real}
 
 
 def _command_line(pid: str) -> str:

@@ -278,7 +278,7 @@ class _LazyVerdict(Verdict):
         if compute is None:  # dataclasses.replace() passes the value itself
             object.__setattr__(self, "_value", achieved)
 
-    @property  # type: ignore[override]
+    @property
     def achieved(self) -> float | None:
         if "_value" not in self.__dict__:
             assert self._compute is not None  # no value given: __init__ had compute
