@@ -122,6 +122,7 @@ def statements() -> dict[str, object]:
         # DuckDB at scale: the base and materialized nodes in the session's scratch database (veil.backends.scratch)
         "attach_scratch": q.Attach("veil_work_12_1", "/data/.veil-work-12-ab01.duckdb"),
         "search_path_with_scratch": q.SetSearchPath(["main", "veil_work_12_1.main"]),
+        "no_progress_bar": q.SetOption("enable_progress_bar", False),
         "base_coded_into_scratch": q.base_coded(sizes, src, ["Zip Code", "age", HOSTILE], [], into="veil_work_12_1"),
         "materialize_into_scratch": q.materialize(lay, 7, (1, None, 1), into="veil_work_12_1"),
         "cells_into_scratch": q.cells_table(

@@ -72,3 +72,20 @@ def test_duckdbs_memory_limit_error_says_how_to_raise_it(tmp_path: Path) -> None
     assert message.startswith("DuckDB failed while counting distinct values: Out of Memory Error")
     assert "memory_limit = 20MB (Veil's default 512MB)" in message and "?memory_limit=2GB" in message
     assert "\n" not in message
+
+
+
+def test_a_duckdb_session_prints_no_progress_bar(tmp_path: Path) -> None:
+    """DuckDB prints a progress bar on stdout for a statement over 2 s wherever it takes the process for
+    interactive (``python -c``, a notebook), and stdout carries ``--json``: Veil's sessions turn it off.  Run
+    as ``python -c``, where a bare DuckDB connection has it on."""
+    path = tmp_path / "w.duckdb"
+    code = (
+        "import duckdb; from veil import queries as q; from veil.backends import open_backend\n"
+        f"duckdb.connect({str(path)!r}).close()\n"
+        "print(duckdb.connect().execute(\"SELECT current_setting('enable_progress_bar')\").fetchone()[0])\n"
+        f"with open_backend('duckdb:///{path}').session() as s:\n"
+        "    print(s.scalar(q.current_setting('enable_progress_bar'), 'reading a setting'))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["True", "False"], out

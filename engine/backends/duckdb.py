@@ -119,7 +119,12 @@ class DuckDBBackend(Backend):
         return self.engine.connect()
 
     def make_session(self, conn: sa.Connection) -> Session:
-        return DuckDBSession(self, conn)
+        """A session whose connection prints no progress bar: DuckDB prints one on stdout for a statement over
+        2 s wherever it takes the process for interactive (``python -c``, a notebook), and stdout carries the
+        ``--json`` document (a connection's setting: DuckDB refuses it as a database option)."""
+        session = DuckDBSession(self, conn)
+        session.execute(q.SetOption("enable_progress_bar", False), "setting up the session")
+        return session
 
     @contextmanager
     def session(self) -> Iterator[Session]:

@@ -207,6 +207,35 @@ def _set_search_path(element: SetSearchPath, compiler: Any, **kw: Any) -> str:
     return f"SET search_path = {compiler.render_literal_value(','.join(element.schemas), sa.String())}"
 
 
+class SetOption(Executable, ClauseElement):
+    """DuckDB: ``SET <name> = <value>`` for this connection (``name`` a setting Veil names, the value a literal
+    rendered by the dialect).
+
+    >>> from duckdb_engine import Dialect
+    >>> print(SetOption("enable_progress_bar", False).compile(dialect=Dialect()))
+    SET enable_progress_bar = false
+    """
+
+    inherit_cache = False
+
+    def __init__(self, name: str, value: bool | int | str) -> None:
+        if not name.isidentifier():
+            raise ValueError(f"not a setting's name: {name!r}")
+        self.name, self.value = name, value
+
+
+@compiles(SetOption)
+def _set_option(element: SetOption, compiler: Any, **kw: Any) -> str:
+    kind = (
+        sa.Boolean()
+        if isinstance(element.value, bool)
+        else sa.Integer()
+        if isinstance(element.value, int)
+        else sa.String()
+    )
+    return f"SET {element.name} = {compiler.render_literal_value(element.value, kind)}"
+
+
 def current_setting(name: str) -> sa.Select[Any]:
     """DuckDB and PostgreSQL: a setting's current value as text (``name`` bound)."""
     return sa.select(sa.func.current_setting(name))

@@ -183,6 +183,9 @@ ATTACH '/data/.veil-work-12-ab01.duckdb' AS veil_work_12_1;
 -- search_path_with_scratch
 SET search_path = 'main,veil_work_12_1.main';
 
+-- no_progress_bar
+SET enable_progress_bar = false;
+
 -- base_coded_into_scratch
 CREATE TABLE veil_work_12_1.veil_base AS SELECT d0.code_0 AS q0_0, d0.code_1 AS q0_1, d0.code_2 AS q0_2, d0.code_3 AS q0_3, d0.code_4 AS q0_4, d0.code_5 AS q0_5, d1.code_0 AS q1_0, d1.code_1 AS q1_1, d1.code_2 AS q1_2, d1.code_3 AS q1_3, d2.code_0 AS q2_0, d2.code_1 AS q2_1, count(*) AS n 
 FROM raw."Patients" AS r JOIN veil_dim_0 AS d0 ON r."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON r.age = d1.level_0 JOIN veil_dim_2 AS d2 ON r."x""; DROP TABLE t; --" = d2.level_0 GROUP BY d0.code_0, d0.code_1, d0.code_2, d0.code_3, d0.code_4, d0.code_5, d1.code_0, d1.code_1, d1.code_2, d1.code_3, d2.code_0, d2.code_1;
