@@ -74,7 +74,6 @@ def test_duckdbs_memory_limit_error_says_how_to_raise_it(tmp_path: Path) -> None
     assert "\n" not in message
 
 
-
 def test_a_duckdb_session_prints_no_progress_bar(tmp_path: Path) -> None:
     """DuckDB prints a progress bar on stdout for a statement over 2 s wherever it takes the process for
     interactive (``python -c``, a notebook), and stdout carries ``--json``: Veil's sessions turn it off.  Run
