@@ -102,6 +102,9 @@ SELECT `e`.`gid`, `e`.`size`, count(*) AS `blocks`
 FROM (SELECT grouping(`b`.`q0_1`) * :param_1 + grouping(`u0`.`u2`) * :param_2 + grouping(`u0`.`u3`) * :param_3 + grouping(`b`.`q1_0`) * :param_4 + grouping(`u1`.`u1`) * :param_5 + grouping(`b`.`q2_1`) * :param_6 AS `gid`, sum(`b`.`n`) AS `size` 
 FROM `veil_node_4` AS `b` JOIN `veil_up_0_1` AS `u0` ON `u0`.`c` = `b`.`q0_1` JOIN `veil_up_1_0` AS `u1` ON `u1`.`c` = `b`.`q1_0` GROUP BY GROUPING SETS((`u0`.`u2`, `u1`.`u1`, `b`.`q2_1`), (`u0`.`u3`, `b`.`q2_1`), (`b`.`q0_1`, `b`.`q1_0`, `b`.`q2_1`))) AS `e` GROUP BY `e`.`gid`, `e`.`size`;
 
+-- no_progress_bar
+SET enable_progress_bar = false;
+
 -- base_total
 SELECT coalesce(sum(`veil_base`.`n`), :coalesce_2) AS `coalesce_1`, count(*) AS `count_1` 
 FROM `veil_base`;
