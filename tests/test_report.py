@@ -86,6 +86,12 @@ def test_write_report_for_a_node(inpatient: Db, tmp_path: Path) -> None:
         "threshold": 0.2,
     }
     assert head["models_holding"] == head["models"] == 2
+    # a candidate node: every figure from the source as it stands, at that node (the risk before at the bottom)
+    where = doc["provenance"]
+    at = {"from": "source", "table": conf.source.qualified, "node": [1, 2, 1], "as_of": "generated"}
+    assert set(where) >= {"lattice", "audit", "workload", "utility_per_attribute", "reidentification.after"}
+    assert all(v == at for k, v in where.items() if "before" not in k), where
+    assert where["reidentification.before"] == {**at, "node": "original values"}
 
 
 WORKLOAD = (
@@ -256,6 +262,38 @@ def test_release_report_shows_the_workload_at_the_versions_node(inpatient: Db, t
     charts = re.findall(r'<figure class="chart" data-chart="([^"]+)"><svg', html)
     assert "workload" in charts and "attribute-utility" in charts and "Workload error" in html
     assert html.count("at this version's node, answered from the source as it stands now") == 2
+    # the JSON says where each figure comes from: the version's rows, the catalog, or the source as it stands
+    source, where = conf.source.qualified, doc["provenance"]
+    version = {"release": "inpatient", "version": 1, "table": outcome.output_table}
+    assert (
+        where["workload"]
+        == where["utility_per_attribute"]
+        == {
+            "from": "source",
+            "table": source,
+            "node": list(node),
+            "as_of": "generated",
+            "suppressed": "blocks failing the models at that node",
+        }
+    )
+    assert (
+        where["audit"]
+        == where["headline.risk_after"]
+        == {
+            "from": "release",
+            **version,
+            "node": list(node),
+            "as_of": "generated",
+        }
+    )
+    assert where["lattice"]["from"] == where["headline.models_holding"]["from"] == "catalog"
+    assert {k: where["lattice"][k] for k in version} == version and where["lattice"]["as_of"] != "generated"
+    assert where["headline.risk_before"] == {
+        "from": "source",
+        "table": source,
+        "node": "original values",
+        "as_of": "generated",
+    }
 
 
 def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:

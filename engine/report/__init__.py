@@ -136,6 +136,7 @@ def node_report(
         minimal=result.minimal,
         workload=workload_view(config, wh, result, node, metrics),
         attribute_utility=attribute_utility(wh, counts, gone),
+        source=config.source.qualified,
     )
 
 
@@ -258,7 +259,15 @@ def release_report(
     before = source_sizes(config)
     workload, quality = release_utility(config, record, on_step, wh)
     data = content.for_release(
-        title, record, subject.counts, audit, config.models, before, workload=workload, attribute_utility=quality
+        title,
+        record,
+        subject.counts,
+        audit,
+        config.models,
+        before,
+        workload=workload,
+        attribute_utility=quality,
+        source=config.source.qualified,
     )
     return write_html(out, data)
 

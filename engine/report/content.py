@@ -142,6 +142,7 @@ class ReportData:
     workload: WorkloadView | None = None  # the [[workload]] queries' errors at a few nodes (docs/workload.md)
     attribute_utility: list[dict[str, Any]] | None = None  # ARX's quality per quasi-identifier (veil.utility)
     reidentification: list[dict[str, Any]] | None = None  # veil risk's figures before and after (reidentification_view)
+    provenance: dict[str, dict[str, Any]] | None = None  # where each section's figures come from (``provenance``)
 
     def lattice(self) -> dict[str, Any] | None:
         if self.heights is None:
@@ -390,6 +391,54 @@ def reidentification_view(
     return out
 
 
+AUDITED = ("headline.worst", "headline.attacks", "headline.risk_after", "audit", "reidentification.after")
+
+
+def provenance(
+    source: str, node: Sequence[int] | None, record: ReleaseRecord | None = None
+) -> dict[str, dict[str, Any]]:
+    """Where the embedded JSON's figures come from, by their path in it.  A candidate node's all come from the
+    source table ``source`` as it stands when the report is generated, at ``node`` (the risk before at the
+    original values).  A published version's (``record``) come from its own rows recounted, except the lattice and
+    the levels (the catalog's record at publication) and what is answered from the source as it stands — the risk
+    before, and the workload errors and utility per attribute at the version's node with the blocks failing the
+    models suppressed (``veil.report.release_utility``): a version of a series differs from that by its
+    stand-ins and waiting rows.
+
+    >>> provenance("s.t", [1, 0])["audit"]
+    {'from': 'source', 'table': 's.t', 'node': [1, 0], 'as_of': 'generated'}
+    >>> provenance("s.t", [1, 0])["headline.risk_before"]["node"]
+    'original values'
+
+    For a version, ``"lattice"`` says ``{"from": "catalog", "release": …, "version": …, "table": <its view>,
+    "as_of": <published_at>}`` and ``"audit"`` ``{"from": "release", …, "node": …, "as_of": "generated"}``.
+    """
+    at = None if node is None else [int(x) for x in node]
+    now: dict[str, Any] = {"from": "source", "table": source, "node": at, "as_of": "generated"}
+    before = {**now, "node": "original values"}
+    if record is None:
+        kept, recounted, catalog = now, now, now
+    else:
+        version: dict[str, Any] = {
+            "from": "release",
+            "release": record.name,
+            "version": record.version,
+            "table": record.output_table,
+        }
+        recounted = {**version, "node": at, "as_of": "generated"}
+        catalog = {**version, "from": "catalog", "as_of": record.published_at}
+        kept = {**now, "suppressed": "blocks failing the models at that node"}
+    return {
+        "lattice": catalog,
+        "headline.models_holding": catalog,
+        **{path: recounted for path in AUDITED},
+        "headline.risk_before": before,
+        "reidentification.before": before,
+        "workload": kept,
+        "utility_per_attribute": kept,
+    }
+
+
 def for_node(
     title: str,
     subject: str,
@@ -408,9 +457,11 @@ def for_node(
     minimal: Sequence[Node] | None = None,
     workload: WorkloadView | None = None,
     attribute_utility: list[dict[str, Any]] | None = None,
+    source: str | None = None,
 ) -> ReportData:
     """A candidate node (or a release's node as the search saw it); ``source_sizes`` are the bottom node's
-    block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them."""
+    block sizes (the risk before), ``minimal`` the search's minimal nodes when it listed them, ``source`` the
+    table counted (the JSON's ``provenance``)."""
     levels, suppressed = node_levels(models, max_suppression, counts, rows)
     node = full_levels(counts.node)
     passes = all(lv.passed for lv in levels)
@@ -440,6 +491,7 @@ def for_node(
         workload=workload,
         attribute_utility=attribute_utility,
         reidentification=reidentification_view(models, source_sizes, published),
+        provenance=None if source is None else provenance(source, node),
     )
 
 
@@ -453,10 +505,12 @@ def for_release(
     *,
     workload: WorkloadView | None = None,
     attribute_utility: list[dict[str, Any]] | None = None,
+    source: str | None = None,
 ) -> ReportData:
     """A published version: levels as the catalog recorded them, utility recomputed from its recount;
     ``source_sizes``: the source's block sizes at the bottom node (the risk before); ``workload`` and
-    ``attribute_utility``: at the version's node, from the source as it stands (``veil.report.release_utility``)."""
+    ``attribute_utility``: at the version's node, from the source as it stands (``veil.report.release_utility``);
+    ``source``: that source table (the JSON's ``provenance``)."""
     by_label = {f"{m.type}:{m.attribute}" if m.attribute else m.type: m for m in models}
     levels = [Level(by_label[k].describe() if k in by_label else k, v, True, 0) for k, v in record.achieved.items()]
     sizes = counts.sizes.astype(np.float64)
@@ -493,4 +547,5 @@ def for_release(
         workload=workload,
         attribute_utility=attribute_utility,
         reidentification=reidentification_view(models, source_sizes, counts.sizes),
+        provenance=None if source is None else provenance(source, record.node, record),
     )

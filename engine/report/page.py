@@ -431,6 +431,7 @@ def _document(data: ReportData, h: Headline) -> dict[str, Any]:
         "workload": None if data.workload is None else data.workload.document(),
         "utility_per_attribute": data.attribute_utility,
         "reidentification": data.reidentification,
+        "provenance": data.provenance,
     }
 
 
