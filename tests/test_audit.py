@@ -298,7 +298,6 @@ def test_histogram_merges_cells_of_other_attributes() -> None:
         "adversary.diversity",
         "adversary.adapters",
         "adversary.distance",
-        "report.content",
     ],
 )
 def test_doctests(name: str) -> None:

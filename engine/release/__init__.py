@@ -13,7 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from veil.release.history import exposure, releases, rollback
-    from veil.release.job import Outcome, init, release
+    from veil.release.job import init, release
+    from veil.release.outcome import Outcome
 
 __all__ = ["Outcome", "exposure", "init", "release", "releases", "rollback"]
 
@@ -23,7 +24,11 @@ def __getattr__(name: str) -> Any:
         import veil.release.history as history_module
 
         value = getattr(history_module, name)
-    elif name in ("Outcome", "init", "release"):
+    elif name == "Outcome":
+        import veil.release.outcome as outcome_module
+
+        value = outcome_module.Outcome
+    elif name in ("init", "release"):
         import veil.release.job as job_module
 
         value = getattr(job_module, name)

@@ -59,6 +59,7 @@ from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
 from veil.release.differences import Judge
+from veil.release.outcome import VERSION_VIEW, WOULD_PUBLISH, Outcome, Written
 from veil.release.publication import Publication, check_grants, grant, publication_for
 from veil.release.process import connect, failpoint, interruptible, now
 from veil.release.verify import Counted, same, verify
@@ -66,56 +67,8 @@ from veil.run import metric_for, no_solution, search_lattice
 from veil.search import SearchResult
 from veil.warehouse import Warehouse
 
-VERSION_VIEW = "{name}_v{version}"
 CELL_CHUNK = 1 << 18  # candidate cells per fetched chunk
 INIT_WAIT = 60.0  # seconds ``veil init`` waits by default for a DuckDB file another process holds
-WOULD_PUBLISH = "would_publish"  # a dry run's outcome (never a catalog status: nothing is written)
-
-
-@dataclass(frozen=True)
-class Outcome:
-    """What a release run did; ``exit_code`` is the scheduler's: 0 published or unchanged, 2 no node."""
-
-    status: str
-    name: str
-    release_id: str
-    message: str
-    version: int | None = None
-    node: tuple[int, ...] | None = None
-    output_table: str | None = None
-    rows_published: int | None = None
-    rows_suppressed: int | None = None
-    achieved: dict[str, float | None] | None = None
-    seconds: float = 0.0
-    rows_deferred: int | None = None
-    series: dict[str, Any] | None = None
-    report: str | None = None
-    warning: str | None = None  # the version is published (or the run skipped), but a step after the commit failed
-    dry_run: bool = False  # ``--dry-run``: decided and verified, then rolled back (status ``would_publish``)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.status in (Status.PUBLISHED, Status.SKIPPED, WOULD_PUBLISH) else 1
-
-    def document(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "name": self.name,
-            "release_id": None if self.dry_run else self.release_id,
-            "version": self.version,
-            "node": list(self.node) if self.node is not None else None,
-            "output_table": self.output_table,
-            "rows_published": self.rows_published,
-            "rows_suppressed": self.rows_suppressed,
-            "rows_deferred": self.rows_deferred,
-            "achieved": self.achieved,
-            "series": self.series,
-            "report": self.report,
-            "message": self.message,
-            "seconds": round(self.seconds, 3),
-            **({"warning": self.warning} if self.warning else {}),
-            **({"dry_run": True} if self.dry_run else {}),
-        }
 
 
 def init(config: Config, wait: float = INIT_WAIT) -> tuple[str | None, str | None]:
@@ -923,27 +876,26 @@ def _publish(
     rows_published = content.rows_published
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when)
+    written = Written(
+        rel.name,
+        rel.schema,
+        rel.series,
+        version,
+        node,
+        rows_published,
+        rows_suppressed,
+        achieved,
+        info.get("rows_deferred", 0),
+        info,
+        expired,
+    )
     grant(session, rel.schema, [*pub.views(), *views], rel.grant_select_to)
     if run.dry_run:  # ``--dry-run``: decided, written and verified in the transaction, which ends here
-        return _rehearsed(run, version, node, rows_published, rows_suppressed, achieved, info, expired)
+        run.session.rollback()
+        return written.outcome(WOULD_PUBLISH, run.release_id, written.rehearsed())
     session.commit()  # from here on the version is published, whatever happens (``_stopped``)
     _expire_views(run, info)
-    deferred = info.get("rows_deferred", 0)
-    message = _published(rel, version, node, rows_published, rows_suppressed, deferred, expired)
-    return Outcome(
-        Status.PUBLISHED,
-        rel.name,
-        run.release_id,
-        message,
-        version=version,
-        node=node,
-        output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-        rows_published=rows_published,
-        rows_suppressed=rows_suppressed,
-        achieved=achieved,
-        rows_deferred=deferred,
-        series=info,
-    )
+    return written.outcome(Status.PUBLISHED, run.release_id, written.published())
 
 
 def _materialize(run: _Run, content: _Content, counts: NodeCounts, suppressed: np.ndarray) -> None:
@@ -1002,43 +954,6 @@ def _verified(run: _Run, content: _Content, rows_suppressed: int) -> tuple[list[
     if content.record is not None:
         content.record(pub.block_rows)
     return views, achieved
-
-
-def _rehearsed(
-    run: _Run,
-    version: int,
-    node: tuple[int, ...],
-    rows_published: int,
-    rows_suppressed: int,
-    achieved: dict[str, float | None],
-    info: dict[str, Any],
-    expired: list[int],
-) -> Outcome:
-    """A dry run at the point where a release commits: everything rolled back; what it would have published."""
-    run.session.rollback()
-    rel = run.rel
-    deferred = info.get("rows_deferred", 0)
-    expiring = f"; version(s) {expired} would expire" if expired else ""
-    message = (
-        f"dry run: would publish {rel.name!r} version {version} at node {list(node)}: {rows_published} rows "
-        f"({rows_suppressed} suppressed, {deferred} deferred by the series policy {rel.series!r}){expiring}; "
-        "verified, then rolled back: nothing was written"
-    )
-    return Outcome(
-        WOULD_PUBLISH,
-        rel.name,
-        run.release_id,
-        message,
-        version=version,
-        node=node,
-        output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-        rows_published=rows_published,
-        rows_suppressed=rows_suppressed,
-        achieved=achieved,
-        rows_deferred=deferred,
-        series=info,
-        dry_run=True,
-    )
 
 
 def _stage(
@@ -1120,25 +1035,6 @@ def _record(
     _record_details(run.session, run.tables, run.release_id, wh, evaluations)
 
 
-def _published(
-    rel: ReleaseConfig,
-    version: int,
-    node: Any,
-    rows_published: Any,
-    rows_suppressed: Any,
-    deferred: Any,
-    expired: list[int],
-) -> str:
-    """The outcome's message for a published version."""
-    return (
-        f"published {rel.name!r} version {version} at node {list(node)}: {rows_published} rows in "
-        f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)} ({rows_suppressed} suppressed, "
-        f"{deferred} deferred by the series policy {rel.series!r}); query {rel.schema}.{rel.name}, "
-        f"{rel.schema}.{rel.name}_blocks, {rel.schema}.{rel.name}_releases"
-        + (f"; expired version(s) {expired}" if expired else "")
-    )
-
-
 def _expire_views(run: _Run, info: dict[str, Any]) -> None:
     """After a run's commit (a version published, or a run skipped): drop the views of expired versions — their
     dimension views first — each in a short transaction that gives up rather than wait (docs/publication.md §3).
@@ -1191,23 +1087,20 @@ def _committed(
             version=version,
             warning=warning,
         )
-    node = tuple(json.loads(row["node"]))
-    message = _published(rel, version, node, row["rows_published"], row["rows_suppressed"], row["rows_deferred"], [])
-    return Outcome(
-        Status.PUBLISHED,
+    written = Written(
         rel.name,
-        release_id,
-        f"{message}; warning: {warning}",
-        version=version,
-        node=node,
-        output_table=row["output_table"],
-        rows_published=row["rows_published"],
-        rows_suppressed=row["rows_suppressed"],
-        achieved=json.loads(row["achieved"] or "null"),
-        rows_deferred=row["rows_deferred"],
-        series=info,
-        warning=warning,
+        rel.schema,
+        rel.series,
+        version,
+        tuple(json.loads(row["node"])),
+        row["rows_published"],
+        row["rows_suppressed"],
+        json.loads(row["achieved"] or "null"),
+        row["rows_deferred"],
+        info,
+        [],
     )
+    return written.outcome(Status.PUBLISHED, release_id, f"{written.published()}; warning: {warning}", warning)
 
 
 def _note_left(run: _Run, info: dict[str, Any], left: list[str]) -> None:
