@@ -217,7 +217,7 @@ def test_an_interrupt_inside_a_long_statement_is_recorded_as_interrupted(
     status, error = inpatient.query(f'SELECT status, error FROM "{release_schemas.cat}".releases ORDER BY started_at')[
         -1
     ]
-    assert (status, error) == ("failed", f"{REASONS[sig]}; nothing was published")
+    assert (status, error) == ("failed", f"{REASONS[sig]}; nothing was published"), res.stderr
     assert [v for (v,) in inpatient.query(f'SELECT version FROM "{release_schemas.out}".inpatient_releases')] == [1]
 
 

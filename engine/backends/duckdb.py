@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import registry
 
 from veil import queries as q
-from veil.backends import base
+from veil.backends import base, signalwatch
 from veil.backends.base import Backend, Session
 from veil.backends.scratch import Scratch, folder, parse_bytes
 from veil.errors import BackendError, Interruption
@@ -129,7 +129,8 @@ class DuckDBBackend(Backend):
     @contextmanager
     def session(self) -> Iterator[Session]:
         """A session on an existing DuckDB file: connecting to a missing one would create an empty database,
-        so a typo in ``url`` would look like a missing table (``create_missing``: ``veil seed`` creates it)."""
+        so a typo in ``url`` would look like a missing table (``create_missing``: ``veil seed`` creates it).  A
+        SIGINT or SIGTERM interrupts its statements even while DuckDB's workers hold them (``signalwatch``)."""
         database = self.url.database or ""
         if database and not database.startswith((":memory:", "md:", "motherduck:")) and not self.create_missing:
             if not Path(database).exists():
@@ -138,6 +139,7 @@ class DuckDBBackend(Backend):
                     "path is relative to the config file's folder), or create it with `veil seed` "
                     "or `veil demo`"
                 )
+        signalwatch.install()
         with super().session() as session:
             yield session
 
@@ -148,6 +150,11 @@ class DuckDBSession(Session):
     @property
     def raw(self) -> Any:
         return self.conn.connection.driver_connection
+
+    def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> sa.CursorResult[Any]:
+        """A statement a SIGINT or SIGTERM interrupts even while DuckDB's workers hold it (``signalwatch``)."""
+        with signalwatch.watching(self.raw):
+            return super().execute(stmt, what, params)
 
     def fail(self, exc: BaseException, what: str) -> BackendError | Interruption:
         """The driver's error in one line; one at DuckDB's memory limit says which limit and how to raise it."""
