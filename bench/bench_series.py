@@ -2,7 +2,7 @@
 ``--change`` of the rows change (half leave, half join), a release runs as a fresh ``veil`` process.  Per night:
 rows withheld (waiting) and standing in (published for people who left) as a share of the table, the largest
 gap between a block's published and true rows (standing in − waiting, k = 10), the release's
-wall time and peak RSS (``/usr/bin/time``), the members table's rows (the state kept between nights); per
+wall time and peak RSS (``/usr/bin/time``), the members table's rows (the state kept between nights) and the database file's size; per
 joiner, the nights from joining to being published (median, p95, max; people still waiting counted as waiting
 so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table every ``--every`` nights.
 
@@ -13,6 +13,7 @@ so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table ever
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import statistics
 from typing import Any
@@ -139,6 +140,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "cohorts_formed": series.get("cohorts_formed"),
             "cohorts_left": series.get("cohorts_left"),
             "members_rows": size,
+            "database_mib": _mib(path),
+            "wal_mib": _mib(f"{path}.wal"),
             "delay_entered": summary(entered),
             "waiting_so_far": summary(waiting),
             "block_off": blocks_off(str(path)),
@@ -162,6 +165,12 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "delay": summary(entered_all),
         "still_waiting_at_end": nights[-1]["waiting_so_far"],
     }
+
+
+def _mib(path: object) -> float:
+    """A file's size in MiB (0 when it does not exist): the warehouse file carries the source, the catalog and
+    the members table, and DuckDB opens it every night."""
+    return round(os.path.getsize(str(path)) / 2**20, 1) if os.path.exists(str(path)) else 0.0
 
 
 def _name(args: argparse.Namespace) -> str:
