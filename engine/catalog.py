@@ -11,7 +11,7 @@ a new version can be compared with every earlier one even after its rows expired
 table (content hash, height, rows table: docs/publication.md §1); revision 0006 the level each version shows
 (contents recorded without one are redacted by the next release: ``veil.release.legacy_dimensions``); revision
 0007 ``series_state``, the current cohort series of each release (docs/series.md), and clears the analysts'
-``rows_deferred``.
+``rows_deferred``; revision 0008 keeps each hierarchy's ARX text once (``hierarchies.digest``).
 
 ``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
 SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
@@ -53,7 +53,7 @@ __all__ = [
     "upgrade",
 ]
 
-HEAD = "0007"
+HEAD = "0008"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = tuple(Status)

@@ -42,6 +42,7 @@ def statements() -> dict[str, Any]:
         "latest_release": qc.latest_release(r, "census"),
         "skip_run": qc.skip_run(r, RUN, WHEN, "100:12345", "release 'census' is unchanged"),
         "next_version": qc.next_version(r, "census"),
+        "stored_hierarchies": qc.stored_hierarchies(t.hierarchies, ["9f86d081", "60303ae2"]),
         "published_versions": qc.published_versions(r, "census"),
         "latest_published_version": qc.published_versions(r, "census", limit=1),
         "expire_versions": qc.expire_versions(r, "census", [1, 2], WHEN),

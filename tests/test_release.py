@@ -3,6 +3,7 @@ injection at every step, a killed process, concurrency, read-only source role, g
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import signal
@@ -319,7 +320,7 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
     raises=AssertionError,
     reason=(
         "Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the "
-        "head revision, 0007, not at 0001"
+        "head revision, 0008, not at 0001"
     ),
 )
 def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:
@@ -492,3 +493,68 @@ def test_a_release_with_its_working_tables_in_scratch_publishes_what_temporary_o
     assert list(inpatient.workdir.glob(".veil-work-*")) == []
     if inpatient.kind == "postgres":
         assert not inpatient.query(f"SELECT nspname FROM pg_namespace WHERE nspname = '{used[0]}'")
+
+
+def test_a_hierarchy_text_is_recorded_once(inpatient: Db, pg_cleanup) -> None:
+    """Every run records the hierarchies it loaded; their ARX text only the first time (catalog revision 0008),
+    so the table no longer grows by the hierarchies' size a night."""
+    db = inpatient
+    path, _out, cat = setup(db)
+    assert veil("init", "--config", path).returncode == 0
+    assert veil("release", "--config", path).returncode == 0
+    db.execute(f"INSERT INTO \"{db.schema}\".patients VALUES (13, '13053', 33, 'Indian', 'Flu')")
+    res = veil("release", "--config", path, "--json")
+    assert res.returncode == 0 and json.loads(res.stdout)["version"] == 2, res.stderr
+    rows = db.query(
+        f'SELECT r.version, h.attribute, h.definition, h.digest FROM "{cat}".hierarchies h '
+        f'JOIN "{cat}".releases r ON r.id = h.release_id ORDER BY r.version, h.attribute'
+    )
+    first = [(a, text, digest) for v, a, text, digest in rows if v == 1]
+    second = [(a, text, digest) for v, a, text, digest in rows if v == 2]
+    assert [a for a, _t, _d in first] == ["age", "nationality", "zip"]
+    assert all(text and digest == hashlib.sha256(text.encode()).hexdigest() for _a, text, digest in first)
+    assert first[0][1].split("\n")[:2] == ["0;<30;<40;*", "1;<30;<40;*"]  # a line per leaf, its labels upward
+    assert second == [(a, None, digest) for a, _t, digest in first]
+
+
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason="Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the head revision",
+)
+def test_catalog_0008_keeps_each_hierarchy_text_once(db: Db, pg_cleanup) -> None:
+    cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
+    if db.kind == "postgres":
+        db.cleanup_schemas = [cat]  # type: ignore[attr-defined]
+    backend = open_backend(db.url)
+    backend.create_missing = True
+    with backend.session() as s:
+        assert catalog.upgrade(s, cat, "0007") == (None, "0007")
+        insert = sa.text(
+            f'INSERT INTO "{cat}".hierarchies (release_id, attribute, height, source, leaves, definition) '
+            "VALUES (:r, :a, 1, 'csv', 2, :d)"
+        )
+        for rid, attribute, text in [("r1", "age", "1;*\n2;*"), ("r2", "age", "1;*\n2;*"), ("r2", "zip", "z;*")]:
+            s.execute(insert, "adding a hierarchy", {"r": rid, "a": attribute, "d": text})
+        s.commit()
+        assert catalog.upgrade(s, cat) == ("0007", catalog.HEAD)
+        listed = sa.text(f'SELECT release_id, attribute, definition, digest FROM "{cat}".hierarchies ORDER BY 1, 2')
+        rows = s.rows(listed)
+        sha = {t: hashlib.sha256(t.encode()).hexdigest() for t in ("1;*\n2;*", "z;*")}
+        assert rows == [
+            ("r1", "age", "1;*\n2;*", sha["1;*\n2;*"]),
+            ("r2", "age", None, sha["1;*\n2;*"]),
+            ("r2", "zip", "z;*", sha["z;*"]),
+        ]
+        # back to 0007: every row has its text again
+        from alembic import command
+        from alembic.config import Config as AlembicConfig
+
+        alembic = AlembicConfig()
+        alembic.set_main_option("script_location", str(catalog.migrations_dir()))
+        alembic.attributes.update(connection=s.conn, schema=cat, version_indexes=s.backend.version_indexes)
+        command.downgrade(alembic, "0007")
+        s.commit()
+        texts = s.rows(sa.text(f'SELECT release_id, attribute, definition FROM "{cat}".hierarchies ORDER BY 1, 2'))
+        assert texts == [("r1", "age", "1;*\n2;*"), ("r2", "age", "1;*\n2;*"), ("r2", "zip", "z;*")]
+        assert catalog.revision(s, cat) == "0007"

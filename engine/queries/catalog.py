@@ -121,7 +121,8 @@ def _release_nodes(md: sa.MetaData) -> sa.Table:
 
 
 def _hierarchies(md: sa.MetaData) -> sa.Table:
-    """Each hierarchy a run loaded, as ARX text."""
+    """Each hierarchy a run loaded; its ARX text (``definition``) once per distinct text (``digest``, its
+    SHA-256): a later row with the same digest has none (revision 0008)."""
     return sa.Table(
         "hierarchies",
         md,
@@ -131,6 +132,7 @@ def _hierarchies(md: sa.MetaData) -> sa.Table:
         sa.Column("source", sa.Text),
         sa.Column("leaves", sa.Integer),
         sa.Column("definition", sa.Text),
+        sa.Column("digest", sa.Text),
     )
 
 
@@ -244,6 +246,18 @@ def _series_state(md: sa.MetaData) -> sa.Table:
 
 
 # --- the revision (``alembic_version``) --------------------------------------------------------------------------
+
+
+def stored_hierarchies(hierarchies: sa.Table, digests: Sequence[str]) -> sa.Select[Any]:
+    """Which of ``digests`` the catalog already holds the ARX text of.
+
+    >>> print(stored_hierarchies(tables("veil").hierarchies, ["ab"]))
+    SELECT DISTINCT veil.hierarchies.digest
+    FROM veil.hierarchies
+    WHERE veil.hierarchies.digest IN (__[POSTCOMPILE_digest_1]) AND veil.hierarchies.definition IS NOT NULL
+    """
+    h = hierarchies.c
+    return sa.select(h.digest).distinct().where(h.digest.in_(list(digests)), h.definition.is_not(None))
 
 
 def revision(version: sa.Table) -> sa.Select[Any]:

@@ -29,6 +29,7 @@ so a test can kill or interrupt the process; ``stall:<step>`` runs a long statem
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -49,6 +50,7 @@ from veil.blockfloor import BlockFloor
 from veil.config import Config, ReleaseConfig, require_release, sensitive_needed
 from veil.counts import NodeCounts
 from veil.errors import CTRL_C, ConfigError, NoSolutionError, ReleaseError, SourceError, VeilError, redact
+from veil.hierarchy import Hierarchy
 from veil.hierarchytables import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
@@ -1124,8 +1126,18 @@ def _record_details(
         for node, passed, supp, score in evaluations
     ]
     session.bulk_load(tables.release_nodes, rows, "recording the evaluated nodes")
-    hrows = []
+    texts = {h.attribute: _arx_text(h) for h in wh.hierarchies}
+    digests = {a: hashlib.sha256(t.encode()).hexdigest() for a, t in texts.items()}
+    stored = {d for (d,) in session.rows(qc.stored_hierarchies(tables.hierarchies, list(digests.values())))}
+    hrows, new = [], set()
     for qi, h in zip(wh.quasi_identifiers, wh.hierarchies):
-        lines = [";".join([str(leaf), *(col[k] for col in h.labels)]) for k, leaf in enumerate(h.leaves)]
-        hrows.append((release_id, h.attribute, h.height, qi.hierarchy.describe(), len(h.leaves), "\n".join(lines)))
+        digest = digests[h.attribute]
+        text = None if digest in stored or digest in new else texts[h.attribute]  # each text once (0008)
+        new.add(digest)
+        hrows.append((release_id, h.attribute, h.height, qi.hierarchy.describe(), len(h.leaves), text, digest))
     session.bulk_load(tables.hierarchies, hrows, "recording the hierarchies")
+
+
+def _arx_text(h: Hierarchy) -> str:
+    """A hierarchy as ARX text: a line per leaf, its labels from level 1 up, ``;``-separated."""
+    return "\n".join(";".join([str(leaf), *(col[k] for col in h.labels)]) for k, leaf in enumerate(h.leaves))

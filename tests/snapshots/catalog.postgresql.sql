@@ -25,6 +25,11 @@ SELECT coalesce(max(veil.releases.version), %(coalesce_2)s::INTEGER) AS coalesce
 FROM veil.releases 
 WHERE veil.releases.name = %(name_1)s::VARCHAR;
 
+-- stored_hierarchies
+SELECT DISTINCT veil.hierarchies.digest 
+FROM veil.hierarchies 
+WHERE veil.hierarchies.digest IN (__[POSTCOMPILE_digest_1]) AND veil.hierarchies.definition IS NOT NULL;
+
 -- published_versions
 SELECT veil.releases.version 
 FROM veil.releases 

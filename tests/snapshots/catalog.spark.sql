@@ -72,6 +72,11 @@ SELECT coalesce(max(`veil`.`releases`.`version`), :coalesce_2) AS `coalesce_1`
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`name` = :name_1;
 
+-- stored_hierarchies
+SELECT DISTINCT `veil`.`hierarchies`.`digest` 
+FROM `veil`.`hierarchies` 
+WHERE `veil`.`hierarchies`.`digest` IN (:digest_1_1, :digest_1_2) AND `veil`.`hierarchies`.`definition` IS NOT NULL;
+
 -- published_versions
 SELECT `veil`.`releases`.`version` 
 FROM `veil`.`releases` 
