@@ -7,8 +7,9 @@ signal it catches to the wakeup file descriptor (``signal.set_wakeup_fd``) at on
 doing; a daemon thread reading it waits ``GRACE`` seconds and calls ``interrupt()`` on the DuckDB connections
 still executing the statement they ran when the signal came (``watching``), which stops DuckDB's workers at their
 next vector.  The grace leaves alone what DuckDB stopped on its own and the statements that record the failure
-afterwards.  The handler's exception then ends the run as before (``Backend.interruption`` names the signal).  Installed once, from the main thread, and only where
-nothing else (an asyncio loop's signal handling) owns the wakeup descriptor.
+afterwards.  The handler's exception then ends the run as before (``Backend.interruption`` names the signal).
+Installed once, from the main thread, and only where nothing else (an asyncio loop's signal handling) owns the
+wakeup descriptor.
 
 >>> class Connection:
 ...     def interrupt(self) -> None:
