@@ -29,9 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import re
-import signal
 import socket
-import threading
 import time
 import uuid
 from collections.abc import Iterator, Sequence
@@ -43,7 +41,8 @@ import numpy as np
 import sqlalchemy as sa
 
 from veil.backends.base import Backend, Session
-from veil.errors import BackendError
+from veil.backends.deferredsignals import DeferredSignals
+from veil.errors import BackendError, Interruption
 from veil.registry import BACKENDS
 from veil.queries.ddl import CreateTableAs, DropObject, relation
 from veil.queries import spark as sq
@@ -112,11 +111,12 @@ class SparkBackend(Backend):
         except Exception as exc:  # grpc and pyspark errors alike
             raise BackendError(f"cannot connect to Spark at {self.display_url}: {_reason(exc)}") from None
         session = SparkSQLSession(self, spark)
-        try:
-            with _terminate_as_exit():
+        with session.signals:  # Ctrl-C and SIGTERM never raise inside the client (``DeferredSignals``)
+            try:
                 yield session
-        finally:
-            session.close()
+            finally:
+                with session.signals.shielded():
+                    session.close()
 
     def _probe(self) -> None:
         """Fail fast with one line when nothing listens (the client would retry for minutes)."""
@@ -139,6 +139,7 @@ class SparkSQLSession(Session):
         self.logs: dict[tuple[str | None, str], sa.Table | None] = {}  # catalog table → its log, if logged
         self.seq = 0
         self.marker = uuid.uuid4().hex[:16]  # this run's working views are plans of its own (``sq.run_owned``)
+        self.signals = DeferredSignals(self._interrupt)
         self.renamed: dict[str, str] = {}  # … under names of their own (``sq.run_dialect``)
         self._dialect = sq.run_dialect(self.renamed)
 
@@ -150,7 +151,11 @@ class SparkSQLSession(Session):
         """The server's name of working view ``name`` (``sq.run_dialect``)."""
         return self.renamed.get(name, name)
 
-    def fail(self, exc: BaseException, what: str) -> BackendError:
+    def fail(self, exc: BaseException, what: str) -> BackendError | Interruption:
+        """One line naming ``what``; the interruption instead when a signal stopped the call (``DeferredSignals``)."""
+        stopped = self.signals.pending()
+        if stopped is not None:
+            return stopped
         return BackendError(f"{self.backend.name} failed while {what}: {_reason(exc)}")
 
     def _sql(self, stmt: Any, what: str, params: dict[str, Any] | None = None) -> Any:
@@ -339,6 +344,10 @@ class SparkSQLSession(Session):
     def begin_snapshot(self) -> None:
         """Spark reads each table as it is when a query runs (no snapshot across statements)."""
 
+    def _interrupt(self) -> None:
+        """Ask the server to stop every operation of this session (a signal came while the client waited)."""
+        self.spark.interruptAll()
+
     def close(self) -> None:
         """Stop what this session still runs (a view being cached when a run is stopped), drop its views (freeing
         their cached rows) and end the server-side session."""
@@ -402,25 +411,6 @@ def _reason(exc: BaseException) -> str:
         return "the Spark Connect server is unreachable (connection lost)"
     lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
     return lines[0] if lines else type(exc).__name__
-
-
-@contextmanager
-def _terminate_as_exit() -> Iterator[None]:
-    """While a run holds Spark views, SIGTERM unwinds it (so the views are dropped) instead of killing
-    the process outright; only where nobody else handles SIGTERM, and restored afterwards."""
-    main = threading.current_thread() is threading.main_thread()
-    if not main or signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL:
-        yield
-        return
-
-    def _exit(signum: int, frame: Any) -> None:
-        raise SystemExit(128 + signum)
-
-    signal.signal(signal.SIGTERM, _exit)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _pa() -> Any:

@@ -79,7 +79,11 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
     """A scheduler's SIGTERM mid-search unwinds the run: its cached working data is freed (the driver's
     storage list may show it for a moment after the process ended: ``cached_until``)."""
     before = cached_tables()
-    path = twins.config_path("spark", "adult", ADULT, "sigterm")
+    # every node a statement (nothing held in memory): the search outlasts the poll below, whose 0.5 s steps
+    # would otherwise miss a base that is cached, searched and dropped within a second
+    body = ADULT.replace("[search]\n", "[search]\nlocal_cells = 0\n", 1)
+    assert "local_cells = 0" in body
+    path = twins.config_path("spark", "adult", body, "sigterm")
     proc = subprocess.Popen(
         [sys.executable, "-m", "veil.cli", "search", "--config", str(path), "--strategy", "brute-force", "--json"],
         env={**os.environ},
