@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+
+from veil.errors import ConfigError
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -190,6 +192,11 @@ def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[st
     return candidates
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
 @pytest.mark.backend
 def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)
@@ -243,6 +250,11 @@ def test_the_reader_singles_out_everyone_when_nothing_protects_the_series(db: Db
     assert [d for d, n in diff.items() if n > 0] == [world.people[newcomer][2]]  # his disease, read off
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
 @pytest.mark.backend
 def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)
@@ -264,6 +276,11 @@ def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cl
     ]
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
 @pytest.mark.backend
 def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)

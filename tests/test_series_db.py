@@ -13,6 +13,8 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from veil.errors import BackendError, ConfigError
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -119,6 +121,11 @@ NIGHTS = [
 ]
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=BackendError,
+    reason="the test changes its source with DELETE, which Spark's tables do not support",
+)
 def test_off_lets_the_attacker_read_every_change(db: Db, cleanup) -> None:
     path, out, _ = people_db(db, "off")
     conf = cfg.load(path)
@@ -170,6 +177,11 @@ def _copy_config(db: Db, path: Path, out: str, cat: str, tag: str, drop_model: s
     return copy, mine_out, mine_cat
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=BackendError,
+    reason="the test changes its source with DELETE, which Spark's tables do not support",
+)
 def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, monkeypatch) -> None:
     """The candidate's cells streamed 2 at a time (blocks straddling chunk borders) in the database's order and
     the ledger loaded 3 rows at a time give the same versions, deferrals and ledger as one chunk sorted by
@@ -389,6 +401,11 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
         assert len(versions(db, out)) == 6
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
 def test_a_series_floor_picks_the_optimum_among_nodes_with_large_blocks(db: Db, cleanup) -> None:
     """``[release] series_block`` (docs/series.md §9.4): the series' node is the optimum among the nodes where
     every block holds at least 8 rows; later nights keep it."""

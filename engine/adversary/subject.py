@@ -104,12 +104,11 @@ def table_subject(
     release: ReleaseRecord | None = None,
 ) -> Subject:
     """Recount ``schema.table`` into cells (its quasi-identifier values are the block keys, as they are)."""
-    result = session.execute(qa.table_cells(schema, table, qis, sensitive), f"recounting {description}")
     coders = [_coder() for _ in (*qis, *sensitive)]
     q_parts: list[np.ndarray] = []
     s_parts: list[np.ndarray] = []
     n_parts: list[np.ndarray] = []
-    for batch in result.partitions():
+    for batch in session.row_chunks(qa.table_cells(schema, table, qis, sensitive), f"recounting {description}"):
         columns = list(zip(*batch))
         codes = [code(col) for (_, code), col in zip(coders, columns[:-1])]
         q_parts.append(np.column_stack(codes[: len(qis)]) if qis else np.zeros((len(batch), 0), dtype=np.int64))
