@@ -167,8 +167,8 @@ def _about(path: Path, config: Config) -> str:
 
 
 def _connection(session: Session) -> str:
-    version = getattr(session.conn.dialect, "server_version_info", None)  # DuckDB's dialect answers PostgreSQL's
-    postgres = session.conn.dialect.name == "postgresql"
+    version = getattr(session.dialect, "server_version_info", None)  # DuckDB's dialect answers PostgreSQL's
+    postgres = session.dialect.name == "postgresql"
     shown = f" (server {'.'.join(map(str, version))})" if version and postgres else ""
     return f"{session.backend.name} at {session.backend.display_url}{shown}"
 
