@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from types import FrameType
 from typing import Any
 
-from veil.errors import Interruption
+from veil.errors import CTRL_C, Interruption
 
 STOPPING = (signal.SIGINT, signal.SIGTERM)
 RETRY = 0.1  # seconds between deliveries of a deferred signal
@@ -74,7 +74,7 @@ class DeferredSignals:
         """Whether ``frame`` or a caller of it runs code of the client's packages."""
         while frame is not None:
             name = frame.f_globals.get("__name__", "")
-            if name.split(".", 1)[0] in self.client or name.startswith(self.client):
+            if any(name == package or name.startswith(package + ".") for package in self.client):
                 return True
             frame = frame.f_back
         return False
@@ -120,7 +120,7 @@ class DeferredSignals:
             signum, self._pending = self._pending, None
         if signum is None:
             return None
-        return Interruption.noted("Ctrl-C (SIGINT)" if signum == signal.SIGINT else "terminated (SIGTERM)")
+        return Interruption.noted(CTRL_C if signum == signal.SIGINT else "terminated (SIGTERM)")
 
     @contextmanager
     def shielded(self) -> Iterator[None]:
