@@ -135,6 +135,16 @@ def statements() -> dict[str, object]:
             ["none"],
             into="veil_work_12_1",
         ),
+        # a kept column with NULLs matched to its value tuple: hashable on every database (SameOrBothNull)
+        "cells_with_nulls": q.cells_table(
+            src,
+            q.Layout((5, 3, 1), 0),
+            (1, 0, 1),
+            ["Zip Code", "age", HOSTILE],
+            ["condition", "income"],
+            [],
+            ["none", "some"],
+        ),
         "detach_scratch": q.Attach("veil_work_12_1"),
         # the base frequency set checked to hold every kept row; a node's counts streamed in block-key order
         "base_total": base_total(lay),

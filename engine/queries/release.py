@@ -12,6 +12,8 @@ from collections.abc import Sequence
 from typing import Any, overload
 
 import sqlalchemy as sa
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.elements import ColumnElement
 
 from veil.queries.ddl import CreateTableAs, working_table
 from veil.queries.nodes import Layout, code_type
@@ -105,6 +107,32 @@ def cell_values(width: int) -> sa.Select[Any]:
     return sa.select(*values.c).order_by(values.c.vid)
 
 
+class SameOrBothNull(ColumnElement[bool]):
+    """``a`` equals ``b`` or both are NULL, written so that every database hashes a join on it: by default
+    ``coalesce(a, least) = coalesce(b, least) AND (a IS NULL) = (b IS NULL)`` with ``least`` the column's least
+    value (PostgreSQL hashes no ``IS NOT DISTINCT FROM``); Spark's compiler hook writes its null-safe ``<=>``
+    (``veil.queries.spark``: a scalar subquery in a join condition failed there, "Subquery … has not finished").
+
+    >>> a, b = sa.column("a"), sa.column("b")
+    >>> print(sa.select(a).where(SameOrBothNull(a, b, sa.literal_column("0"))).compile())
+    SELECT a
+    WHERE coalesce(a, 0) = coalesce(b, 0) AND (a IS NULL) = (b IS NULL)
+    """
+
+    inherit_cache = False
+    type = sa.Boolean()
+
+    def __init__(self, a: Any, b: Any, least: Any) -> None:
+        self.a, self.b, self.least = a, b, least
+
+
+@compiles(SameOrBothNull)
+def _same_or_both_null(element: SameOrBothNull, compiler: Any, **kw: Any) -> str:
+    a, b, least = element.a, element.b, element.least
+    both = sa.and_(sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None))
+    return str(compiler.process(both, **kw))
+
+
 def value_match(published: Sequence[Any], values: Any, nulls: Sequence[str]) -> list[Any]:
     """Conditions matching ``published`` columns to the value columns ``v<j>`` of ``values`` (an alias of
     ``veil_cell_values``) by a join every database can hash: ``nulls[j]`` says whether column ``j`` has
@@ -118,7 +146,7 @@ def value_match(published: Sequence[Any], values: Any, nulls: Sequence[str]) -> 
             match.append(a == b)
         elif kind == "some":
             least = sa.select(sa.func.min(values_of(len(nulls)).c[f"v{j}"])).scalar_subquery()
-            match += [sa.func.coalesce(a, least) == sa.func.coalesce(b, least), a.is_(None) == b.is_(None)]
+            match.append(SameOrBothNull(a, b, least))
     return match
 
 

@@ -35,6 +35,7 @@ from sqlalchemy.sql.expression import ClauseElement, Executable
 from veil.queries.ddl import CreateTableAs, CreateView
 from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
 from veil.queries.nodes import TinyInteger
+from veil.queries.release import SameOrBothNull
 from veil.queries.source import RowHash
 
 
@@ -212,6 +213,12 @@ def _create_table(element: sa.schema.CreateTable, compiler: Any, **kw: Any) -> s
 def _tiny_integer(type_: TinyInteger, compiler: Any, **kw: Any) -> str:
     """Codes up to 127 as Spark's 1-byte ``TINYINT`` (``queries.nodes.code_type``)."""
     return "TINYINT"
+
+
+@compiles(SameOrBothNull, "spark")
+def _same_or_both_null(element: SameOrBothNull, compiler: Any, **kw: Any) -> str:
+    """Spark's null-safe equality, which it hashes in a join (``EqualNullSafe``)."""
+    return f"({compiler.process(element.a, **kw)} <=> {compiler.process(element.b, **kw)})"
 
 
 @compiles(RowHash, "spark")

@@ -199,6 +199,12 @@ CREATE TABLE veil_work_12_1.veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_dim_2 AS d2 ON src."x""; DROP TABLE t; --" = d2.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 
 WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, d2.code_1, r.vid;
 
+-- cells_with_nulls
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, d2.code_1 AS g2, r.vid AS vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_dim_2 AS d2 ON src."x""; DROP TABLE t; --" = d2.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 AND coalesce(src.income, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) AND (src.income IS NULL) = (r.v1 IS NULL) GROUP BY d0.code_1, d1.code_0, d2.code_1, r.vid;
+
 -- detach_scratch
 DETACH veil_work_12_1;
 

@@ -180,6 +180,12 @@ FROM veil_node_4 AS b JOIN veil_up_0_1 AS u0 ON u0.c = b.q0_1 JOIN veil_up_1_0 A
 -- no_progress_bar
 SET enable_progress_bar = false;
 
+-- cells_with_nulls
+CREATE TEMPORARY TABLE veil_cells AS SELECT d0.code_1 AS g0, d1.code_0 AS g1, d2.code_1 AS g2, r.vid AS vid, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 JOIN veil_dim_2 AS d2 ON src."x""; DROP TABLE t; --" = d2.level_0 JOIN veil_cell_values AS r ON src.condition = r.v0 AND coalesce(src.income, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) = coalesce(r.v1, (SELECT min(veil_cell_values.v1) AS min_1 
+FROM veil_cell_values)) AND (src.income IS NULL) = (r.v1 IS NULL) GROUP BY d0.code_1, d1.code_0, d2.code_1, r.vid;
+
 -- base_total
 SELECT coalesce(sum(veil_base.n), %(coalesce_2)s::INTEGER) AS coalesce_1, count(*) AS count_1 
 FROM veil_base;
