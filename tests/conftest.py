@@ -227,6 +227,17 @@ class Db:
         eng.dispose()
         return table
 
+    def replace_rows(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]]) -> None:
+        """Make ``rows`` the rows of the test's table ``name`` (a source changing between two runs): deleted and
+        inserted in one transaction here; Spark's tables, which have no ``DELETE``, are overwritten."""
+        table = sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()), schema=self.schema)
+        eng = self.engine
+        with eng.begin() as c:
+            c.execute(table.delete())
+            if rows:
+                c.execute(table.insert(), [dict(zip(columns, r)) for r in rows])
+        eng.dispose()
+
     def source_section(self, table: str) -> str:
         """The ``[source]`` TOML for a table of this test's schema."""
         if self.kind == "duckdb":
@@ -311,6 +322,18 @@ class SparkDb(Db):
                 target = session.dialect.identifier_preparer.format_table(table)
                 session.spark.createDataFrame(data).write.insertInto(target)
         return table
+
+    def replace_rows(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]]) -> None:
+        import pyarrow as pa
+
+        from veil.backends.spark import _arrow_type
+
+        table = sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()), schema=self.schema)
+        types = {c.name: _arrow_type(c.type) for c in table.columns}
+        data = pa.table({c: pa.array([r[i] for r in rows], type=types[c]) for i, c in enumerate(columns)})
+        with self._session() as session:
+            target = session.dialect.identifier_preparer.format_table(table)
+            session.spark.createDataFrame(data).write.insertInto(target, overwrite=True)
 
     def write_config(self, table: str, body: str, name: str = "veil.toml", source_extra: str = "") -> Path:
         if "[release]" in body and not re.search(r"^series\s*=", body, re.MULTILINE):

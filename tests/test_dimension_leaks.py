@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import re
 from dataclasses import replace
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,6 +26,7 @@ import pytest
 import sqlalchemy as sa
 
 from veil import config as cfg
+from veil.errors import NoSolutionError
 from veil.hierarchy import ValueKind, build
 from veil.release import init, release
 from tests.conftest import Db, ReleaseSchemas
@@ -159,12 +161,7 @@ class Adversary:
         self.db, self.out, self.name = db, out, name
 
     def objects(self) -> list[str]:
-        return sorted(
-            t
-            for (t,) in self.db.query(
-                f"SELECT table_name FROM information_schema.tables WHERE table_schema = '{self.out}'"
-            )
-        )
+        return sorted(t for s, t in self.db.objects() if s == self.out)
 
     def strings(self) -> Iterator[tuple[str, str]]:
         """(object, string) for every string in every published object, JSON documents opened."""
@@ -182,8 +179,11 @@ class Adversary:
         }
 
     def published(self, column: str) -> set[str]:
-        """Every value ``column`` showed in any version still readable (or kept by the analyst)."""
-        return {str(v) for (v,) in self.db.query(f'SELECT DISTINCT "{column}" FROM "{self.out}"."{self.name}_rows"')}
+        """Every value ``column`` showed in any version still readable (or kept by the analyst): the versions'
+        rows, in one table (``<name>_rows``) or one a version (``<name>_rows_v<N>``, the autocommit layout)."""
+        tables = [t for t in self.objects() if re.fullmatch(rf"{self.name}_rows(_v\d+)?", t)]
+        assert tables, f"no rows table of {self.name!r} in {self.out}"
+        return {str(v) for t in tables for (v,) in self.db.query(f'SELECT DISTINCT "{column}" FROM "{self.out}"."{t}"')}
 
 
 def _strings(cell: Any) -> Iterator[str]:
@@ -242,6 +242,14 @@ def _resolved(spec: Any, db: Db) -> Any:
 
 
 @pytest.mark.backend
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=NoSolutionError,
+    reason=(
+        'the second version (one person leaves, one joins) is refused under series = "refuse", the only policy on '
+        "Spark (docs/spark.md §7); the first version's objects are attacked before that"
+    ),
+)
 @pytest.mark.parametrize("kind", sorted(KINDS))
 def test_no_published_object_narrows_a_row_or_tells_which_values_occur(
     db: Db, release_schemas: ReleaseSchemas, kind: str
@@ -251,11 +259,8 @@ def test_no_published_object_narrows_a_row_or_tells_which_values_occur(
     assert first.status == "published" and first.rows_published
     assert leaks(db, release_schemas.out, config) == []
     # a second version: someone leaves, someone with new labels joins (held back or published as the series says)
-    db.execute(
-        f'DELETE FROM "{db.schema}".people WHERE id = 7',
-        f"INSERT INTO \"{db.schema}\".people VALUES (50, '77777', 61, DATE '1931-05-05', 'Martian', 'X', "
-        "'space', 'moon-2', 'rare-y')",
-    )
+    joiner = (50, "77777", 61, dt.date(1931, 5, 5), "Martian", "X", "space", "moon-2", "rare-y")
+    db.replace_rows("people", COLUMNS, [r for r in people() if r[0] != 7] + [joiner])
     second = release(cfg.load(config))
     assert second.version == 2
     assert leaks(db, release_schemas.out, config) == []
@@ -264,6 +269,11 @@ def test_no_published_object_narrows_a_row_or_tells_which_values_occur(
 
 
 @pytest.mark.backend
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=KeyError,
+    reason="Spark's releases publish no dimension tables (docs/spark.md §8): there is no legacy content to redact",
+)
 def test_the_adversary_finds_a_legacy_content_then_the_next_release_redacts_it(
     db: Db, release_schemas: ReleaseSchemas
 ) -> None:
@@ -302,6 +312,11 @@ def test_the_adversary_finds_a_legacy_content_then_the_next_release_redacts_it(
 
 
 @pytest.mark.backend
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=IndexError,
+    reason="Spark's releases publish no dimension tables (docs/spark.md §8): there is no legacy content to redact",
+)
 def test_a_legacy_content_shared_by_versions_at_two_levels_shows_the_coarser(
     db: Db, release_schemas: ReleaseSchemas
 ) -> None:

@@ -172,6 +172,14 @@ def run_case(db: Db, schemas: ReleaseSchemas, step: str, fault: str, next_run: s
     )
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=(AssertionError, IndexError),
+    reason=(
+        'its second version (one patient joins) is refused under series = "refuse", the only policy on Spark '
+        "(docs/spark.md §7), before the step the fault is injected at; it also reads information_schema and the transactional layout's ``inpatient_rows``"
+    ),
+)
 @pytest.mark.parametrize("fault", FAULTS)
 @pytest.mark.parametrize("step", STEPS)
 def test_a_fault_after_the_commit_leaves_the_version_published(
@@ -196,6 +204,14 @@ def test_a_fault_after_the_commit_leaves_the_version_published(
     assert inpatient.query(f'SELECT count(*) FROM "{out}".inpatient_rows WHERE veil_version = 1') == [(0,)]
 
 
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
+    reason=(
+        'its second version (one patient joins) is refused under series = "refuse", the only policy on Spark '
+        "(docs/spark.md §7), before the step the fault is injected at (tests/spark/test_spark_backend.py interrupts Spark's own statements)"
+    ),
+)
 @pytest.mark.parametrize("sig", ["SIGINT", "SIGTERM"])
 def test_an_interrupt_inside_a_long_statement_is_recorded_as_interrupted(
     inpatient: Db, release_schemas: ReleaseSchemas, sig: str

@@ -117,10 +117,11 @@ def run_nights(world: World, path: Path, nights: int) -> list[Any]:
 
 
 def versions(db: Db, out: str) -> dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]:
-    """What the reader kept: each version's node and rows."""
+    """What the reader kept: each version's node and rows (its view ``people_v<N>``, in either publication's
+    layout)."""
     kept = {}
     for v, node in db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version'):
-        rows = db.query(f'SELECT zip, age, disease FROM "{out}".people_rows WHERE veil_version = {v}')
+        rows = db.query(f'SELECT zip, age, disease FROM "{out}".people_v{int(v)}')
         kept[int(v)] = (tuple(json.loads(node)), [tuple(map(str, r)) for r in rows])
     return kept
 
