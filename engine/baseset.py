@@ -100,16 +100,16 @@ class BaseSet:
             f"coding source table {scan.name!r} into the base frequency set",
         )
         self._not_null = tuple(not_null)
-        coded, cells = session.rows(base_total(self.layout), "checking the base frequency set")[0]
-        if int(coded) != self.rows:
+        budget = session.backend.local_cells if self.options.local_cells is None else self.options.local_cells
+        coded, cells, fetched = self._checked(budget)
+        if coded != self.rows:
             raise BackendError(
                 f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                 "a value's type differs between the source and its dimension table"
             )
-        self.cells = int(cells)
+        self.cells = cells
         self.stats.base_cells = self.cells
-        budget = session.backend.local_cells if self.options.local_cells is None else self.options.local_cells
-        local = self._fetch() if self.cells <= budget else None
+        local = self._held_cells(fetched if fetched is not None else self._leaves()) if cells <= budget else None
         # floors: in memory from the base held here; from the warehouse only where a statement's fixed cost
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
@@ -124,10 +124,24 @@ class BaseSet:
         self._held = HeldCells(local, floors, len(self.domains), self.stats)
         self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
 
-    def _fetch(self) -> FrequencySet:
-        """The base frequency set's cells, fetched once (``queries.base_leaves``), with each hierarchy's map from
-        a leaf code to its code at every level."""
-        data = self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
+    def _checked(self, budget: int) -> tuple[int, int, dict[str, np.ndarray] | None]:
+        """The rows the base holds and its cells (``base_total``), and its cells when already fetched: where a
+        statement costs more than a pass over the data (``batched``: Spark), the cells are fetched first, at most
+        one more than ``budget`` — when they fit, they give both numbers and the check costs no statement."""
+        if self.batched and budget > 0:
+            data = self._leaves(budget + 1)
+            if len(data["n"]) <= budget:
+                return int(data["n"].sum()), len(data["n"]), data
+        coded, cells = self.session.rows(base_total(self.layout), "checking the base frequency set")[0]
+        return int(coded), int(cells), None
+
+    def _leaves(self, limit: int | None = None) -> dict[str, np.ndarray]:
+        """The base frequency set's cells (``queries.base_leaves``; at most ``limit``)."""
+        return self.session.columns(q.base_leaves(self.layout, limit), "fetching the base frequency set", narrow=True)
+
+    def _held_cells(self, data: dict[str, np.ndarray]) -> FrequencySet:
+        """The base frequency set's cells held here, fetched once, with each hierarchy's map from a leaf code to
+        its code at every level."""
         self.stats.local_cells += len(data["n"])
         return FrequencySet(
             [data[f"q{i}_0"] for i in range(len(self.hierarchies))],

@@ -126,6 +126,28 @@ def test_a_base_above_the_bound_is_counted_in_the_warehouse(db: Db) -> None:
         assert wh.stats.node_queries == 3 and wh.stats.local_nodes == 0 and wh.stats.floors == 0
 
 
+@pytest.mark.parametrize("spare", [0, -1])
+def test_a_batched_run_fetches_the_cells_before_checking_them(db: Db, monkeypatch, spare: int) -> None:
+    """Where a statement costs more than a pass (``batch``: Spark), the base's cells are fetched first, at most one
+    more than ``local_cells``: when they fit, they give the check's rows and cells (no ``base_total`` statement);
+    when one is left over, the check counts them in the warehouse and nothing is held."""
+    import veil.baseset
+
+    table = people(db, seed=7, n=90)
+    conf = config(db, table, SETS["k+entropy"], 0.0)
+    with open_run(conf, local_cells=0) as (conf, sql):
+        cells, rows = sql.stats.base_cells, sql.rows
+    checks = []
+    plain = veil.baseset.base_total
+    monkeypatch.setattr(veil.baseset, "base_total", lambda *a: checks.append(1) or plain(*a))
+    with open_run(conf, local_cells=cells + spare, batch=True) as (conf, wh):
+        assert (wh.stats.base_cells, wh.rows) == (cells, rows)
+        assert (wh.local is not None, len(checks)) == ((True, 0) if spare == 0 else (False, 1))
+        assert wh.stats.local_cells == (cells if spare == 0 else 0)
+        if wh.local is not None:
+            assert int(wh.local.n.sum()) == rows and wh.local.cells == cells
+
+
 @pytest.mark.parametrize("models", list(SETS))
 @pytest.mark.parametrize("metric", ["discernibility", "kl-divergence"])
 @pytest.mark.parametrize("budget", [0.0, 0.05])
