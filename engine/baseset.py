@@ -126,18 +126,17 @@ class BaseSet:
 
     def _checked(self, budget: int) -> tuple[int, int, dict[str, np.ndarray] | None]:
         """The rows the base holds and its cells (``base_total``), and its cells when already fetched: where a
-        statement costs more than a pass over the data (``batched``: Spark), the cells are fetched first, at most
-        one more than ``budget`` — when they fit, they give both numbers and the check costs no statement."""
-        if self.batched and budget > 0:
-            data = self._leaves(budget + 1)
-            if len(data["n"]) <= budget:
-                return int(data["n"].sum()), len(data["n"]), data
+        statement costs more than a pass over the data (``batched``: Spark) and the source's rows fit ``budget`` —
+        so its cells do too — they are fetched first and give both numbers: the check costs no statement."""
+        if self.batched and 0 < self.rows <= budget:
+            data = self._leaves()
+            return int(data["n"].sum()), len(data["n"]), data
         coded, cells = self.session.rows(base_total(self.layout), "checking the base frequency set")[0]
         return int(coded), int(cells), None
 
-    def _leaves(self, limit: int | None = None) -> dict[str, np.ndarray]:
-        """The base frequency set's cells (``queries.base_leaves``; at most ``limit``)."""
-        return self.session.columns(q.base_leaves(self.layout, limit), "fetching the base frequency set", narrow=True)
+    def _leaves(self) -> dict[str, np.ndarray]:
+        """The base frequency set's cells (``queries.base_leaves``)."""
+        return self.session.columns(q.base_leaves(self.layout), "fetching the base frequency set", narrow=True)
 
     def _held_cells(self, data: dict[str, np.ndarray]) -> FrequencySet:
         """The base frequency set's cells held here, fetched once, with each hierarchy's map from a leaf code to

@@ -128,24 +128,24 @@ def test_a_base_above_the_bound_is_counted_in_the_warehouse(db: Db) -> None:
 
 @pytest.mark.parametrize("spare", [0, -1])
 def test_a_batched_run_fetches_the_cells_before_checking_them(db: Db, monkeypatch, spare: int) -> None:
-    """Where a statement costs more than a pass (``batch``: Spark), the base's cells are fetched first, at most one
-    more than ``local_cells``: when they fit, they give the check's rows and cells (no ``base_total`` statement);
-    when one is left over, the check counts them in the warehouse and nothing is held."""
+    """Where a statement costs more than a pass (``batch``: Spark) and the source's rows fit ``local_cells`` (so its
+    cells do too), the base's cells are fetched first and give the check's rows and cells: no ``base_total``
+    statement.  With one row more than the bound the check counts them in the warehouse first, and the cells
+    (fewer than the rows) are fetched after it."""
     import veil.baseset
 
     table = people(db, seed=7, n=90)
     conf = config(db, table, SETS["k+entropy"], 0.0)
     with open_run(conf, local_cells=0) as (conf, sql):
         cells, rows = sql.stats.base_cells, sql.rows
+    assert cells < rows
     checks = []
     plain = veil.baseset.base_total
     monkeypatch.setattr(veil.baseset, "base_total", lambda *a: checks.append(1) or plain(*a))
-    with open_run(conf, local_cells=cells + spare, batch=True) as (conf, wh):
-        assert (wh.stats.base_cells, wh.rows) == (cells, rows)
-        assert (wh.local is not None, len(checks)) == ((True, 0) if spare == 0 else (False, 1))
-        assert wh.stats.local_cells == (cells if spare == 0 else 0)
-        if wh.local is not None:
-            assert int(wh.local.n.sum()) == rows and wh.local.cells == cells
+    with open_run(conf, local_cells=rows + spare, batch=True) as (conf, wh):
+        assert (wh.stats.base_cells, wh.rows, wh.stats.local_cells) == (cells, rows, cells)
+        assert wh.local is not None and int(wh.local.n.sum()) == rows and wh.local.cells == cells
+        assert len(checks) == (0 if spare == 0 else 1)
 
 
 @pytest.mark.parametrize("models", list(SETS))

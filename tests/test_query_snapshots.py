@@ -148,7 +148,6 @@ def statements() -> dict[str, object]:
         "detach_scratch": q.Attach("veil_work_12_1"),
         # the base frequency set checked to hold every kept row; a node's counts streamed in block-key order
         "base_total": base_total(lay),
-        "base_leaves_at_most": q.base_leaves(lay, 2_097_153),
         "stream_ordered": ordered(q.node_counts(lay, (2, 1, 1)), ["g0", "g1", "g2"]),
         # DuckDB: numpy columns and DataFrames registered with the connection, read into tables
         "insert_frame": qd.insert_frame(

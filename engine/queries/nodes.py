@@ -336,22 +336,20 @@ def node_counts(
     return sa.select(*keys, *sens, sa.func.sum(src.table.c.n).label("n")).select_from(src.from_).group_by(*keys, *sens)
 
 
-def base_leaves(layout: Layout, limit: int | None = None) -> sa.Select[Any]:
+def base_leaves(layout: Layout) -> sa.Select[Any]:
     """The base frequency set's cells with only what rolls every node up from them: each QI's leaf code (its
-    higher levels follow from the hierarchy), the sensitive codes, ``n`` (``veil.frequencies``); at most ``limit``
-    of them.
+    higher levels follow from the hierarchy), the sensitive codes, ``n`` (``veil.frequencies``).
 
     >>> print(base_leaves(Layout(heights=(2, 1), sensitive_count=1)).compile())
     SELECT veil_base.q0_0, veil_base.q1_0, veil_base.s0, veil_base.n
     FROM veil_base
     """
     base = layout.base()
-    stmt = sa.select(
+    return sa.select(
         *(base.c[f"q{i}_0"] for i in range(layout.qi_count)),
         *(base.c[f"s{k}"] for k in range(layout.sensitive_count)),
         base.c.n,
     )
-    return stmt if limit is None else stmt.limit(limit)
 
 
 def base_total(layout: Layout) -> sa.Select[Any]:

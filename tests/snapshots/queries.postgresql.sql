@@ -190,11 +190,6 @@ FROM veil_cell_values)) AND (src.income IS NULL) = (r.v1 IS NULL) GROUP BY d0.co
 SELECT coalesce(sum(veil_base.n), %(coalesce_2)s::INTEGER) AS coalesce_1, count(*) AS count_1 
 FROM veil_base;
 
--- base_leaves_at_most
-SELECT veil_base.q0_0, veil_base.q1_0, veil_base.q2_0, veil_base.s0, veil_base.s1, veil_base.n 
-FROM veil_base 
- LIMIT %(param_1)s::INTEGER;
-
 -- stream_ordered
 SELECT o.g0, o.g1, o.g2, o.s0, o.s1, o.n 
 FROM (SELECT b.q0_2 AS g0, b.q1_1 AS g1, b.q2_1 AS g2, b.s0 AS s0, b.s1 AS s1, sum(b.n) AS n 
