@@ -266,6 +266,20 @@ class Db:
         }
 
 
+def _insert_arrow(session: Any, table: sa.Table, rows: Sequence[Sequence[Any]], overwrite: bool = False) -> None:
+    """Write ``rows`` into Spark table ``table`` as Arrow, typed from its SQLAlchemy columns (replacing its rows when
+    ``overwrite``)."""
+    import pyarrow as pa
+
+    from veil.backends.spark import _arrow_type
+
+    data = pa.table(
+        {c.name: pa.array([r[i] for r in rows], type=_arrow_type(c.type)) for i, c in enumerate(table.columns)}
+    )
+    target = session.dialect.identifier_preparer.format_table(table)
+    session.spark.createDataFrame(data).write.insertInto(target, overwrite=overwrite)
+
+
 class SparkDb(Db):
     """Spark through Spark Connect: no SQLAlchemy engine (no DBAPI driver); statements go through Veil's own Spark
     session (``veil.backends.spark``), compiled for Spark SQL, and a test's SQL text is read with double-quoted
@@ -306,10 +320,6 @@ class SparkDb(Db):
     def create_table(
         self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]], schema: str | None = None
     ) -> sa.Table:
-        import pyarrow as pa
-
-        from veil.backends.spark import _arrow_type
-
         table = sa.Table(
             name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()), schema=schema or self.schema
         )
@@ -317,23 +327,13 @@ class SparkDb(Db):
             session.execute(sa.schema.CreateSchema(table.schema, if_not_exists=True), "creating a test schema")
             session.execute(sa.schema.CreateTable(table), "creating a test table")
             if rows:
-                types = {c.name: _arrow_type(c.type) for c in table.columns}
-                data = pa.table({c: pa.array([r[i] for r in rows], type=types[c]) for i, c in enumerate(columns)})
-                target = session.dialect.identifier_preparer.format_table(table)
-                session.spark.createDataFrame(data).write.insertInto(target)
+                _insert_arrow(session, table, rows)
         return table
 
     def replace_rows(self, name: str, columns: dict[str, Any], rows: Sequence[Sequence[Any]]) -> None:
-        import pyarrow as pa
-
-        from veil.backends.spark import _arrow_type
-
         table = sa.Table(name, sa.MetaData(), *(sa.Column(c, t) for c, t in columns.items()), schema=self.schema)
-        types = {c.name: _arrow_type(c.type) for c in table.columns}
-        data = pa.table({c: pa.array([r[i] for r in rows], type=types[c]) for i, c in enumerate(columns)})
         with self._session() as session:
-            target = session.dialect.identifier_preparer.format_table(table)
-            session.spark.createDataFrame(data).write.insertInto(target, overwrite=True)
+            _insert_arrow(session, table, rows, overwrite=True)
 
     def write_config(self, table: str, body: str, name: str = "veil.toml", source_extra: str = "") -> Path:
         if "[release]" in body and not re.search(r"^series\s*=", body, re.MULTILINE):
