@@ -14,10 +14,12 @@ import contextlib
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from veil import queries as q
+from veil.backends.base import Backend
 from veil.counts import Level, SensitiveDomain, SizeHistogram
 from veil.errors import BackendError
 from veil.frequencies import Floors, FrequencySet
@@ -25,6 +27,7 @@ from veil.heldcells import HeldCells
 from veil.hierarchy import Hierarchy
 from veil.queries.nodes import base_total
 from veil.rollup import Rollups
+from veil.sourcecells import SourceCells
 from veil.sourcescan import SourceScan
 from veil.workstats import Stats
 
@@ -44,10 +47,25 @@ class Options:
     scratch_threshold: int | None
     local_cells: int | None
 
+    def batched(self, backend: Backend) -> bool:
+        """Whether a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``; tests force it)."""
+        return bool(backend.batch_sizes if self.batch is None else self.batch)
+
+    def budget(self, backend: Backend) -> int:
+        """The most cells held here (``local_cells``, else the backend's own)."""
+        return backend.local_cells if self.local_cells is None else self.local_cells
+
+    def held_first(self, backend: Backend, rows: int) -> bool:
+        """Whether a source of ``rows`` rows is fetched before anything is counted in the warehouse: where a
+        statement costs more than a pass over the data (``batched``) and the rows fit ``budget`` (so the cells
+        do) — its rows grouped (``veil.sourcecells``), or its base's cells (``BaseSet.code``)."""
+        return self.batched(backend) and 0 < rows <= self.budget(backend)
+
 
 class BaseSet:
     """The base of the rows ``scan`` reads (``rows`` of them, as the NULL policy kept), coded through
-    ``hierarchies`` and the counted sensitive columns' ``domains``, laid out as ``layout``.  ``known_sizes``: the
+    ``hierarchies`` and the counted sensitive columns' ``domains`` (their values as the driver gives them:
+    ``raw_values``), laid out as ``layout``.  ``known_sizes``: the
     block-size histograms counted so far (``veil.blocksizes``), which bound the cells of their nodes."""
 
     def __init__(
@@ -56,6 +74,7 @@ class BaseSet:
         layout: q.Layout,
         hierarchies: Sequence[Hierarchy],
         domains: Sequence[SensitiveDomain],
+        raw_values: Sequence[Sequence[Any]],
         rows: int,
         stats: Stats,
         options: Options,
@@ -63,6 +82,7 @@ class BaseSet:
     ) -> None:
         self.scan, self.session, self.layout = scan, scan.session, layout
         self.hierarchies, self.domains, self.rows = tuple(hierarchies), tuple(domains), rows
+        self.raw_values = tuple(raw_values)  # each domain's values as the driver gives them (``SourceScan.domain``)
         self.stats, self.options, self.on_step = stats, options, on_step
         self.known_sizes: dict[Node, SizeHistogram] = {}
         self.cells = 0  # the base's cells
@@ -75,9 +95,32 @@ class BaseSet:
         self._not_null: tuple[str, ...] = ()  # the columns whose NULLs the base left out (coded again after the end)
         self._ended = False
 
-    def code(self, not_null: Sequence[str]) -> None:
+    def code(self, not_null: Sequence[str], cells: SourceCells | None = None) -> None:
+        """The base frequency set of the rows the NULL policy kept: coded here from the source's ``cells`` where
+        the source is held first (``Options.held_first``: fetched now if not given), else ``veil_base`` in the
+        warehouse (``base_coded``), checked to hold every row the NULL policy kept."""
+        self._not_null = tuple(not_null)
+        if cells is None and self.options.held_first(self.session.backend, self.rows):
+            cells = self.scan.cells()
+        if cells is None:
+            self._code_in_warehouse()
+            return
+        self._hold(cells.coded(self.hierarchies, self.raw_values))
+
+    def _hold(self, data: dict[str, np.ndarray]) -> None:
+        """The base's cells held here, and nothing in the warehouse until a statement needs it (``cell_rollups``)."""
+        coded = int(data["n"].sum())
+        if coded != self.rows:
+            raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows})")
+        self.cells = self.stats.base_cells = len(data["n"])
+        budget = self.options.budget(self.session.backend)
+        self._held = HeldCells(
+            self._held_cells(data), Floors(self.hierarchies, min(budget, self.cells)), len(self.domains), self.stats
+        )
+
+    def _code_in_warehouse(self) -> None:
         """``veil_base`` from the source (``base_coded``), checked to hold every row the NULL policy kept."""
-        scan, session = self.scan, self.session
+        scan, session, not_null = self.scan, self.session, self._not_null
         table = scan.read(scan.quasi_identifiers + scan.sensitive + list(not_null))
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         sizes = [d.size for d in self.domains]
@@ -99,8 +142,7 @@ class BaseSet:
             ),
             f"coding source table {scan.name!r} into the base frequency set",
         )
-        self._not_null = tuple(not_null)
-        budget = session.backend.local_cells if self.options.local_cells is None else self.options.local_cells
+        budget = self.options.budget(session.backend)
         coded, cells, fetched = self._checked(budget)
         if coded != self.rows:
             raise BackendError(
@@ -125,10 +167,10 @@ class BaseSet:
         self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
 
     def _checked(self, budget: int) -> tuple[int, int, dict[str, np.ndarray] | None]:
-        """The rows the base holds and its cells (``base_total``), and its cells when already fetched: where a
-        statement costs more than a pass over the data (``batched``: Spark) and the source's rows fit ``budget`` —
-        so its cells do too — they are fetched first and give both numbers: the check costs no statement."""
-        if self.batched and 0 < self.rows <= budget:
+        """The rows the base holds and its cells (``base_total``), and its cells when already fetched: where the
+        source is held first (``Options.held_first``) they are fetched first and give both numbers: the check
+        costs no statement."""
+        if self.options.held_first(self.session.backend, self.rows):
             data = self._leaves()
             return int(data["n"].sum()), len(data["n"]), data
         coded, cells = self.session.rows(base_total(self.layout), "checking the base frequency set")[0]
@@ -155,14 +197,20 @@ class BaseSet:
     @property
     def held(self) -> HeldCells | None:
         """The cells held here (coded again after ``end_counting``); ``None`` before the base is coded."""
-        if self._cells is None and self._ended:
-            self.cell_rollups  # noqa: B018 — codes the base again, and fetches it when small
+        if self._ended:
+            self._again()
         return self._held
+
+    def _again(self) -> None:
+        """A node after ``end_counting`` (a release's report): the base coded again."""
+        self.on_step(f"coding {self.scan.name} into the base frequency set again")
+        self._ended = False
+        self.code(self._not_null)
 
     @property
     def batched(self) -> bool:
-        """Whether a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``; tests force it)."""
-        return bool(self.session.backend.batch_sizes if self.options.batch is None else self.options.batch)
+        """Whether a statement's fixed cost outweighs a pass over the data (``Options.batched``)."""
+        return self.options.batched(self.session.backend)
 
     # --- the rollups (Incognito; veil.rollup) ------------------------------------------------------------------
 
@@ -203,10 +251,10 @@ class BaseSet:
     @property
     def cell_rollups(self) -> Rollups:
         """Rollups of the cells, for counts and threshold tests (the base coded again after ``end_counting``)."""
-        if self._cells is None and self._ended:  # a node after end_counting (a release's report): code it again
-            self.on_step(f"coding {self.scan.name} into the base frequency set again")
-            self._ended = False
-            self.code(self._not_null)
+        if self._ended:
+            self._again()
+        if self._cells is None and self._held is not None:  # held here alone: a statement needs it in the warehouse
+            self._code_in_warehouse()
         if self._cells is None:
             raise RuntimeError("no base frequency set: prepare() the warehouse before counting nodes")
         return self._cells
@@ -248,6 +296,7 @@ class BaseSet:
         self.end_search()
         if self._cells is not None:
             self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
+        if self._cells is not None or self._held is not None:
             self._cells = self._blocks = self._held = None
             self._ended = True
             self.session.settle()

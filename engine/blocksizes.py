@@ -40,9 +40,8 @@ class BlockSizes:
         held = base.held
         holder = held.holder(node) if held is not None else None
         if held is not None and holder is not None:
-            # counted whole (its cells may roll up the nodes above; its stream, next, reads them again)
-            held.counted(node, holder)
-            hist = SizeHistogram(node, *holder.sizes(node))  # the blocks just grouped, remembered by ``holder``
+            # counted whole where it may be kept (its cells may roll up the nodes above; its stream reads them)
+            hist = SizeHistogram(node, *held.sized(node, holder))
             base.known_sizes[node] = hist
             stats.node_seconds += time.perf_counter() - started
             return hist

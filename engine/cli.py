@@ -365,7 +365,7 @@ def _searched(conf: Any, strategies: tuple[str, ...], limit: int) -> Result:
             None if result.any_passing else no_solution(wh, Specification(conf.models, conf.search.max_suppression))
         )
         extras = search_document(wh, conf, result)  # [[workload]] errors, utility per attribute (issue 38)
-        stats = wh.stats
+        stats = wh.work_done()
     doc = {**result.document(), "work": stats.document(), **extras}
     status = (
         {"status": "ok"} if failure is None else {"status": failure.status, "error": str(failure), **failure.details}

@@ -24,6 +24,7 @@ class HeldCells:
     def __init__(self, local: FrequencySet | None, floors: Floors | None, sensitive: int, stats: Stats) -> None:
         self.local, self.floors, self.sensitive, self.stats = local, floors, sensitive, stats
         self._last: tuple[Node, dict[str, np.ndarray]] | None = None
+        self._sized: Node | None = None  # the last node sized without its cells
 
     def holder(self, node: Node) -> FrequencySet | None:
         """The cells held here that ``node`` rolls up from: the fewest of a kept floor below it, or the base's."""
@@ -38,7 +39,8 @@ class HeldCells:
             return self._last[1]
         data = held.counts(node)
         self._last = (node, data)
-        self.stats.local_nodes += 1
+        if node != self._sized:  # else sized alone just before: counted as a node here then
+            self.stats.local_nodes += 1
         if (
             self.floors is not None
             and len(data["n"]) * 4 <= held.cells
@@ -46,6 +48,18 @@ class HeldCells:
         ):
             self.stats.floors += 1
         return data
+
+    def sized(self, node: Node, held: FrequencySet) -> tuple[np.ndarray, np.ndarray]:
+        """``node``'s block-size histogram rolled up from ``held``; its cells are counted too (``counted``) only
+        where they may be kept as a floor: a full node (Incognito's subsets never are) with at most a quarter of
+        ``held``'s cells in blocks (it has at least as many cells as blocks)."""
+        size, blocks = held.sizes(node)
+        if self.floors is not None and None not in node and int(blocks.sum()) * 4 <= held.cells:
+            self.counted(node, held)
+        elif node != self._sized and (self._last is None or self._last[0] != node):
+            self.stats.local_nodes += 1
+            self._sized = node
+        return size, blocks
 
     def keep_counted(self, node: Node, data: dict[str, np.ndarray]) -> None:
         """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held)."""

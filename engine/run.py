@@ -4,13 +4,13 @@ commands print (``counts``, ``check``).  Nothing here writes to the warehouse bu
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 import sqlalchemy as sa
 
-from veil import log, search
+from veil import allocator, log, search
 from veil import queries as q
 from veil.backends import open_backend
 from veil.backends.base import Session
@@ -271,19 +271,21 @@ def search_lattice(
     """Search ``wh``'s lattice with ``spec`` and the config's metric (counts shared by strategies; ``admits``: a
     further requirement that holds upward, ``search.run``); ``on_evaluate`` told each node evaluated."""
     counts_for, metric, probe, prefetch = search_counts(wh, spec, metric_for(wh, config.search.metric, config))
-    return search.run(
-        strategies,
-        Lattice(wh.heights),
-        wh.attributes,
-        counts_for,
-        spec,
-        metric,
-        wh.rows,
-        on_evaluate=on_evaluate,
-        probe=probe,
-        prefetch=prefetch,
-        admits=admits,
-    )
+    # every node counted here from the cells held (at most ``local_cells``): its temporaries reused by the heap
+    with allocator.reusing() if wh.local is not None else nullcontext():
+        return search.run(
+            strategies,
+            Lattice(wh.heights),
+            wh.attributes,
+            counts_for,
+            spec,
+            metric,
+            wh.rows,
+            on_evaluate=on_evaluate,
+            probe=probe,
+            prefetch=prefetch,
+            admits=admits,
+        )
 
 
 def search_warehouse(wh: Warehouse, config: Config, strategies: Sequence[str]) -> SearchResult:
@@ -302,7 +304,7 @@ def run_search(
         failure = (
             None if result.any_passing else no_solution(wh, Specification(config.models, config.search.max_suppression))
         )
-        return result, wh.stats, failure
+        return result, wh.work_done(), failure
 
 
 def no_solution(wh: Warehouse, spec: Specification) -> NoSolutionError:

@@ -23,6 +23,7 @@ from veil.counts import SensitiveDomain
 from veil.errors import SourceError
 from veil.hierarchy import ValueKind, sort_key
 from veil.queries.ddl import relation
+from veil.sourcecells import SourceCells
 
 MAX_LISTED = 20
 
@@ -160,6 +161,40 @@ class SourceScan:
             elif row[-1]:  # a value with its kept rows: rows the NULL policy leaves out are not in T (SPEC §1)
                 values[columns[grouped[0]]].append((row[grouped[0]], int(row[-1])))
         nulls.update(zip(self.null_checked, checked))
+        return self._found(values, nulls, total, complete)
+
+    def rows(self) -> int:
+        """The source's rows (``source_rows``: one light statement)."""
+        table = self.read(self.quasi_identifiers[:1])
+        return int(self.session.scalar(q.source_rows(table, self.weight), f"counting the rows of {self.name!r}"))
+
+    def cells(self) -> SourceCells:
+        """The source's rows grouped by the counted columns and the null-checked ones' NULL flags, fetched whole
+        (``source_cells``): what ``scan`` and the base's coding read, in one statement (``veil.sourcecells``)."""
+        columns = self.quasi_identifiers + self.sensitive
+        table = self.read(columns + self.null_checked)
+        data = self.session.factors(
+            q.source_cells(table, columns, self.null_checked, self.weight), f"grouping source table {self.name!r}"
+        )
+        codes, counts = data["n"]
+        flags = [np.asarray(data[f"x{j}"][1], dtype=bool)[data[f"x{j}"][0]] for j in range(len(self.null_checked))]
+        return SourceCells(
+            [data[f"v{k}"][0] for k in range(len(columns))],
+            [data[f"v{k}"][1] for k in range(len(columns))],
+            np.column_stack(flags) if flags else np.zeros((len(codes), 0), dtype=bool),
+            np.asarray(counts, dtype=np.int64)[codes] if len(codes) else np.zeros(0, dtype=np.int64),
+        )
+
+    def found_in(self, cells: SourceCells) -> Scanned:
+        """What ``scan`` would find, from the source's ``cells`` (no statement)."""
+        columns = self.quasi_identifiers + self.sensitive
+        values = {c: cells.kept_values(k) for k, c in enumerate(columns)}
+        nulls = {c: cells.nulls(k) for k, c in enumerate(columns)}
+        nulls.update({c: cells.flagged(j) for j, c in enumerate(self.null_checked)})
+        return self._found(values, nulls, cells.rows, cells.kept)
+
+    def _found(self, values: dict[str, list[tuple[Any, int]]], nulls: dict[str, int], total: int, kept: int) -> Scanned:
+        """What the scan found, the NULL policy applied (``[source] nulls = "error"``: no NULL at all)."""
         with_nulls = {k: v for k, v in nulls.items() if v}
         if with_nulls and self.source.nulls == "error":
             listing = ", ".join(f"{k!r} ({v} rows)" for k, v in with_nulls.items())
@@ -167,7 +202,7 @@ class SourceScan:
                 f"source table {self.name!r} has NULLs in column(s) {listing}; "
                 'set [source] nulls = "drop" to leave those rows out of the release'
             )
-        return Scanned(values, with_nulls, total, complete)
+        return Scanned(values, with_nulls, total, kept)
 
     def domain(self, name: str, values: Sequence[tuple[Any, int]]) -> tuple[SensitiveDomain, list[Any]]:
         """Sensitive column ``name``'s domain from its scanned values, and the values as the driver gave them."""

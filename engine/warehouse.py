@@ -47,6 +47,7 @@ from veil.hierarchytables import build_all
 from veil.hierarchy import Hierarchy
 from veil.nodecounting import NodeCounter, show
 from veil.rollup import Rollups
+from veil.sourcecells import SourceCells
 from veil.sourcecheck import check_scan
 from veil.sourcescan import Column, SourceScan
 from veil.thresholdtests import ThresholdTests
@@ -137,7 +138,8 @@ class Warehouse:
         self.on_step(f"scanning {self.table_name}")
         if self.session.backend.group_source and self.source.table != q.GROUPED:  # else the temporary table hides it
             scan.group()
-        found = scan.scan()
+        cells = self._source_cells()
+        found = scan.scan() if cells is None else scan.found_in(cells)
         self.stats.rows_read, self.stats.rows_dropped_null, self.rows = found.read, found.read - found.kept, found.kept
         check_scan(
             self.table_name,
@@ -167,13 +169,20 @@ class Warehouse:
         for j, name in enumerate(self.sensitive):
             load_values(self.session, j, name, self.columns[name].sa_type, self.raw_values[name])
         self.on_step(f"coding {self.table_name} into the base frequency set")
-        self._start_counting().code([c for c in self.null_checked if c in found.with_nulls])
+        self._start_counting().code([c for c in self.null_checked if c in found.with_nulls], cells)
         scan.ungroup()  # the grouped rows are read by the two scans only
         self.stats.base_seconds = time.perf_counter() - started
 
-    def _start_counting(self) -> BaseSet:
-        """The parts that count nodes, over a base of the prepared hierarchies and domains."""
-        options = Options(
+    def _source_cells(self) -> SourceCells | None:
+        """The source's rows grouped and fetched whole, where it is held first (``Options.held_first``: a batched
+        backend, its rows within ``local_cells``): the scan's findings and the base's cells from one statement."""
+        options, backend, scan = self._options(), self.session.backend, self.source_scan
+        if options.batched(backend) and options.held_first(backend, scan.rows()):
+            return scan.cells()
+        return None
+
+    def _options(self) -> Options:
+        return Options(
             self.rollup,
             self.rollup_ratio,
             self.rollup_min_cells,
@@ -183,8 +192,19 @@ class Warehouse:
             self.scratch_threshold,
             self.local_cells,
         )
+
+    def _start_counting(self) -> BaseSet:
+        """The parts that count nodes, over a base of the prepared hierarchies and domains."""
         self.base = base = BaseSet(
-            self.source_scan, self.layout, self.hierarchies, self.domains, self.rows, self.stats, options, self.on_step
+            self.source_scan,
+            self.layout,
+            self.hierarchies,
+            self.domains,
+            [self.raw_values[name] for name in self.sensitive],
+            self.rows,
+            self.stats,
+            self._options(),
+            self.on_step,
         )
         self.node_counter = NodeCounter(base, self.attributes, self.cache_bytes, self.chunk_cells)
         self.block_sizes = BlockSizes(base)
@@ -254,6 +274,11 @@ class Warehouse:
         return self._parts()[0].counts(node)
 
     # --- the end ------------------------------------------------------------------------------------------
+
+    def work_done(self) -> Stats:
+        """What the run cost so far, with every statement its session executed (``Stats.statements``)."""
+        self.stats.statements = self.session.statements
+        return self.stats
 
     def end_search(self) -> None:
         """The search is over: drop the rollups it kept, and let the database free them where that cannot change

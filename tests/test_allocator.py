@@ -3,6 +3,7 @@ small live blocks sit between them — the pattern of a release's cells (measure
 
 from __future__ import annotations
 
+import ctypes
 import subprocess
 import sys
 
@@ -43,3 +44,39 @@ def test_freed_blocks_return_to_the_system_once_the_threshold_is_pinned() -> Non
     assert pinned and not plain_pinned
     assert plain >= 250  # the heap kept the 320 MiB it was given back
     assert kept <= 40  # the live 10 MiB and a little more
+
+
+REUSING = """
+import ctypes
+import numpy as np
+from veil.allocator import pin_mmap_threshold, reusing
+
+class Info(ctypes.Structure):  # glibc's struct mallinfo2
+    _fields_ = [(n, ctypes.c_size_t) for n in
+                ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+libc = ctypes.CDLL(None)
+libc.mallinfo2.restype = Info
+
+def mapped():
+    before = libc.mallinfo2().hblkhd
+    block = np.ones(1 << 19)   # 4 MiB
+    grew = libc.mallinfo2().hblkhd - before
+    del block
+    return grew >> 20
+
+assert pin_mmap_threshold()
+pinned = mapped()
+with reusing():
+    inside = mapped()
+print(pinned, inside, mapped())
+"""
+
+
+def test_reusing_serves_blocks_from_the_heap_then_pins_the_threshold_again() -> None:
+    """Inside ``reusing`` a 4 MiB block comes from the heap (reused once freed); before and after it, with the
+    threshold pinned, it is a mapping of its own (glibc's ``mallinfo2``: mapped bytes)."""
+    if not sys.platform.startswith("linux") or not hasattr(ctypes.CDLL(None), "mallinfo2"):
+        pytest.skip("glibc's allocator (2.33 or newer): Linux only")
+    out = subprocess.run([sys.executable, "-c", REUSING], capture_output=True, text=True, check=True).stdout
+    assert list(map(int, out.split())) == [4, 0, 4]

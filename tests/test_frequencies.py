@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from veil import search
 from veil.counts import NodeCounts
-from veil.frequencies import FrequencySet, group
+from veil.frequencies import Floors, FrequencySet, group
 from veil.lattice import Lattice
 from veil.privacy import Specification
 from veil.run import metric_for, open_run, search_counts
@@ -263,3 +263,34 @@ def test_nodes_above_a_kept_floor_equal_brute_force_in_the_warehouse(db: Db, mod
     assert (fast.optimal is None) == (brute.optimal is None)
     if brute.optimal is not None:
         assert fast.optimal.node == brute.optimal.node and fast.optimal.value == brute.optimal.value
+
+
+def test_sizes_alone_count_a_nodes_cells_only_where_they_may_be_kept() -> None:
+    """``HeldCells.sized``: a subset node (never kept) and a full node with more than a quarter of the held cells
+    in blocks get their sizes alone; a full node with few blocks is counted whole and kept as a floor.  Each node
+    counts once in ``local_nodes``, sized then counted or not."""
+    from veil.heldcells import HeldCells
+    from veil.hierarchy import IntervalsSpec, ValueKind, build
+    from veil.workstats import Stats
+
+    h = build(IntervalsSpec((2, 4)), "a", list(range(8)), ValueKind.INTEGER)
+    local = FrequencySet(
+        [np.arange(8)],
+        [[h.ancestors(0, j) for j in range(h.height + 1)]],
+        [[h.cardinality(j) for j in range(4)]],
+        np.zeros((8, 0), dtype=np.int64),
+        np.ones(8, dtype=np.int64),
+    )
+    stats = Stats()
+    held = HeldCells(local, Floors([h], 8), 0, stats)
+    counted: list[tuple[int | None, ...]] = []
+    plain = local.counts
+    local.counts = lambda node: counted.append(tuple(node)) or plain(node)  # type: ignore[method-assign]
+    assert [a.tolist() for a in held.sized((None,), local)] == [[8], [1]] and counted == []
+    assert [a.tolist() for a in held.sized((0,), local)] == [[1], [8]] and counted == []  # 8 blocks of 8 cells
+    assert [a.tolist() for a in held.sized((2,), local)] == [[4], [2]] and counted == [(2,)]  # 2 blocks: kept
+    assert stats.floors == 1 and held.floors is not None and held.floors.holder((3,)) is not None
+    held.counted((2,), local)  # its cells, asked next, are the ones just counted
+    held.sized((1,), local)
+    held.counted((1,), local)  # sized alone first (4 blocks of 8 cells), counted when asked
+    assert stats.local_nodes == 4 and counted == [(2,), (1,)]

@@ -60,6 +60,9 @@ def statements() -> dict[str, object]:
         "base_coded": q.base_coded(lay, src, ["Zip Code", "age", HOSTILE], ["condition", "income"]),
         # the source grouped once (PostgreSQL, ``Backend.group_source``), then both scans read its weighted rows
         "source_grouped": q.source_grouped(src, ["Zip Code", "age", HOSTILE, "condition"]),
+        "source_cells": q.source_cells(src, ["Zip Code", "age", HOSTILE], ["condition"]),
+        "source_cells_grouped": q.source_cells(grouped, ["Zip Code", "age", HOSTILE], ["condition"], weight=q.WEIGHT),
+        "source_rows": q.source_rows(src),
         "source_values_grouped": q.source_values(grouped, ["Zip Code", "age", HOSTILE], ["condition"], weight=q.WEIGHT),
         "base_coded_grouped": q.base_coded(lay, grouped, ["Zip Code", "age", HOSTILE], ["condition"], weight=q.WEIGHT),
         "base_coded_sizes_only_narrowed": q.base_coded(

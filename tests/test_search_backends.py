@@ -120,6 +120,8 @@ def test_cli_search_json_and_exit_codes(inpatient: Db) -> None:
     assert doc["work"]["rows_read"] == 12 and doc["work"]["streamed"] == 0
     # 48 size statements for the search, then two counted in full for the utility per attribute (optimum, bottom)
     assert (doc["work"]["node_queries"], doc["work"]["size_queries"]) == (48 + 2, 48)
+    # every statement the session ran, preparation included: a node a statement costs more than the fetch
+    assert doc["work"]["statements"] > doc["work"]["node_queries"] > 0 and 0 < work["statements"] < 25
     assert doc["heights"] == [5, 3, 1] and doc["lattice_size"] == 48 and doc["nodes_evaluated"] == 48
     # k=4 on Figure 1: minimal nodes are Figure 3's (1,2,1) and Figure 2's (2,1,1); ties on discernibility
     # (3 blocks of 4 → 48) and height (4) go to the lexicographically smaller (1,2,1).

@@ -263,6 +263,14 @@ class Session:
         cols = list(zip(*data))
         return {n: _array(c) for n, c in zip(names, cols)}
 
+    def factors(self, stmt: sa.Select[Any], what: str = "fetching rows") -> dict[str, Factor]:
+        """Run a query and return each column factorized: the code of every row's value (``-1`` for NULL) and
+        the distinct values as the driver gives them, in code order — values held once, whatever the rows."""
+        result = self.execute(stmt, what)
+        names = list(result.keys())
+        data = result.fetchall()
+        return {name: _factor([row[k] for row in data]) for k, name in enumerate(names)}
+
     def stream(
         self,
         stmt: sa.Select[Any],
@@ -317,6 +325,20 @@ class Session:
 
     def rollback(self) -> None:
         self._recover()
+
+
+Factor = tuple[np.ndarray, list[Any]]  # codes (int64, -1 for NULL) and the distinct values in code order
+
+
+def _factor(values: Sequence[Any]) -> Factor:
+    """>>> _factor(["b", None, "a", "b"])
+    (array([ 0, -1,  1,  0]), ['b', 'a'])
+    """
+    seen: dict[Any, int] = {}
+    codes = np.fromiter(
+        (-1 if v is None else seen.setdefault(v, len(seen)) for v in values), dtype=np.int64, count=len(values)
+    )
+    return codes, list(seen)
 
 
 def _array(values: Sequence[Any]) -> np.ndarray:

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 import sqlalchemy as sa
 
-from veil.backends.base import Backend, Session
+from veil.backends.base import Backend, Factor, Session
 from veil.backends.deferredsignals import DeferredSignals
 from veil.errors import BackendError, Interruption
 from veil.registry import BACKENDS
@@ -281,6 +281,11 @@ class SparkSQLSession(Session):
         table = self.arrow(stmt, what, params)
         return {name: _numpy(col) for name, col in zip(table.column_names, table.columns)}
 
+    def factors(self, stmt: sa.Select[Any], what: str = "fetching rows") -> dict[str, Factor]:
+        """Each column dictionary-encoded by Arrow: the Python objects made are the distinct values alone."""
+        table = self.arrow(stmt, what)
+        return {name: _factor(col) for name, col in zip(table.column_names, table.columns)}
+
     def source_columns(self, schema: str | None, table: str) -> list[tuple[str, str, int | None, int | None]]:
         """Name and type of every column of ``schema.table`` from the Spark catalog (no
         ``information_schema``); an empty list when the catalog has no such table."""
@@ -455,6 +460,15 @@ def _naive_timestamps(table: pa.Table) -> pa.Table:
         if pa.types.is_timestamp(field.type) and field.type.tz is not None:
             table = table.set_column(i, field.name, table.column(i).cast(pa.timestamp(field.type.unit)))
     return table
+
+
+def _factor(col: pa.ChunkedArray) -> Factor:
+    """The codes (``-1`` for NULL) and distinct values (as ``to_pylist`` gives them) of one column."""
+    import pyarrow.compute as pc
+
+    encoded = col.combine_chunks().dictionary_encode()
+    codes = pc.fill_null(encoded.indices, -1).to_numpy(zero_copy_only=False).astype(np.int64)
+    return codes, encoded.dictionary.to_pylist()
 
 
 def _numpy(col: pa.ChunkedArray) -> np.ndarray:

@@ -165,6 +165,43 @@ def source_values(
     )
 
 
+def source_rows(source: sa.Table, weight: str | None = None) -> sa.Select[Any]:
+    """The source's rows (``count(*)``; over a grouped source the sum of its ``weight``).
+
+    >>> print(source_rows(sa.table("t", sa.column("zip"))))
+    SELECT count(*) AS n
+    FROM t
+    """
+    return sa.select(_rows(source, weight).label("n")).select_from(source)
+
+
+def source_cells(
+    source: sa.Table, columns: Sequence[str], null_checked: Sequence[str] = (), weight: str | None = None
+) -> sa.Select[Any]:
+    """The source's rows grouped by every column Veil counts, each ``null_checked`` column only as whether it is
+    NULL: ``(v0.., x0.., n)``, ``v{k}`` column ``k``'s value (NULL a value of its own), ``x{j}`` whether
+    ``null_checked[j]`` is NULL, ``n`` the rows.  Fetched whole where its groups fit in memory, it gives both
+    what ``source_values`` scans and the base frequency set coded here (``veil.sourcecells``): Spark's own floor,
+    one ``GROUP BY``, in place of a scan and a coding statement.
+
+    >>> src = sa.table("t", sa.column("zip"), sa.column("dx"), sa.column("name"))
+    >>> print(source_cells(src, ["zip", "dx"], ["name"]))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT t.zip AS v0, t.dx AS v1, t.name IS NULL AS x0, count(*) AS n
+    FROM t GROUP BY t.zip, t.dx, t.name IS NULL
+    """
+    cols = [source.c[c] for c in columns]
+    flags = [source.c[c].is_(None) for c in null_checked]
+    return (
+        sa.select(
+            *(c.label(f"v{k}") for k, c in enumerate(cols)),
+            *(f.label(f"x{j}") for j, f in enumerate(flags)),
+            _rows(source, weight).label("n"),
+        )
+        .select_from(source)
+        .group_by(*cols, *flags)
+    )
+
+
 TINY_CODES = 127  # codes up to this fit a TINYINT (1 byte) where the dialect has one
 SMALL_CODES = 32_767  # codes up to this fit a SMALLINT (2 bytes)
 CODE_BYTES = {"TINYINT": 1, "SMALLINT": 2}  # a code's bytes by its compiled type (else 4: INTEGER, INT)

@@ -24,6 +24,18 @@ FROM raw."Patients" AS r JOIN veil_dim_0 AS d0 ON r."Zip Code" = d0.level_0 JOIN
 SELECT raw."Patients"."Zip Code", raw."Patients".age, raw."Patients"."x""; DROP TABLE t; --", raw."Patients".condition, count(*) AS veil_rows 
 FROM raw."Patients" GROUP BY raw."Patients"."Zip Code", raw."Patients".age, raw."Patients"."x""; DROP TABLE t; --", raw."Patients".condition;
 
+-- source_cells
+SELECT raw."Patients"."Zip Code" AS v0, raw."Patients".age AS v1, raw."Patients"."x""; DROP TABLE t; --" AS v2, raw."Patients".condition IS NULL AS x0, count(*) AS n 
+FROM raw."Patients" GROUP BY raw."Patients"."Zip Code", raw."Patients".age, raw."Patients"."x""; DROP TABLE t; --", raw."Patients".condition IS NULL;
+
+-- source_cells_grouped
+SELECT veil_source."Zip Code" AS v0, veil_source.age AS v1, veil_source."x""; DROP TABLE t; --" AS v2, veil_source.condition IS NULL AS x0, CAST(coalesce(sum(veil_source.veil_rows), %(coalesce_1)s::INTEGER) AS BIGINT) AS n 
+FROM veil_source GROUP BY veil_source."Zip Code", veil_source.age, veil_source."x""; DROP TABLE t; --", veil_source.condition IS NULL;
+
+-- source_rows
+SELECT count(*) AS n 
+FROM raw."Patients";
+
 -- source_values_grouped
 SELECT veil_source."Zip Code" AS v0, veil_source.age AS v1, veil_source."x""; DROP TABLE t; --" AS v2, grouping(veil_source."Zip Code") AS k0, grouping(veil_source.age) AS k1, grouping(veil_source."x""; DROP TABLE t; --") AS k2, CAST(coalesce(sum(veil_source.veil_rows), %(coalesce_1)s::INTEGER) AS BIGINT) AS n, sum(CASE WHEN (veil_source.condition IS NULL) THEN veil_source.veil_rows ELSE %(param_1)s::INTEGER END) AS x0, sum(CASE WHEN (veil_source."Zip Code" IS NULL OR veil_source.age IS NULL OR veil_source."x""; DROP TABLE t; --" IS NULL OR veil_source.condition IS NULL) THEN %(param_2)s::INTEGER ELSE veil_source.veil_rows END) AS complete 
 FROM veil_source GROUP BY GROUPING SETS((veil_source."Zip Code"), (veil_source.age), (veil_source."x""; DROP TABLE t; --"), ());
