@@ -239,8 +239,12 @@ def census_config(backend: str, duck: Path, table: str, sensitive: list[str], mo
 
     text = source(backend, duck, table) + extra
     hier = {"age": "{ intervals = [5, 10, 20] }", "sex": "{ suppress = true }"}
+    copies = WORK / "hierarchies"  # inside the config's folder: an earlier commit's code (``--before``) reads them too
+    copies.mkdir(parents=True, exist_ok=True)
     for q in ("race", "marital_status", "education"):
-        hier[q] = f'{{ csv = "{HIERARCHIES / f"census_{q}.csv"}" }}'
+        name = f"census_{q}.csv"
+        (copies / name).write_bytes((HIERARCHIES / name).read_bytes())
+        hier[q] = f'{{ csv = "hierarchies/{name}" }}'
     hier["zip"] = "{ mask = true }"
     for q, spec in hier.items():
         text += f'\n[[quasi_identifiers]]\ncolumn = "{q}"\nhierarchy = {spec}\n'
