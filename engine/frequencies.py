@@ -75,12 +75,12 @@ class FrequencySet:
         cards: Sequence[Sequence[int]],
         sensitive: np.ndarray,
         n: np.ndarray,
-        floor: Sequence[int] | None = None,
+        floor: Sequence[Level] | None = None,
         keep_codes: int = CODES_KEPT,
     ) -> None:
         self.leaves = [np.asarray(c, dtype=np.int32) for c in leaves]  # codes: below 2^31 (a level's cardinality)
         self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
-        self.floor = tuple(floor) if floor is not None else (0,) * len(self.leaves)
+        self.floor: tuple[Level, ...] = tuple(floor) if floor is not None else (0,) * len(self.leaves)
         self.cards = [list(c) for c in cards]
         self.sensitive = np.asarray(sensitive, dtype=np.int64).reshape(len(n), -1)
         self.n = np.asarray(n, dtype=np.int64)
@@ -95,8 +95,9 @@ class FrequencySet:
         return len(self.n)
 
     def covers(self, node: Sequence[Level]) -> bool:
-        """Whether ``node`` rolls up from these cells: at or above the floor on every QI it keeps."""
-        return all(lv is None or lv >= f for lv, f in zip(node, self.floor))
+        """Whether ``node`` rolls up from these cells: at or above the floor on every QI it keeps, and projecting
+        out every QI the floor projected out (``None`` in ``floor``: a subset node's cells, Incognito's)."""
+        return all(lv is None if f is None else lv is None or lv >= f for lv, f in zip(node, self.floor))
 
     @property
     def nbytes(self) -> int:
@@ -209,13 +210,16 @@ class Floors:
         return 0 < cells <= self.budget
 
     def keep(self, node: Sequence[Level], data: dict[str, np.ndarray], sensitive: int) -> FrequencySet | None:
-        """Keep a full node's cells (``g{i}``, ``s{j}``, ``n`` as ``queries.node_counts`` returns them) when they
-        fit the budget; the floor kept, or ``None``."""
-        full = [lv for lv in node if lv is not None]
-        if len(full) < len(node) or not self.room(len(data["n"])):
+        """Keep a node's cells (``g{i}`` for every QI it keeps, ``s{j}``, ``n`` as ``queries.node_counts`` returns
+        them) when they fit the budget; the floor kept, or ``None``.  A subset node's cells (QIs projected out:
+        Incognito's) serve only nodes that project out the same QIs, or more."""
+        if not self.room(len(data["n"])):
             return None
         levels = [
-            [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)] for h, lv in zip(self.hierarchies, full)
+            [None] * (h.height + 1)
+            if lv is None
+            else [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)]
+            for h, lv in zip(self.hierarchies, node)
         ]
         cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies]
         rows = len(data["n"])
@@ -225,12 +229,12 @@ class Floors:
             else np.zeros((rows, 0), dtype=np.int64)
         )
         floor = FrequencySet(
-            [data[f"g{i}"] for i in range(len(node))],
+            [np.zeros(rows, dtype=np.int32) if lv is None else data[f"g{i}"] for i, lv in enumerate(node)],
             levels,
             cards,
             s,
             data["n"],
-            floor=tuple(int(lv) for lv in full),
+            floor=tuple(None if lv is None else int(lv) for lv in node),
             keep_codes=0,
         )
         self.kept = [f for f in self.kept if not floor.covers(f.floor)] + [floor]

@@ -51,10 +51,10 @@ class HeldCells:
 
     def sized(self, node: Node, held: FrequencySet) -> tuple[np.ndarray, np.ndarray]:
         """``node``'s block-size histogram rolled up from ``held``; its cells are counted too (``counted``) only
-        where they may be kept as a floor: a full node (Incognito's subsets never are) with at most a quarter of
-        ``held``'s cells in blocks (it has at least as many cells as blocks)."""
+        where they may be kept as a floor: at most a quarter of ``held``'s cells in blocks (a node has at least as
+        many cells as blocks)."""
         size, blocks = held.sizes(node)
-        if self.floors is not None and None not in node and int(blocks.sum()) * 4 <= held.cells:
+        if self.floors is not None and int(blocks.sum()) * 4 <= held.cells:
             self.counted(node, held)
         elif node != self._sized and (self._last is None or self._last[0] != node):
             self.stats.local_nodes += 1

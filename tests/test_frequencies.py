@@ -266,9 +266,9 @@ def test_nodes_above_a_kept_floor_equal_brute_force_in_the_warehouse(db: Db, mod
 
 
 def test_sizes_alone_count_a_nodes_cells_only_where_they_may_be_kept() -> None:
-    """``HeldCells.sized``: a subset node (never kept) and a full node with more than a quarter of the held cells
-    in blocks get their sizes alone; a full node with few blocks is counted whole and kept as a floor.  Each node
-    counts once in ``local_nodes``, sized then counted or not."""
+    """``HeldCells.sized``: a node with more than a quarter of the held cells in blocks gets its sizes alone; one
+    with fewer blocks — a full node or a subset one (Incognito's) — is counted whole and kept as a floor, and a
+    subset floor serves only nodes that project out the same QIs.  Each node counts once in ``local_nodes``."""
     from veil.heldcells import HeldCells
     from veil.hierarchy import IntervalsSpec, ValueKind, build
     from veil.workstats import Stats
@@ -286,11 +286,47 @@ def test_sizes_alone_count_a_nodes_cells_only_where_they_may_be_kept() -> None:
     counted: list[tuple[int | None, ...]] = []
     plain = local.counts
     local.counts = lambda node: counted.append(tuple(node)) or plain(node)  # type: ignore[method-assign]
-    assert [a.tolist() for a in held.sized((None,), local)] == [[8], [1]] and counted == []
-    assert [a.tolist() for a in held.sized((0,), local)] == [[1], [8]] and counted == []  # 8 blocks of 8 cells
-    assert [a.tolist() for a in held.sized((2,), local)] == [[4], [2]] and counted == [(2,)]  # 2 blocks: kept
-    assert stats.floors == 1 and held.floors is not None and held.floors.holder((3,)) is not None
+    assert [a.tolist() for a in held.sized((None,), local)] == [[8], [1]] and counted == [(None,)]  # kept
+    assert held.floors is not None and held.floors.holder((None,)) is not None
+    assert held.floors.holder((3,)) is None  # a subset floor serves no node that keeps its QI
+    assert [a.tolist() for a in held.sized((0,), local)] == [[1], [8]] and counted == [(None,)]  # 8 blocks of 8
+    assert [a.tolist() for a in held.sized((2,), local)] == [[4], [2]] and counted == [(None,), (2,)]  # kept
+    assert stats.floors == 2 and held.floors.holder((3,)) is not None
     held.counted((2,), local)  # its cells, asked next, are the ones just counted
     held.sized((1,), local)
     held.counted((1,), local)  # sized alone first (4 blocks of 8 cells), counted when asked
-    assert stats.local_nodes == 4 and counted == [(2,), (1,)]
+    assert stats.local_nodes == 4 and counted == [(None,), (2,), (1,)]
+
+
+@settings(max_examples=60, deadline=None)
+@given(data=st.data())
+def test_a_node_rolled_up_from_a_kept_floor_equals_the_base(data: st.DataObject) -> None:
+    """Any node a kept floor covers — full or subset floor, the node projecting out at least the floor's QIs —
+    has the same cells rolled up from the floor as from the base."""
+    from veil.hierarchy import IntervalsSpec, ValueKind, build
+
+    hs = [build(IntervalsSpec((2, 4)), f"a{i}", list(range(8)), ValueKind.INTEGER) for i in range(2)]
+    cells = data.draw(st.integers(1, 25))
+    leaves = [np.asarray(data.draw(st.lists(st.integers(0, 7), min_size=cells, max_size=cells))) for _ in hs]
+    spread = data.draw(st.sampled_from([0, 3]))
+    sensitive = (
+        np.asarray(data.draw(st.lists(st.integers(0, 2), min_size=cells, max_size=cells))).reshape(cells, 1)
+        if spread
+        else np.zeros((cells, 0), dtype=np.int64)
+    )
+    n = np.asarray(data.draw(st.lists(st.integers(1, 5), min_size=cells, max_size=cells)))
+    levels = [[h.ancestors(0, j) for j in range(h.height + 1)] for h in hs]
+    cards = [[h.cardinality(j) for j in range(h.height + 1)] for h in hs]
+    base = FrequencySet(leaves, levels, cards, sensitive, n)
+    level = st.one_of(st.none(), st.integers(0, 3))
+    below = (data.draw(level), data.draw(level))
+    floors = Floors(hs, 1000)
+    floor = floors.keep(below, base.counts(below), sensitive.shape[1])
+    assert floor is not None
+    above = tuple(None if b is None else data.draw(st.one_of(st.none(), st.integers(b, 3))) for b in below)
+    assert floor.covers(above) and floors.holder(above) is floor
+    want, got = base.counts(above), floor.counts(above)
+    assert {k: v.tolist() for k, v in want.items()} == {k: v.tolist() for k, v in got.items()}
+    kept_elsewhere = [i for i, b in enumerate(below) if b is None]
+    if kept_elsewhere:  # a node keeping a QI the floor projected out does not roll up from it
+        assert not floor.covers(tuple(0 if i == kept_elsewhere[0] else a for i, a in enumerate(above)))
