@@ -56,9 +56,9 @@ class Options:
         return backend.local_cells if self.local_cells is None else self.local_cells
 
     def held_first(self, backend: Backend, rows: int) -> bool:
-        """Whether a source of ``rows`` rows is fetched before anything is counted in the warehouse: where a
-        statement costs more than a pass over the data (``batched``) and the rows fit ``budget`` (so the cells
-        do) — its rows grouped (``veil.sourcecells``), or its base's cells (``BaseSet.code``)."""
+        """Whether a source of ``rows`` rows is held first — its rows grouped and fetched before anything is
+        counted in the warehouse (``veil.sourcecells``) — where a statement costs more than a pass over the data
+        (``batched``) and the rows fit ``budget`` (so the cells do)."""
         return self.batched(backend) and 0 < rows <= self.budget(backend)
 
 
@@ -142,16 +142,21 @@ class BaseSet:
             ),
             f"coding source table {scan.name!r} into the base frequency set",
         )
-        budget = self.options.budget(session.backend)
-        coded, cells, fetched = self._checked(budget)
-        if coded != self.rows:
+        coded, cells = session.rows(base_total(self.layout), "checking the base frequency set")[0]
+        if int(coded) != self.rows:
             raise BackendError(
                 f"coding the base frequency set lost rows ({coded} of {self.rows}); "
                 "a value's type differs between the source and its dimension table"
             )
-        self.cells = cells
-        self.stats.base_cells = self.cells
-        local = self._held_cells(fetched if fetched is not None else self._leaves()) if cells <= budget else None
+        self.cells = self.stats.base_cells = int(cells)
+        if self._held is None:  # else its cells are held here already (the source held first): not fetched again
+            self._held = self._fetched()
+        self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
+
+    def _fetched(self) -> HeldCells:
+        """The base's cells fetched when they fit ``local_cells``, and where floors are kept."""
+        budget = self.options.budget(self.session.backend)
+        local = self._held_cells(self._leaves()) if self.cells <= budget else None
         # floors: in memory from the base held here; from the warehouse only where a statement's fixed cost
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
@@ -163,18 +168,7 @@ class BaseSet:
             if self.batched
             else None
         )
-        self._held = HeldCells(local, floors, len(self.domains), self.stats)
-        self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
-
-    def _checked(self, budget: int) -> tuple[int, int, dict[str, np.ndarray] | None]:
-        """The rows the base holds and its cells (``base_total``), and its cells when already fetched: where the
-        source is held first (``Options.held_first``) they are fetched first and give both numbers: the check
-        costs no statement."""
-        if self.options.held_first(self.session.backend, self.rows):
-            data = self._leaves()
-            return int(data["n"].sum()), len(data["n"]), data
-        coded, cells = self.session.rows(base_total(self.layout), "checking the base frequency set")[0]
-        return int(coded), int(cells), None
+        return HeldCells(local, floors, len(self.domains), self.stats)
 
     def _leaves(self) -> dict[str, np.ndarray]:
         """The base frequency set's cells (``queries.base_leaves``)."""

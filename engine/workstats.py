@@ -30,7 +30,7 @@ class Stats:
     local_nodes: int = 0  # nodes counted from them, with no statement
     floors: int = 0  # nodes counted in the warehouse whose cells were kept to roll up the nodes above
     scratch: bool = False  # working tables beyond temporary ones (DuckDB: scratch file; PostgreSQL: work schema)
-    statements: int = 0  # every statement the run's session executed, preparation included (``run_search``)
+    statements: int = 0  # every statement the run's session executed, preparation included (``Warehouse.work_done``)
     rollups: Counters = field(default_factory=Counters)
 
     @property
