@@ -151,7 +151,13 @@ class BaseSet:
         self.cells = self.stats.base_cells = int(cells)
         if self._held is None:  # else its cells are held here already (the source held first): not fetched again
             self._held = self._fetched()
-        self._cells = self._rollups(q.BASE, self.layout, self.cells, bounded=bool(self.domains))
+        self._cells = self._rollups(
+            q.BASE,
+            self.layout,
+            self.cells,
+            bounded=bool(self.domains),
+            on_keep=self._fetch_kept if self.batched else None,
+        )
 
     def _fetched(self) -> HeldCells:
         """The base's cells fetched when they fit ``local_cells``, and where floors are kept."""
@@ -219,7 +225,14 @@ class BaseSet:
         self._idents += 1
         return self._idents
 
-    def _rollups(self, base: str, layout: q.Layout, cells: int, bounded: bool) -> Rollups:
+    def _rollups(
+        self,
+        base: str,
+        layout: q.Layout,
+        cells: int,
+        bounded: bool,
+        on_keep: Callable[[Node, str, int], None] | None = None,
+    ) -> Rollups:
         cards = tuple(tuple(h.cardinality(j) for j in range(h.height + 1)) for h in self.hierarchies)
         spread = math.prod(d.size for d in self.domains[: layout.sensitive_count])
         o, backend = self.options, self.session.backend
@@ -240,7 +253,31 @@ class BaseSet:
             spread=spread,
             hub_ratio=backend.hub_ratio if o.hub_ratio is None else o.hub_ratio,
             into=self._into if backend.scratch_nodes else None,
+            on_keep=on_keep,
         )
+
+    def floor_first(self, node: Node, what: str) -> FrequencySet | None:
+        """Where the base is not held here but floors are (a batched backend: Spark), the cells ``node`` rolls up
+        from once its hub is materialized — the hub's cells fetched and kept as a floor when they fit
+        (``_fetch_kept``) — so ``node`` and every node above the hub are counted here, with no statement of their
+        own; ``None`` when ``node`` still needs one."""
+        held = self.held
+        if held is None or held.local is not None or held.floors is None:
+            return None
+        self.cell_rollups.prepare(node, self.next_ident, what)
+        return held.holder(node)
+
+    def _fetch_kept(self, node: Node, table: str, cells: int) -> None:
+        """A node of the cells' rollups just kept in the warehouse (a hub, mostly): its cells fetched and kept as a
+        floor here when they fit the floors' budget and no floor already covers it (``veil.heldcells``)."""
+        held = self._held
+        if held is None or held.local is not None or held.floors is None or not held.floors.room(cells):
+            return
+        if held.holder(node) is not None:
+            return
+        what = f"fetching the cells of node ({','.join('*' if lv is None else str(lv) for lv in node)})"
+        data = self.session.columns(q.node_counts(self.layout, node, node, source=table), what, narrow=True)
+        held.keep_counted(node, data)
 
     @property
     def cell_rollups(self) -> Rollups:

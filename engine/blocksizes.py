@@ -17,6 +17,7 @@ import numpy as np
 from veil import queries as q
 from veil.baseset import BaseSet, Node
 from veil.counts import SizeHistogram
+from veil.lattice import meet
 from veil.nodecounting import show
 from veil.rollup import Rollups
 
@@ -37,15 +38,17 @@ class BlockSizes:
             stats.cache_hits += 1
             return cached
         started = time.perf_counter()
+        what = f"counting the block sizes of node {show(node)}"
         held = base.held
         holder = held.holder(node) if held is not None else None
+        if holder is None:
+            holder = base.floor_first(node, what)
         if held is not None and holder is not None:
             # counted whole where it may be kept (its cells may roll up the nodes above; its stream reads them)
             hist = SizeHistogram(node, *held.sized(node, holder))
             base.known_sizes[node] = hist
             stats.node_seconds += time.perf_counter() - started
             return hist
-        what = f"counting the block sizes of node {show(node)}"
         blocks = base.block_rollups()
         with base.reading(blocks, node, what) as (name, floor):
             data = base.session.columns(q.node_sizes(blocks.layout, node, floor, source=name), what)
@@ -82,6 +85,11 @@ class BlockSizes:
             dict.fromkeys(n for n in nodes if n not in base.known_sizes and (held is None or held.holder(n) is None))
         )
         for part in (todo[lo : lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
+            if (
+                len(part) > 1
+                and base.floor_first(meet(part), f"counting the block sizes of {len(part)} nodes") is not None
+            ):
+                continue  # their meet's hub fetched: every one of them is counted here when asked
             if len(part) > 1:
                 self._together(part)
 

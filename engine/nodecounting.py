@@ -37,12 +37,14 @@ class NodeCounter:
             stats.cache_hits += 1
             return cached
         started = time.perf_counter()
+        what = f"counting node {show(node)}"
         held = base.held
         holder = held.holder(node) if held is not None else None
+        if holder is None:
+            holder = base.floor_first(node, what)
         if held is not None and holder is not None:
             data = held.counted(node, holder)
         else:
-            what = f"counting node {show(node)}"
             with base.reading(base.cell_rollups, node, what) as (name, floor):
                 data = base.session.columns(q.node_counts(base.layout, node, floor, source=name), what, narrow=True)
             base.cell_rollups.know(node, len(data["n"]), exact=True)
@@ -61,6 +63,8 @@ class NodeCounter:
         started = time.perf_counter()
         held = base.held
         holder = held.holder(node) if held is not None else None
+        if holder is None:
+            holder = base.floor_first(node, f"counting node {show(node)}")
         if holder is None:
             holder = self._floor(node)
         if held is not None and holder is not None:  # held here: one chunk of at most ``local_cells`` cells

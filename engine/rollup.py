@@ -68,6 +68,7 @@ class Rollups:
     spread: int = 1
     hub_ratio: float = 0.1
     into: str | None = None  # the scratch database materialized nodes are created in (None: temporary tables)
+    on_keep: Callable[[Node, str, int], None] | None = None  # told of each node kept: (node, its table, cells)
     kept: dict[Node, tuple[int, int]] = field(default_factory=dict)  # node -> (ident, cells)
     _last_used: dict[Node, int] = field(default_factory=dict)
     _least: dict[Node, int] = field(default_factory=dict)  # lower bounds on cells
@@ -111,19 +112,31 @@ class Rollups:
         name, floor, _cells = self._source(meet(nodes), ident, what)
         yield name, floor
 
+    def prepare(self, node: Node, ident: Callable[[], int], what: str) -> None:
+        """Materialize (and keep) ``node``'s hub now if a query of ``node`` would read the base: what ``reading``
+        does first, done before the query is built (``on_keep`` may then answer ``node`` with no query)."""
+        if self._finest(node)[1] is None:
+            self._made_hub(node, ident, what)
+
     def _source(self, node: Node, ident: Callable[[], int], what: str) -> tuple[str, Node | None, int]:
         """The smallest kept table ``node`` can be rolled up from; when that is the base, ``node``'s hub
         materialized first (then kept, and read instead of the base)."""
         name, floor, cells = self._finest(node)
-        hub = self.hub(node) if floor is None else None
-        if hub is not None:
-            number = ident()
-            made = self._materialize(number, hub, None, self.base, what)
-            self._keep(hub, number, made, what)
-            self.counters.hubs += 1
-            name, floor, cells = self.layout.node_table(number, hub).name, hub, made
+        if floor is None:
+            name, floor, cells = self._made_hub(node, ident, what) or (name, floor, cells)
         self.counters.rolled_up += floor is not None
         return name, floor, cells
+
+    def _made_hub(self, node: Node, ident: Callable[[], int], what: str) -> tuple[str, Node, int] | None:
+        """``node``'s hub materialized and kept (``None``: it has none)."""
+        hub = self.hub(node)
+        if hub is None:
+            return None
+        number = ident()
+        made = self._materialize(number, hub, None, self.base, what)
+        self._keep(hub, number, made, what)
+        self.counters.hubs += 1
+        return self.layout.node_table(number, hub).name, hub, made
 
     def hub(self, node: Node) -> Node | None:
         """The hub to materialize before ``node`` reads the base: from ``node``, levels lowered one at a time — each
@@ -219,6 +232,8 @@ class Rollups:
         stays proportional to the base, however many nodes a search rolls up."""
         self.kept[node] = (number, cells)
         self._last_used[node] = self._reads
+        if self.on_keep is not None:
+            self.on_keep(node, self.layout.node_table(number, node).name, cells)
         while self.kept_cells > self.budget * self.base_cells and len(self.kept) > 1:
             stale = min((n for n in self.kept if n != node), key=lambda n: self._last_used[n])
             stale_number, _ = self.kept.pop(stale)

@@ -37,11 +37,11 @@ class ThresholdTests:
         node from its histograms then).  Ordered-EMD tests alone are tried first from bounds on the cells counted
         per value bucket (``node_bounds``), and per cell only when those leave a block open."""
         base, stats = self.base, self.base.stats
-        held = base.held
-        if held is not None and held.holder(node) is not None:  # counted here: the checkers read its histograms
-            return None
-        started = time.perf_counter()
         what = f"testing the blocks of node {show(node)}"
+        held = base.held
+        if held is not None and (held.holder(node) is not None or base.floor_first(node, what) is not None):
+            return None  # counted here: the checkers read its histograms
+        started = time.perf_counter()
         statements = self._statements(node, self.sensitive.index(attribute), tests)
         rows: list[Any] = []
         for statement in statements:

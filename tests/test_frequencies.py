@@ -160,20 +160,7 @@ def test_search_in_memory_equals_brute_force_in_the_warehouse(db: Db, models: st
             ["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec, metric_for(sql, metric), sql.rows
         )
     with open_run(conf) as (conf, wh):
-        spec = Specification(conf.models, budget)
-        plain = metric_for(wh, metric)
-        counts_for, sized, probe, prefetch = search_counts(wh, spec, plain)
-        fast = search.run(
-            ["incognito", "optimal"],
-            Lattice(wh.heights),
-            wh.attributes,
-            counts_for,
-            spec,
-            sized,
-            wh.rows,
-            probe=probe,
-            prefetch=prefetch,
-        )
+        fast = _searched(wh, Specification(conf.models, budget), ["incognito", "optimal"], metric)
         assert wh.stats.node_queries == 0 and wh.stats.local_nodes > 0 and wh.stats.test_queries == 0
     assert fast.minimal == brute.minimal
     assert (fast.optimal is None) == (brute.optimal is None)
@@ -330,3 +317,40 @@ def test_a_node_rolled_up_from_a_kept_floor_equals_the_base(data: st.DataObject)
     kept_elsewhere = [i for i, b in enumerate(below) if b is None]
     if kept_elsewhere:  # a node keeping a QI the floor projected out does not roll up from it
         assert not floor.covers(tuple(0 if i == kept_elsewhere[0] else a for i, a in enumerate(above)))
+
+
+@pytest.mark.parametrize("models", list(SETS))
+def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db: Db, models: str) -> None:
+    # the base (about 110 cells) exceeds local_cells = 40, but a hub of at most 0.3 of them fits: where a
+    # statement's fixed cost dominates (``batch``: Spark) the hub materialized before a node would read the base
+    # is fetched and kept as a floor, and every node above it is counted here (``BaseSet.floor_first``)
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS[models], 0.0, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        spec = Specification(conf.models, 0.0)
+        plain = metric_for(sql, "discernibility")
+        brute = search.run(["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec, plain, sql.rows)
+        every = {node: _content(sql.counts(node)) for node in all_nodes(sql.heights)}
+    tuning = {"local_cells": 40, "batch": True, "rollup_min_cells": 1, "hub_ratio": 0.3}
+    for strategy in ("optimal", "incognito"):
+        with open_run(conf, **tuning) as (conf, wh):
+            assert wh.stats.base_cells > 40 and wh.local is None
+            fast = _searched(wh, Specification(conf.models, 0.0), [strategy])
+            if strategy == "incognito":
+                assert sorted(fast.minimal or []) == sorted(brute.minimal or [])
+            else:
+                assert fast.optimal == brute.optimal
+            hubs, floors, local = wh.stats.rollups.hubs, wh.stats.floors, wh.stats.local_nodes
+            # Incognito's subset nodes at level 0 have no hub of their own: their cells are kept once counted
+            assert hubs >= 1 and floors >= 1 and (local > 0 or strategy == "incognito"), (strategy, hubs, floors, local)
+            for node, expected in every.items():  # every node, from a fetched hub or a statement: the same cells
+                assert _content(wh.counts(node)) == expected, node
+
+
+def _searched(wh, spec: Specification, strategies: list[str], metric: str = "discernibility") -> search.SearchResult:  # type: ignore[no-untyped-def]
+    """``strategies`` run over ``wh`` as ``veil search`` runs them: its counts function, probe and prefetch."""
+    counts_for, sized, probe, prefetch = search_counts(wh, spec, metric_for(wh, metric))
+    lattice = Lattice(wh.heights)
+    return search.run(
+        strategies, lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe, prefetch=prefetch
+    )
