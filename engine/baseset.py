@@ -174,7 +174,9 @@ class BaseSet:
             if self.batched
             else None
         )
-        return HeldCells(local, floors, len(self.domains), self.stats)
+        # the blocks alone (block-size queries, when sensitive values are counted) get floors of their own there
+        blocks = Floors(self.hierarchies, budget) if local is None and self.batched and self.domains else None
+        return HeldCells(local, floors, len(self.domains), self.stats, blocks)
 
     def _leaves(self) -> dict[str, np.ndarray]:
         """The base frequency set's cells (``queries.base_leaves``)."""
@@ -256,16 +258,21 @@ class BaseSet:
             on_keep=on_keep,
         )
 
-    def floor_first(self, node: Node, what: str) -> FrequencySet | None:
+    def floor_first(self, node: Node, what: str, sizes: bool = False) -> FrequencySet | None:
         """Where the base is not held here but floors are (a batched backend: Spark), the cells ``node`` rolls up
         from once its hub is materialized — the hub's cells fetched and kept as a floor when they fit
         (``_fetch_kept``) — so ``node`` and every node above the hub are counted here, with no statement of their
-        own; ``None`` when ``node`` still needs one."""
+        own; ``None`` when ``node`` still needs one.  For its block ``sizes`` alone, failing that, the hub of the
+        blocks' rollups, kept as a floor of blocks (``_fetch_kept_blocks``)."""
         held = self.held
         if held is None or held.local is not None or held.floors is None:
             return None
         self.cell_rollups.prepare(node, self.next_ident, what)
-        return held.holder(node)
+        found = held.holder(node)
+        if found is None and sizes and held.block_floors is not None:
+            self.block_rollups().prepare(node, self.next_ident, what)
+            found = held.size_holder(node)
+        return found
 
     def _fetch_kept(self, node: Node, table: str, cells: int) -> None:
         """A node of the cells' rollups just kept in the warehouse (a hub, mostly): its cells fetched and kept as a
@@ -278,6 +285,18 @@ class BaseSet:
         what = f"fetching the cells of node ({','.join('*' if lv is None else str(lv) for lv in node)})"
         data = self.session.columns(q.node_counts(self.layout, node, node, source=table), what, narrow=True)
         held.keep_counted(node, data)
+
+    def _fetch_kept_blocks(self, node: Node, table: str, cells: int) -> None:
+        """A node of the blocks' rollups just kept in the warehouse: its blocks fetched and kept as a floor of block
+        sizes here when they fit and no floor already covers it."""
+        held = self._held
+        if held is None or held.block_floors is None or not held.block_floors.room(cells):
+            return
+        if held.size_holder(node) is not None:
+            return
+        what = f"fetching the blocks of node ({','.join('*' if lv is None else str(lv) for lv in node)})"
+        layout = q.Layout(self.layout.heights, 0)
+        held.keep_blocks(node, self.session.columns(q.node_counts(layout, node, node, source=table), what, narrow=True))
 
     @property
     def cell_rollups(self) -> Rollups:
@@ -298,7 +317,13 @@ class BaseSet:
         if not self.domains:
             return cells
         if self._blocks is None:
-            self._blocks = self._rollups(q.BASE, q.Layout(self.layout.heights, 0), self.cells, bounded=False)
+            self._blocks = self._rollups(
+                q.BASE,
+                q.Layout(self.layout.heights, 0),
+                self.cells,
+                bounded=False,
+                on_keep=self._fetch_kept_blocks if self.batched else None,
+            )
         return self._blocks
 
     @property

@@ -40,9 +40,9 @@ class BlockSizes:
         started = time.perf_counter()
         what = f"counting the block sizes of node {show(node)}"
         held = base.held
-        holder = held.holder(node) if held is not None else None
+        holder = held.size_holder(node) if held is not None else None
         if holder is None:
-            holder = base.floor_first(node, what)
+            holder = base.floor_first(node, what, sizes=True)
         if held is not None and holder is not None:
             # counted whole where it may be kept (its cells may roll up the nodes above; its stream reads them)
             hist = SizeHistogram(node, *held.sized(node, holder))
@@ -82,12 +82,15 @@ class BlockSizes:
         if not base.batched or (held is not None and held.local is not None):
             return
         todo = list(
-            dict.fromkeys(n for n in nodes if n not in base.known_sizes and (held is None or held.holder(n) is None))
+            dict.fromkeys(
+                n for n in nodes if n not in base.known_sizes and (held is None or held.size_holder(n) is None)
+            )
         )
         for part in (todo[lo : lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
             if (
                 len(part) > 1
-                and base.floor_first(meet(part), f"counting the block sizes of {len(part)} nodes") is not None
+                and base.floor_first(meet(part), f"counting the block sizes of {len(part)} nodes", sizes=True)
+                is not None
             ):
                 continue  # their meet's hub fetched: every one of them is counted here when asked
             if len(part) > 1:

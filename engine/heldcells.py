@@ -21,8 +21,16 @@ class HeldCells:
     """The base's cells (``local``, or ``None`` when it has more than ``local_cells``) and the ``floors`` kept
     (``None``: no floor is ever kept) of a run counting ``sensitive`` sensitive columns."""
 
-    def __init__(self, local: FrequencySet | None, floors: Floors | None, sensitive: int, stats: Stats) -> None:
+    def __init__(
+        self,
+        local: FrequencySet | None,
+        floors: Floors | None,
+        sensitive: int,
+        stats: Stats,
+        block_floors: Floors | None = None,
+    ) -> None:
         self.local, self.floors, self.sensitive, self.stats = local, floors, sensitive, stats
+        self.block_floors = block_floors  # nodes' blocks alone (no sensitive count): they answer block sizes only
         self._last: tuple[Node, dict[str, np.ndarray]] | None = None
         self._sized: Node | None = None  # the last node sized without its cells
 
@@ -30,6 +38,13 @@ class HeldCells:
         """The cells held here that ``node`` rolls up from: the fewest of a kept floor below it, or the base's."""
         floor = self.floors.holder(node) if self.floors is not None else None
         return floor if floor is not None else self.local
+
+    def size_holder(self, node: Node) -> FrequencySet | None:
+        """The cells held here that ``node``'s block sizes roll up from: ``holder``'s, else a kept floor of blocks."""
+        found = self.holder(node)
+        if found is None and self.block_floors is not None:
+            found = self.block_floors.holder(node)
+        return found
 
     def counted(self, node: Node, held: FrequencySet) -> dict[str, np.ndarray]:
         """``node``'s cells rolled up from ``held``; kept as a floor when they are at most a quarter of those
@@ -54,7 +69,8 @@ class HeldCells:
         where they may be kept as a floor: at most a quarter of ``held``'s cells in blocks (a node has at least as
         many cells as blocks)."""
         size, blocks = held.sizes(node)
-        if self.floors is not None and int(blocks.sum()) * 4 <= held.cells:
+        cells_held = held.sensitive.shape[1] == self.sensitive  # not a floor of blocks alone
+        if self.floors is not None and cells_held and int(blocks.sum()) * 4 <= held.cells:
             self.counted(node, held)
         elif node != self._sized and (self._last is None or self._last[0] != node):
             self.stats.local_nodes += 1
@@ -64,6 +80,12 @@ class HeldCells:
     def keep_counted(self, node: Node, data: dict[str, np.ndarray]) -> None:
         """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held)."""
         if self.local is None and self.floors is not None and self.floors.keep(node, data, self.sensitive) is not None:
+            self.stats.floors += 1
+            self.stats.local_cells += len(data["n"])
+
+    def keep_blocks(self, node: Node, data: dict[str, np.ndarray]) -> None:
+        """Keep the blocks of a node counted in the warehouse (``g{i}``, ``n``) as a floor of block sizes."""
+        if self.local is None and self.block_floors is not None and self.block_floors.keep(node, data, 0) is not None:
             self.stats.floors += 1
             self.stats.local_cells += len(data["n"])
 

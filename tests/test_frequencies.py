@@ -343,6 +343,14 @@ def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db:
             hubs, floors, local = wh.stats.rollups.hubs, wh.stats.floors, wh.stats.local_nodes
             # Incognito's subset nodes at level 0 have no hub of their own: their cells are kept once counted
             assert hubs >= 1 and floors >= 1 and (local > 0 or strategy == "incognito"), (strategy, hubs, floors, local)
+            held = wh.base.held
+            # with a sensitive column counted, block sizes have floors of their own (the blocks' rollups' hubs)
+            assert (held.block_floors is None) == (models == "k")
+            assert models == "k" or len(held.block_floors.kept) >= 1
+            for node, expected in every.items():  # from a fetched floor of blocks or a statement: the same sizes
+                hist = wh.sizes(node)
+                got = collections.Counter(dict(zip(hist.sizes.tolist(), hist.blocks.tolist())))
+                assert got == collections.Counter(expected[1]), node
             for node, expected in every.items():  # every node, from a fetched hub or a statement: the same cells
                 assert _content(wh.counts(node)) == expected, node
 
