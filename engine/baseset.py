@@ -11,6 +11,7 @@ scan).  Builds SQL only through ``veil.queries``; executes only through a backen
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -25,6 +26,7 @@ from veil.errors import BackendError
 from veil.frequencies import Floors, FrequencySet
 from veil.heldcells import HeldCells
 from veil.hierarchy import Hierarchy
+from veil.lattice import show
 from veil.queries.nodes import base_total
 from veil.rollup import Rollups
 from veil.sourcecells import SourceCells
@@ -156,7 +158,7 @@ class BaseSet:
             self.layout,
             self.cells,
             bounded=bool(self.domains),
-            on_keep=self._fetch_kept if self.batched else None,
+            on_keep=functools.partial(self._fetch, False) if self.batched else None,
         )
 
     def _fetched(self) -> HeldCells:
@@ -258,15 +260,18 @@ class BaseSet:
             on_keep=on_keep,
         )
 
-    def floor_first(self, node: Node, what: str, sizes: bool = False) -> FrequencySet | None:
-        """Where the base is not held here but floors are (a batched backend: Spark), the cells ``node`` rolls up
-        from once its hub is materialized — the hub's cells fetched and kept as a floor when they fit
-        (``_fetch_kept``) — so ``node`` and every node above the hub are counted here, with no statement of their
-        own; ``None`` when ``node`` still needs one.  For its block ``sizes`` alone, failing that, the hub of the
-        blocks' rollups, kept as a floor of blocks (``_fetch_kept_blocks``)."""
+    def holder(self, node: Node, what: str, sizes: bool = False) -> FrequencySet | None:
+        """The cells held here that ``node`` (its block ``sizes`` alone, or its counts) rolls up from, or ``None``
+        when ``node`` needs a statement.  Where the base is not held but floors are (a batched backend: Spark), a
+        node no floor covers first has its hub materialized, whose cells are fetched and kept as a floor when they
+        fit (``_fetch``): ``node`` and every node above the hub are then counted here.  For ``sizes``, failing that,
+        the hub of the blocks' rollups, kept as a floor of blocks."""
         held = self.held
-        if held is None or held.local is not None or held.floors is None:
+        if held is None:
             return None
+        found = held.size_holder(node) if sizes else held.holder(node)
+        if found is not None or held.local is not None or held.floors is None:
+            return found
         self.cell_rollups.prepare(node, self.next_ident, what)
         found = held.holder(node)
         if found is None and sizes and held.block_floors is not None:
@@ -274,29 +279,20 @@ class BaseSet:
             found = held.size_holder(node)
         return found
 
-    def _fetch_kept(self, node: Node, table: str, cells: int) -> None:
-        """A node of the cells' rollups just kept in the warehouse (a hub, mostly): its cells fetched and kept as a
-        floor here when they fit the floors' budget and no floor already covers it (``veil.heldcells``)."""
+    def _fetch(self, blocks: bool, node: Node, table: str, cells: int) -> None:
+        """A node of the cells' rollups (or the ``blocks``' alone) just kept in the warehouse — a hub, mostly: its
+        cells fetched and kept as a floor here (of block sizes, for ``blocks``) when they fit the floors' budget and
+        no floor already covers it (``veil.heldcells``)."""
         held = self._held
-        if held is None or held.local is not None or held.floors is None or not held.floors.room(cells):
+        floors = None if held is None or held.local is not None else held.block_floors if blocks else held.floors
+        if held is None or floors is None or not floors.room(cells):
             return
-        if held.holder(node) is not None:
+        if (held.size_holder(node) if blocks else held.holder(node)) is not None:
             return
-        what = f"fetching the cells of node ({','.join('*' if lv is None else str(lv) for lv in node)})"
-        data = self.session.columns(q.node_counts(self.layout, node, node, source=table), what, narrow=True)
-        held.keep_counted(node, data)
-
-    def _fetch_kept_blocks(self, node: Node, table: str, cells: int) -> None:
-        """A node of the blocks' rollups just kept in the warehouse: its blocks fetched and kept as a floor of block
-        sizes here when they fit and no floor already covers it."""
-        held = self._held
-        if held is None or held.block_floors is None or not held.block_floors.room(cells):
-            return
-        if held.size_holder(node) is not None:
-            return
-        what = f"fetching the blocks of node ({','.join('*' if lv is None else str(lv) for lv in node)})"
-        layout = q.Layout(self.layout.heights, 0)
-        held.keep_blocks(node, self.session.columns(q.node_counts(layout, node, node, source=table), what, narrow=True))
+        layout = q.Layout(self.layout.heights, 0) if blocks else self.layout
+        what = f"fetching the {'blocks' if blocks else 'cells'} of node {show(node)}"
+        data = self.session.columns(q.node_counts(layout, node, node, source=table), what, narrow=True)
+        (held.keep_blocks if blocks else held.keep_counted)(node, data)
 
     @property
     def cell_rollups(self) -> Rollups:
@@ -322,7 +318,7 @@ class BaseSet:
                 q.Layout(self.layout.heights, 0),
                 self.cells,
                 bounded=False,
-                on_keep=self._fetch_kept_blocks if self.batched else None,
+                on_keep=functools.partial(self._fetch, True) if self.batched else None,
             )
         return self._blocks
 

@@ -17,8 +17,7 @@ import numpy as np
 from veil import queries as q
 from veil.baseset import BaseSet, Node
 from veil.counts import SizeHistogram
-from veil.lattice import meet
-from veil.nodecounting import show
+from veil.lattice import meet, show
 from veil.rollup import Rollups
 
 PREFETCH = 32  # nodes whose sizes one statement counts together (``prefetch``)
@@ -40,9 +39,7 @@ class BlockSizes:
         started = time.perf_counter()
         what = f"counting the block sizes of node {show(node)}"
         held = base.held
-        holder = held.size_holder(node) if held is not None else None
-        if holder is None:
-            holder = base.floor_first(node, what, sizes=True)
+        holder = base.holder(node, what, sizes=True)
         if held is not None and holder is not None:
             # counted whole where it may be kept (its cells may roll up the nodes above; its stream reads them)
             hist = SizeHistogram(node, *held.sized(node, holder))
@@ -89,8 +86,7 @@ class BlockSizes:
         for part in (todo[lo : lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
             if (
                 len(part) > 1
-                and base.floor_first(meet(part), f"counting the block sizes of {len(part)} nodes", sizes=True)
-                is not None
+                and base.holder(meet(part), f"counting the block sizes of {len(part)} nodes", sizes=True) is not None
             ):
                 continue  # their meet's hub fetched: every one of them is counted here when asked
             if len(part) > 1:

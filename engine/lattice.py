@@ -42,6 +42,15 @@ def meet(nodes: Sequence[Sequence[int | None]]) -> tuple[int | None, ...]:
     return tuple(min((lv for lv in levels if lv is not None), default=None) for levels in zip(*nodes))
 
 
+def show(node: Sequence[int | None]) -> str:
+    """A node as messages name it: ``(1,*,0)``.
+
+    >>> show((1, None, 0))
+    '(1,*,0)'
+    """
+    return "(" + ",".join("*" if lv is None else str(lv) for lv in node) + ")"
+
+
 def parse_node(text: str, heights: Sequence[int]) -> Node:
     """Parse ``"1,0,2"`` into a node of a lattice with ``heights``; errors name the bad part."""
     parts = [p.strip() for p in text.split(",")] if text.strip() else []

@@ -15,8 +15,9 @@ import numpy as np
 
 from veil import queries as q
 from veil.baseset import BaseSet, Node
-from veil.counts import Level, NodeCounts
+from veil.counts import NodeCounts
 from veil.frequencies import FrequencySet
+from veil.lattice import show
 
 
 class NodeCounter:
@@ -39,9 +40,7 @@ class NodeCounter:
         started = time.perf_counter()
         what = f"counting node {show(node)}"
         held = base.held
-        holder = held.holder(node) if held is not None else None
-        if holder is None:
-            holder = base.floor_first(node, what)
+        holder = base.holder(node, what)
         if held is not None and holder is not None:
             data = held.counted(node, holder)
         else:
@@ -62,9 +61,7 @@ class NodeCounter:
         base, stats = self.base, self.base.stats
         started = time.perf_counter()
         held = base.held
-        holder = held.holder(node) if held is not None else None
-        if holder is None:
-            holder = base.floor_first(node, f"counting node {show(node)}")
+        holder = base.holder(node, f"counting node {show(node)}")
         if holder is None:
             holder = self._floor(node)
         if held is not None and holder is not None:  # held here: one chunk of at most ``local_cells`` cells
@@ -155,8 +152,3 @@ def _last_block_start(data: dict[str, np.ndarray], keys: Sequence[str]) -> int:
         change[1:] |= col[1:] != col[:-1]
     starts = np.flatnonzero(change)
     return int(starts[-1]) if len(starts) else 0
-
-
-def show(node: Sequence[Level]) -> str:
-    """A node as messages name it: ``(1,*,0)``."""
-    return "(" + ",".join("*" if lv is None else str(lv) for lv in node) + ")"

@@ -18,7 +18,7 @@ from veil import queries as q
 from veil.baseset import BaseSet, Node
 from veil.counts import BlockTests
 from veil.distribution import Distribution
-from veil.nodecounting import show
+from veil.lattice import show
 from veil.queries.ddl import create_table
 
 
@@ -38,8 +38,7 @@ class ThresholdTests:
         per value bucket (``node_bounds``), and per cell only when those leave a block open."""
         base, stats = self.base, self.base.stats
         what = f"testing the blocks of node {show(node)}"
-        held = base.held
-        if held is not None and (held.holder(node) is not None or base.floor_first(node, what) is not None):
+        if base.holder(node, what) is not None:
             return None  # counted here: the checkers read its histograms
         started = time.perf_counter()
         statements = self._statements(node, self.sensitive.index(attribute), tests)

@@ -45,7 +45,8 @@ from veil.dimensiontables import load_dimension, load_values
 from veil.frequencies import FrequencySet
 from veil.hierarchytables import build_all
 from veil.hierarchy import Hierarchy
-from veil.nodecounting import NodeCounter, show
+from veil.lattice import show
+from veil.nodecounting import NodeCounter
 from veil.rollup import Rollups
 from veil.sourcecells import SourceCells
 from veil.sourcecheck import check_scan

@@ -323,7 +323,7 @@ def test_a_node_rolled_up_from_a_kept_floor_equals_the_base(data: st.DataObject)
 def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db: Db, models: str) -> None:
     # the base (about 110 cells) exceeds local_cells = 40, but a hub of at most 0.3 of them fits: where a
     # statement's fixed cost dominates (``batch``: Spark) the hub materialized before a node would read the base
-    # is fetched and kept as a floor, and every node above it is counted here (``BaseSet.floor_first``)
+    # is fetched and kept as a floor, and every node above it is counted here (``BaseSet.holder``)
     table = people(db, seed=11, n=120)
     conf = config(db, table, SETS[models], 0.0, "discernibility")
     with open_run(conf, local_cells=0) as (conf, sql):
