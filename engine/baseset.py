@@ -169,15 +169,17 @@ class BaseSet:
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
         # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own)
+        # (with no budget, ``local_cells = 0``, none: a node then never has a hub materialized for a fetch)
+        fetching = self.batched and budget > 0
         floors = (
             Floors(self.hierarchies, min(budget, self.cells))
             if local is not None
             else Floors(self.hierarchies, budget)
-            if self.batched
+            if fetching
             else None
         )
         # the blocks alone (block-size queries, when sensitive values are counted) get floors of their own there
-        blocks = Floors(self.hierarchies, budget) if local is None and self.batched and self.domains else None
+        blocks = Floors(self.hierarchies, budget) if local is None and fetching and self.domains else None
         return HeldCells(local, floors, len(self.domains), self.stats, blocks)
 
     def _leaves(self) -> dict[str, np.ndarray]:

@@ -355,6 +355,23 @@ def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db:
                 assert _content(wh.counts(node)) == expected, node
 
 
+def test_with_no_room_for_floors_a_batched_run_materializes_no_hub_to_fetch(db: Db) -> None:
+    # local_cells = 0 on a batched backend (Spark): no floor can be kept, so a node's sizes or counts read as
+    # without batching — no hub is materialized only to be fetched (``BaseSet._fetched``); the same statements
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS["k+entropy"], 0.0, "discernibility")
+    spent = {}
+    for batch in (False, True):
+        with open_run(conf, local_cells=0, batch=batch, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+            held = wh.base.held
+            assert held is not None and held.floors is None and held.block_floors is None
+            before = wh.work_done().statements
+            for node in sorted(all_nodes(wh.heights), key=lambda n: [(a or 0) for a in n]):
+                wh.sizes(node)  # bottom up, sizes alone, as a search asks them: 136 statements, 14 hubs before
+            spent[batch] = (wh.work_done().statements - before, wh.stats.rollups.hubs)
+    assert spent[True] == spent[False], spent
+
+
 def _searched(wh, spec: Specification, strategies: list[str], metric: str = "discernibility") -> search.SearchResult:  # type: ignore[no-untyped-def]
     """``strategies`` run over ``wh`` as ``veil search`` runs them: its counts function, probe and prefetch."""
     counts_for, sized, probe, prefetch = search_counts(wh, spec, metric_for(wh, metric))
