@@ -27,6 +27,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -50,6 +51,13 @@ SPARK_WANTED = not IN_CI or importlib.util.find_spec("pyspark") is not None
 
 os.environ.setdefault(PG_ENV, PG_URL)
 os.environ.setdefault(SPARK_ENV, SPARK_URL)
+# The CLI runs in subprocesses, as a scheduler runs it (hundreds of them).  Where the environment forbids writing
+# bytecode (``PYTHONDONTWRITEBYTECODE``: this repository's machines set it), each compiled Veil's modules from
+# source again; they are cached outside the checkout instead, for the subprocesses and the xdist workers alike.
+if os.environ.pop("PYTHONDONTWRITEBYTECODE", None) is not None:
+    os.environ.setdefault(
+        "PYTHONPYCACHEPREFIX", os.path.join(tempfile.gettempdir(), f"veil-tests-pycache-{os.getuid()}")
+    )
 
 settings.register_profile("veil", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True)
 settings.register_profile("hard", parent=settings.get_profile("veil"))
