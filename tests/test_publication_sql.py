@@ -59,6 +59,7 @@ def statements() -> dict[str, object]:
         "block_keys": pub.block_keys(rows, 7, HOSTILE, 3),
         "recount": q.recount(blocks, 7, qis, ["condition"]),
         "recount_numbers": q.recount_numbers(blocks, 7, "Zip Code", 0),
+        "recount_values": q.recount_values(blocks, 7, qis, ["condition"]),
         "view_current": create_view(
             "published", "census", pub.rows_view(rows, cols, pub.current(t.publications, "census"))
         ),

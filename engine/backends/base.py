@@ -289,6 +289,17 @@ class Session:
         for lo in range(0, total, max(chunk, 1)):
             yield {k: v[lo : lo + chunk] for k, v in data.items()}
 
+    def numbered(
+        self, recount: q.Recount, chunk: int, what: str
+    ) -> tuple[list[list[tuple[Any, int]]], Iterator[dict[str, np.ndarray]]]:
+        """A version's recount: each column's distinct values with their numbers (1, 2, …; 0 stands for NULL) and
+        the cells as those numbers (``c<j>``) with their rows (``n``), in chunks of at most ``chunk`` cells.  Here
+        the database numbers them (one statement a column) and the cells are streamed as integers, left in the
+        transaction under way (mid-publication); a backend whose statements cost more than their rows numbers them
+        as they arrive instead."""
+        numbers = [[(value, int(number)) for value, number in self.rows(stmt, what)] for stmt in recount.numbers]
+        return numbers, self.stream(recount.numbered, [], chunk, what, settle=False)
+
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""
         if rows:

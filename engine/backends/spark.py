@@ -45,6 +45,7 @@ from veil.backends.deferredsignals import DeferredSignals
 from veil.errors import BackendError, Interruption
 from veil.registry import BACKENDS
 from veil.queries.ddl import CreateTableAs, DropObject, relation
+from veil.queries.release import Recount
 from veil.queries import spark as sq
 from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
 
@@ -285,6 +286,21 @@ class SparkSQLSession(Session):
         """Each column dictionary-encoded by Arrow: the Python objects made are the distinct values alone."""
         table = self.arrow(stmt, what)
         return {name: _factor(col) for name, col in zip(table.column_names, table.columns)}
+
+    def numbered(
+        self, recount: Recount, chunk: int, what: str
+    ) -> tuple[list[list[tuple[Any, int]]], Iterator[dict[str, np.ndarray]]]:
+        """The recount's cells fetched as values in one statement (``Recount.values``: cells, not rows) and each
+        column numbered here as Arrow dictionary-encodes it — one Spark job instead of one a column and a join of
+        them all (docs/spark.md §9)."""
+        table = self.arrow(recount.values, what)
+        columns = [name for name in table.column_names if name != "n"]
+        factors = [_factor(table.column(name)) for name in columns]
+        numbers = [[(value, k + 1) for k, value in enumerate(values)] for _, values in factors]
+        codes = {name: factor[0] + 1 for name, factor in zip(columns, factors)}  # -1 (NULL) becomes 0
+        codes["n"] = _numpy(table.column("n"))
+        total = table.num_rows
+        return numbers, ({k: v[lo : lo + chunk] for k, v in codes.items()} for lo in range(0, total, max(chunk, 1)))
 
     def source_columns(self, schema: str | None, table: str) -> list[tuple[str, str, int | None, int | None]]:
         """Name and type of every column of ``schema.table`` from the Spark catalog (no

@@ -9,6 +9,7 @@ one row per (block codes, published values) with how many of those identical row
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, overload
 
 import sqlalchemy as sa
@@ -296,6 +297,39 @@ def recount_numbers(block_rows: sa.Table, version: int, column: str, j: int) -> 
     column ``c<j>``)."""
     k = _numbered(block_rows, version, column, j)
     return sa.select(k.c.v, k.c.code)
+
+
+@dataclass(frozen=True)
+class Recount:
+    """A version's recount (``Session.numbered``): each column's distinct values with their numbers
+    (``numbers``, ``recount_numbers``), the cells as those numbers (``numbered``, ``recount``) — numbered by the
+    database, streamed as integers — and the same cells as values (``values``, ``recount_values``) for a
+    backend that numbers them as they arrive (Spark: one statement instead of one a column, docs/spark.md §9)."""
+
+    numbers: tuple[sa.Select[Any], ...]
+    numbered: sa.Select[Any]
+    values: sa.Select[Any]
+
+
+def recount_statements(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: Sequence[str]) -> Recount:
+    """The statements of ``Recount``: column ``c<j>`` of the cells is the ``j``-th of ``qis`` + ``sensitive``."""
+    columns = [*qis, *sensitive]
+    return Recount(
+        tuple(recount_numbers(block_rows, version, c, j) for j, c in enumerate(columns)),
+        recount(block_rows, version, qis, sensitive),
+        recount_values(block_rows, version, qis, sensitive),
+    )
+
+
+def recount_values(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:
+    """``recount``'s cells with each column's values themselves (``c<j>``, NULL kept) instead of their numbers."""
+    t = block_rows
+    values = [t.c[c].label(f"c{j}") for j, c in enumerate([*qis, *sensitive])]
+    return (
+        sa.select(*values, sa.cast(sa.func.sum(t.c.n), sa.BigInteger).label("n"))
+        .where(t.c.veil_version == version)
+        .group_by(*(t.c[c] for c in [*qis, *sensitive]))
+    )
 
 
 def recount(block_rows: sa.Table, version: int, qis: Sequence[str], sensitive: Sequence[str]) -> sa.Select[Any]:

@@ -161,15 +161,14 @@ def _recount(session: Session, wh: Warehouse, block_rows: sa.Table, version: int
             mappings.append({label: code for code, label in enumerate(wh.hierarchies[i].domain(level))})
     mappings += [{v: k for k, v in enumerate(wh.raw_values[dom.name])} for dom in wh.domains]
     columns = [*qis, *sens]
-    lookups = []
-    for j, (c, mapping) in enumerate(zip(columns, mappings)):
-        numbers = session.rows(q.recount_numbers(block_rows, version, c, j), what)
-        lookups.append(_lookup(numbers, mapping, partial(_error, j, c, node, len(qis))))
+    numbers, chunks = session.numbered(q.recount_statements(block_rows, version, qis, sens), CHUNK, what)
+    lookups = [
+        _lookup(found, mapping, partial(_error, j, c, node, len(qis)))
+        for j, (c, mapping, found) in enumerate(zip(columns, mappings, numbers))
+    ]
     parts: list[list[np.ndarray]] = [[] for _ in columns]
     n_parts = []
-    for chunk in session.stream(
-        q.recount(block_rows, version, qis, sens), [], CHUNK, what, settle=False
-    ):  # mid-publication
+    for chunk in chunks:
         for j, part in enumerate(parts):
             codes = lookups[j][chunk[f"c{j}"]]
             if len(codes) and codes.min() < 0:  # a NULL where the column has no NULL code

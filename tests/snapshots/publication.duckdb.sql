@@ -121,6 +121,11 @@ FROM (SELECT DISTINCT published.census_block_rows."Zip Code" AS v
 FROM published.census_block_rows 
 WHERE published.census_block_rows.veil_version = $1 AND published.census_block_rows."Zip Code" IS NOT NULL) AS d0) AS k0;
 
+-- recount_values
+SELECT published.census_block_rows."Zip Code" AS c0, published.census_block_rows.age AS c1, published.census_block_rows.condition AS c2, CAST(sum(published.census_block_rows.n) AS BIGINT) AS n 
+FROM published.census_block_rows 
+WHERE published.census_block_rows.veil_version = $1 GROUP BY published.census_block_rows."Zip Code", published.census_block_rows.age, published.census_block_rows.condition;
+
 -- view_current
 CREATE OR REPLACE VIEW published.census AS SELECT published.census_rows."Zip Code", published.census_rows.age, published.census_rows.condition, published.census_rows."x""; DROP TABLE t; --" 
 FROM published.census_rows 

@@ -187,3 +187,40 @@ def test_source_columns_from_the_catalog(twins: Twins) -> None:
         ]
         assert session.source_columns(twins.schema, "nope") == []
         assert session.source_columns("no_such_schema_x", "people") == []
+
+
+def test_a_recount_numbered_here_equals_the_databases_numbering(twins: Twins) -> None:
+    """``Session.numbered`` on Spark fetches the recount's cells as values in one statement and numbers each column
+    as Arrow encodes it; decoded, its cells are the ones the database numbering gives (one statement a column),
+    NULLs (number 0), other versions and columns the recount does not read (summed over) included."""
+    from veil.backends.base import Session
+
+    blocks = sa.Table(
+        "recount_blocks",
+        sa.MetaData(),
+        *(sa.Column(c) for c in ("veil_version", "sex", "visit", "income", "region", "n")),
+        schema=twins.schema,
+    )
+    people = f"{DIALECT.identifier_preparer.quote(twins.schema)}.people"
+    _spark_sql(
+        f"CREATE OR REPLACE VIEW {DIALECT.identifier_preparer.format_table(blocks)} AS "
+        f"SELECT 7 AS veil_version, sex, visit, income, region, 1 AS n FROM {people} "
+        "UNION ALL SELECT 7, NULL, NULL, NULL, 0, 2 UNION ALL SELECT 8, 'X', NULL, NULL, 0, 5"
+    )
+    statements = q.recount_statements(blocks, 7, ["sex", "visit"], ["income"])
+
+    def decoded(numbers, chunks) -> dict[tuple[object, ...], int]:  # type: ignore[no-untyped-def]
+        cells: dict[tuple[object, ...], int] = {}
+        for chunk in chunks:
+            for i, n in enumerate(chunk["n"].tolist()):
+                key = tuple(numbers[j][int(chunk[f"c{j}"][i]) - 1][0] if chunk[f"c{j}"][i] else None for j in range(3))
+                cells[key] = cells.get(key, 0) + n
+        return cells
+
+    with open_backend(SPARK_URL).session() as session:
+        before = session.statements
+        here = decoded(*session.numbered(statements, 7, "recounting"))
+        assert session.statements - before == 1
+        there = decoded(*Session.numbered(session, statements, 7, "recounting"))
+    assert here == there and sum(here.values()) == 302 and here[(None, None, None)] == 2
+    assert all(key[0] != "X" for key in here)  # version 8's row left out
