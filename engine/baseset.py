@@ -294,7 +294,7 @@ class BaseSet:
         layout = q.Layout(self.layout.heights, 0) if blocks else self.layout
         what = f"fetching the {'blocks' if blocks else 'cells'} of node {show(node)}"
         data = self.session.columns(q.node_counts(layout, node, node, source=table), what, narrow=True)
-        (held.keep_blocks if blocks else held.keep_counted)(node, data)
+        held.keep_counted(node, data, blocks)
 
     @property
     def cell_rollups(self) -> Rollups:

@@ -77,15 +77,11 @@ class HeldCells:
             self._sized = node
         return size, blocks
 
-    def keep_counted(self, node: Node, data: dict[str, np.ndarray]) -> None:
-        """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held)."""
-        if self.local is None and self.floors is not None and self.floors.keep(node, data, self.sensitive) is not None:
-            self.stats.floors += 1
-            self.stats.local_cells += len(data["n"])
-
-    def keep_blocks(self, node: Node, data: dict[str, np.ndarray]) -> None:
-        """Keep the blocks of a node counted in the warehouse (``g{i}``, ``n``) as a floor of block sizes."""
-        if self.local is None and self.block_floors is not None and self.block_floors.keep(node, data, 0) is not None:
+    def keep_counted(self, node: Node, data: dict[str, np.ndarray], blocks: bool = False) -> None:
+        """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held); its
+        ``blocks`` alone (``g{i}``, ``n``) as a floor of block sizes."""
+        floors, sensitive = (self.block_floors, 0) if blocks else (self.floors, self.sensitive)
+        if self.local is None and floors is not None and floors.keep(node, data, sensitive) is not None:
             self.stats.floors += 1
             self.stats.local_cells += len(data["n"])
 
