@@ -71,7 +71,9 @@ class BlockSizes:
         ``brute-force``'s next nodes: ``search.run``'s ``prefetch``), counted together — one ``GROUP BY GROUPING SETS`` over their meet's source
         (``queries.grouped_sizes``, ``Rollups.reading_many``), at most ``PREFETCH`` nodes a statement — where the
         backend says a statement's fixed cost outweighs a pass over the data (``Backend.batch_sizes``: Spark);
-        ``sizes`` then answers from them.  Elsewhere nothing: each node is counted when asked, and no node the
+        ``sizes`` then answers from them — unless floors are kept (``BaseSet.holder``): then their meet's hub, or
+        failing that each node's own, is fetched first, and only the nodes no floor covers go together.  Elsewhere
+        nothing: each node is counted when asked, and no node the
         search never reads is counted (on DuckDB and PostgreSQL one statement per node was the faster,
         ``bench/bench_grouping_sets.py``)."""
         base = self.base
@@ -84,13 +86,15 @@ class BlockSizes:
             )
         )
         for part in (todo[lo : lo + PREFETCH] for lo in range(0, len(todo), PREFETCH)):
-            if (
-                len(part) > 1
-                and base.holder(meet(part), f"counting the block sizes of {len(part)} nodes", sizes=True) is not None
-            ):
+            what = f"counting the block sizes of {len(part)} nodes"
+            if len(part) < 2 or base.holder(meet(part), what, sizes=True) is not None:
                 continue  # their meet's hub fetched: every one of them is counted here when asked
-            if len(part) > 1:
-                self._together(part)
+            # else each node's own hub, fetched, counts it and the nodes above it here; the rest go together
+            rest = [
+                n for n in part if base.holder(n, f"counting the block sizes of node {show(n)}", sizes=True) is None
+            ]
+            if len(rest) > 1:
+                self._together(rest)
 
     def _together(self, nodes: list[Node]) -> None:
         base, stats = self.base, self.base.stats

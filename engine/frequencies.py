@@ -185,7 +185,8 @@ class FrequencySet:
 class Floors:
     """Nodes counted in the warehouse whose cells were few enough to keep (at most ``budget`` cells in all): every
     node at or above one of them is then rolled up here instead of by a statement.  A new floor below a kept one
-    replaces it; beyond the budget the oldest go first.  ``hierarchies[i]`` gives QI ``i``'s height, its
+    replaces it; beyond the budget the least recently used go first (a search keeps returning to
+    the regions it is in).  ``hierarchies[i]`` gives QI ``i``'s height, its
     cardinality at each level and ``ancestors(level, target)``.
 
     >>> from veil.hierarchy import SuppressSpec, ValueKind, build
@@ -202,9 +203,14 @@ class Floors:
         self.kept: list[FrequencySet] = []
 
     def holder(self, node: Sequence[Level]) -> FrequencySet | None:
-        """The kept floor with the fewest cells that ``node`` rolls up from, if any."""
+        """The kept floor with the fewest cells that ``node`` rolls up from, if any (now the most recently used)."""
         found = [f for f in self.kept if f.covers(node)]
-        return min(found, key=lambda f: f.cells) if found else None
+        if not found:
+            return None
+        best = min(found, key=lambda f: f.cells)
+        self.kept.remove(best)
+        self.kept.append(best)
+        return best
 
     def room(self, cells: int) -> bool:
         return 0 < cells <= self.budget

@@ -114,9 +114,14 @@ class Rollups:
 
     def prepare(self, node: Node, ident: Callable[[], int], what: str) -> None:
         """Materialize (and keep) ``node``'s hub now if a query of ``node`` would read the base: what ``reading``
-        does first, done before the query is built (``on_keep`` may then answer ``node`` with no query)."""
-        if self._finest(node)[1] is None:
+        does first, done before the query is built (``on_keep`` may then answer ``node`` with no query).  If it
+        would read a kept node instead, ``on_keep`` is told of that one again: what it took from there may have
+        been let go since."""
+        name, floor, cells = self._finest(node)
+        if floor is None:
             self._made_hub(node, ident, what)
+        elif self.on_keep is not None:
+            self.on_keep(floor, name, cells)
 
     def _source(self, node: Node, ident: Callable[[], int], what: str) -> tuple[str, Node | None, int]:
         """The smallest kept table ``node`` can be rolled up from; when that is the base, ``node``'s hub
@@ -141,16 +146,20 @@ class Rollups:
     def hub(self, node: Node) -> Node | None:
         """The hub to materialize before ``node`` reads the base: from ``node``, levels lowered one at a time — each
         time the one multiplying the cells' bound least — while the bound stays within ``hub_ratio`` × the base's
-        cells; ``None`` when no level can be lowered (or rollups are off, or the base is small).  Projected-out
-        QIs stay projected out.
+        cells; ``None`` when no level can be lowered (or rollups are off, or the base is small).  A QI the node
+        projects out (Incognito's subset nodes) comes back at its top level (usually one value: the bound stays)
+        and is lowered like the others: a hub that keeps every QI serves every subset's nodes above it, where one
+        projecting out the node's QIs would serve only nodes projecting out the same ones — and a subset node
+        whose QIs are all at level 0 would have none.
 
         A base of 1,000 cells allows hubs of 250 (``hub_ratio`` 0.25).  From (2, 1), lowering QI 1 multiplies the bound
-        by 5 and QI 0 by 10: (2, 0) bounds 5 cells, then (1, 0) 50; (0, 0) would bound 500.
+        by 5 and QI 0 by 10: (2, 0) bounds 5 cells, then (1, 0) 50; (0, 0) would bound 500.  (2, None) brings QI 1
+        back at (2, 1), then lowers it to (2, 0) and QI 0 to (1, 0); (0, None) has nothing of its own to lower.
 
         >>> r = Rollups(None, q.Layout((2, 1), 0), q.BASE, 1000, Counters(), set(), min_cells=1,
         ...             cardinalities=((100, 10, 1), (5, 1)), hub_ratio=0.25)
-        >>> r.hub((2, 1)), r.hub((1, 0)), r.hub((0, 1)), r.hub((2, None))
-        ((1, 0), None, None, (0, None))
+        >>> r.hub((2, 1)), r.hub((1, 0)), r.hub((0, 1)), r.hub((2, None)), r.hub((0, None))
+        ((1, 0), None, None, (1, 0), (0, 1))
         """
         if not self.enabled or not self.cardinalities or self.base_cells < self.min_cells:
             return None
@@ -159,8 +168,9 @@ class Rollups:
         while True:
             options = []
             for i, level in enumerate(levels):
-                if level:
-                    lowered = levels[:i] + [level - 1] + levels[i + 1 :]
+                if level is None or level:
+                    lower = len(self.cardinalities[i]) - 1 if level is None else level - 1
+                    lowered = levels[:i] + [lower] + levels[i + 1 :]
                     bound = self._bound(lowered)
                     if bound <= limit:
                         options.append((bound, i, lowered))

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from veil import search
 from veil.counts import NodeCounts
 from veil.frequencies import Floors, FrequencySet, group
-from veil.lattice import Lattice
+from veil.hierarchy import SuppressSpec, ValueKind, build
+from veil.lattice import Lattice, finer, meet
 from veil.privacy import Specification
 from veil.run import metric_for, open_run, search_counts
 from tests.conftest import Db
@@ -341,8 +342,9 @@ def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db:
             else:
                 assert fast.optimal == brute.optimal
             hubs, floors, local = wh.stats.rollups.hubs, wh.stats.floors, wh.stats.local_nodes
-            # Incognito's subset nodes at level 0 have no hub of their own: their cells are kept once counted
-            assert hubs >= 1 and floors >= 1 and (local > 0 or strategy == "incognito"), (strategy, hubs, floors, local)
+            # Incognito's subset nodes too: their hubs keep every QI (``Rollups.hub``), so a hub fetched for one
+            # subset's node counts other subsets' nodes here as well
+            assert hubs >= 1 and floors >= 1 and local > 0, (strategy, hubs, floors, local)
             held = wh.base.held
             # with a sensitive column counted, block sizes have floors of their own (the blocks' rollups' hubs)
             assert (held.block_floors is None) == (models == "k")
@@ -353,6 +355,93 @@ def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db:
                 assert got == collections.Counter(expected[1]), node
             for node, expected in every.items():  # every node, from a fetched hub or a statement: the same cells
                 assert _content(wh.counts(node)) == expected, node
+
+
+def test_a_subset_nodes_hub_keeps_every_qi_and_counts_other_subsets_here(db: Db) -> None:
+    # Incognito's subset node at the bottom of its QI's hierarchy has no level to lower: its hub brings the
+    # projected-out QIs back at their top level and lowers them (``Rollups.hub``), so the hub fetched for it
+    # also counts, with no statement, a node of another subset of QIs above it
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS["k"], 0.0, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
+    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+        rollups = wh.base.cell_rollups
+        bottoms = [tuple(0 if j == i else None for j in range(len(wh.heights))) for i in range(len(wh.heights))]
+        first = next(n for n in bottoms if rollups.hub(n) is not None)  # (with its own QI alone, none would)
+        hub = rollups.hub(first)
+        assert None not in hub, hub
+        assert _hist(wh.sizes(first)) == expected[first] and wh.stats.rollups.hubs == 1
+        i = first.index(0)
+        j = (i + 1) % len(hub)
+        other = tuple(hub[j] if k == j else None for k in range(len(hub)))  # QI i projected out, QI j kept
+        queries = wh.stats.node_queries
+        assert _hist(wh.sizes(other)) == expected[other]
+        assert wh.stats.node_queries == queries and wh.stats.rollups.hubs == 1
+
+
+def test_a_frontier_whose_meet_has_no_hub_fetches_each_nodes_own_instead_of_a_batch(db: Db) -> None:
+    # two nodes announced together (``prefetch_sizes``, Incognito's frontier) whose meet would read the base: each
+    # node's own hub is fetched as a floor (``BlockSizes.prefetch``) and both are counted here — no statement
+    # counts them together from the base
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS["k"], 0.0, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
+    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+        rollups = wh.base.cell_rollups
+        full = [n for n in all_nodes(wh.heights) if None not in n and rollups.hub(n) is not None]
+        a, b = next(
+            (a, b) for a in full for b in full if rollups.hub(meet([a, b])) is None and not finer(a, b) and a != b
+        )
+        wh.prefetch_sizes([a, b])
+        assert wh.stats.batched == 0 and wh.stats.rollups.hubs >= 1
+        queries = wh.stats.node_queries
+        assert _hist(wh.sizes(a)) == expected[a] and _hist(wh.sizes(b)) == expected[b]
+        assert wh.stats.node_queries == queries
+
+
+def test_floors_beyond_the_budget_let_the_least_recently_used_go() -> None:
+    # three floors of 2 cells that cover one another's nodes not at all, a budget of 4: the third keeps the one
+    # just read (a search returns to the region it is in) and lets the other go — the oldest kept, but used least
+    hs = [build(SuppressSpec(), name, ["1", "2"], ValueKind.TEXT) for name in "abc"]
+    floors = Floors(hs, budget=4)
+    cells = {f"g{i}": np.array([0, 1]) for i in range(3)} | {"n": np.array([3, 4])}
+    first, second, third = (0, None, None), (None, 0, None), (None, None, 0)
+    for node in (first, second):
+        assert floors.keep(node, cells, 0) is not None
+    assert floors.holder((1, None, None)).floor == first  # read: now the most recently used
+    assert floors.keep(third, cells, 0) is not None
+    assert [f.floor for f in floors.kept] == [first, third]
+    assert floors.holder((None, 1, None)) is None
+    assert [a.tolist() for a in floors.holder((0, None, None)).sizes((0, None, None))] == [[3, 4], [1, 1]]
+
+
+def test_a_kept_hub_let_go_from_memory_is_fetched_again_instead_of_queried(db: Db) -> None:
+    # a hub fetched as a floor and later let go (the floors' budget) stays kept in the warehouse: a node above it
+    # then fetches it again (``Rollups.prepare`` tells ``BaseSet._fetch`` of it) rather than querying it, and the
+    # nodes above it are counted here again
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS["k"], 0.0, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
+    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+        rollups = wh.base.cell_rollups
+        full = [n for n in all_nodes(wh.heights) if None not in n]
+        node = max((n for n in full if rollups.hub(n) is not None), key=lambda n: sum(n))
+        hub = rollups.hub(node)
+        assert _hist(wh.sizes(node)) == expected[node] and hub in rollups.kept
+        above = [n for n in all_nodes(wh.heights) if finer(hub, n) and wh.counted_sizes(n) is None]
+        assert above
+        wh.base.held.floors.clear()  # let go from memory, as the floors' budget does
+        queries, floors = wh.stats.node_queries, wh.stats.floors
+        for n in above:
+            assert _hist(wh.sizes(n)) == expected[n], n
+        assert wh.stats.node_queries == queries and wh.stats.floors > floors
+
+
+def _hist(hist) -> dict[int, int]:  # type: ignore[no-untyped-def]
+    return dict(zip(hist.sizes.tolist(), hist.blocks.tolist()))
 
 
 def test_with_no_room_for_floors_a_batched_run_materializes_no_hub_to_fetch(db: Db) -> None:
