@@ -12,6 +12,7 @@ and exact value are recorded, so a speed-up that changed the answer shows.  Resu
     nice .venv/bin/python bench/bench_ab.py --before 7bfc786 --rows 10000000 --sets entropy --release
     nice .venv/bin/python bench/bench_ab.py --before 54c2fa4 --rows 1000000 --sets k entropy --backend postgresql
     nice .venv/bin/python bench/bench_ab.py --before 2d91bb6 --rows 10000000 --sets k --repeat 3
+    nice .venv/bin/python bench/bench_ab.py --before e850100 --rows 1000000 --sets k entropy --strategy incognito
 
 ``--release``: after each side's search of a set, ``veil init`` + ``veil release --json`` of the same config from
 scratch (version 1, the release objects dropped first), timed and measured alike.
@@ -131,6 +132,7 @@ def main() -> None:
     parser.add_argument("--release", action="store_true", help="also time `veil release` of each set's config")
     parser.add_argument("--backend", default="duckdb", choices=["duckdb", "postgresql"])
     parser.add_argument("--repeat", type=int, default=1, help="interleaved rounds of each set (before, after, ...)")
+    parser.add_argument("--strategy", default="optimal", choices=["optimal", "incognito"])
     args = parser.parse_args()
     commit = subprocess.run(
         ["git", "rev-parse", "--short", args.before], cwd=ROOT, check=True, capture_output=True, text=True
@@ -143,6 +145,7 @@ def main() -> None:
             "rows": args.rows,
             "backend": args.backend,
             "before": commit,
+            "strategy": args.strategy,
             "floor_seconds": floor,
             "runs": [],
         }
@@ -151,14 +154,18 @@ def main() -> None:
             shutil.copytree(config_dir(args.backend, args.rows, SETS[name]), config.parent)
             sides = ((f"before ({commit})", before_env), ("after", {})) * args.repeat
             for code, env in sides:
-                run = {"models": name, "code": code, **search(config, env)}
+                run = {"models": name, "code": code, **search(config, env, args.strategy)}
                 run["ratio_to_floor"] = round(run["seconds"] / floor, 1)
                 if args.release:
                     run.update(release(config, env, args.rows, args.backend))
                     run["release_to_search"] = round(run["release_seconds"] / run["seconds"], 2)
                 out["runs"].append(run)
                 print(json.dumps(run), flush=True)
-    suffix = ("-release" if args.release else "") + ("-postgresql" if args.backend == "postgresql" else "")
+    suffix = (
+        ("" if args.strategy == "optimal" else f"-{args.strategy}")
+        + ("-release" if args.release else "")
+        + ("-postgresql" if args.backend == "postgresql" else "")
+    )
     path = RESULTS / f"scale-ab-{commit}-{args.rows}{suffix}.json"
     path.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(path)
