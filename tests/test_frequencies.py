@@ -5,7 +5,10 @@ finds, on DuckDB and PostgreSQL, with no statement per node."""
 from __future__ import annotations
 
 import collections
+import contextlib
 import math
+from collections.abc import Iterator
+from typing import Any
 
 import numpy as np
 import pytest
@@ -361,11 +364,7 @@ def test_a_subset_nodes_hub_keeps_every_qi_and_counts_other_subsets_here(db: Db)
     # Incognito's subset node at the bottom of its QI's hierarchy has no level to lower: its hub brings the
     # projected-out QIs back at their top level and lowers them (``Rollups.hub``), so the hub fetched for it
     # also counts, with no statement, a node of another subset of QIs above it
-    table = people(db, seed=11, n=120)
-    conf = config(db, table, SETS["k"], 0.0, "discernibility")
-    with open_run(conf, local_cells=0) as (conf, sql):
-        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
-    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+    with _hub_run(db) as (expected, wh):
         rollups = wh.base.cell_rollups
         bottoms = [tuple(0 if j == i else None for j in range(len(wh.heights))) for i in range(len(wh.heights))]
         first = next(n for n in bottoms if rollups.hub(n) is not None)  # (with its own QI alone, none would)
@@ -384,11 +383,7 @@ def test_a_frontier_whose_meet_has_no_hub_fetches_each_nodes_own_instead_of_a_ba
     # two nodes announced together (``prefetch_sizes``, Incognito's frontier) whose meet would read the base: each
     # node's own hub is fetched as a floor (``BlockSizes.prefetch``) and both are counted here — no statement
     # counts them together from the base
-    table = people(db, seed=11, n=120)
-    conf = config(db, table, SETS["k"], 0.0, "discernibility")
-    with open_run(conf, local_cells=0) as (conf, sql):
-        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
-    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+    with _hub_run(db) as (expected, wh):
         rollups = wh.base.cell_rollups
         full = [n for n in all_nodes(wh.heights) if None not in n and rollups.hub(n) is not None]
         a, b = next(
@@ -421,11 +416,7 @@ def test_a_kept_hub_let_go_from_memory_is_fetched_again_instead_of_queried(db: D
     # a hub fetched as a floor and later let go (the floors' budget) stays kept in the warehouse: a node above it
     # then fetches it again (``Rollups.prepare`` tells ``BaseSet._fetch`` of it) rather than querying it, and the
     # nodes above it are counted here again
-    table = people(db, seed=11, n=120)
-    conf = config(db, table, SETS["k"], 0.0, "discernibility")
-    with open_run(conf, local_cells=0) as (conf, sql):
-        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
-    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+    with _hub_run(db) as (expected, wh):
         rollups = wh.base.cell_rollups
         full = [n for n in all_nodes(wh.heights) if None not in n]
         node = max((n for n in full if rollups.hub(n) is not None), key=lambda n: sum(n))
@@ -438,6 +429,19 @@ def test_a_kept_hub_let_go_from_memory_is_fetched_again_instead_of_queried(db: D
         for n in above:
             assert _hist(wh.sizes(n)) == expected[n], n
         assert wh.stats.node_queries == queries and wh.stats.floors > floors
+
+
+@contextlib.contextmanager
+def _hub_run(db: Db) -> Iterator[tuple[dict[tuple[int | None, ...], dict[int, int]], Any]]:
+    """Every node's block sizes counted by statements, and a run over the same table (k, about 110 base cells)
+    where a statement's fixed cost dominates (``batch``: Spark) and hubs of at most 0.3 of the base's cells are
+    fetched as floors of at most 40 cells in all."""
+    table = people(db, seed=11, n=120)
+    conf = config(db, table, SETS["k"], 0.0, "discernibility")
+    with open_run(conf, local_cells=0) as (conf, sql):
+        expected = {node: _hist(sql.sizes(node)) for node in all_nodes(sql.heights)}
+    with open_run(conf, local_cells=40, batch=True, rollup_min_cells=1, hub_ratio=0.3) as (conf, wh):
+        yield expected, wh
 
 
 def _hist(hist) -> dict[int, int]:  # type: ignore[no-untyped-def]
