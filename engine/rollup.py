@@ -154,7 +154,7 @@ class Rollups:
 
         A base of 1,000 cells allows hubs of 250 (``hub_ratio`` 0.25).  From (2, 1), lowering QI 1 multiplies the bound
         by 5 and QI 0 by 10: (2, 0) bounds 5 cells, then (1, 0) 50; (0, 0) would bound 500.  (2, None) brings QI 1
-        back at (2, 1), then lowers it to (2, 0) and QI 0 to (1, 0); (0, None) has nothing of its own to lower.
+        back at (2, 1), then lowers it to (2, 0) and QI 0 to (1, 0); (0, None), with no level of its own to lower, gets (0, 1).
 
         >>> r = Rollups(None, q.Layout((2, 1), 0), q.BASE, 1000, Counters(), set(), min_cells=1,
         ...             cardinalities=((100, 10, 1), (5, 1)), hub_ratio=0.25)
