@@ -26,6 +26,7 @@ import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
+from functools import cached_property
 
 import numpy as np
 
@@ -62,14 +63,18 @@ class Specification:
         p = model.properties
         return p.monotone_with_suppression if self.max_suppression > 0 else p.monotone
 
-    @property
+    @cached_property  # read at every node (the models' properties are built on each read)
     def tags_up(self) -> bool:
         """A passing node makes every node above it pass."""
         return all(self._monotone(m) for m in self.models)
 
-    @property
+    @cached_property
     def monotone_models(self) -> tuple[Model, ...]:
         return tuple(m for m in self.models if self._monotone(m))
+
+    @cached_property
+    def _share(self) -> Fraction:
+        return Fraction(str(self.max_suppression))
 
     def budget(self, rows: int) -> int:
         """The most rows a node may suppress: ``⌊max_suppression · |T|⌋``, exact — the fraction as written
@@ -80,7 +85,7 @@ class Specification:
         >>> Specification((), max_suppression=0.1).budget(30)
         3
         """
-        return math.floor(Fraction(str(self.max_suppression)) * rows)
+        return math.floor(self._share * rows)
 
     @property
     def sizes_only(self) -> bool:

@@ -289,6 +289,42 @@ def test_sizes_alone_count_a_nodes_cells_only_where_they_may_be_kept() -> None:
     assert stats.local_nodes == 4 and counted == [(None,), (2,), (1,)]
 
 
+@pytest.mark.parametrize("sensitive", [False, True])
+def test_a_subset_node_only_the_base_covers_gets_a_hub_its_subset_rolls_up_from(sensitive: bool) -> None:
+    """``HeldCells.hub``: a subset node (Incognito's) no floor covers is rolled up from a node of its subset kept
+    as a floor, its QIs lowered as far as the hub surely has at most a quarter of the base's cells (8 values of
+    ``a1`` at level 0, 4 at level 1; times 4 sensitive values) — and so is every later node of the subset, with
+    the same cells as from the base.  A full node, or one whose own level is already too wide, reads the base."""
+    from veil.heldcells import HeldCells
+    from veil.hierarchy import IntervalsSpec
+    from veil.workstats import Stats
+
+    hs = [build(IntervalsSpec((2, 4)), f"a{i}", list(range(8)), ValueKind.INTEGER) for i in range(2)]
+    a, b = np.meshgrid(np.arange(8), np.arange(8))
+    leaves = [a.ravel(), b.ravel()]  # the 64 pairs: a base of 64 cells
+    values = ((a + b) % 4).reshape(64, 1) if sensitive else np.zeros((64, 0), dtype=np.int64)
+    local = FrequencySet(
+        leaves,
+        [[h.ancestors(0, j) for j in range(h.height + 1)] for h in hs],
+        [[h.cardinality(j) for j in range(h.height + 1)] for h in hs],
+        values,
+        np.ones(64, dtype=np.int64),
+    )
+    stats = Stats()
+    held = HeldCells(local, Floors(hs, 64), values.shape[1], stats)
+    hub = held.holder((None, 2))
+    assert hub is not None and hub is not local and stats.floors == 1
+    assert hub.floor == ((None, 1) if sensitive else (None, 0))  # 4 x 4 values of 64 cells; 8 without values
+    for node in [(None, 2), (None, 3), (None, 1)]:
+        assert held.holder(node) is hub  # the subset's other nodes roll up from it, with no other hub
+        want, got = local.counts(node), hub.counts(node)
+        assert {k: v.tolist() for k, v in want.items()} == {k: v.tolist() for k, v in got.items()}
+    assert stats.floors == 1
+    assert held.holder((2, 3)) is local  # a full node: no hub
+    assert held.holder((0, None)) is (local if sensitive else held.floors.holder((0, None)))  # 8 x 4 x 4 > 64
+    assert stats.floors == (1 if sensitive else 2)
+
+
 @settings(max_examples=60, deadline=None)
 @given(data=st.data())
 def test_a_node_rolled_up_from_a_kept_floor_equals_the_base(data: st.DataObject) -> None:
