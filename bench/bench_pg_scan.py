@@ -76,6 +76,22 @@ def quoted(names: list[str]) -> str:
     return ", ".join(f'"{c}"' for c in names)
 
 
+def resampled(con: duckdb.DuckDBPyConnection, rows: int) -> str:
+    """The ``SELECT`` of Adult resampled with replacement to ``rows`` rows (deterministic: ``hash(i + SEED)``), over
+    the temporary table ``adult`` this loads into DuckDB connection ``con``."""
+    con.execute("SET enable_progress_bar = false")
+    con.execute(
+        "CREATE OR REPLACE TEMPORARY TABLE adult AS SELECT row_number() OVER () - 1 AS rid, * FROM read_csv(?, "
+        "delim=';', header=true, types={'age': 'INTEGER'})",
+        [str(SHARED / "adult" / "adult.csv")],
+    )
+    n = con.execute("SELECT count(*) FROM adult").fetchone()[0]  # type: ignore[index]
+    return (
+        f"SELECT {quoted(COLUMNS)} FROM range({int(rows)}) r(i) JOIN adult a "
+        f"ON a.rid = hash(r.i + {SEED}) % {int(n)} ORDER BY r.i"
+    )
+
+
 def adult_table(rows: int) -> str:
     """``bench."adult_<rows>"`` in PostgreSQL: Adult resampled with replacement (deterministic), unless a table of
     that many rows is already there."""
@@ -89,18 +105,7 @@ def adult_table(rows: int) -> str:
     csv_path = WORK / f"{table}.csv"
     con = duckdb.connect()
     try:
-        con.execute("SET enable_progress_bar = false")
-        con.execute(
-            "CREATE TABLE adult AS SELECT row_number() OVER () - 1 AS rid, * FROM read_csv(?, delim=';', "
-            "header=true, types={'age': 'INTEGER'})",
-            [str(SHARED / "adult" / "adult.csv")],
-        )
-        n = con.execute("SELECT count(*) FROM adult").fetchone()[0]  # type: ignore[index]
-        con.execute(
-            f"COPY (SELECT {quoted(COLUMNS)} FROM range({int(rows)}) r(i) JOIN adult a "
-            f"ON a.rid = hash(r.i + {SEED}) % {int(n)} ORDER BY r.i) "
-            f"TO '{csv_path}' (FORMAT csv, HEADER false)"
-        )
+        con.execute(f"COPY ({resampled(con, rows)}) TO '{csv_path}' (FORMAT csv, HEADER false)")
     finally:
         con.close()
     try:

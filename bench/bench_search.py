@@ -4,12 +4,13 @@ search time and wall time of ``veil search`` (process start to JSON).
 
     .venv/bin/python bench/bench_search.py [--backends duckdb,postgres] [--strategies optimal,incognito]
     .venv/bin/python bench/bench_search.py --only suppression --strategies optimal   # beside ARX's 12 s
-    .venv/bin/python bench/bench_search.py --arx [--repeat 3]   # issue 36's case table: before / after / ARX 3.9.2
+    .venv/bin/python bench/bench_search.py --arx [--repeat 3] [--before 7e5c391] [--groups adult,resample,spark]
 
-``--arx`` runs each of issue 36's Adult cases (8 quasi-identifiers, optimal, discernibility) as ``veil search``
-processes, interleaved: *before* with ``[search] local_cells = 0`` (every node a statement, the path before
-nodes were counted in memory) and *after* with the default; medians of ``--repeat`` runs, statements and ms a
-node from the JSON's ``work``, peak RSS from ``/usr/bin/time``; ARX 3.9.2's wall and nodes from the issue.
+``--arx`` prints issue 36's whole case table (``case_table``): the eight Adult cases beside ARX 3.9.2, the
+resampled Adult on DuckDB and PostgreSQL beside each one's floor, the census on Spark at 1M and 10M beside Spark's
+floor; *before* (``--before``, by default the code issue 36 was filed against) and *after* (this checkout)
+interleaved in one run, with nodes, statements, ms a node and peak RSS.  It needs PostgreSQL and, for the Spark
+rows, the local cluster (``deploy/spark/cluster.sh start``).
 """
 
 from __future__ import annotations
@@ -109,56 +110,6 @@ ARX_CASES = [
 ]
 
 
-def arx_table(repeat: int) -> list[dict[str, object]]:
-    """Issue 36's case table on DuckDB: before (every node a statement) and after (counted in memory)."""
-    import statistics
-
-    duck = duckdb_file("adult")
-    load_adult_duckdb(duck)
-    rows = []
-    print(
-        f"{'case':30} {'ARX s/nodes':>12} | {'before s':>8} {'nodes':>5} {'stmts':>5} {'ms/node':>7} {'MiB':>5} | "
-        f"{'after s':>7} {'nodes':>5} {'stmts':>5} {'ms/node':>7} {'MiB':>5} | {'after/ARX':>9}"
-    )
-    for name, qis, sens, models, extra, arx_s, arx_nodes in ARX_CASES:
-        runs: dict[str, list[tuple[float, dict, float]]] = {"before": [], "after": []}
-        paths = {
-            "before": adult_config("duckdb", duck, qis, sens, models, (extra or "\n[search]\n") + "local_cells = 0\n"),
-            "after": adult_config("duckdb", duck, qis, sens, models, extra),
-        }
-        for _ in range(repeat):
-            for label in ("before", "after"):
-                wall, doc, _code, rss = run_cli("search", "--config", str(paths[label]), "--strategy", "optimal")
-                runs[label].append((wall, doc, rss))
-        row: dict[str, object] = {"case": name, "arx_wall_s": arx_s, "arx_nodes": arx_nodes}
-        for label, done in runs.items():
-            wall = statistics.median(w for w, _, _ in done)
-            doc = done[0][1]
-            nodes, work = doc["nodes_evaluated"], doc["work"]
-            row[label] = {
-                "wall_s": round(wall, 3),
-                "walls": [round(w, 3) for w, _, _ in done],
-                "nodes": nodes,
-                "statements": work["node_queries"],
-                "search_s": doc["seconds"],
-                "ms_per_node": round(1000 * doc["seconds"] / max(nodes, 1), 2),
-                "peak_rss_mib": max(r for _, _, r in done),
-                "optimal": doc["optimal"],
-                "local_cells": work.get("local_cells"),
-            }
-        b, a = row["before"], row["after"]
-        assert b["optimal"] == a["optimal"], (name, b["optimal"], a["optimal"])  # type: ignore[index]
-        row["after_over_arx"] = round(a["wall_s"] / arx_s, 2)  # type: ignore[index]
-        rows.append(row)
-        print(
-            f"{name:30} {arx_s:6.2f}/{arx_nodes:<5} | {b['wall_s']:8.2f} {b['nodes']:5} {b['statements']:5} "  # type: ignore[index]
-            f"{b['ms_per_node']:7.2f} {b['peak_rss_mib']:5.0f} | {a['wall_s']:7.2f} {a['nodes']:5} "  # type: ignore[index]
-            f"{a['statements']:5} {a['ms_per_node']:7.2f} {a['peak_rss_mib']:5.0f} | {row['after_over_arx']:9.2f}",  # type: ignore[index]
-            flush=True,
-        )
-    return rows
-
-
 GENETIC = SHARED / "arx-genetic-benchmark"
 # ARX's integer-recoded benchmark tables: every attribute an integer code with an ARX hierarchy.  The exact
 # lattice of all 24 (creditcard) or 16 (mach2019) attributes has 10^8+ nodes; these subsets keep it exact.
@@ -222,20 +173,22 @@ def main() -> None:
     ap.add_argument("--backends", default="duckdb,postgres")
     ap.add_argument("--strategies", default="optimal,incognito")
     ap.add_argument("--only", default="", help="only the Adult cases whose name contains this (no ARX tables)")
-    ap.add_argument("--arx", action="store_true", help="issue 36's case table beside ARX 3.9.2's figures")
-    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--arx", action="store_true", help="issue 36's whole case table, before and after (case_table)")
+    ap.add_argument("--repeat", type=int, default=3, help="--arx: interleaved rounds of each Adult case")
+    ap.add_argument("--before", default="7e5c391", help="--arx: the before side's commit (default: issue 36 filed)")
+    ap.add_argument("--groups", default="adult,resample,spark", help="--arx: which of adult,resample,spark")
+    ap.add_argument("--cap", type=float, default=300.0, help="--arx: stop a run after this many seconds")
+    ap.add_argument("--resample-rows", type=int, default=10_000_000)
+    ap.add_argument("--resample-k", type=int, default=1650)
+    ap.add_argument("--spark", default="sc://127.0.0.1:15002", help="--arx: the Spark Connect cluster")
+    ap.add_argument("--spark-rows", type=lambda v: [int(n) for n in v.split(",")], default=[1_000_000, 10_000_000])
+    ap.add_argument("--out", default="case_table", help="--arx: results as bench/results/<out>.json")
     args = ap.parse_args()
     if args.arx:
-        from common import machine_facts
+        from case_table import table
 
-        rows = arx_table(args.repeat)
-        print(
-            "results:",
-            save(
-                "search_arx",
-                {"machine": machine_facts(), "data": str(SHARED / "adult"), "repeat": args.repeat, "cases": rows},
-            ),
-        )
+        args.groups = args.groups.split(",")
+        table(args)
         return
     duck = duckdb_file("adult")
     load_adult_duckdb(duck)
