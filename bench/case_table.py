@@ -13,8 +13,11 @@ Per run: wall from process start to its JSON, nodes evaluated, node statements (
 statement the session executed (``work.statements``, where the code counts them), ms a node (the search's own
 seconds over nodes), the process's peak RSS (``/usr/bin/time``) and, on Spark, the driver's and executors' peak
 RSS (``bench_spark.Sampler``).  Modules run compiled on both sides (one bytecode cache, warmed per side first).
-A side still running after ``--cap`` seconds is stopped and shown as ``>cap``.  Each case's sides must agree on
-the optimum; a disagreement is printed and recorded (``agree``).  Results: ``bench/results/case_table.json``.
+A side still running after ``--cap`` seconds is stopped and shown as ``>cap``; on Spark *after* runs first, and
+a stopped or failed run is followed by a restart of the cluster (a stopped client's statement goes on in the
+server, its session's cached tables with it) and Spark's floor measured again (``restart``).  Each case's sides
+must agree on the optimum; a disagreement is printed and recorded (``agree``).  Results, saved after every case:
+``bench/results/case_table.json``.
 """
 
 from __future__ import annotations
@@ -404,3 +407,37 @@ def table(args: Any) -> None:
 
     run(groups, commit, args.cap, saved)
     print("results:", RESULTS / f"{args.out}.json")
+
+
+def markdown(doc: dict[str, Any]) -> str:
+    """``doc`` (``case_table.json``) as the Markdown table of docs/benchmarks.md."""
+
+    def side(s: dict[str, Any] | None, statements: bool) -> str:
+        if not s or s.get("wall_s") is None:
+            return f"> {s['capped_at_s']:.0f} s" if s and s.get("capped_at_s") else "failed" if s else "—"
+        parts = [f"{s['wall_s']:.2f} s", f"{s['nodes']:,}", f"{s['node_statements']:,}"]
+        if statements:
+            parts.append(f"{s['statements']:,}" if s.get("statements") is not None else "—")
+        return " / ".join([*parts, f"{s['ms_per_node']:.2f}", f"{s['peak_rss_mib']:.0f}"])
+
+    lines = [
+        "| case | ARX 3.9.2 | floor | before: wall / nodes / node statements / ms a node / MiB "
+        "| after: wall / nodes / node statements / all statements / ms a node / MiB | after ÷ ARX | after ÷ floor |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for r in doc["cases"]:
+        arx = (
+            f"{r['arx_wall_s']:.2f} s" + (f" / {r['arx_nodes']:,}" if r.get("arx_nodes") else "")
+            if r["arx_wall_s"]
+            else "—"
+        )
+        floor = f"{r['floor_s']:.2f} s" if r.get("floor_s") else "—"
+        lines.append(
+            f"| {r['case']} | {arx} | {floor} | {side(r.get('before'), False)} | {side(r.get('after'), True)} "
+            f"| {r.get('after_over_arx', '—')} | {r.get('after_over_floor', '—')} |"
+        )
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":  # the Markdown table of a results file: python bench/case_table.py FILE
+    print(markdown(json.loads(Path(sys.argv[1]).read_text())))
