@@ -38,7 +38,7 @@ from typing import Any
 
 import duckdb
 
-from common import PG_URL, RESULTS, WORK, census_config, census_duckdb, machine_facts, save
+from common import PG_URL, RESULTS, WORK, census_config, census_duckdb, machine_facts, save, warm_bytecode
 
 PY = sys.executable
 RUN_CLI = "import sys; from veil.cli import main; main()"
@@ -71,11 +71,11 @@ def _env(side_env: dict[str, str]) -> dict[str, str]:
 
 def warm(side_env: dict[str, str]) -> None:
     """Compile the side's modules into the shared bytecode cache, so that no measured process compiles them."""
-    modules = ["veil.cli", "veil.run", "veil.search", "veil.backends.duckdb", "veil.backends.postgres"]
-    code = f"import contextlib, importlib\nfor m in {modules!r}:\n    with contextlib.suppress(ImportError): importlib.import_module(m)"
-    subprocess.run([PY, "-c", code], env=_env(side_env), check=True, capture_output=True)
+    warm_bytecode(
+        "veil.cli", "veil.run", "veil.search", "veil.backends.duckdb", "veil.backends.postgres", extra=side_env
+    )
     with contextlib.suppress(subprocess.CalledProcessError):  # pyspark only where the extra is installed
-        subprocess.run([PY, "-c", "import pyspark.sql.connect.session, pyarrow"], env=_env(side_env), check=True)
+        warm_bytecode("pyspark.sql.connect.session", "pyarrow", extra=side_env)
 
 
 def search(case: Case, side_env: dict[str, str], cap: float) -> dict[str, Any]:

@@ -118,10 +118,10 @@ def run_cli(*args: str) -> tuple[float, dict[str, Any], int, float]:
     return wall, json.loads(res.stdout), res.returncode, round(int(peak[-1].split()[1]) / 1024, 1)
 
 
-def warm_bytecode(*modules: str) -> None:
+def warm_bytecode(*modules: str, extra: dict[str, str] | None = None) -> None:
     """Compile ``modules`` (and what they import) into ``run_cli``'s bytecode cache, so that no measured process
-    compiles them."""
-    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(WORK / "pycache")}
+    compiles them; ``extra``: environment variables of the measured processes (an earlier commit's ``PYTHONPATH``)."""
+    env = {**os.environ, "PYTHONPYCACHEPREFIX": str(WORK / "pycache"), **(extra or {})}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     subprocess.run([sys.executable, "-c", "; ".join(f"import {m}" for m in modules)], env=env, check=True)
 

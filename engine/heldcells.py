@@ -65,8 +65,8 @@ class HeldCells:
         levels = list(node)
         for i in sorted(kept, key=lambda i: local.cards[i][0]):
             cards, lv = local.cards[i], kept[i]
-            while lv > 0 and bound // cards[lv] * cards[lv - 1] * 4 <= local.cells:
-                bound, lv = bound // cards[lv] * cards[lv - 1], lv - 1
+            while lv > 0 and (lower := bound // cards[lv] * cards[lv - 1]) * 4 <= local.cells:
+                bound, lv = lower, lv - 1
             levels[i] = lv
         hub = tuple(levels)
         if floors.keep(hub, local.counts(hub), self.sensitive) is None:
