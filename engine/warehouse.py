@@ -33,6 +33,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import sqlalchemy as sa
 
 from veil import queries as q
@@ -273,6 +274,12 @@ class Warehouse:
         """The per-q*-block counts of ``node`` (one ``GROUP BY`` unless cached)."""
         node = self._checked(node)
         return self._parts()[0].counts(node)
+
+    def leaf_totals(self) -> list[np.ndarray]:
+        """Rows per leaf code of every quasi-identifier (``BaseSet.leaf_totals``: ARX's per-attribute quality)."""
+        if self.base is None:
+            raise RuntimeError("no base frequency set: prepare() the warehouse before counting nodes")
+        return self.base.leaf_totals()
 
     # --- the end ------------------------------------------------------------------------------------------
 

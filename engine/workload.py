@@ -719,7 +719,7 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
     workload error, the optimal node's error per query) when the config lists ``[[workload]]``, and
     ``utility_per_attribute`` (ARX's per-attribute quality, ``veil.utility``) at the optimal node."""
     from veil.privacy import Specification
-    from veil.utility import attribute_utility, leaf_totals
+    from veil.utility import attribute_utility
 
     out: dict[str, Any] = {}
     if result.optimal is None:
@@ -752,9 +752,8 @@ def search_document(wh: Any, config: Any, result: Any) -> dict[str, Any]:
                 "per_query": metric.errors(counts, gone),
             },
         }
-    bottom = wh.counts(tuple(0 for _ in wh.hierarchies))
     out["utility_per_attribute"] = {
         "node": list(node),
-        "attributes": attribute_utility(counts, gone, wh.hierarchies, leaf_totals(bottom)),
+        "attributes": attribute_utility(counts, gone, wh.hierarchies, wh.leaf_totals()),
     }
     return out

@@ -76,6 +76,7 @@ def statements() -> dict[str, object]:
         ),
         "dimension_ddl": sa.schema.CreateTable(q.dim_table(0, 5, sa.Text())),
         "node_bottom": q.node_counts(lay, (0, 0, 0)),
+        "leaf_totals": q.leaf_totals(lay),
         "node_figure_2": q.node_counts(lay, (2, 1, 1)),
         "node_top_sizes_only": q.node_counts(sizes, (5, 3, 1)),
         "node_subset": q.node_counts(lay, (1, None, 0)),

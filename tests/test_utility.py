@@ -7,9 +7,13 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+import sqlalchemy as sa
 
 from veil.hierarchy import IntervalsSpec, SuppressSpec
 from veil.utility import attribute_utility, leaf_totals
+from veil.run import open_run
+from tests.conftest import Db
+from tests.test_streaming import SETS, config, people
 from tests.test_workload import HAND, _hierarchies, _node_counts
 
 L3 = math.log2(3)
@@ -60,3 +64,22 @@ def test_top_node_has_no_utility_and_a_constant_column_none() -> None:
     counts = _node_counts(df, ["age", "sex"], hs, (0, 0))
     (age, sex) = attribute_utility(counts, np.zeros(1, dtype=bool), hs, leaf_totals(counts))
     assert age["granularity"] is None and age["non_uniform_entropy"] is None
+
+
+@pytest.mark.parametrize("local_cells", [0, None])
+def test_leaf_totals_are_the_bottom_nodes_marginals_without_counting_it(db: Db, local_cells: int | None) -> None:
+    """``Warehouse.leaf_totals``: rows per leaf of every QI from one statement over the base (``local_cells = 0``)
+    or from the cells held here — what ``leaf_totals`` of the bottom node gives, with no node counted."""
+    table = people(db, seed=8, n=120)
+    conf = config(db, table, SETS["k"], 0.0)
+    ages = db.query(sa.text(f"SELECT count(*) FROM {db.quote(db.schema)}.{db.quote(table)} WHERE age = 18"))[0][0]
+    with open_run(conf, local_cells=local_cells) as (conf, wh):
+        before = (wh.stats.node_queries, wh.stats.local_nodes)
+        got = wh.leaf_totals()
+        assert (wh.stats.node_queries, wh.stats.local_nodes) == before
+        assert (wh.local is None) == (local_cells == 0)
+        bottom = leaf_totals(wh.counts(tuple(0 for _ in wh.heights)))
+        assert [a.tolist() for a in got] == [b.tolist() for b in bottom]
+        assert all(int(a.sum()) == wh.rows == 120 for a in got)
+        leaf = wh.hierarchies[0].domain(0).index(18) if 18 in wh.hierarchies[0].domain(0) else None
+        assert leaf is None or got[0][leaf] == ages

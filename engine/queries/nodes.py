@@ -389,6 +389,30 @@ def base_leaves(layout: Layout) -> sa.Select[Any]:
     )
 
 
+def leaf_totals(layout: Layout) -> sa.Select[Any]:
+    """Rows per leaf code of every quasi-identifier — the base's marginals, which ARX's per-attribute quality
+    needs (``veil.utility``) — without the bottom node's cells: one small group per QI, stacked (``qi`` its index).
+
+    >>> print(leaf_totals(Layout(heights=(1, 1), sensitive_count=0)).compile())
+    SELECT t.qi, t.code, t.n
+    FROM (SELECT :param_1 AS qi, veil_base.q0_0 AS code, sum(veil_base.n) AS n
+    FROM veil_base GROUP BY veil_base.q0_0 UNION ALL SELECT :param_2 AS qi, veil_base.q1_0 AS code, sum(veil_base.n) AS n
+    FROM veil_base GROUP BY veil_base.q1_0) AS t
+    """
+    base = layout.base()
+    stacked = sa.union_all(
+        *(
+            sa.select(
+                sa.literal(i, sa.Integer).label("qi"),
+                base.c[f"q{i}_0"].label("code"),
+                sa.func.sum(base.c.n).label("n"),
+            ).group_by(base.c[f"q{i}_0"])
+            for i in range(layout.qi_count)
+        )
+    ).subquery("t")
+    return sa.select(stacked.c.qi, stacked.c.code, stacked.c.n)
+
+
 def base_total(layout: Layout) -> sa.Select[Any]:
     """The base frequency set's rows (its ``n`` summed, 0 when empty) and cells: what coding it must keep.
 

@@ -96,9 +96,9 @@ def workload_view(
 
 def attribute_utility(wh: Warehouse, counts: NodeCounts, suppressed: np.ndarray) -> list[dict[str, Any]]:
     """ARX's utility per quasi-identifier at ``counts.node`` (``veil.utility``)."""
-    from veil.utility import attribute_utility as quality, leaf_totals
+    from veil.utility import attribute_utility as quality
 
-    return quality(counts, suppressed, wh.hierarchies, leaf_totals(wh.counts(tuple(0 for _ in wh.heights))))
+    return quality(counts, suppressed, wh.hierarchies, wh.leaf_totals())
 
 
 def node_report(
