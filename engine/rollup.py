@@ -221,7 +221,8 @@ class Rollups:
         return best
 
     def _materialize(self, number: int, node: Node, floor: Node | None, source: str, what: str) -> int:
-        """``node``'s counts as narrow table ``number`` (with the ``veil_up_*`` tables its rollups join): its cells."""
+        """``node``'s counts as narrow table ``number`` (rolled up from ``floor`` through the ``veil_up_*`` tables of
+        the QIs it coarsens, ``_ups``): its cells."""
         self._ups(floor, (node,), what)
         self.session.execute(q.materialize(self.layout, number, node, floor, source, into=self.into), what)
         cells = int(self.session.scalar(q.count_rows(self.layout.node_table(number, node)), what))

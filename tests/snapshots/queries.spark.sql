@@ -46,6 +46,13 @@ CREATE OR REPLACE TEMPORARY VIEW `veil_dim_0` AS SELECT CAST(NULL AS STRING) AS 
 SELECT `b`.`q0_0` AS `g0`, `b`.`q1_0` AS `g1`, `b`.`q2_0` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
 FROM `veil_base` AS `b` GROUP BY `b`.`q0_0`, `b`.`q1_0`, `b`.`q2_0`, `b`.`s0`, `b`.`s1`;
 
+-- leaf_totals
+SELECT `t`.`qi`, `t`.`code`, `t`.`n` 
+FROM (SELECT :param_1 AS `qi`, `veil_base`.`q0_0` AS `code`, sum(`veil_base`.`n`) AS `n` 
+FROM `veil_base` GROUP BY `veil_base`.`q0_0` UNION ALL SELECT :param_2 AS `qi`, `veil_base`.`q1_0` AS `code`, sum(`veil_base`.`n`) AS `n` 
+FROM `veil_base` GROUP BY `veil_base`.`q1_0` UNION ALL SELECT :param_3 AS `qi`, `veil_base`.`q2_0` AS `code`, sum(`veil_base`.`n`) AS `n` 
+FROM `veil_base` GROUP BY `veil_base`.`q2_0`) AS `t`;
+
 -- node_figure_2
 SELECT `b`.`q0_2` AS `g0`, `b`.`q1_1` AS `g1`, `b`.`q2_1` AS `g2`, `b`.`s0`, `b`.`s1`, sum(`b`.`n`) AS `n` 
 FROM `veil_base` AS `b` GROUP BY `b`.`q0_2`, `b`.`q1_1`, `b`.`q2_1`, `b`.`s0`, `b`.`s1`;
