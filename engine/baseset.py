@@ -24,7 +24,7 @@ from veil.backends.base import Backend
 from veil.counts import Level, SensitiveDomain, SizeHistogram
 from veil.errors import BackendError
 from veil.frequencies import Floors, FrequencySet
-from veil.heldcells import HeldCells
+from veil.heldcells import LOCAL_FLOORS_FROM, HeldCells
 from veil.hierarchy import Hierarchy
 from veil.lattice import show
 from veil.queries.nodes import base_total
@@ -116,9 +116,12 @@ class BaseSet:
             raise BackendError(f"coding the base frequency set lost rows ({coded} of {self.rows})")
         self.cells = self.stats.base_cells = len(data["n"])
         budget = self.options.budget(self.session.backend)
-        self._held = HeldCells(
-            self._held_cells(data), Floors(self.hierarchies, min(budget, self.cells)), len(self.domains), self.stats
-        )
+        self._held = HeldCells(self._held_cells(data), self._local_floors(budget), len(self.domains), self.stats)
+
+    def _local_floors(self, budget: int) -> Floors | None:
+        """Floors over the base held here: only for a base of at least ``LOCAL_FLOORS_FROM`` cells, below which
+        rolling every node up from the base costs less than counting and keeping floors (``veil.heldcells``)."""
+        return Floors(self.hierarchies, min(budget, self.cells)) if self.cells >= LOCAL_FLOORS_FROM else None
 
     def _code_in_warehouse(self) -> None:
         """``veil_base`` from the source (``base_coded``), checked to hold every row the NULL policy kept."""
@@ -172,11 +175,7 @@ class BaseSet:
         # (with no budget, ``local_cells = 0``, none: a node then never has a hub materialized for a fetch)
         fetching = self.batched and budget > 0
         floors = (
-            Floors(self.hierarchies, min(budget, self.cells))
-            if local is not None
-            else Floors(self.hierarchies, budget)
-            if fetching
-            else None
+            self._local_floors(budget) if local is not None else Floors(self.hierarchies, budget) if fetching else None
         )
         # the blocks alone (block-size queries, when sensitive values are counted) get floors of their own there
         blocks = Floors(self.hierarchies, budget) if local is None and fetching and self.domains else None

@@ -16,6 +16,11 @@ from veil.frequencies import Floors, FrequencySet
 from veil.workstats import Stats
 
 Node = tuple[Level, ...]
+# a base held here keeps floors only from this many cells: below, rolling each node up from the base is cheaper
+# than counting and keeping floors (UCI Adult's 19,502 cells, optimal with 2% suppression: 11-31% less search time
+# without; the 1M census's 896,367, Incognito k + entropy: 4.5 s with floors, 8.6 s without;
+# docs/benchmarks.md, "Beside ARX")
+LOCAL_FLOORS_FROM = 1 << 16
 
 
 class HeldCells:

@@ -508,3 +508,32 @@ def _searched(wh, spec: Specification, strategies: list[str], metric: str = "dis
     return search.run(
         strategies, lattice, wh.attributes, counts_for, spec, sized, wh.rows, probe=probe, prefetch=prefetch
     )
+
+
+@pytest.mark.parametrize("models", list(SETS))
+def test_floors_over_a_held_base_only_from_local_floors_from_cells(
+    db: Db, models: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a base held here below ``LOCAL_FLOORS_FROM`` cells keeps no floors (rolling up from it is cheaper); with the
+    # threshold lowered to 1 the same searches keep floors, and both find what brute force finds
+    import veil.baseset
+
+    table = people(db, seed=5, n=120)
+    conf = config(db, table, SETS[models], 0.02, "discernibility")
+    spec = Specification(conf.models, 0.02)
+    with open_run(conf, local_cells=0) as (conf, sql):
+        plain = metric_for(sql, "discernibility")
+        brute = search.run(["brute-force"], Lattice(sql.heights), sql.attributes, sql.counts, spec, plain, sql.rows)
+    for threshold in (veil.baseset.LOCAL_FLOORS_FROM, 1):
+        monkeypatch.setattr(veil.baseset, "LOCAL_FLOORS_FROM", threshold)
+        for strategy in ("optimal", "incognito"):
+            with open_run(conf, local_cells=10_000) as (conf, wh):
+                held = wh.base.held
+                assert held is not None and held.local is not None and 0 < held.local.cells < 10_000
+                fast = _searched(wh, spec, [strategy])
+                assert (held.floors is None) == (threshold > 1)
+                assert (wh.stats.floors > 0) == (threshold == 1), (strategy, wh.stats.floors)
+            if strategy == "incognito":
+                assert sorted(fast.minimal or []) == sorted(brute.minimal or [])
+            else:
+                assert fast.optimal == brute.optimal
