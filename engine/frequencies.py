@@ -24,41 +24,9 @@ from typing import Any
 import numpy as np
 
 from veil.counts import sorted_sum
+from veil.grouping import GROUPINGS_KEPT, Grouping, Groupings, Level
 
-Level = int | None
 CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
-
-
-def group(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct keys ascending and each key's index among them (``np.unique(key, return_inverse=True)``),
-    for keys in ``[0, space)``: a table of the space when it is small beside the keys, else one in-place sort of
-    the keys packed with their positions (several times faster than ``argsort``).
-
-    >>> [a.tolist() for a in group(np.array([5, 2, 5, 9]), 10)]
-    [[2, 5, 9], [1, 0, 1, 2]]
-    >>> [a.tolist() for a in group(np.array([5, 2, 5, 9]), 1 << 40)]
-    [[2, 5, 9], [1, 0, 1, 2]]
-    """
-    n = len(key)
-    if space <= max(4 * n, 1 << 16):
-        present = np.zeros(space, dtype=bool)
-        present[key] = True
-        ids = np.cumsum(present, dtype=np.int64) - 1
-        return np.flatnonzero(present), ids[key]
-    bits = max(int(n - 1).bit_length(), 1)
-    if space > 1 << (62 - bits):
-        unique, inverse = np.unique(key, return_inverse=True)
-        return unique, inverse.reshape(-1)
-    packed = np.left_shift(key, bits)
-    packed |= np.arange(n, dtype=np.int64)
-    packed.sort()
-    position = packed & ((1 << bits) - 1)
-    ordered = np.right_shift(packed, bits, out=packed)
-    first = np.ones(n, dtype=bool)
-    first[1:] = ordered[1:] != ordered[:-1]
-    inverse = np.empty(n, dtype=np.int64)
-    inverse[position] = np.cumsum(first, dtype=np.int64) - 1
-    return ordered[first], inverse
 
 
 class FrequencySet:
@@ -77,6 +45,7 @@ class FrequencySet:
         n: np.ndarray,
         floor: Sequence[Level] | None = None,
         keep_codes: int = CODES_KEPT,
+        keep_groupings: int = GROUPINGS_KEPT,
     ) -> None:
         self.leaves = [np.asarray(c, dtype=np.int32) for c in leaves]  # codes: below 2^31 (a level's cardinality)
         self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
@@ -88,7 +57,8 @@ class FrequencySet:
         self._kept: dict[tuple[int, int], np.ndarray] = {}
         self._kept_bytes = 0
         self._keep_codes = keep_codes
-        self._last: tuple[tuple[Level, ...], np.ndarray, list[tuple[int, np.ndarray]]] | None = None
+        self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._groupings = Groupings(keep_groupings)
 
     @property
     def cells(self) -> int:
@@ -121,44 +91,52 @@ class FrequencySet:
         """(QI, its code per cell at the node's level, that level's cardinality) for each QI not projected out."""
         return [(i, self._level(i, lv), self.cards[i][lv]) for i, lv in enumerate(node) if lv is not None]
 
-    def _blocks(self, node: Sequence[Level]) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
-        """Each cell's block (0.., in key order) and each kept QI's code per block (the last node's remembered:
-        a search asks a node's sizes, then its cells)."""
-        node = tuple(node)
-        if self._last is None or self._last[0] != node:
-            self._last = (node, *self._group(node))
-        return self._last[1], self._last[2]
+    def _up(self, i: int, low: int, high: int) -> np.ndarray:
+        """QI ``i``'s level-``low`` codes mapped to their level-``high`` codes (a hierarchy maps each code to one
+        ancestor), from the maps of the floor's codes."""
+        found = self._maps.get((i, low, high))
+        if found is None:
+            found = np.zeros(self.cards[i][low], dtype=np.int64)
+            found[self.levels[i][low]] = self.levels[i][high]
+            self._maps[(i, low, high)] = found
+        return found
 
-    def _group(self, node: tuple[Level, ...]) -> tuple[np.ndarray, list[tuple[int, np.ndarray]]]:
-        codes = self._codes(node)
-        if not codes:
-            return np.zeros(len(self.n), dtype=np.int64), []
-        if math.prod(c for _, _, c in codes) < 2**62:
-            key = np.zeros(len(self.n), dtype=np.int64)
-            for _, code, card in codes:
-                key *= card
-                key += code
-            unique, block = group(key, math.prod(c for _, _, c in codes))
-            out, rest = [], unique
-            for i, _code, card in reversed(codes):
-                rest, mine = np.divmod(rest, card)
-                out.append((i, mine))
-            return block.reshape(-1), out[::-1]
-        stacked = np.column_stack([code for _, code, _ in codes])  # astronomically wide: rows of codes
-        unique, block = np.unique(stacked, axis=0, return_inverse=True)
-        return block.reshape(-1), [(i, unique[:, k]) for k, (i, _, _) in enumerate(codes)]
+    def _blocks(self, node: Sequence[Level]) -> Grouping:
+        """The node's grouping of the cells, rolled up from the kept grouping with the fewest blocks that it is at
+        or above (the search's recent nodes: ``Groupings``), or from the cells."""
+        node = tuple(node)
+        grouping = self._groupings.get(node)
+        if grouping is None:
+            finer = self._groupings.finest_below(node, self.cells // 2)
+            grouping = self._group(node) if finer is None else self._rolled(finer, node)
+            self._groupings.keep(grouping)
+        return grouping
+
+    def _group(self, node: tuple[Level, ...]) -> Grouping:
+        return Grouping.of(node, self._codes(node), self.n)
+
+    def _rolled(self, finer: Grouping, node: tuple[Level, ...]) -> Grouping:
+        """``node``'s grouping from a grouping it is at or above: its blocks grouped by the node's codes."""
+        held = dict(finer.codes)
+        codes = [
+            (i, held[i] if lv == low else self._up(i, low, lv)[held[i]], self.cards[i][lv])
+            for i, (low, lv) in enumerate(zip(finer.node, node))
+            if lv is not None and low is not None  # (a node's kept QIs are kept by the finer one: ``_rolls_up``)
+        ]
+        over = Grouping.of(node, codes, finer.rows)
+        cells = finer.block  # found now: the finer grouping (and what it holds) is not kept alive by this one
+        return Grouping(node, over.codes, over.rows, finer.items, lambda: over.block[cells])
 
     def sizes(self, node: Sequence[Level]) -> tuple[np.ndarray, np.ndarray]:
         """The node's block-size histogram: distinct sizes ascending and the blocks of each."""
-        block, _ = self._blocks(node)
-        rows = np.bincount(block, weights=self.n).astype(np.int64) if len(block) else np.zeros(0, dtype=np.int64)
-        size, blocks = np.unique(rows, return_counts=True)
+        size, blocks = np.unique(self._blocks(node).rows, return_counts=True)
         return size.astype(np.int64), blocks.astype(np.int64)
 
     def counts(self, node: Sequence[Level]) -> dict[str, np.ndarray]:
         """The node's cells as ``queries.node_counts`` returns them, in block-key order: ``g{i}`` for every QI
         not projected out, ``s{j}`` for every sensitive column, ``n``."""
-        block, keys = self._blocks(node)
+        grouping = self._blocks(node)
+        block, keys = grouping.block, grouping.codes
         width = math.prod(max(s, 1) for s in self.spread)
         combined = block * width
         stride = width

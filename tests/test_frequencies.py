@@ -17,7 +17,8 @@ from hypothesis import strategies as st
 
 from veil import search
 from veil.counts import NodeCounts
-from veil.frequencies import Floors, FrequencySet, group
+from veil.frequencies import Floors, FrequencySet
+from veil.grouping import group
 from veil.hierarchy import SuppressSpec, ValueKind, build
 from veil.lattice import Lattice, finer, meet
 from veil.privacy import Specification
@@ -85,6 +86,40 @@ def test_cells_and_sizes_equal_a_naive_group_by(f: FrequencySet, data: st.DataOb
     size, count = f.sizes(node)
     assert dict(zip(size.tolist(), count.tolist())) == dict(collections.Counter(blocks.values()))
     assert size.tolist() == sorted(size.tolist())
+
+
+def _check_against_naive(f: FrequencySet, node: tuple[int | None, ...]) -> None:
+    expected = _naive(f, node)
+    got = f.counts(node)
+    kept = [i for i, lv in enumerate(node) if lv is not None]
+    rows = [
+        tuple(int(got[f"g{i}"][r]) for i in kept) + tuple(int(got[f"s{j}"][r]) for j in range(len(f.spread)))
+        for r in range(len(got["n"]))
+    ]
+    assert dict(zip(rows, got["n"].tolist())) == expected and rows == sorted(rows)
+    blocks: collections.Counter[tuple[int, ...]] = collections.Counter()
+    for key, n in expected.items():
+        blocks[key[: len(kept)]] += n
+    size, count = f.sizes(node)
+    assert dict(zip(size.tolist(), count.tolist())) == dict(collections.Counter(blocks.values()))
+
+
+@settings(max_examples=80, deadline=None)
+@given(f=frequency_sets(), data=st.data())
+def test_nodes_rolled_up_from_the_last_nodes_groupings_equal_a_naive_group_by(
+    f: FrequencySet, data: st.DataObject
+) -> None:
+    # one long-lived set asked for a walk of nodes, as a search asks: most roll up from a kept finer grouping
+    # (``Grouping``), sizes before cells or cells alone; then with room for 2 groupings only
+    for held in (f, FrequencySet(f.leaves, f.levels, f.cards, f.sensitive, f.n, keep_groupings=2)):
+        level = st.one_of(st.none(), *(st.just(j) for j in range(3)))
+        for _ in range(data.draw(st.integers(1, 8))):
+            node = tuple(min(lv, len(m) - 1) if lv is not None else None for lv, m in zip(data.draw(
+                st.tuples(*(level for _ in f.levels))), f.levels))  # fmt: skip
+            if data.draw(st.booleans()):
+                held.sizes(node)
+            _check_against_naive(held, node)
+        assert len(held._groupings) <= held._groupings.limit
 
 
 def test_codes_too_wide_for_one_integer_are_grouped_by_rows() -> None:
