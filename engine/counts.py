@@ -386,12 +386,30 @@ class NodeCounts:
         if qi_codes.dtype.kind not in "iu":
             qi_codes = qi_codes.astype(np.int64)
         keys, block = _combine(qi_codes, cardinalities)
+        return cls.from_blocks(attributes, node, keys, block, sensitive_codes, count, cardinalities, sensitive,
+                               generalizers)  # fmt: skip
+
+    @classmethod
+    def from_blocks(
+        cls,
+        attributes: Sequence[str],
+        node: Sequence[Level],
+        keys: np.ndarray,
+        cell_block: np.ndarray,
+        sensitive_codes: np.ndarray,
+        count: np.ndarray,
+        cardinalities: Sequence[int],
+        sensitive: Sequence[SensitiveDomain] = (),
+        generalizers: Sequence[Generalizer] | None = None,
+    ) -> NodeCounts:
+        """Cells already grouped: each block's QI codes (``keys``, one row a block, lexicographic by code) and
+        each cell's block (``cell_block``)."""
         return cls(
             attributes=tuple(attributes),
             node=tuple(node),
             keys=keys,
             cardinalities=tuple(int(c) for c in cardinalities),
-            cell_block=block,
+            cell_block=cell_block,
             cell_values=np.asarray(sensitive_codes, dtype=np.int64).reshape(len(count), len(sensitive)),
             cell_count=np.asarray(count, dtype=np.int64),
             sensitive=tuple(sensitive),

@@ -134,7 +134,9 @@ class FrequencySet:
 
     def counts(self, node: Sequence[Level]) -> dict[str, np.ndarray]:
         """The node's cells as ``queries.node_counts`` returns them, in block-key order: ``g{i}`` for every QI
-        not projected out, ``s{j}`` for every sensitive column, ``n``."""
+        not projected out, ``s{j}`` for every sensitive column, ``n`` — and what grouping them found: each cell's
+        block (``block``, 0.. in key order) and each block's codes (``blocks``: one column per QI, 0 where
+        projected out), so that ``NodeCounts.from_blocks`` need not group them again."""
         grouping = self._blocks(node)
         block, keys = grouping.block, grouping.codes
         width = math.prod(max(s, 1) for s in self.spread)
@@ -143,7 +145,7 @@ class FrequencySet:
         for j, s in enumerate(self.spread):
             stride //= max(s, 1)
             combined += self.sensitive[:, j] * stride
-        space = (int(block.max(initial=-1)) + 1) * width
+        space = grouping.blocks * width
         if space <= max(4 * len(combined), 1 << 16):  # a tally over the space (counts below 2^53: exact)
             tally = np.bincount(combined, weights=self.n, minlength=space)
             key = np.flatnonzero(tally)
@@ -157,6 +159,10 @@ class FrequencySet:
             stride //= max(s, 1)
             data[f"s{j}"], rest = np.divmod(rest, stride)
         data["n"] = n
+        data["block"] = block_of
+        data["blocks"] = np.zeros((grouping.blocks, len(node)), dtype=np.int64)
+        for i, codes in keys:
+            data["blocks"][:, i] = codes
         return data
 
 

@@ -119,11 +119,9 @@ class NodeCounter:
             self._cached_bytes -= self.cache.pop(oldest).nbytes
 
     def _node_counts(self, node: Node, data: dict[str, np.ndarray]) -> NodeCounts:
+        """``NodeCounts`` of a node's cells, grouped into blocks here unless they come grouped (held here:
+        ``FrequencySet.counts``)."""
         r = len(data["n"])
-        qi_codes = np.zeros((r, len(node)), dtype=np.int32)  # codes fit; NodeCounts keeps only the blocks' keys
-        for i, level in enumerate(node):
-            if level is not None:
-                qi_codes[:, i] = data[f"g{i}"]
         sensitive = len(self.base.domains)
         s_codes = (
             np.column_stack([data[f"s{j}"] for j in range(sensitive)])
@@ -132,6 +130,13 @@ class NodeCounter:
         )
         hierarchies = self.base.hierarchies
         cards = [hierarchies[i].cardinality(lv) if lv is not None else 1 for i, lv in enumerate(node)]
+        if "block" in data:
+            return NodeCounts.from_blocks(self.attributes, node, data["blocks"], data["block"], s_codes, data["n"],
+                                          cards, self.base.domains, hierarchies)  # fmt: skip
+        qi_codes = np.zeros((r, len(node)), dtype=np.int32)  # codes fit; NodeCounts keeps only the blocks' keys
+        for i, level in enumerate(node):
+            if level is not None:
+                qi_codes[:, i] = data[f"g{i}"]
         return NodeCounts.from_cells(
             self.attributes, node, qi_codes, s_codes, data["n"], cards, self.base.domains, hierarchies
         )
