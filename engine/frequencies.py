@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from veil.counts import sorted_sum
-from veil.grouping import GROUPINGS_KEPT, Grouping, Groupings, Level
+from veil.grouping import GROUPINGS_KEPT, Grouping, Groupings, Level, pack
 
 CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
 
@@ -58,6 +58,7 @@ class FrequencySet:
         self._kept_bytes = 0
         self._keep_codes = keep_codes
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
+        self._weights = self.n.astype(np.float64)  # what ``np.bincount`` weighs with (exact below 2^53 rows)
         self._groupings = Groupings(keep_groupings)
 
     @property
@@ -102,18 +103,26 @@ class FrequencySet:
         return found
 
     def _blocks(self, node: Sequence[Level]) -> Grouping:
-        """The node's grouping of the cells, rolled up from the kept grouping with the fewest blocks that it is at
-        or above (the search's recent nodes: ``Groupings``), or from the cells."""
+        """The node's grouping of the cells: kept, or rolled up from the kept grouping with the fewest blocks that
+        it is at or above (the search's recent nodes: ``Groupings``), or from the cells."""
         node = tuple(node)
-        grouping = self._groupings.get(node)
+        grouping = self._kept_or_rolled(node)
         if grouping is None:
-            finer = self._groupings.finest_below(node, self.cells // 2)
-            grouping = self._group(node) if finer is None else self._rolled(finer, node)
+            grouping = self._group(node)
             self._groupings.keep(grouping)
         return grouping
 
+    def _kept_or_rolled(self, node: tuple[Level, ...]) -> Grouping | None:
+        grouping = self._groupings.get(node)
+        if grouping is None:
+            finer = self._groupings.finest_below(node, self.cells // 2)
+            if finer is not None:
+                grouping = self._rolled(finer, node)
+                self._groupings.keep(grouping)
+        return grouping
+
     def _group(self, node: tuple[Level, ...]) -> Grouping:
-        return Grouping.of(node, self._codes(node), self.n)
+        return Grouping.of(node, self._codes(node), self._weights)
 
     def _rolled(self, finer: Grouping, node: tuple[Level, ...]) -> Grouping:
         """``node``'s grouping from a grouping it is at or above: its blocks grouped by the node's codes."""
@@ -137,31 +146,69 @@ class FrequencySet:
         not projected out, ``s{j}`` for every sensitive column, ``n`` — and what grouping them found: each cell's
         block (``block``, 0.. in key order) and each block's codes (``blocks``: one column per QI, 0 where
         projected out), so that ``NodeCounts.from_blocks`` need not group them again."""
-        grouping = self._blocks(node)
-        block, keys = grouping.block, grouping.codes
+        node = tuple(node)
+        grouping = self._kept_or_rolled(node)
+        if grouping is None:
+            tallied = self._tallied(node)
+            if tallied is not None:
+                return tallied
+            grouping = self._blocks(node)
         width = math.prod(max(s, 1) for s in self.spread)
-        combined = block * width
+        combined = grouping.block * width
         stride = width
         for j, s in enumerate(self.spread):
             stride //= max(s, 1)
             combined += self.sensitive[:, j] * stride
         space = grouping.blocks * width
         if space <= max(4 * len(combined), 1 << 16):  # a tally over the space (counts below 2^53: exact)
-            tally = np.bincount(combined, weights=self.n, minlength=space)
+            tally = np.bincount(combined, weights=self._weights, minlength=space)
             key = np.flatnonzero(tally)
             n = tally[key].astype(np.int64)
         else:
             key, n = sorted_sum(combined, self.n.copy())
         block_of, rest = np.divmod(key, width)
-        data = {f"g{i}": codes[block_of] for i, codes in keys}
+        return self._cells(grouping, block_of, rest, n)
+
+    def _tallied(self, node: tuple[Level, ...]) -> dict[str, np.ndarray] | None:
+        """``counts`` of a node grouped from the cells in one tally of the cells' keys with their sensitive codes
+        (the blocks' rows are sums of their cells'); the grouping found is kept.  ``None`` where that key's space
+        is wide beside the cells (a node's blocks are then found first, by sorting)."""
+        codes = self._codes(node)
+        space, width = math.prod(c for _, _, c in codes), math.prod(max(s, 1) for s in self.spread)
+        if not codes or not self.cells or space * width > max(4 * self.cells, 1 << 16):
+            return None
+        key = pack(codes, self.cells)
+        combined = key * width
+        stride = width
+        for j, s in enumerate(self.spread):
+            stride //= max(s, 1)
+            combined += self.sensitive[:, j] * stride
+        tally = np.bincount(combined, weights=self._weights, minlength=space * width)
+        cell = np.flatnonzero(tally)
+        n = tally[cell].astype(np.int64)
+        block_key, rest = np.divmod(cell, width)
+        first = np.ones(len(cell), dtype=bool)
+        first[1:] = block_key[1:] != block_key[:-1]
+        starts = np.flatnonzero(first)
+        grouping = Grouping.keyed(node, codes, block_key[starts], np.add.reduceat(n, starts), key, space)
+        self._groupings.keep(grouping)
+        block_of = np.cumsum(first, dtype=np.int64)
+        block_of -= 1
+        return self._cells(grouping, block_of, rest, n)
+
+    def _cells(self, grouping: Grouping, block_of: np.ndarray, rest: np.ndarray, n: np.ndarray
+               ) -> dict[str, np.ndarray]:  # fmt: skip
+        """``counts``' columns from each cell's block, its sensitive codes packed (``rest``) and its rows."""
+        width = math.prod(max(s, 1) for s in self.spread)
+        data = {f"g{i}": codes[block_of] for i, codes in grouping.codes}
         stride = width
         for j, s in enumerate(self.spread):
             stride //= max(s, 1)
             data[f"s{j}"], rest = np.divmod(rest, stride)
         data["n"] = n
         data["block"] = block_of
-        data["blocks"] = np.zeros((grouping.blocks, len(node)), dtype=np.int64)
-        for i, codes in keys:
+        data["blocks"] = np.zeros((grouping.blocks, len(grouping.node)), dtype=np.int64)
+        for i, codes in grouping.codes:
             data["blocks"][:, i] = codes
         return data
 

@@ -14,7 +14,7 @@ True
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -95,25 +95,32 @@ class Grouping:
             sorted_block, out = _grouped(codes, len(weights), space)
             rows = np.bincount(sorted_block, weights=weights) if len(sorted_block) else weights[:0]
             return cls(node, out, rows.astype(np.int64), len(weights), lambda: sorted_block)
-        key = _key(codes, len(weights))
+        key = pack(codes, len(weights))
         tally = np.bincount(key, weights=weights, minlength=space)
-        present = tally > 0
-        rows = tally[present].astype(np.int64)
-        out, rest = [], np.flatnonzero(present)
+        present = np.flatnonzero(tally)
+        return cls.keyed(node, codes, present, tally[present].astype(np.int64), key, space)
+
+    @classmethod
+    def keyed(cls, node: tuple[Level, ...], codes: list[tuple[int, np.ndarray, int]], present: np.ndarray,
+              rows: np.ndarray, key: np.ndarray, space: int) -> Grouping:  # fmt: skip
+        """The grouping whose blocks are the distinct packed keys ``present`` (ascending, ``rows`` each) of the
+        items' ``key`` (``_key`` of ``codes``, below ``space``)."""
+        out, rest = [], present
         for i, _code, card in reversed(codes):
             rest, mine = np.divmod(rest, card)
             out.append((i, mine))
 
         def block() -> np.ndarray:
-            ids = np.cumsum(present, dtype=np.int64)
-            ids -= 1
+            ids = np.zeros(space, dtype=np.int64)
+            ids[present] = np.arange(len(present))
             return ids[key]
 
-        return cls(node, out[::-1], rows, len(weights), block)
+        return cls(node, out[::-1], rows, len(key), block)
 
 
-def _key(codes: list[tuple[int, np.ndarray, int]], items: int) -> np.ndarray:
-    """Each item's codes packed into one integer (strides from the cardinalities; below 2^62)."""
+def pack(codes: Sequence[tuple[int, np.ndarray, int]], items: int) -> np.ndarray:
+    """Each item's codes packed into one integer (strides from the cardinalities; below 2^62), the last code
+    the least significant."""
     narrow = math.prod(c for _, _, c in codes) < 2**31
     key: np.ndarray | None = None
     for _, code, card in codes:
@@ -141,7 +148,7 @@ def _grouped(codes: list[tuple[int, np.ndarray, int]], items: int, space: int
         stacked = np.column_stack([code for _, code, _ in codes])
         unique, block = np.unique(stacked, axis=0, return_inverse=True)
         return block.reshape(-1), [(i, unique[:, k]) for k, (i, _, _) in enumerate(codes)]
-    unique, block = group(_key(codes, items), space)
+    unique, block = group(pack(codes, items), space)
     out, rest = [], unique
     for i, _code, card in reversed(codes):
         rest, mine = np.divmod(rest, card)
