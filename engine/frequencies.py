@@ -25,6 +25,7 @@ import numpy as np
 
 from veil.counts import sorted_sum
 from veil.grouping import GROUPINGS_KEPT, Grouping, Groupings, Level, pack
+from veil.lattice import level_rows
 
 CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
 
@@ -81,10 +82,10 @@ class FrequencySet:
             up = self.levels[i][level]
             if up is None:
                 raise ValueError(f"level {level} of QI {i} is below these cells' floor {self.floor}")
-            found = up[self.leaves[i]]
             width = 2 if self.cards[i][level] <= 1 << 15 else 4
+            found = up.astype(np.int16 if width == 2 else np.int32)[self.leaves[i]]  # the narrow map gathered
             if self._kept_bytes + width * len(found) <= self._keep_codes:
-                self._kept[(i, level)] = found.astype(np.int16 if width == 2 else np.int32)
+                self._kept[(i, level)] = found
                 self._kept_bytes += width * len(found)
         return found
 
@@ -177,12 +178,8 @@ class FrequencySet:
         space, width = math.prod(c for _, _, c in codes), math.prod(max(s, 1) for s in self.spread)
         if not codes or not self.cells or space * width > max(4 * self.cells, 1 << 16):
             return None
-        key = pack(codes, self.cells)
-        combined = key * width
-        stride = width
-        for j, s in enumerate(self.spread):
-            stride //= max(s, 1)
-            combined += self.sensitive[:, j] * stride
+        digits = [(-1, self.sensitive[:, j], max(s, 1)) for j, s in enumerate(self.spread)]
+        combined = pack(codes + digits, self.cells)  # the block's key, then the sensitive codes
         tally = np.bincount(combined, weights=self._weights, minlength=space * width)
         cell = np.flatnonzero(tally)
         n = tally[cell].astype(np.int64)
@@ -190,7 +187,9 @@ class FrequencySet:
         first = np.ones(len(cell), dtype=bool)
         first[1:] = block_key[1:] != block_key[:-1]
         starts = np.flatnonzero(first)
-        grouping = Grouping.keyed(node, codes, block_key[starts], np.add.reduceat(n, starts), key, space)
+        grouping = Grouping.keyed(
+            node, codes, block_key[starts], np.add.reduceat(n, starts), lambda: combined // width, space, self.cells
+        )
         self._groupings.keep(grouping)
         block_of = np.cumsum(first, dtype=np.int64)
         block_of -= 1
@@ -231,17 +230,20 @@ class Floors:
     def __init__(self, hierarchies: Sequence[Any], budget: int) -> None:
         self.hierarchies = list(hierarchies)
         self.budget = budget
-        self.kept: list[FrequencySet] = []
+        self.kept: list[FrequencySet] = []  # least recently used first
+        self._floors = level_rows([], len(self.hierarchies))  # each kept floor's levels (``covers``: one comparison)
+        self._used: list[int] = []  # when each was last used
+        self._clock = 0
 
     def holder(self, node: Sequence[Level]) -> FrequencySet | None:
         """The kept floor with the fewest cells that ``node`` rolls up from, if any (now the most recently used)."""
-        found = [f for f in self.kept if f.covers(node)]
-        if not found:
+        found = np.flatnonzero((self._floors <= level_rows([node], self._floors.shape[1])).all(axis=1))
+        if not len(found):
             return None
-        best = min(found, key=lambda f: f.cells)
-        self.kept.remove(best)
-        self.kept.append(best)
-        return best
+        best = int(min(found, key=lambda k: self.kept[k].cells))
+        self._clock += 1
+        self._used[best] = self._clock
+        return self.kept[best]
 
     def room(self, cells: int) -> bool:
         return 0 < cells <= self.budget
@@ -252,7 +254,7 @@ class Floors:
         Incognito's) serve only nodes that project out the same QIs, or more."""
         if not self.room(len(data["n"])):
             return None
-        levels = [
+        maps = [
             [None] * (h.height + 1)
             if lv is None
             else [None] * lv + [h.ancestors(lv, j) for j in range(lv, h.height + 1)]
@@ -267,17 +269,24 @@ class Floors:
         )
         floor = FrequencySet(
             [np.zeros(rows, dtype=np.int32) if lv is None else data[f"g{i}"] for i, lv in enumerate(node)],
-            levels,
+            maps,
             cards,
             s,
             data["n"],
             floor=tuple(None if lv is None else int(lv) for lv in node),
             keep_codes=0,
         )
-        self.kept = [f for f in self.kept if not floor.covers(f.floor)] + [floor]
+        self._clock += 1
+        below = (level_rows([floor.floor], self._floors.shape[1]) <= self._floors).all(axis=1)  # covered by the new one
+        order = sorted((u, k) for k, u in enumerate(self._used) if not below[k])  # least recently used first
+        self._set([self.kept[k] for _, k in order] + [floor], [u for u, _ in order] + [self._clock])
         while sum(f.cells for f in self.kept) > self.budget:
-            self.kept.pop(0)
+            self._set(self.kept[1:], self._used[1:])
         return floor
 
+    def _set(self, kept: list[FrequencySet], used: list[int]) -> None:
+        self.kept, self._used = kept, used
+        self._floors = level_rows([f.floor for f in kept], self._floors.shape[1])
+
     def clear(self) -> None:
-        self.kept = []
+        self._set([], [])

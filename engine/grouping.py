@@ -18,10 +18,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from veil.lattice import level_rows
+
 Level = int | None
 GROUPINGS_KEPT = 16  # the last nodes' groupings kept to roll the next nodes up from ...
 GROUPINGS_BYTES = 1 << 25  # ... within this many bytes (the last one always: the node being evaluated)
-PROJECTED = 1 << 14  # a projected-out QI's level in ``Groupings``' matrix: above every level
 
 
 def group(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,13 +99,14 @@ class Grouping:
         key = pack(codes, len(weights))
         tally = np.bincount(key, weights=weights, minlength=space)
         present = np.flatnonzero(tally)
-        return cls.keyed(node, codes, present, tally[present].astype(np.int64), key, space)
+        return cls.keyed(node, codes, present, tally[present].astype(np.int64), key, space, len(weights))
 
     @classmethod
     def keyed(cls, node: tuple[Level, ...], codes: list[tuple[int, np.ndarray, int]], present: np.ndarray,
-              rows: np.ndarray, key: np.ndarray, space: int) -> Grouping:  # fmt: skip
-        """The grouping whose blocks are the distinct packed keys ``present`` (ascending, ``rows`` each) of the
-        items' ``key`` (``_key`` of ``codes``, below ``space``)."""
+              rows: np.ndarray, key: np.ndarray | Callable[[], np.ndarray], space: int, items: int) -> Grouping:  # fmt: skip
+        """The grouping of ``items`` whose blocks are the distinct packed keys ``present`` (ascending, ``rows``
+        each) of the items' ``key`` (``pack`` of ``codes``, below ``space``; or what finds it when each item's
+        block is asked)."""
         out, rest = [], present
         for i, _code, card in reversed(codes):
             rest, mine = np.divmod(rest, card)
@@ -113,9 +115,9 @@ class Grouping:
         def block() -> np.ndarray:
             ids = np.zeros(space, dtype=np.int64)
             ids[present] = np.arange(len(present))
-            return ids[key]
+            return ids[key() if callable(key) else key]
 
-        return cls(node, out[::-1], rows, len(key), block)
+        return cls(node, out[::-1], rows, items, block)
 
 
 def pack(codes: Sequence[tuple[int, np.ndarray, int]], items: int) -> np.ndarray:
@@ -181,8 +183,10 @@ class Groupings:
         at or below it on every QI the node keeps."""
         if not self.kept:
             return None
-        levels = np.array([PROJECTED if lv is None else lv for lv in node])
-        blocks = [g.blocks if ok else items for g, ok in zip(self.kept, (self._levels <= levels).all(axis=1))]
+        blocks = [
+            g.blocks if ok else items
+            for g, ok in zip(self.kept, (self._levels <= level_rows([node], len(node))).all(axis=1))
+        ]
         best = int(np.argmin(blocks))
         return self.kept[best] if blocks[best] < items else None
 
@@ -194,4 +198,4 @@ class Groupings:
         self._index()
 
     def _index(self) -> None:
-        self._levels = np.array([[PROJECTED if lv is None else lv for lv in g.node] for g in self.kept])
+        self._levels = level_rows([g.node for g in self.kept], len(self.kept[0].node) if self.kept else 0)

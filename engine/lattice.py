@@ -32,6 +32,45 @@ def finer(a: Sequence[int | None], b: Sequence[int | None]) -> bool:
     return all(y is None or (x is not None and x <= y) for x, y in zip(a, b))
 
 
+PROJECTED = 1 << 14  # a projected-out attribute's level in ``level_rows``: above every level
+
+
+def level_rows(nodes: Sequence[Sequence[int | None]], width: int) -> np.ndarray:
+    """Nodes as rows of levels (``PROJECTED`` for ``None``), so that ``finer`` is one comparison of rows: ``a`` is
+    at or below ``b`` exactly when ``level_rows([a]) <= level_rows([b])`` everywhere.
+
+    >>> m = level_rows([(0, 1), (1, None)], 2)
+    >>> m.tolist(), bool((m[0] <= m[1]).all())
+    ([[0, 1], [1, 16384]], True)
+    """
+    return np.array([[PROJECTED if lv is None else lv for lv in n] for n in nodes], dtype=np.int64).reshape(-1, width)
+
+
+class NodeSet:
+    """Nodes added one by one, to ask whether any is at or below a node (``finer``) in one vectorized test.
+
+    >>> found = NodeSet(2)
+    >>> found.add((1, 0)); found.any_finer((2, 0)), found.any_finer((0, 0)), found.any_finer((1, None))
+    (True, False, True)
+    """
+
+    def __init__(self, width: int) -> None:
+        self._rows = np.zeros((8, width), dtype=np.int64)
+        self._n = 0
+
+    def add(self, node: Sequence[int | None]) -> None:
+        if self._n == len(self._rows):
+            self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)])
+        self._rows[self._n] = level_rows([node], self._rows.shape[1])[0]
+        self._n += 1
+
+    def any_finer(self, node: Sequence[int | None]) -> bool:
+        """Whether a node added is at or below ``node``."""
+        return bool(self._n) and bool(
+            (self._rows[: self._n] <= level_rows([node], self._rows.shape[1])).all(axis=1).any()
+        )
+
+
 def meet(nodes: Sequence[Sequence[int | None]]) -> tuple[int | None, ...]:
     """The coarsest node at or below every one of ``nodes`` (``finer`` of each): per QI the lowest level any of
     them keeps, ``None`` where all of them project it out.

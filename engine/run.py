@@ -18,7 +18,7 @@ from veil.config import Config, sensitive_needed
 from veil.counts import Level, NodeCounts, SizeHistogram, full_levels
 from veil.errors import NoSolutionError
 from veil.hierarchytables import resolve as resolve_hierarchies
-from veil.lattice import Lattice, finer
+from veil.lattice import Lattice, NodeSet
 from veil.metrics import Metric, OnSizes, make_metric
 from veil.privacy import Evaluation, Specification
 from veil.queries.ddl import create_table
@@ -216,18 +216,14 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
         memo = wh.summaries  # shared by the searches of one run (a few numbers per node)
     except TypeError:  # a model with unhashable parameters: remember within this search only
         memo = {}
-    sized: list[tuple[Level, ...]] = []  # nodes where the monotone part's size condition held
+    sized = NodeSet(len(wh.heights))  # nodes where the monotone part's size condition held
     reductions = spec.reductions if wh.tests_in_sql else None
 
     def counts_for(node: tuple[Level, ...]) -> SizeHistogram:
         key = (spec, node)
         if key not in memo:
             hist = wh.counted_sizes(node)  # the probe's, when it ran
-            known = (
-                hist is None
-                and not spec.sizes_only
-                and (spec.size_floor <= 1 or any(finer(other, node) for other in sized))
-            )
+            known = hist is None and not spec.sizes_only and (spec.size_floor <= 1 or sized.any_finer(node))
             hist = hist if hist is not None or known else wh.sizes(node)
             tests = (
                 None
@@ -240,7 +236,7 @@ def search_counts(wh: Warehouse, spec: Specification, metric: Metric) -> SearchC
             )
             summary = spec.summarize(hist, lambda: wh.stream(node), wh.rows, node, tests)
             if hist is not None and spec.sizes_pass(summary, wh.rows):
-                sized.append(node)
+                sized.add(node)
             memo[key] = summary
         return memo[key]
 
