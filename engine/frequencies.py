@@ -59,7 +59,6 @@ class FrequencySet:
         self._kept_bytes = 0
         self._keep_codes = keep_codes
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
-        self._weights = self.n.astype(np.float64)  # what ``np.bincount`` weighs with (exact below 2^53 rows)
         self._groupings = Groupings(keep_groupings)
 
     @property
@@ -123,7 +122,7 @@ class FrequencySet:
         return grouping
 
     def _group(self, node: tuple[Level, ...]) -> Grouping:
-        return Grouping.of(node, self._codes(node), self._weights)
+        return Grouping.of(node, self._codes(node), self.n)
 
     def _rolled(self, finer: Grouping, node: tuple[Level, ...]) -> Grouping:
         """``node``'s grouping from a grouping it is at or above: its blocks grouped by the node's codes."""
@@ -162,7 +161,7 @@ class FrequencySet:
             combined += self.sensitive[:, j] * stride
         space = grouping.blocks * width
         if space <= max(4 * len(combined), 1 << 16):  # a tally over the space (counts below 2^53: exact)
-            tally = np.bincount(combined, weights=self._weights, minlength=space)
+            tally = np.bincount(combined, weights=self.n, minlength=space)
             key = np.flatnonzero(tally)
             n = tally[key].astype(np.int64)
         else:
@@ -180,7 +179,7 @@ class FrequencySet:
             return None
         digits = [(-1, self.sensitive[:, j], max(s, 1)) for j, s in enumerate(self.spread)]
         combined = pack(codes + digits, self.cells)  # the block's key, then the sensitive codes
-        tally = np.bincount(combined, weights=self._weights, minlength=space * width)
+        tally = np.bincount(combined, weights=self.n, minlength=space * width)
         cell = np.flatnonzero(tally)
         n = tally[cell].astype(np.int64)
         block_key, rest = np.divmod(cell, width)
@@ -188,7 +187,13 @@ class FrequencySet:
         first[1:] = block_key[1:] != block_key[:-1]
         starts = np.flatnonzero(first)
         grouping = Grouping.keyed(
-            node, codes, block_key[starts], np.add.reduceat(n, starts), lambda: combined // width, space, self.cells
+            node,
+            codes,
+            block_key[starts],
+            np.add.reduceat(n, starts),
+            lambda: pack(codes, self.cells),
+            space,
+            self.cells,
         )
         self._groupings.keep(grouping)
         block_of = np.cumsum(first, dtype=np.int64)

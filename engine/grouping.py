@@ -22,7 +22,7 @@ from veil.lattice import level_rows
 
 Level = int | None
 GROUPINGS_KEPT = 16  # the last nodes' groupings kept to roll the next nodes up from ...
-GROUPINGS_BYTES = 1 << 25  # ... within this many bytes (the last one always: the node being evaluated)
+GROUPINGS_BYTES = 1 << 22  # ... within this many bytes (the last one always: the node being evaluated)
 
 
 def group(key: np.ndarray, space: int) -> tuple[np.ndarray, np.ndarray]:
@@ -96,17 +96,17 @@ class Grouping:
             sorted_block, out = _grouped(codes, len(weights), space)
             rows = np.bincount(sorted_block, weights=weights) if len(sorted_block) else weights[:0]
             return cls(node, out, rows.astype(np.int64), len(weights), lambda: sorted_block)
-        key = pack(codes, len(weights))
-        tally = np.bincount(key, weights=weights, minlength=space)
+        tally = np.bincount(pack(codes, len(weights)), weights=weights, minlength=space)
         present = np.flatnonzero(tally)
-        return cls.keyed(node, codes, present, tally[present].astype(np.int64), key, space, len(weights))
+        rows = tally[present].astype(np.int64)
+        return cls.keyed(node, codes, present, rows, lambda: pack(codes, len(weights)), space, len(weights))
 
     @classmethod
     def keyed(cls, node: tuple[Level, ...], codes: list[tuple[int, np.ndarray, int]], present: np.ndarray,
-              rows: np.ndarray, key: np.ndarray | Callable[[], np.ndarray], space: int, items: int) -> Grouping:  # fmt: skip
+              rows: np.ndarray, key: Callable[[], np.ndarray], space: int, items: int) -> Grouping:  # fmt: skip
         """The grouping of ``items`` whose blocks are the distinct packed keys ``present`` (ascending, ``rows``
-        each) of the items' ``key`` (``pack`` of ``codes``, below ``space``; or what finds it when each item's
-        block is asked)."""
+        each) of the items' keys (``pack`` of ``codes``, below ``space``), which ``key`` finds again when each
+        item's block is asked (kept groupings hold no array per item until then)."""
         out, rest = [], present
         for i, _code, card in reversed(codes):
             rest, mine = np.divmod(rest, card)
@@ -115,7 +115,7 @@ class Grouping:
         def block() -> np.ndarray:
             ids = np.zeros(space, dtype=np.int64)
             ids[present] = np.arange(len(present))
-            return ids[key() if callable(key) else key]
+            return ids[key()]
 
         return cls(node, out[::-1], rows, items, block)
 
