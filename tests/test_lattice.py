@@ -2,7 +2,10 @@ from __future__ import annotations
 
 import pytest
 
-from veil.lattice import Lattice, leq, parse_node
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from veil.lattice import Lattice, NodeSet, finer, leq, level_rows, parse_node
 
 
 def test_size_order_and_neighbours() -> None:
@@ -30,3 +33,20 @@ def test_parse_node() -> None:
     for bad, msg in [("1,0", "has 2 levels"), ("1,x,0", "not a whole number"), ("1,0,3", "exceeds")]:
         with pytest.raises(ValueError, match=msg):
             parse_node(bad, (1, 1, 2))
+
+
+_level = st.one_of(st.none(), st.integers(0, 3))
+
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.data(), width=st.integers(1, 4))
+def test_rows_of_levels_compare_as_finer_does(data: st.DataObject, width: int) -> None:
+    # the one-comparison test (``level_rows``, ``NodeSet``) agrees with ``finer`` on nodes with projected-out QIs
+    nodes = data.draw(st.lists(st.tuples(*[_level] * width), min_size=1, max_size=20))
+    node = data.draw(st.tuples(*[_level] * width))
+    rows = level_rows(nodes, width)
+    assert [bool((r <= level_rows([node], width)[0]).all()) for r in rows] == [finer(n, node) for n in nodes]
+    found = NodeSet(width)
+    for n in nodes:
+        found.add(n)
+    assert found.any_finer(node) == any(finer(n, node) for n in nodes)
