@@ -175,7 +175,7 @@ class FrequencySet:
         is wide beside the cells (a node's blocks are then found first, by sorting)."""
         codes = self._codes(node)
         space, width = math.prod(c for _, _, c in codes), math.prod(max(s, 1) for s in self.spread)
-        if not codes or not self.cells or space * width > max(4 * self.cells, 1 << 16):
+        if not codes or not self.cells or space * width > max(self.cells, 1 << 16):  # a tally of 8 bytes a cell at most
             return None
         digits = [(-1, self.sensitive[:, j], max(s, 1)) for j, s in enumerate(self.spread)]
         combined = pack(codes + digits, self.cells)  # the block's key, then the sensitive codes
@@ -186,15 +186,9 @@ class FrequencySet:
         first = np.ones(len(cell), dtype=bool)
         first[1:] = block_key[1:] != block_key[:-1]
         starts = np.flatnonzero(first)
-        grouping = Grouping.keyed(
-            node,
-            codes,
-            block_key[starts],
-            np.add.reduceat(n, starts),
-            lambda: pack(codes, self.cells),
-            space,
-            self.cells,
-        )
+        cells = self.cells  # (the grouping must not refer to this set: a floor let go is then freed at once)
+        rows = np.add.reduceat(n, starts)
+        grouping = Grouping.keyed(node, codes, block_key[starts], rows, lambda: pack(codes, cells), space, cells)
         self._groupings.keep(grouping)
         block_of = np.cumsum(first, dtype=np.int64)
         block_of -= 1
@@ -280,6 +274,7 @@ class Floors:
             data["n"],
             floor=tuple(None if lv is None else int(lv) for lv in node),
             keep_codes=0,
+            keep_groupings=1,  # floors are many: each keeps its last node's grouping alone
         )
         self._clock += 1
         below = (level_rows([floor.floor], self._floors.shape[1]) <= self._floors).all(axis=1)  # covered by the new one
