@@ -25,7 +25,7 @@ import numpy as np
 
 from veil.counts import sorted_sum
 from veil.grouping import GROUPINGS_KEPT, Grouping, Groupings, Level, pack
-from veil.lattice import level_rows
+from veil.lattice import finer, level_rows
 
 CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
 
@@ -60,6 +60,7 @@ class FrequencySet:
         self._keep_codes = keep_codes
         self._maps: dict[tuple[int, int, int], np.ndarray] = {}
         self._groupings = Groupings(keep_groupings)
+        self._width = math.prod(max(s, 1) for s in self.spread)  # the sensitive codes' packed space
 
     @property
     def cells(self) -> int:
@@ -68,7 +69,7 @@ class FrequencySet:
     def covers(self, node: Sequence[Level]) -> bool:
         """Whether ``node`` rolls up from these cells: at or above the floor on every QI it keeps, and projecting
         out every QI the floor projected out (``None`` in ``floor``: a subset node's cells, Incognito's)."""
-        return all(lv is None if f is None else lv is None or lv >= f for lv, f in zip(node, self.floor))
+        return finer(self.floor, node)
 
     @property
     def nbytes(self) -> int:
@@ -130,7 +131,7 @@ class FrequencySet:
         codes = [
             (i, held[i] if lv == low else self._up(i, low, lv)[held[i]], self.cards[i][lv])
             for i, (low, lv) in enumerate(zip(finer.node, node))
-            if lv is not None and low is not None  # (a node's kept QIs are kept by the finer one: ``_rolls_up``)
+            if lv is not None and low is not None  # (a node's kept QIs are kept by the finer one: ``finest_below``)
         ]
         over = Grouping.of(node, codes, finer.rows)
         cells = finer.block  # found now: the finer grouping (and what it holds) is not kept alive by this one
@@ -153,7 +154,7 @@ class FrequencySet:
             if tallied is not None:
                 return tallied
             grouping = self._blocks(node)
-        width = math.prod(max(s, 1) for s in self.spread)
+        width = self._width
         combined = grouping.block * width
         stride = width
         for j, s in enumerate(self.spread):
@@ -174,7 +175,7 @@ class FrequencySet:
         (the blocks' rows are sums of their cells'); the grouping found is kept.  ``None`` where that key's space
         is wide beside the cells (a node's blocks are then found first, by sorting)."""
         codes = self._codes(node)
-        space, width = math.prod(c for _, _, c in codes), math.prod(max(s, 1) for s in self.spread)
+        space, width = math.prod(c for _, _, c in codes), self._width
         if not codes or not self.cells or space * width > max(self.cells, 1 << 16):  # a tally of 8 bytes a cell at most
             return None
         digits = [(-1, self.sensitive[:, j], max(s, 1)) for j, s in enumerate(self.spread)]
@@ -197,7 +198,7 @@ class FrequencySet:
     def _cells(self, grouping: Grouping, block_of: np.ndarray, rest: np.ndarray, n: np.ndarray
                ) -> dict[str, np.ndarray]:  # fmt: skip
         """``counts``' columns from each cell's block, its sensitive codes packed (``rest``) and its rows."""
-        width = math.prod(max(s, 1) for s in self.spread)
+        width = self._width
         data = {f"g{i}": codes[block_of] for i, codes in grouping.codes}
         stride = width
         for j, s in enumerate(self.spread):
