@@ -171,11 +171,17 @@ class BaseSet:
         # floors: in memory from the base held here; from the warehouse only where a statement's fixed cost
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
-        # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own)
+        # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own;
+        # fetched floors take both shares, the base not being held — Incognito on the 10M census fetched 34 floors
+        # 182 times with one share, 86 with two: docs/benchmarks.md, "Beside ARX")
         # (with no budget, ``local_cells = 0``, none: a node then never has a hub materialized for a fetch)
         fetching = self.batched and budget > 0
         floors = (
-            self._local_floors(budget) if local is not None else Floors(self.hierarchies, budget) if fetching else None
+            self._local_floors(budget)
+            if local is not None
+            else Floors(self.hierarchies, 2 * budget)
+            if fetching
+            else None
         )
         # the blocks alone (block-size queries, when sensitive values are counted) get floors of their own there
         blocks = Floors(self.hierarchies, budget) if local is None and fetching and self.domains else None

@@ -30,6 +30,15 @@ from veil.lattice import finer, level_rows
 CODES_KEPT = 1 << 26  # bytes of per-cell codes at a level kept between nodes (the narrowest integer type)
 
 
+def narrowest(card: int) -> type[np.signedinteger[Any]]:
+    """The narrowest signed integer type holding codes ``0 .. card - 1``.
+
+    >>> narrowest(1000).__name__, narrowest(40_000).__name__
+    ('int16', 'int32')
+    """
+    return np.int16 if card <= 1 << 15 else np.int32
+
+
 class FrequencySet:
     """Cells of the base frequency set — or of a node counted in the warehouse, its *floor*, from which every
     node at or above it rolls up: ``leaves[i]`` QI ``i``'s code per cell at ``floor[i]`` (0: the leaf),
@@ -47,14 +56,20 @@ class FrequencySet:
         floor: Sequence[Level] | None = None,
         keep_codes: int = CODES_KEPT,
         keep_groupings: int = GROUPINGS_KEPT,
+        narrow: bool = False,
     ) -> None:
-        self.leaves = [np.asarray(c, dtype=np.int32) for c in leaves]  # codes: below 2^31 (a level's cardinality)
-        self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
-        self.floor: tuple[Level, ...] = tuple(floor) if floor is not None else (0,) * len(self.leaves)
+        self.floor: tuple[Level, ...] = tuple(floor) if floor is not None else (0,) * len(leaves)
         self.cards = [list(c) for c in cards]
-        self.sensitive = np.asarray(sensitive, dtype=np.int64).reshape(len(n), -1)
+        # ``narrow``: codes in the narrowest type their level's cardinality allows (floors are many: half the bytes)
+        self.leaves = [
+            np.asarray(c, dtype=narrowest(1 if lv is None else self.cards[i][lv]) if narrow else np.int32)
+            for i, (c, lv) in enumerate(zip(leaves, self.floor))
+        ]
+        self.levels = [[None if m is None else np.asarray(m, dtype=np.int64) for m in maps] for maps in levels]
+        wide = np.asarray(sensitive).reshape(len(n), -1)
+        self.spread = [int(wide[:, j].max(initial=-1)) + 1 for j in range(wide.shape[1])]
+        self.sensitive = wide.astype(narrowest(max(self.spread, default=1)) if narrow else np.int64, copy=False)
         self.n = np.asarray(n, dtype=np.int64)
-        self.spread = [int(self.sensitive[:, j].max(initial=-1)) + 1 for j in range(self.sensitive.shape[1])]
         self._kept: dict[tuple[int, int], np.ndarray] = {}
         self._kept_bytes = 0
         self._keep_codes = keep_codes
@@ -159,7 +174,7 @@ class FrequencySet:
         stride = width
         for j, s in enumerate(self.spread):
             stride //= max(s, 1)
-            combined += self.sensitive[:, j] * stride
+            combined += self.sensitive[:, j].astype(np.int64, copy=False) * stride
         space = grouping.blocks * width
         if space <= max(4 * len(combined), 1 << 16):  # a tally over the space (counts below 2^53: exact)
             tally = np.bincount(combined, weights=self.n, minlength=space)
@@ -276,6 +291,7 @@ class Floors:
             floor=tuple(None if lv is None else int(lv) for lv in node),
             keep_codes=0,
             keep_groupings=1,  # floors are many: each keeps its last node's grouping alone
+            narrow=True,
         )
         self._clock += 1
         below = (level_rows([floor.floor], self._floors.shape[1]) <= self._floors).all(axis=1)  # covered by the new one

@@ -109,6 +109,24 @@ def test_nodes_rolled_up_from_the_last_nodes_groupings_equal_a_naive_group_by(
         assert len(held._groupings) <= held._groupings.limit
 
 
+def test_cells_kept_in_narrow_types_count_exactly_where_their_keys_do_not_fit_them() -> None:
+    # a floor's codes are stored as narrow as their cardinality allows (``narrow``) (QI 0: 40,000 leaves, int32; QI 1 and two
+    # sensitive columns of 300 values: int16), while a block and its sensitive codes packed reach 400 * 300 * 300
+    rng = np.random.default_rng(7)
+    cells = 4000
+    leaves = [rng.integers(0, 40_000, cells), rng.integers(0, 3, cells)]
+    levels = [[np.arange(40_000), np.arange(40_000) // 100], [np.arange(3), np.zeros(3, dtype=np.int64)]]
+    sensitive = np.column_stack([rng.integers(0, 300, cells), rng.integers(0, 300, cells)])
+    n = rng.integers(1, 5, cells)
+    f = FrequencySet(leaves, levels, [[40_000, 400], [3, 1]], sensitive, n, narrow=True)
+    assert [c.dtype for c in f.leaves] == [np.int32, np.int16] and f.sensitive.dtype == np.int16
+    assert f.nbytes == cells * (4 + 2 + 2 * 2 + 8)
+    for node in [(1, 0), (1, None), (0, 1), (1, 1)]:
+        f.sizes(node)  # the grouping found first: cells packed with their sensitive codes from it
+        _check_against_naive(f, node)
+    _check_against_naive(FrequencySet(leaves, levels, [[40_000, 400], [3, 1]], sensitive, n, narrow=True), (1, 0))
+
+
 def test_codes_too_wide_for_one_integer_are_grouped_by_rows() -> None:
     # three QIs of 2^21 codes each: their product exceeds 2^62, so cells are grouped as rows of codes
     width = 1 << 21
@@ -407,6 +425,8 @@ def test_a_hub_whose_cells_fit_is_fetched_and_counts_the_nodes_above_it_here(db:
             # subset's node counts other subsets' nodes here as well
             assert hubs >= 1 and floors >= 1 and local > 0, (strategy, hubs, floors, local)
             held = wh.base.held
+            # the base not held, fetched floors take its share of ``local_cells`` too (``BaseSet._fetched``)
+            assert held.floors is not None and held.floors.budget == 2 * tuning["local_cells"]
             # with a sensitive column counted, block sizes have floors of their own (the blocks' rollups' hubs)
             assert (held.block_floors is None) == (models == "k")
             assert models == "k" or len(held.block_floors.kept) >= 1
