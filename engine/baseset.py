@@ -172,8 +172,8 @@ class BaseSet:
         # outweighs rolling its cells up here (``Backend.batch_sizes``: Spark) — elsewhere the warehouse's own
         # rollups answer a node faster than memory does (bench/results/search_arx.json, docs/lattice.md)
         # (in memory, the floors together hold at most as many cells as the base: memory at most twice its own;
-        # fetched floors take both shares, the base not being held — Incognito on the 10M census fetched 34 floors
-        # 182 times with one share, 86 with two: docs/benchmarks.md, "Beside ARX")
+        # fetched floors take both shares, the base not being held — Incognito with k + entropy on Spark's 10M census
+        # fetched its 34 floors 190 times with one share, 94 with two: docs/benchmarks.md, "Beside ARX")
         # (with no budget, ``local_cells = 0``, none: a node then never has a hub materialized for a fetch)
         fetching = self.batched and budget > 0
         floors = (

@@ -110,8 +110,8 @@ def test_nodes_rolled_up_from_the_last_nodes_groupings_equal_a_naive_group_by(
 
 
 def test_cells_kept_in_narrow_types_count_exactly_where_their_keys_do_not_fit_them() -> None:
-    # a floor's codes are stored as narrow as their cardinality allows (``narrow``) (QI 0: 40,000 leaves, int32; QI 1 and two
-    # sensitive columns of 300 values: int16), while a block and its sensitive codes packed reach 400 * 300 * 300
+    # a floor's codes are kept as narrow as their cardinality allows (``narrow``: QI 0's 40,000 leaves in int32, QI 1
+    # and two sensitive columns of 300 values in int16), while a block and its sensitive codes packed reach 400 * 300 * 300
     rng = np.random.default_rng(7)
     cells = 4000
     leaves = [rng.integers(0, 40_000, cells), rng.integers(0, 3, cells)]
