@@ -97,11 +97,10 @@ class FrequencySet:
             up = self.levels[i][level]
             if up is None:
                 raise ValueError(f"level {level} of QI {i} is below these cells' floor {self.floor}")
-            width = 2 if self.cards[i][level] <= 1 << 15 else 4
-            found = up.astype(np.int16 if width == 2 else np.int32)[self.leaves[i]]  # the narrow map gathered
-            if self._kept_bytes + width * len(found) <= self._keep_codes:
+            found = up.astype(narrowest(self.cards[i][level]))[self.leaves[i]]  # the narrow map gathered
+            if self._kept_bytes + found.nbytes <= self._keep_codes:
                 self._kept[(i, level)] = found
-                self._kept_bytes += width * len(found)
+                self._kept_bytes += found.nbytes
         return found
 
     def _codes(self, node: Sequence[Level]) -> list[tuple[int, np.ndarray, int]]:
