@@ -871,6 +871,9 @@ def schedule(
         typer.Option("--tz", help="IANA time zone of the cron times, e.g. Europe/Paris (default: local time)."),
     ] = None,
     max_runs: Annotated[Optional[int], typer.Option(min=0, help="Stop after this many runs.")] = None,
+    run_now: Annotated[
+        bool, typer.Option("--now", help="Also run once at start, before the first fire time (counts as a run).")
+    ] = False,
     quiet: QuietOpt = False,
     verbose: VerboseOpt = False,
     wait: WaitOpt = 0.0,
@@ -908,6 +911,7 @@ def schedule(
             lambda: _run_subcommand(["release", "--config", str(conf.path), *flags]),
             now=clock(where),
             max_runs=max_runs,
+            at_start=run_now,
         )
         return Result({"status": "ok", "exit_code": code}, code)
 

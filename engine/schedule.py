@@ -126,9 +126,11 @@ def run_schedule(
     now: Callable[[], datetime] = datetime.now,
     sleep: Callable[[float], None] = time.sleep,
     max_runs: int | None = None,
+    at_start: bool = False,
     log: Callable[[str], None] | None = None,
 ) -> int:
     """Run ``job`` at every fire time of ``cron``, forever or ``max_runs`` times; return the last exit code.
+    With ``at_start`` the first run is at once (it counts towards ``max_runs``), then the fire times follow.
 
     ``job`` returns 0 (published or nothing to do), 2 (no node satisfies the models) or 1 (failure); an
     exception it raises is logged and counts as 1, and the loop goes on.  ``KeyboardInterrupt`` (and
@@ -148,6 +150,11 @@ def run_schedule(
     """
     emit = log if log is not None else _log_info
     last_code, runs = 0, 0
+    if at_start and (max_runs is None or max_runs > 0):
+        started = now()
+        last_code, detail = _run_job(job)
+        runs += 1
+        emit(f"run at start ({_when(started, seconds=True)}): exit {last_code} ({detail})")
     fire = cron.next_after(now())
     while max_runs is None or runs < max_runs:
         emit(f"next run at {_when(fire)}")

@@ -338,6 +338,24 @@ def test_last_code_after_an_exception_then_success() -> None:
     assert len(started) == 2 and _runs(lines)[0] == "run of 2025-01-01 01:00: exit 1 (failed: RuntimeError: boom)"
 
 
+def test_a_run_at_start_then_the_fire_times() -> None:
+    clock = FakeClock(D(2025, 1, 1, 1, 30, 15))
+    job, started = _job(clock, [2, 0, 0], minutes=1)
+    lines: list[str] = []
+    code = run_schedule(
+        parse_cron("0 2 * * *"), job, now=clock.now, sleep=clock.sleep, max_runs=3, at_start=True, log=lines.append
+    )
+    assert code == 0 and started == [D(2025, 1, 1, 1, 30, 15), D(2025, 1, 1, 2), D(2025, 1, 2, 2)]
+    assert lines[:3] == [
+        "run at start (2025-01-01 01:30:15): exit 2 (no node satisfies the models)",
+        "next run at 2025-01-01 02:00",
+        "run of 2025-01-01 02:00: exit 0 (published or nothing to do)",
+    ]
+    job, started = _job(clock, [0])
+    assert run_schedule(parse_cron("@daily"), job, now=clock.now, sleep=clock.sleep, max_runs=0, at_start=True) == 0
+    assert started == []  # no runs at all: not even the one at start
+
+
 def test_no_runs() -> None:
     clock = FakeClock(D(2025, 1, 1))
     job, started = _job(clock, [])
@@ -508,21 +526,21 @@ def test_bad_cron_or_zone_is_one_line(tmp_path: Path, flags: list[str], message:
 
 
 def test_schedule_runs_a_release_and_says_what_it_does(inpatient: Db, release_schemas: ReleaseSchemas) -> None:
-    """End to end: preflight, "next run at" in the given zone, one release in a fresh process, its log lines
-    in the same format, the run's exit code.  (Waits for the next whole minute: up to 60 s.)"""
+    """End to end: preflight, one release at start (``--now``: no waiting for a whole minute; the waits are
+    tested on a fake clock above) in a fresh process, its log lines in the same format, the run's exit code."""
     path = inpatient.write_config("patients", inpatient_body() + release_schemas.section())
     assert run_veil("init", "--config", str(path)).returncode == 0
     res = run_veil(
-        "schedule", "--config", str(path), "--cron", "* * * * *", "--tz", "UTC", "--max-runs", "1", timeout=240
+        "schedule", "--config", str(path), "--cron", "0 2 * * *", "--tz", "UTC", "--max-runs", "1", "--now", timeout=240
     )
     assert res.returncode == 0, res.stderr
     lines = res.stderr.splitlines()
     assert all(LOG_LINE.match(line) for line in lines), res.stderr
     messages = [line.split(": ", 1)[1] for line in lines]
     assert messages[0].startswith("preflight passed: ") and "source table" in messages[0]
-    assert messages[1] == "schedule * * * * * (Every minute), UTC"
-    assert re.fullmatch(r"next run at \d{4}-\d\d-\d\d \d\d:\d\d UTC", messages[2])
+    assert messages[1] == "schedule 0 2 * * * (At 02:00 every day), UTC"
     assert any(" veil release: " in line and "materializing" in line for line in lines)  # the child's log
-    assert re.fullmatch(r"run of \S+ \S+ UTC: exit 0 \(published or nothing to do\)", messages[-1])
+    assert re.fullmatch(r"run at start \(\S+ \S+ UTC\): exit 0 \(published or nothing to do\)", messages[-1])
+    assert not any(m.startswith("next run at") for m in messages)  # --max-runs 1: the run at start was the one
     assert "published 'inpatient' version 1" in res.stdout
     assert [r[0] for r in inpatient.query(f'SELECT version FROM "{release_schemas.out}".inpatient_releases')] == [1]
