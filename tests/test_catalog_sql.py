@@ -43,6 +43,7 @@ def statements() -> dict[str, Any]:
         "skip_run": qc.skip_run(r, RUN, WHEN, "100:12345", "release 'census' is unchanged"),
         "next_version": qc.next_version(r, "census"),
         "stored_hierarchies": qc.stored_hierarchies(t.hierarchies, ["9f86d081", "60303ae2"]),
+        "forget_hierarchy_texts": qc.forget_hierarchy_texts(t.hierarchies, r),
         "published_versions": qc.published_versions(r, "census"),
         "latest_published_version": qc.published_versions(r, "census", limit=1),
         "expire_versions": qc.expire_versions(r, "census", [1, 2], WHEN),
@@ -180,6 +181,7 @@ def test_statuses_are_bound_as_the_catalogs_text() -> None:
         qc.fail_run(r, RUN, WHEN, "e"),
         qc.start_run(r, RUN, "x", WHEN, "", "", "duckdb"),
         qc.kept_versions(r, "x"),
+        qc.forget_hierarchy_texts(catalog.tables("veil").hierarchies, r),
     ):
         params = stmt.compile(dialect=DIALECTS["postgresql"]).params
         bound = [x for v in params.values() for x in (v if isinstance(v, list | tuple) else [v])]

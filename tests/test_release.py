@@ -521,6 +521,40 @@ def test_a_hierarchy_text_is_recorded_once(inpatient: Db, pg_cleanup) -> None:
 @pytest.mark.notimpl(
     ["spark"],
     raises=AssertionError,
+    reason="Spark's catalog tables take appends only: the texts of expired versions stay (docs/spark.md §8)",
+)
+def test_expired_versions_hierarchy_texts_are_forgotten(inpatient: Db, pg_cleanup) -> None:
+    """A ``mask`` hierarchy is built from the ZIP codes present, so a new ZIP code is a new text; once no published
+    version uses a text (``keep_versions = 1``), the catalog clears it, and writes it again if it returns."""
+    from tests.conftest import INPATIENT_COLUMNS
+    from veil.demo import inpatient_rows
+
+    db = inpatient
+    path, _out, cat = setup(db, 'series = "off"\nkeep_versions = 1\n')
+    assert veil("init", "--config", path).returncode == 0
+    newcomer = (13, "13069", 33, "Indian", "Flu")
+    for rows in (None, [*inpatient_rows(), newcomer], inpatient_rows()):  # then the 12 rows again
+        if rows is not None:
+            db.replace_rows("patients", INPATIENT_COLUMNS, rows)
+        res = veil("release", "--config", path, "--json")
+        assert res.returncode == 0, res.stderr
+    rows = db.query(
+        f'SELECT r.version, r.status, h.attribute, h.definition, h.digest FROM "{cat}".hierarchies h '
+        f'JOIN "{cat}".releases r ON r.id = h.release_id ORDER BY r.version, h.attribute'
+    )
+    digest = {(v, a): d for v, _s, a, _t, d in rows}
+    assert [(v, s) for v, s, a, _t, _d in rows if a == "zip"] == [(1, "expired"), (2, "expired"), (3, "published")]
+    assert digest[1, "zip"] == digest[3, "zip"] != digest[2, "zip"]  # the ZIP codes of version 1 again
+    texts = {(v, a): t for v, _s, a, t, _d in rows if t is not None}
+    # version 3's digests each have their text once; version 2's ZIP text (no published version uses it) is gone
+    assert sorted(texts) == [(1, "age"), (1, "nationality"), (3, "zip")], sorted(texts)
+    assert all(hashlib.sha256(t.encode()).hexdigest() == digest[key] for key, t in texts.items())
+    assert "13069" not in "".join(texts.values())
+
+
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=AssertionError,
     reason="Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the head revision",
 )
 def test_catalog_0008_keeps_each_hierarchy_text_once(db: Db, pg_cleanup) -> None:

@@ -260,6 +260,36 @@ def stored_hierarchies(hierarchies: sa.Table, digests: Sequence[str]) -> sa.Sele
     return sa.select(h.digest).distinct().where(h.digest.in_(list(digests)), h.definition.is_not(None))
 
 
+def forget_hierarchy_texts(hierarchies: sa.Table, releases: sa.Table) -> sa.Update:
+    """The ARX texts of expired versions' hierarchies that no published version uses, cleared: the catalog keeps
+    a text while a version it describes can be read.  A hierarchy built from the source's values (``mask``,
+    ``intervals``) changes whenever they do, so its texts would otherwise pile up by one a night (220 KB each for
+    the census's ZIP codes).  A digest that returns is written again (``stored_hierarchies``).
+
+    >>> t = tables("veil")
+    >>> print(forget_hierarchy_texts(t.hierarchies, t.releases))  # doctest: +NORMALIZE_WHITESPACE
+    UPDATE veil.hierarchies SET definition=:definition
+    WHERE veil.hierarchies.definition IS NOT NULL AND veil.hierarchies.release_id IN
+    (SELECT veil.releases.id FROM veil.releases WHERE veil.releases.status = :status_1)
+    AND (veil.hierarchies.digest NOT IN (SELECT used.digest FROM veil.hierarchies AS used
+    JOIN veil.releases ON veil.releases.id = used.release_id
+    WHERE veil.releases.status = :status_2 AND used.digest IS NOT NULL))
+    """
+    h, r = hierarchies.c, releases.c
+    used = hierarchies.alias("used")
+    in_use = (
+        sa.select(used.c.digest)
+        .join(releases, r.id == used.c.release_id)
+        .where(r.status == Status.PUBLISHED.value, used.c.digest.is_not(None))
+    )
+    expired = sa.select(r.id).where(r.status == Status.EXPIRED.value)
+    return (
+        sa.update(hierarchies)
+        .where(h.definition.is_not(None), h.release_id.in_(expired), h.digest.not_in(in_use))
+        .values(definition=None)
+    )
+
+
 def revision(version: sa.Table) -> sa.Select[Any]:
     """The catalog's applied revision."""
     return sa.select(version.c.version_num)

@@ -141,14 +141,18 @@ class TransactionalPublication(Publication):
 
     def expire(self, keep: int, current: int, when: Any) -> list[int]:
         """Delete the rows of published versions beyond the newest ``keep`` (never ``current``), then the
-        hierarchies no kept version uses; the catalog keeps the versions, marked expired.  Returns the versions
-        expired now."""
+        hierarchies no kept version uses; the catalog keeps the versions, marked expired, and the ARX texts of the
+        hierarchies published versions use (``forget_hierarchy_texts``).  Returns the versions expired now."""
         gone = self.beyond(keep, current)
         if gone:
             for table in (self.rows, self.block_rows):
                 self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")
             self.session.execute(
                 qc.expire_versions(self.tables.releases, self.name, gone, when), "marking versions expired"
+            )
+            self.session.execute(
+                qc.forget_hierarchy_texts(self.tables.hierarchies, self.tables.releases),
+                "clearing the hierarchy texts no published version uses",
             )
         dimensions.expire(self.session, self.tables, self.schema, self.name)
         return gone

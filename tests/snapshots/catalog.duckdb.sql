@@ -30,6 +30,13 @@ SELECT DISTINCT veil.hierarchies.digest
 FROM veil.hierarchies 
 WHERE veil.hierarchies.digest IN (__[POSTCOMPILE_digest_1]) AND veil.hierarchies.definition IS NOT NULL;
 
+-- forget_hierarchy_texts
+UPDATE veil.hierarchies SET definition=$1 WHERE veil.hierarchies.definition IS NOT NULL AND veil.hierarchies.release_id IN (SELECT veil.releases.id 
+FROM veil.releases 
+WHERE veil.releases.status = $2) AND (veil.hierarchies.digest NOT IN (SELECT used.digest 
+FROM veil.hierarchies AS used JOIN veil.releases ON veil.releases.id = used.release_id 
+WHERE veil.releases.status = $3 AND used.digest IS NOT NULL));
+
 -- published_versions
 SELECT veil.releases.version 
 FROM veil.releases 

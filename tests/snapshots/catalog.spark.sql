@@ -77,6 +77,13 @@ SELECT DISTINCT `veil`.`hierarchies`.`digest`
 FROM `veil`.`hierarchies` 
 WHERE `veil`.`hierarchies`.`digest` IN (:digest_1_1, :digest_1_2) AND `veil`.`hierarchies`.`definition` IS NOT NULL;
 
+-- forget_hierarchy_texts
+UPDATE `veil`.`hierarchies` SET `definition`=:definition WHERE `veil`.`hierarchies`.`definition` IS NOT NULL AND `veil`.`hierarchies`.`release_id` IN (SELECT `veil`.`releases`.`id` 
+FROM `veil`.`releases` 
+WHERE `veil`.`releases`.`status` = :status_1) AND (`veil`.`hierarchies`.`digest` NOT IN (SELECT `used`.`digest` 
+FROM `veil`.`hierarchies` AS `used` JOIN `veil`.`releases` ON `veil`.`releases`.`id` = `used`.`release_id` 
+WHERE `veil`.`releases`.`status` = :status_2 AND `used`.`digest` IS NOT NULL));
+
 -- published_versions
 SELECT `veil`.`releases`.`version` 
 FROM `veil`.`releases` 
