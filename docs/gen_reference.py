@@ -192,7 +192,7 @@ columns = ["s", "n"]
 strategy = "optimal"
 metric = "discernibility"
 max_suppression = 0.0
-local_cells = 262144
+local_cells = 2097152
 
 [release]
 name = "r"
@@ -410,7 +410,7 @@ MEANINGS: dict[str, dict[str, str]] = {
         "local_cells": "a base frequency set of at most this many cells (distinct coded rows, whatever the "
                        "table's rows) is fetched once and every node rolled up from it in memory; above it, nodes "
                        "above one counted with at most this many cells; 0: every node a statement. Default: the "
-                       "backend's, 2,097,152 on DuckDB and Spark, 262,144 on PostgreSQL "
+                       "backend's, 2,097,152 on each "
                        "([The lattice](../lattice.md#nodes-counted-in-memory))",
     },
     "[release]": {

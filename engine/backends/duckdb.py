@@ -54,9 +54,6 @@ class DuckDBBackend(Backend):
     block_tests: ClassVar[bool] = True
     exclusive_writer: ClassVar[bool] = True  # one process writes a DuckDB file, and only through Veil's connection
     text_groups_spill: ClassVar[bool] = False  # out of memory at 512 MB (queries.publication.insert_blocks)
-    # a base of up to 2M cells searched here: the 1M census (896,367 cells) 1.3-4.3x faster than a statement a
-    # node, for 50-110 MiB more at peak (docs/benchmarks.md, "DuckDB holds up to 2M cells")
-    local_cells: ClassVar[int] = 1 << 21
 
     def __init__(self, url: sa.URL) -> None:
         super().__init__(url)
