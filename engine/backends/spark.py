@@ -80,7 +80,6 @@ class SparkBackend(Backend):
     default_schema: ClassVar[str] = "default"
     publication: ClassVar[str] = "autocommit"  # no multi-statement transactions (``veil.release.autocommit``)
     batch_sizes: ClassVar[bool] = True  # ~1 s a job whatever the rows: a search's next nodes go in one job
-    local_cells: ClassVar[int] = 1 << 21  # and searching 2M cells in memory costs less than a few jobs
     row_updates: ClassVar[bool] = False
     migrations: ClassVar[bool] = False
 
