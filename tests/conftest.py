@@ -26,7 +26,6 @@ import os
 import re
 import socket
 import subprocess
-import sys
 import tempfile
 import uuid
 from collections.abc import Iterator, Sequence
@@ -38,6 +37,8 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, settings
+
+from tests import prewarmed
 
 PG_URL = os.environ.get("VEIL_TEST_PG_URL", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 PG_ENV = "VEIL_TEST_PG_URL"
@@ -416,16 +417,9 @@ def release_schemas(db: Db) -> Iterator[ReleaseSchemas]:
 def run_veil(
     *args: str, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 300
 ) -> subprocess.CompletedProcess[str]:
-    """Run the ``veil`` CLI in a subprocess (as a scheduler would)."""
-    full_env = {**os.environ, **(env or {})}
-    return subprocess.run(
-        [sys.executable, "-m", "veil.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=full_env,
-        timeout=timeout,
-    )
+    """Run the ``veil`` CLI in a process of its own (as a scheduler would), forked from a prewarmed
+    interpreter (``tests/prewarmed.py``)."""
+    return prewarmed.run(list(args), cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout)
 
 
 # One log line of a command whose stderr is not a terminal (veil.log): ISO time, level, command, message.
