@@ -19,7 +19,6 @@ import atexit
 import json
 import locale
 import os
-import selectors
 import signal
 import socket
 import subprocess
@@ -51,6 +50,7 @@ SERVER = r"""
 import ctypes, json, os, random, runpy, signal, socket, sys, time
 
 ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: ends with the test worker that started it
+sys.executable = sys.argv[3]  # the interpreter, under the name of the command (see _Server)
 for name in json.loads(sys.argv[2]):
     __import__(name)
 
@@ -104,8 +104,11 @@ class _Server:
         self.dir = tempfile.mkdtemp(prefix="veil-forks-")
         self.path = os.path.join(self.dir, "server")
         self.env = dict(os.environ)
+        # Named as the venv's ``veil`` script, as a command is: DuckDB's lock error names the holder's PID and
+        # Veil tells another veil run from other holders by the command line (``backends.duckdb.busy``).
         self.proc = subprocess.Popen(
-            [sys.executable, "-c", SERVER, self.path, json.dumps(PRELOAD)],
+            [str(Path(sys.executable).with_name("veil")), "-c", SERVER, self.path, json.dumps(PRELOAD), sys.executable],
+            executable=sys.executable,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
@@ -145,67 +148,107 @@ def run(
     args: list[str], cwd: Path | str | None, env: dict[str, str], timeout: float
 ) -> subprocess.CompletedProcess[str]:
     """``subprocess.run([sys.executable, "-m", "veil.cli", *args], capture_output=True, text=True, …)``."""
-    cmd = [sys.executable, "-m", "veil.cli", *args]
+    proc = Popen(args, cwd=cwd, env=env)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+    return subprocess.CompletedProcess(proc.args, proc.wait(), out, err)
+
+
+def Popen(  # noqa: N802 - it stands in for ``subprocess.Popen``
+    args: list[str], cwd: Path | str | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[str] | Forked:
+    """``subprocess.Popen([sys.executable, "-m", "veil.cli", *args], stdout=PIPE, stderr=PIPE, text=True, …)``:
+    a forked command where the server can run it, else that very ``Popen``."""
+    env = dict(os.environ) if env is None else env
     server = _started()
     if server is None or not server.forkable(env):
-        return subprocess.run(cmd, capture_output=True, text=True, cwd=cwd, env=env, timeout=timeout)
-    out_r, out_w = os.pipe()
-    err_r, err_w = os.pipe()
-    stdin = os.open(os.devnull, os.O_RDONLY)
-    request = {"args": args, "cwd": str(cwd if cwd is not None else os.getcwd()), "env": env}
-    conn = socket.socket(socket.AF_UNIX)
-    try:
-        conn.connect(server.path)
-        socket.send_fds(conn, [json.dumps(request).encode()], [stdin, out_w, err_w])
-    finally:
-        for fd in (stdin, out_w, err_w):
-            os.close(fd)
-    return _collect(conn, cmd, out_r, err_r, time.monotonic() + timeout, timeout)
+        return subprocess.Popen(
+            [sys.executable, "-m", "veil.cli", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            cwd=cwd,
+            env=env,
+        )
+    return Forked(server, args, cwd, env)
 
 
-def _collect(
-    conn: socket.socket, cmd: list[str], out_r: int, err_r: int, deadline: float, timeout: float
-) -> subprocess.CompletedProcess[str]:
-    """Read the command's streams to their end and its PID and exit status from its waiter."""
-    chunks: dict[int, list[bytes]] = {out_r: [], err_r: []}
-    replies = b""
-    pid: int | None = None
-    with selectors.DefaultSelector() as sel:
-        for fd in (out_r, err_r, conn.fileno()):
-            sel.register(fd, selectors.EVENT_READ)
-        open_fds = 3
-        while open_fds:
-            left = deadline - time.monotonic()
-            events = sel.select(max(left, 0)) if left > 0 else []
-            if not events:
-                if pid is not None:
-                    os.kill(pid, signal.SIGKILL)
-                conn.close()
-                for fd in (out_r, err_r):
-                    os.close(fd)
-                out, err = (_text(b"".join(chunks[fd])) for fd in (out_r, err_r))
-                raise subprocess.TimeoutExpired(cmd, timeout, out, err)
-            for key, _ in events:
-                data = os.read(key.fd, 1 << 16)
-                if not data:
-                    sel.unregister(key.fd)
-                    open_fds -= 1
-                elif key.fd == conn.fileno():
-                    replies += data
-                    if pid is None and b"\n" in replies:
-                        pid = int(replies.split(b"\n")[0])
-                else:
-                    chunks[key.fd].append(data)
-    conn.close()
-    for fd in (out_r, err_r):
-        os.close(fd)
-    lines = replies.split()
-    if len(lines) != 2:
-        raise RuntimeError(f"the forking server of tests/prewarmed.py lost the command {cmd[3:]}")
-    out, err = (_text(b"".join(chunks[fd])) for fd in (out_r, err_r))
-    return subprocess.CompletedProcess(cmd, int(lines[1]), out, err)
+class Forked:
+    """A command forked by the server, with what the tests use of ``subprocess.Popen``: ``pid``, ``args``,
+    ``stdout`` and ``stderr`` (text), ``poll``, ``wait``, ``communicate``, ``send_signal``, ``terminate``,
+    ``kill``, ``returncode``."""
 
+    def __init__(self, server: _Server, args: list[str], cwd: Path | str | None, env: dict[str, str]) -> None:
+        self.args = [sys.executable, "-m", "veil.cli", *args]
+        self.returncode: int | None = None
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        stdin = os.open(os.devnull, os.O_RDONLY)
+        request = {"args": args, "cwd": str(cwd if cwd is not None else os.getcwd()), "env": env}
+        self._conn = socket.socket(socket.AF_UNIX)
+        try:
+            self._conn.connect(server.path)
+            socket.send_fds(self._conn, [json.dumps(request).encode()], [stdin, out_w, err_w])
+        finally:
+            for fd in (stdin, out_w, err_w):
+                os.close(fd)
+        encoding = locale.getpreferredencoding(False)
+        self.stdout = open(out_r, encoding=encoding)  # noqa: SIM115 - closed by communicate
+        self.stderr = open(err_r, encoding=encoding)  # noqa: SIM115
+        self._replies = self._conn.makefile("rb")
+        self.pid = int(self._replies.readline())
+        self._readers: list[threading.Thread] = []
+        self._texts: dict[str, str] = {}
+        self._status = threading.Thread(target=self._await_status, daemon=True)
+        self._status.start()
 
-def _text(data: bytes) -> str:
-    """As ``text=True`` decodes a stream: the locale's encoding, universal newlines."""
-    return data.decode(locale.getpreferredencoding(False)).replace("\r\n", "\n").replace("\r", "\n")
+    def _await_status(self) -> None:
+        line = self._replies.readline()
+        self._replies.close()
+        self._conn.close()
+        if not line:
+            raise RuntimeError(f"the forking server of tests/prewarmed.py lost the command {self.args[3:]}")
+        self.returncode = int(line)
+
+    def poll(self) -> int | None:
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        self._status.join(timeout)
+        if self._status.is_alive():
+            raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        if self.returncode is None:
+            raise RuntimeError(f"the forking server of tests/prewarmed.py lost the command {self.args[3:]}")
+        return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        if self.returncode is None:
+            os.kill(self.pid, signum)
+
+    def terminate(self) -> None:
+        self.send_signal(signal.SIGTERM)
+
+    def kill(self) -> None:
+        self.send_signal(signal.SIGKILL)
+
+    def communicate(self, timeout: float | None = None) -> tuple[str, str]:
+        """The rest of stdout and stderr (what the caller's reads left buffered included), once both end."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        if not self._readers:  # started once: a second call after a timeout waits for the same reads
+            self._readers = [
+                threading.Thread(target=lambda n=name: self._texts.__setitem__(n, getattr(self, n).read()), daemon=True)
+                for name in ("stdout", "stderr")
+            ]
+            for reader in self._readers:
+                reader.start()
+        for reader in self._readers:
+            reader.join(None if deadline is None else max(deadline - time.monotonic(), 0))
+            if reader.is_alive():
+                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+        self.stdout.close()
+        self.stderr.close()
+        self.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
+        return self._texts["stdout"], self._texts["stderr"]

@@ -24,6 +24,7 @@ import pytest
 
 import veil
 from tests.conftest import INPATIENT_COLUMNS, LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+from tests import prewarmed
 
 COMMANDS_WITH_JSON = ["counts", "check", "search", "init", "release"]
 BOX = set("│╭╮╰╯─┌┐└┘")
@@ -265,13 +266,7 @@ def test_interrupt_is_one_line_and_leaves_nothing_half_written(
     assert run_veil("release", "--config", path).returncode == 0
     before = inpatient.objects()
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "release", "--config", path, "--force", "--json"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen(["release", "--config", path, "--force", "--json"], env=env)
     assert proc.stderr is not None
     seen = []
     for line in proc.stderr:  # wait until it is mid-release: the new version's table is being written

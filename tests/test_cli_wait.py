@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+from tests import prewarmed
 
 HOLD = """
 import sys, duckdb
@@ -96,12 +97,7 @@ def test_wait_retries_until_the_reader_is_gone(duckdb_inpatient: tuple[Db, Path]
     timing involved (the holder's release follows the command's "waiting" line)."""
     db, path = duckdb_inpatient
     holder = Holder(str(db.workdir / "warehouse.duckdb"))
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", command[0], "--config", str(path), "--wait", "300", "--json", *command[1:]],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen([command[0], "--config", str(path), "--wait", "300", "--json", *command[1:]])
     try:
         assert proc.stderr is not None
         seen = []
@@ -141,16 +137,7 @@ def test_concurrent_releases_with_wait_both_succeed(inpatient: Db, release_schem
     path = str(inpatient.write_config("patients", inpatient_body() + release_schemas.section()))
     assert run_veil("init", "--config", path).returncode == 0
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "veil.cli", "release", "--config", path, "--wait", "120", "--json"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [prewarmed.Popen(["release", "--config", path, "--wait", "120", "--json"], env=env) for _ in range(2)]
     results = [p.communicate(timeout=240) + (p.returncode,) for p in procs]
     assert [r[2] for r in results] == [0, 0], results
     assert sorted(json.loads(r[0])["status"] for r in results) == ["published", "skipped"]

@@ -8,8 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+from tests import prewarmed
 
 pytestmark = pytest.mark.notimpl(
     ["spark"],
@@ -120,13 +119,7 @@ def test_a_rehearsal_waits_its_turn_like_a_release(
         "VEIL_FAILPOINT_SECONDS": "300",
         "VEIL_FAILPOINT_FILE": str(mark),
     }
-    running = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "release", "--config", path],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    running = prewarmed.Popen(["release", "--config", path], env=env)
     try:
         deadline = time.monotonic() + 240
         while not mark.exists() and running.poll() is None and time.monotonic() < deadline:

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
-import sys
 import threading
 import time
 import uuid
@@ -22,6 +20,7 @@ from veil import config as cfg
 from veil.release import init, release
 from tests.conftest import PG_URL, Db, error_line, run_veil
 from tests.test_series_db import change, cleanup, people_db  # noqa: F401 (fixture)
+from tests import prewarmed
 
 pytestmark = pytest.mark.notimpl(
     ["spark"],
@@ -227,16 +226,7 @@ def test_concurrent_inits_and_first_releases_on_a_fresh_database(db: Db, cleanup
         (["init", "--config", str(path)], ["init", "--config", str(path)]),
         (["release", "--config", str(path)], ["release", "--config", str(other)]),
     ):
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-m", "veil.cli", *a],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for a in args
-        ]
+        procs = [prewarmed.Popen([*a], env=env) for a in args]
         results = [(p.wait(timeout=180), p.stderr.read()) for p in procs]
         assert [code for code, _ in results] == [0, 0], results
     assert {r[0] for r in db.query(f'SELECT name FROM "{cat}".publications')} == {"people", "others"}
@@ -255,13 +245,7 @@ def test_an_interrupt_marks_the_run_failed_at_once(db: Db, cleanup, sig: signal.
         "VEIL_FAILPOINT_SECONDS": "120",
         "VEIL_FAILPOINT_FILE": str(mark),
     }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "release", "--config", str(path)],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen(["release", "--config", str(path)], env=env)
     deadline = time.time() + 110
     while not mark.exists() and time.time() < deadline:  # paused mid-release, inside its transaction
         time.sleep(0.2)

@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import time
 import uuid
 
@@ -19,6 +18,7 @@ from veil import catalog
 from veil import config as cfg
 from veil.backends import open_backend
 from tests.conftest import PG_URL, Db, error_line, inpatient_body, run_veil
+from tests import prewarmed
 
 RELEASE = """
 [[models]]
@@ -199,13 +199,7 @@ def test_killed_process_leaves_previous_release_and_consistent_catalog(inpatient
     tables_before = inpatient.objects()
     inpatient.execute(sa.text(f'DELETE FROM "{inpatient.schema}".patients WHERE id = 2'))
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "60"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "release", "--config", path],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen(["release", "--config", path], env=env)
     assert proc.stderr is not None
     for line in proc.stderr:  # its log: mid-release once it materializes (running row committed, snapshot taken)
         if "materializing" in line:
@@ -228,16 +222,7 @@ def test_two_concurrent_releases_publish_once(inpatient: Db, pg_cleanup) -> None
     path, out, cat = setup(inpatient)
     veil("init", "--config", path)
     env = {**os.environ, "VEIL_FAILPOINT": "pause:materialize", "VEIL_FAILPOINT_SECONDS": "3"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "veil.cli", "release", "--config", path, "--json"],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [prewarmed.Popen(["release", "--config", path, "--json"], env=env) for _ in range(2)]
     results = [p.communicate(timeout=120) + (p.returncode,) for p in procs]
     codes = sorted(r[2] for r in results)
     assert codes == [0, 1], results

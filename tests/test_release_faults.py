@@ -32,6 +32,7 @@ from veil import config as cfg
 from veil.errors import BackendError
 from veil.release import init, release
 from tests.conftest import LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
+from tests import prewarmed
 
 STEPS = ("committed", "cleanup-views", "cleaned", "report")
 FAULTS = ("error", "SIGINT", "SIGTERM")
@@ -68,13 +69,7 @@ def signalled(
 ) -> subprocess.CompletedProcess[str]:
     """Run ``veil <args>`` paused (or stalled) at a failpoint that creates ``mark``; once it is there (and
     ``settle`` seconds more), send ``signum``; the finished process."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", *args],
-        env={**os.environ, **env},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen([*args], env={**os.environ, **env})
     deadline = time.monotonic() + TIMEOUT
     while not mark.exists() and proc.poll() is None and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -299,16 +294,7 @@ def test_two_inits_at_once_both_succeed(inpatient: Db, release_schemas: ReleaseS
     first holds (each holds it 5 s here: ``pause:init``), on PostgreSQL for the advisory lock."""
     path = inpatient.write_config("patients", inpatient_body() + release_schemas.section())
     env = {**os.environ, "VEIL_FAILPOINT": "pause:init", "VEIL_FAILPOINT_SECONDS": "5"}
-    procs = [
-        subprocess.Popen(
-            [sys.executable, "-m", "veil.cli", "init", "--config", str(path)],
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for _ in range(2)
-    ]
+    procs = [prewarmed.Popen(["init", "--config", str(path)], env=env) for _ in range(2)]
     results = [(p.communicate(timeout=TIMEOUT)[1], p.returncode)[::-1] for p in procs]
     assert [code for code, _ in results] == [0, 0], results
     if inpatient.kind == "duckdb":  # one of them found the file held and waited for it

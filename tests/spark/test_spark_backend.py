@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pytest
@@ -17,6 +15,7 @@ import sqlalchemy as sa
 from tests.conftest import inpatient_body
 from tests.spark.conftest import SPARK_ENV, SPARK_URL, Twins, cached_tables, cached_until
 from tests.spark.test_same_answers import ADULT
+from tests import prewarmed
 from veil import config as cfg
 from veil import queries as q
 from veil.backends import open_backend
@@ -85,13 +84,7 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
     body = ADULT.replace("[search]\n", "[search]\nlocal_cells = 0\n", 1)
     assert "local_cells = 0" in body
     path = twins.config_path("spark", "adult", body, "sigterm")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "search", "--config", str(path), "--strategy", "brute-force", "--json"],
-        env={**os.environ},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    proc = prewarmed.Popen(["search", "--config", str(path), "--strategy", "brute-force", "--json"], env={**os.environ})
     try:
         deadline = time.monotonic() + 300
         while not any(name.startswith("In-memory table veil_base_") for _, name in cached_tables() - before):
