@@ -52,7 +52,10 @@ import ctypes, json, os, random, runpy, signal, socket, sys, time
 ctypes.CDLL(None).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG: ends with the test worker that started it
 sys.executable = sys.argv[3]  # the interpreter, under the name of the command (see _Server)
 for name in json.loads(sys.argv[2]):
-    __import__(name)
+    try:
+        __import__(name)
+    except ImportError:  # an optional one missing: the command imports what it needs itself
+        pass
 
 
 def serve(path):
@@ -130,7 +133,7 @@ class _Server:
         return not any(k.startswith(STARTUP_VARIABLES) for k in changed) and self.proc.poll() is None
 
 
-_server: _Server | None = None
+_server: _Server | None = None  # none where this interpreter has no ``veil`` script beside it: subprocesses
 _lock = threading.Lock()
 
 
@@ -140,7 +143,7 @@ def _started() -> _Server | None:
         return None
     with _lock:
         if _server is None:
-            _server = _Server()
+            _server = _Server() if Path(sys.executable).with_name("veil").exists() else None
         return _server
 
 
