@@ -301,3 +301,36 @@ def test_orphans_are_recognized_by_name_and_kind() -> None:
         False,
         False,
     ]
+
+
+class _Reads:
+    """A session that answers the two reads ``_orphans`` may make: a view's properties (its release id) and
+    whether that id is a run of the release; it records the properties it was asked for."""
+
+    def __init__(self, runs: dict[str, str]) -> None:
+        self.runs, self.asked = runs, []  # view → release id of a run of ``inp``
+
+    def rows(self, stmt: Any, what: str = "") -> list[tuple[Any, ...]]:
+        if what.startswith("reading the properties of "):
+            view = what.rsplit(".", 1)[1]
+            self.asked.append(view)
+            return [(sp.RELEASE, self.runs[view])] if view in self.runs else []
+        assert what == "reading a run"
+        return [(1,)]
+
+
+def test_orphans_read_only_views_of_versions_not_kept() -> None:
+    """A kept version's views are never read (they were two statements a view every night on Spark); a view of
+    another version counts only when a run of this release made it, a table always."""
+    found = {
+        "inp_v1": "VIEW",
+        "inp_v1_blocks": "VIEW",
+        "inp_rows_v1": "BASE TABLE",
+        "inp_rows_v2": "BASE TABLE",
+        "inp_v3": "VIEW",
+        "inp_v4": "VIEW",
+        "inp_blocks": "VIEW",
+    }
+    reads = _Reads({"inp_v3": "run-3"})
+    orphans = sp._orphans(reads, "pub", "inp", catalog.tables("cat"), found, keep={1})  # type: ignore[arg-type]
+    assert orphans == [2, 3] and sorted(reads.asked) == ["inp_v3", "inp_v4"]
