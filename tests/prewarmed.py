@@ -45,6 +45,8 @@ PRELOAD = (
 )
 # A variable the interpreter reads at start-up: a command changing one runs as a plain subprocess.
 STARTUP_VARIABLES = ("PYTHON", "LC_", "LANG", "OPENBLAS", "OMP_", "MKL_")
+# The server runs under this name (see _Server); an interpreter without it beside it runs plain subprocesses.
+VEIL_SCRIPT = Path(sys.executable).with_name("veil")
 
 SERVER = r"""
 import ctypes, json, os, random, runpy, signal, socket, sys, time
@@ -110,7 +112,7 @@ class _Server:
         # Named as the venv's ``veil`` script, as a command is: DuckDB's lock error names the holder's PID and
         # Veil tells another veil run from other holders by the command line (``backends.duckdb.busy``).
         self.proc = subprocess.Popen(
-            [str(Path(sys.executable).with_name("veil")), "-c", SERVER, self.path, json.dumps(PRELOAD), sys.executable],
+            [str(VEIL_SCRIPT), "-c", SERVER, self.path, json.dumps(PRELOAD), sys.executable],
             executable=sys.executable,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
@@ -143,7 +145,7 @@ def _started() -> _Server | None:
         return None
     with _lock:
         if _server is None:
-            _server = _Server() if Path(sys.executable).with_name("veil").exists() else None
+            _server = _Server() if VEIL_SCRIPT.exists() else None
         return _server
 
 

@@ -239,7 +239,9 @@ def _orphans(
     for obj, kind in found.items():
         if kind != "VIEW" and (m := tables_re.match(obj)):
             out.add(int(m.group(1)))
-        elif kind == "VIEW" and (m := views_re.match(obj)) and int(m.group(1)) not in keep | out:
+        elif (
+            kind == "VIEW" and (m := views_re.match(obj)) and int(m.group(1)) not in keep and int(m.group(1)) not in out
+        ):
             run = properties(session, schema, obj).get(RELEASE)
             if run and session.rows(qc.run_of(r, run, name), "reading a run"):
                 out.add(int(m.group(1)))
