@@ -15,6 +15,9 @@ machine; sampled every 0.2 s) and of the executors (the workers' children).  Res
     .venv/bin/python bench/bench_spark.py --rows 100000 --models k --strategy incognito --before c666707
     .venv/bin/python bench/bench_spark.py --rows 1000000 --release     # and a first release after each search
 
+``--release``: after each search a first release of the same config into fresh schemas, then the search and a
+release once more (``again``: both warm), and the release ÷ search ratio of each pair.
+
 ``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
 (``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
 """
@@ -139,6 +142,18 @@ def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str,
     finally:
         _drop_schemas(backend, url, duck, (pub, cat))
         release.unlink()
+
+
+def sampled_release(config: Path, backend: str, url: str, duck: Path) -> dict[str, Any]:
+    """``timed_release``, with the Spark processes' peak RSS on Spark."""
+    with Sampler() as sampler:
+        out = timed_release(config, backend, url, duck)
+    if backend == "spark":
+        out.update(
+            spark_driver_peak_rss_mib=round(sampler.driver, 1),
+            spark_executors_peak_rss_mib=round(sampler.executors, 1),
+        )
+    return out
 
 
 def _drop_schemas(backend: str, url: str, duck: Path, schemas: tuple[str, ...]) -> None:
@@ -315,13 +330,14 @@ def main() -> None:
                         )
                     run.update(backend=backend, models=label, code=code, strategy=args.strategy)
                     if args.release and env is None:
-                        with Sampler() as sampler:
-                            run["release"] = timed_release(config, backend, args.spark, duck)
-                        if backend == "spark":
-                            run["release"].update(
-                                spark_driver_peak_rss_mib=round(sampler.driver, 1),
-                                spark_executors_peak_rss_mib=round(sampler.executors, 1),
-                            )
+                        run["release"] = sampled_release(config, backend, args.spark, duck)
+                        # once more, search then release: both warm (a first release is the cluster's first
+                        # write of each kind — a Connect server running every night has made them before)
+                        run["again"] = timed_search(config, args.strategy)
+                        run["again"]["release"] = sampled_release(config, backend, args.spark, duck)
+                        run["release_over_search"] = [
+                            round(r["release"]["seconds"] / r["seconds"], 2) for r in (run, run["again"])
+                        ]
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
     suffix = ("" if args.strategy == "optimal" else f"-{args.strategy}") + ("-ab" if args.before else "")

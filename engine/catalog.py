@@ -66,7 +66,7 @@ def migrations_dir() -> Path:
 
 def revision(session: Session, schema: str) -> str | None:
     """The catalog's applied revision, or ``None`` when there is no catalog in ``schema``."""
-    if "alembic_version" not in session.relations(schema):
+    if not session.has_relation(schema, "alembic_version"):
         return None
     return session.scalar(qc.revision(tables(schema).version), "reading the catalog's revision")
 

@@ -64,6 +64,7 @@ class SourceScan:
         self.null_checked = list(null_checked)
         self.columns: dict[str, Column] = {}
         self.weight: str | None = None  # the scans read the source grouped, rows in this column (``group``)
+        self.counted: int | None = None  # the source's rows, once counted (a release's fingerprint counts them)
 
     @property
     def name(self) -> str:
@@ -164,9 +165,12 @@ class SourceScan:
         return self._found(values, nulls, total, complete)
 
     def rows(self) -> int:
-        """The source's rows (``source_rows``: one light statement)."""
-        table = self.read(self.quasi_identifiers[:1])
-        return int(self.session.scalar(q.source_rows(table, self.weight), f"counting the rows of {self.name!r}"))
+        """The source's rows: ``counted``, else counted now (``source_rows``: one light statement)."""
+        if self.counted is None:
+            table = self.read(self.quasi_identifiers[:1])
+            what = f"counting the rows of {self.name!r}"
+            self.counted = int(self.session.scalar(q.source_rows(table, self.weight), what))
+        return self.counted
 
     def cells(self) -> SourceCells:
         """The source's rows grouped by the counted columns and the null-checked ones' NULL flags, fetched whole

@@ -39,9 +39,8 @@ def statements() -> dict[str, Any]:
         "record_revision": qc.record_revision(t.version, catalog.HEAD),
         "start_run": qc.start_run(r, RUN, "census", WHEN, "[source]\n...", "c0ffee", "duckdb"),
         "close_interrupted": qc.close_interrupted(r, "census", WHEN, "interrupted: the process ended"),
-        "latest_release": qc.latest_release(r, "census"),
+        "runs_of": qc.runs_of(r, "census"),
         "skip_run": qc.skip_run(r, RUN, WHEN, "100:12345", "release 'census' is unchanged"),
-        "next_version": qc.next_version(r, "census"),
         "stored_hierarchies": qc.stored_hierarchies(t.hierarchies, ["9f86d081", "60303ae2"]),
         "forget_hierarchy_texts": qc.forget_hierarchy_texts(t.hierarchies, r),
         "published_versions": qc.published_versions(r, "census"),
@@ -102,10 +101,8 @@ def statements() -> dict[str, Any]:
         "series_records": qc.series_records(r, "census"),
         "ledger_columns": q.ledger.of_release(t.series_versions, "census", "columns"),
         # Spark's repair of what a killed run left (veil.release.autocommit.recover)
-        "kept_numbered_versions": qc.kept_versions(r, "census", numbered=True),
         "run_of": qc.run_of(r, RUN, "census"),
         "adopt_run": qc.adopt_run(r, RUN, 7, WHEN, "recorded by a later run", "published.census_v7"),
-        "numbered_versions": qc.numbered_versions(r, "census"),
         "ledger_versions": q.ledger.of_release(t.series_versions, "census", "version", "release_id"),
         "keep_number": qc.keep_number(r, RUN, 7, "interrupted after the ledger recorded version 7"),
     }

@@ -242,6 +242,11 @@ class Session:
     def has_schema(self, schema: str) -> bool:
         return bool(self.scalar(q.schema_exists(schema), f"looking for schema {schema!r}"))
 
+    def has_relation(self, schema: str, name: str) -> bool:
+        """Whether ``schema`` holds a table or view ``name`` (a backend whose catalog lists a schema slowly asks
+        for the one name)."""
+        return name in self.relations(schema)
+
     def create_schema(self, schema: str) -> None:
         """``schema``, created unless it exists, in the transaction under way: a run that fails or is rolled
         back leaves no schema behind (DuckDB and PostgreSQL undo DDL with the transaction)."""
@@ -290,6 +295,12 @@ class Session:
         total = len(next(iter(data.values()))) if data else 0
         for lo in range(0, total, max(chunk, 1)):
             yield {k: v[lo : lo + chunk] for k, v in data.items()}
+
+    def sizing(self, count: sa.Select[Any], what: str) -> int | None:
+        """The rows a ``stream`` of some statement will bring, counted by ``count`` (one row, one column) so that
+        the reader sizes its arrays once, or ``None`` where the backend fetches a result whole (the reader joins the
+        chunks: a count would cost a statement and save no copy)."""
+        return int(self.scalar(count, what))
 
     def numbered(
         self, recount: q.Recount, chunk: int, what: str

@@ -260,6 +260,12 @@ class SparkSQLSession(Session):
             raise self.fail(exc, f"listing schema {schema!r}") from None
         return {t.name: ("VIEW" if t.tableType == "VIEW" else "BASE TABLE") for t in found if not t.isTemporary}
 
+    def has_relation(self, schema: str, name: str) -> bool:
+        """One catalog lookup (``tableExists``), where ``relations`` fetches every table of the schema from the Hive
+        metastore (0.03 s against 0.1–0.3 s)."""
+        self.statements += 1
+        return self._exists(relation(name, schema))
+
     def has_schema(self, schema: str) -> bool:
         self.statements += 1
         try:
@@ -285,6 +291,11 @@ class SparkSQLSession(Session):
         """Each column dictionary-encoded by Arrow: the Python objects made are the distinct values alone."""
         table = self.arrow(stmt, what)
         return {name: _factor(col) for name, col in zip(table.column_names, table.columns)}
+
+    def sizing(self, count: sa.Select[Any], what: str) -> int | None:
+        """``None``: Spark Connect hands a result over whole (``row_chunks``), so the count, a Spark job of its own
+        (0.4 s a night for the ledger's cells at 1M rows), would save no copy."""
+        return None
 
     def numbered(
         self, recount: Recount, chunk: int, what: str

@@ -338,21 +338,10 @@ def close_interrupted(releases: sa.Table, name: str, when: Any, error: str) -> s
     )
 
 
-def next_version(releases: sa.Table, name: str) -> sa.Select[Any]:
-    """The highest version number ``name``'s runs hold (0 when none): the next version is one more."""
+def runs_of(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """``(version, status, config_hash, source_fingerprint)`` of every run of ``name`` (``veil.release.runs``)."""
     r = releases
-    return sa.select(sa.func.coalesce(sa.func.max(r.c.version), 0)).where(r.c.name == name)
-
-
-def latest_release(releases: sa.Table, name: str) -> sa.Select[Any]:
-    """``(version, config_hash, source_fingerprint)`` of ``name``'s newest published or expired version."""
-    r = releases
-    return (
-        sa.select(r.c.version, r.c.config_hash, r.c.source_fingerprint)
-        .where(r.c.name == name, r.c.status.in_(KEPT))
-        .order_by(r.c.version.desc())
-        .limit(1)
-    )
+    return sa.select(r.c.version, r.c.status, r.c.config_hash, r.c.source_fingerprint).where(r.c.name == name)
 
 
 def skip_run(releases: sa.Table, release_id: str, when: Any, fingerprint: str, message: str) -> sa.Update:
@@ -457,12 +446,10 @@ def history(releases: sa.Table, name: str) -> sa.Select[Any]:
     )
 
 
-def kept_versions(releases: sa.Table, name: str, numbered: bool = False) -> sa.Select[Any]:
-    """``(version, status)`` of ``name``'s published and expired versions (``numbered``: and only rows with a
-    version number, as Spark's repair asks)."""
+def kept_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
+    """``(version, status)`` of ``name``'s published and expired versions."""
     r = releases
-    where = [r.c.name == name, *([r.c.version.is_not(None)] if numbered else []), r.c.status.in_(KEPT)]
-    return sa.select(r.c.version, r.c.status).where(*where)
+    return sa.select(r.c.version, r.c.status).where(r.c.name == name, r.c.status.in_(KEPT))
 
 
 def rows_published(releases: sa.Table, name: str, version: int) -> sa.Select[Any]:
@@ -496,12 +483,6 @@ def expired_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
     """The versions of ``name`` whose rows were deleted."""
     r = releases
     return sa.select(r.c.version).where(r.c.name == name, r.c.status == Status.EXPIRED.value)
-
-
-def numbered_versions(releases: sa.Table, name: str) -> sa.Select[Any]:
-    """Every version number a run of ``name`` holds, whatever its status."""
-    r = releases
-    return sa.select(r.c.version).where(r.c.name == name, r.c.version.is_not(None))
 
 
 def expire_versions(releases: sa.Table, name: str, versions: Sequence[int], when: Any) -> sa.Update:

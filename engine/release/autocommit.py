@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
@@ -40,25 +40,45 @@ from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import PUBLICATIONS, Publication
 from veil.release.process import failpoint, now
+from veil.release.runs import Runs
 
 pub = q.publication
 VERSION = "veil.version"
 RELEASE = "veil.release_id"
 
 
+class Recovered(NamedTuple):
+    """What ``recover`` did and saw."""
+
+    dropped: list[str]  # the orphans' objects
+    changed: bool  # a run's row changed (a version adopted, a number kept)
+    pointed: bool  # the pointer row was seen (read where the views show a version)
+
+
 @PUBLICATIONS.register("autocommit")
 class AutocommitPublication(Publication):
     """Version N in tables of its own, shown by switching the views; see the module's docstring."""
+
+    pointed = False  # the repair saw the pointer row (``move_pointer`` need not look for it)
 
     def lock(self, wait: float) -> AbstractContextManager[None]:
         """A lock table in the catalog schema (``table_lock``)."""
         return table_lock(self.session, self.catalog_schema, self.name, wait)
 
-    def repair(self) -> None:
+    def repair(self, runs: Runs) -> bool:
         """Create the release's schema (its own statement: nothing here is undone), then repair what a killed
         run left (``recover``)."""
         catalog.ensure_schema(self.session, self.schema)
-        recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive)
+        done = recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive, runs)
+        self.pointed = done.pointed
+        return done.changed
+
+    def move_pointer(self, version: int, when: Any) -> None:
+        """The pointer row names ``version``: moved without reading it first where the repair saw it."""
+        if not self.pointed:
+            return super().move_pointer(version, when)
+        t = self.tables.publications
+        self.session.execute(pub.set_pointer(t, self.name, version, when), "moving the publication pointer")
 
     def rehearse(self) -> None:
         raise ReleaseError(
@@ -73,7 +93,7 @@ class AutocommitPublication(Publication):
         """The published columns are fixed by the first release (as on the other backends)."""
         self.use(columns)
         self.release_id = release_id
-        if self.name not in self.objects():
+        if not self.session.has_relation(self.schema, self.name):
             return
         have = [c for c, *_ in self.session.source_columns(self.schema, self.name)]
         if have != list(self.columns):
@@ -115,10 +135,10 @@ class AutocommitPublication(Publication):
         )
         self.move_pointer(version, when)
 
-    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+    def expire(self, keep: int, current: int, when: Any, published: Sequence[int]) -> list[int]:
         """Versions beyond the newest ``keep``: marked expired, then their views and tables dropped (a table a
         run could not drop is an orphan the next run removes)."""
-        gone = self.beyond(keep, current)
+        gone = self.beyond(keep, current, published)
         if gone:
             self.session.execute(
                 qc.expire_versions(self.tables.releases, self.name, gone, when), "marking versions expired"
@@ -186,7 +206,8 @@ def recover(
     tables: catalog.CatalogTables,
     qis: Sequence[str],
     sensitive: Sequence[str],
-) -> list[str]:
+    runs: Runs,
+) -> Recovered:
     """Under the lock, before a run numbers its version: repair what a killed run left (module docstring).
 
     - ``<name>`` shows version N whose catalog row is not ``published`` (killed after the switch): the row is
@@ -196,18 +217,18 @@ def recover(
     - a version the ledger recorded but no view showed keeps its number (never reused: the ledger compares
       every later version with it, the safe side);
     - version tables and views of any version neither published nor shown (orphans) are dropped.
-    Returns the objects dropped."""
+    ``runs``: the release's runs as read under the lock."""
     found = session.relations(schema)
-    status = {
-        int(v): s for v, s in session.rows(qc.kept_versions(tables.releases, name, numbered=True), "reading versions")
-    }
+    status = runs.kept()
+    changed = pointed = False
     shown = _shown(session, schema, name, found)
     if shown is not None:
         version, release_id = shown
         if status.get(version) != Status.PUBLISHED:
-            _adopt(session, tables, name, schema, version, release_id)
-            status[version] = Status.PUBLISHED
+            _adopt(session, tables, name, schema, version, release_id)  # the pointer row too
+            status[version], changed = Status.PUBLISHED, True
         pointer = session.rows(pub.read_pointer(tables.publications, name), "reading the pointer")
+        pointed = bool(pointer)
         if pointer and int(pointer[0][0]) != version:  # a `veil rollback` killed after switching the views
             session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
         views = [pub.names(name)["blocks"], pub.names(name)["releases"]]
@@ -216,12 +237,12 @@ def recover(
         ):
             columns = [c for c, *_ in session.source_columns(schema, name)]
             show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
-    _burn(session, tables, name, status)
+    changed = _burn(session, tables, name, status, runs.numbered()) or changed
     keep = {v for v, s in status.items() if s == Status.PUBLISHED} | ({shown[0]} if shown else set())
     orphans = _orphans(session, schema, name, tables, found, keep)
     for v in orphans:
         drop_version(session, schema, name, v)
-    return [f"{schema}.{name} version {v}" for v in orphans]
+    return Recovered([f"{schema}.{name} version {v}" for v in orphans], changed, pointed)
 
 
 def _orphans(
@@ -281,10 +302,13 @@ def _adopt(
         session.execute(pub.add_pointer(p, name, schema, version, when), "creating the pointer")
 
 
-def _burn(session: Session, tables: catalog.CatalogTables, name: str, status: dict[int, str]) -> None:
-    """A version the ledger recorded but that was never published keeps its number on its (failed) run."""
+def _burn(
+    session: Session, tables: catalog.CatalogTables, name: str, status: dict[int, str], numbered: set[int]
+) -> bool:
+    """A version the ledger recorded but that was never published (neither kept in ``status`` nor held by a run,
+    ``numbered``) keeps its number on its (failed) run; returns whether one did."""
     v, r = tables.series_versions, tables.releases
-    numbered = {int(n) for (n,) in session.rows(qc.numbered_versions(r, name), "reading version numbers")}
+    kept = False
     for version, release_id in session.rows(
         q.ledger.of_release(v, name, "version", "release_id"), "reading the ledger's versions"
     ):
@@ -300,6 +324,8 @@ def _burn(session: Session, tables: catalog.CatalogTables, name: str, status: di
             ),
             "keeping a version number",
         )
+        kept = True
+    return kept
 
 
 # --- one run per release name: a lock table -------------------------------------------------------------------

@@ -63,6 +63,7 @@ from veil.release.alignment import Layout
 from veil.release.differences import Judge
 from veil.release.outcome import VERSION_VIEW, WOULD_PUBLISH, Outcome, Written
 from veil.release.publication import Publication, check_grants, grant, publication_for
+from veil.release.runs import Runs
 from veil.release.process import connect, failpoint, interruptible, now
 from veil.release.verify import Counted, same, verify
 from veil.run import metric_for, no_solution, search_lattice
@@ -103,10 +104,13 @@ def release(
         publication = publication_for(session, tables, config)
         if dry_run:
             outcome = _rehearse(config, publication, force, wait, on_step)
-            return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
+            return replace(outcome, seconds=time.perf_counter() - started, statements=session.statements)
         with publication.lock(wait), interruptible():
-            _close_interrupted(session, tables, rel.name)
-            publication.repair()
+            runs = Runs.read(session, tables.releases, rel.name)
+            if runs.running:
+                _close_interrupted(session, tables, rel.name)
+            if publication.repair(runs):
+                runs = Runs.read(session, tables.releases, rel.name)
             release_id = str(uuid.uuid4())
             session.execute(
                 qc.start_run(tables.releases, release_id, rel.name, now(), config.text, config.digest, backend.name),
@@ -114,12 +118,12 @@ def release(
             )
             session.commit()
             try:
-                outcome = _run(config, publication, release_id, force, on_step)
+                outcome = _run(config, publication, release_id, force, on_step, runs)
             except (KeyboardInterrupt, Exception) as exc:  # an error, Ctrl-C or SIGTERM, a bug: the row says so now
                 outcome = _stopped(session, tables, rel, release_id, exc)
     finally:
         ctx.__exit__(None, None, None)
-    return Outcome(**{**outcome.__dict__, "seconds": time.perf_counter() - started})
+    return replace(outcome, seconds=time.perf_counter() - started, statements=session.statements)
 
 
 def _rehearse(
@@ -135,7 +139,8 @@ def _rehearse(
     with publication.lock(wait), interruptible():
         on_step("dry run: every step in one transaction, rolled back at the end; nothing is written")
         try:
-            outcome = _run(config, publication, str(uuid.uuid4()), force, on_step, dry_run=True)
+            runs = Runs.read(publication.session, publication.tables.releases, publication.name)
+            outcome = _run(config, publication, str(uuid.uuid4()), force, on_step, runs, dry_run=True)
         finally:
             publication.session.rollback()
     if outcome.status == Status.SKIPPED:
@@ -215,6 +220,7 @@ class _Run:
     publication: Publication
     release_id: str
     on_step: Callable[[str], None]
+    runs: Runs  # the release's runs, read under the lock before this one started
     wh: Warehouse = field(init=False)
     published: list[str] = field(default_factory=list)
     source: Any = None
@@ -229,12 +235,14 @@ def _run(
     release_id: str,
     force: bool,
     on_step: Callable[[str], None],
+    runs: Runs,
     dry_run: bool = False,
 ) -> Outcome:
     session, tables = publication.session, publication.tables
     session.begin_snapshot()
     config = resolve_hierarchies(session, config)  # table-backed hierarchies, read in the release's snapshot
-    run = _Run(config, require_release(config), session, tables, publication, release_id, on_step, dry_run=dry_run)
+    rel = require_release(config)
+    run = _Run(config, rel, session, tables, publication, release_id, on_step, runs, dry_run=dry_run)
     skipped = _inspect(run, force)
     if skipped is not None:
         _expire_views(run, {})  # what an earlier run's clean-up left
@@ -332,7 +340,7 @@ def _identity(run: _Run) -> tuple[str, ...]:
 
 
 def _next_version(run: _Run) -> int:
-    return int(run.session.scalar(qc.next_version(run.tables.releases, run.rel.name), "numbering the release")) + 1
+    return run.runs.highest() + 1
 
 
 @dataclass(frozen=True)
@@ -611,17 +619,18 @@ def _inspect(run: _Run, force: bool) -> Outcome | None:
     run.on_step("fingerprinting the source")
     count, total = session.rows(q.fingerprint(run.source, run.published), "fingerprinting the source")[0]
     run.fingerprint = f"{int(count)}:{int(total)}"
-    last = session.rows(qc.latest_release(r, rel.name), "reading the latest release")
-    if not (last and not force and last[0][1] == config.digest and last[0][2] == run.fingerprint):
+    wh.source_scan.counted = int(count)  # the source's rows: the search need not count them again
+    last = run.runs.latest()
+    if not (last and not force and last[1] == config.digest and last[2] == run.fingerprint):
         return None
     session.rollback()
     message = (
-        f"release {rel.name!r} is unchanged since version {last[0][0]} (same source fingerprint and "
+        f"release {rel.name!r} is unchanged since version {last[0]} (same source fingerprint and "
         "config): nothing published (use --force to publish anyway)"
     )
     session.execute(qc.skip_run(r, run.release_id, now(), run.fingerprint, message), "recording the skip")
     session.commit()
-    return Outcome(Status.SKIPPED, rel.name, run.release_id, message, version=last[0][0])
+    return Outcome(Status.SKIPPED, rel.name, run.release_id, message, version=last[0])
 
 
 def _choose_node(run: _Run, ledger: ledger_mod.Ledger) -> tuple[tuple[int, ...], dict[str, Any], SearchResult | None]:
@@ -877,7 +886,7 @@ def _publish(
     failpoint("catalog")
     rows_published = content.rows_published
     _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
-    expired = pub.expire(rel.keep_versions, version, when)
+    expired = pub.expire(rel.keep_versions, version, when, run.runs.published())
     written = Written(
         rel.name,
         rel.schema,

@@ -96,11 +96,12 @@ def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool
 def read_cells(session: Session, ledger: Ledger) -> None:
     """The dictionary of blocks and values, and every loaded version's content (cells valid for it), read narrow."""
     read_dictionary(session, ledger)
+    if not ledger.versions:  # a version's cells are recorded after its row (``record_version``): none without one
+        return
     t, name = ledger.tables, ledger.name
     what = "reading the ledger's cells"
-    cells = read_columns(
-        session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS), cell_rows(session, ledger), what
-    )
+    total = session.sizing(q.ledger.rows_of_release(t.series_cells, name), what)
+    cells = read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS), total, what)
     ledger.versions = with_cells(ledger.versions, cells)
 
 

@@ -36,6 +36,7 @@ class Outcome:
     rows_suppressed: int | None = None
     achieved: dict[str, float | None] | None = None
     seconds: float = 0.0
+    statements: int = 0  # the statements the run sent (on Spark each is a job: the count is the release's cost)
     rows_deferred: int | None = None
     series: dict[str, Any] | None = None
     report: str | None = None
@@ -62,6 +63,7 @@ class Outcome:
             "report": self.report,
             "message": self.message,
             "seconds": round(self.seconds, 3),
+            "statements": self.statements,
             **({"warning": self.warning} if self.warning else {}),
             **({"dry_run": True} if self.dry_run else {}),
         }

@@ -40,9 +40,10 @@ from veil import queries as q
 from veil.backends.base import Session
 from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError, VeilError
-from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view
 from veil.registry import Registry
+
+from veil.release.runs import Runs
 
 if TYPE_CHECKING:  # ``veil releases`` and ``veil rollback`` load no warehouse
     from veil.warehouse import Warehouse
@@ -91,8 +92,9 @@ class Publication(ABC):
         """Held while one release or rollback of ``name`` runs; ``BusyError`` after ``wait`` seconds."""
 
     @abstractmethod
-    def repair(self) -> None:
-        """Under the lock, before a run numbers its version: put right what an earlier run left."""
+    def repair(self, runs: Runs) -> bool:
+        """Under the lock, before a run numbers its version: put right what an earlier run left (``runs``: the
+        release's runs as read under the lock); returns whether that changed the runs' rows."""
 
     @abstractmethod
     def rehearse(self) -> None:
@@ -147,9 +149,9 @@ class Publication(ABC):
         """From now (or the commit) on, the views show ``version``."""
 
     @abstractmethod
-    def expire(self, keep: int, current: int, when: Any) -> list[int]:
-        """Published versions beyond the newest ``keep`` (never ``current``): marked expired, their rows gone;
-        returns them."""
+    def expire(self, keep: int, current: int, when: Any, published: Sequence[int]) -> list[int]:
+        """Published versions beyond the newest ``keep`` (never ``current``; ``published``: the others, as the
+        run read them): marked expired, their rows gone; returns them."""
 
     def cleanup(self) -> list[str]:
         """After the commit: what expiry could not do in the run (``veil.release.transactional``); returns what
@@ -187,16 +189,17 @@ class Publication(ABC):
         else:
             self.session.execute(pub.add_pointer(t, self.name, self.schema, version, when), "creating the pointer")
 
-    def beyond(self, keep: int, current: int) -> list[int]:
-        """Published versions beyond the newest ``keep`` (never ``current``), newest first: what expires now."""
-        published = [
-            v
-            for (v,) in self.session.rows(
-                qc.published_versions(self.tables.releases, self.name), "listing published versions"
-            )
-        ]
-        kept = set(published[:keep]) | {current}
-        return [v for v in published if v not in kept]
+    @staticmethod
+    def beyond(keep: int, current: int, published: Sequence[int]) -> list[int]:
+        """Of the ``published`` versions and ``current``, those beyond the newest ``keep`` (never ``current``), newest
+        first: what expires now.
+
+        >>> Publication.beyond(2, 5, [4, 3, 1])
+        [3, 1]
+        """
+        versions = sorted({*published, current}, reverse=True)
+        kept = set(versions[:keep]) | {current}
+        return [v for v in versions if v not in kept]
 
 
 def limit_lock_waits(session: Session, milliseconds: int) -> None:

@@ -31,6 +31,7 @@ from veil.queries.ddl import create_index, create_table, create_view
 from veil.release import dimensions
 from veil.release.publication import LOCK_TIMEOUT_MS, PUBLICATIONS, Publication, drop_quietly, limit_lock_waits, pub
 from veil.release.process import failpoint, now
+from veil.release.runs import Runs
 
 if TYPE_CHECKING:  # a rollback loads no warehouse
     from veil.warehouse import Warehouse
@@ -52,10 +53,11 @@ class TransactionalPublication(Publication):
             "was published by this run — try again later or pass --wait",
         )
 
-    def repair(self) -> None:
+    def repair(self, runs: Runs) -> bool:
         """A run killed outright left nothing (its transaction was rolled back); an earlier Veil's tables are
-        upgraded once (``upgrade_legacy``)."""
+        upgraded once (``upgrade_legacy``: the runs' rows stay as they are)."""
         upgrade_legacy(self)
+        return False
 
     def rehearse(self) -> None:
         """A dry run is the release's own transaction, rolled back at its end: allowed."""
@@ -139,11 +141,11 @@ class TransactionalPublication(Publication):
         """Move the pointer: from the commit on, the views show ``version``."""
         self.move_pointer(version, when)
 
-    def expire(self, keep: int, current: int, when: Any) -> list[int]:
+    def expire(self, keep: int, current: int, when: Any, published: Sequence[int]) -> list[int]:
         """Delete the rows of published versions beyond the newest ``keep`` (never ``current``), then the
         hierarchies no kept version uses; the catalog keeps the versions, marked expired, and the ARX texts of the
         hierarchies published versions use (``forget_hierarchy_texts``).  Returns the versions expired now."""
-        gone = self.beyond(keep, current)
+        gone = self.beyond(keep, current, published)
         if gone:
             for table in (self.rows, self.block_rows):
                 self.session.execute(pub.delete_versions(table, gone), f"deleting expired versions from {table.name}")

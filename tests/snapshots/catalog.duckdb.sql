@@ -11,19 +11,13 @@ INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, ba
 -- close_interrupted
 UPDATE veil.releases SET status=$1, finished_at=$2, error=$3 WHERE veil.releases.name = $4 AND veil.releases.status = $5;
 
--- latest_release
-SELECT veil.releases.version, veil.releases.config_hash, veil.releases.source_fingerprint 
+-- runs_of
+SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint 
 FROM veil.releases 
-WHERE veil.releases.name = $1 AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version DESC 
- LIMIT $2;
+WHERE veil.releases.name = $1;
 
 -- skip_run
 UPDATE veil.releases SET status=$1, finished_at=$2, source_fingerprint=$3, error=$4 WHERE veil.releases.id = $5;
-
--- next_version
-SELECT coalesce(max(veil.releases.version), $1) AS coalesce_1 
-FROM veil.releases 
-WHERE veil.releases.name = $2;
 
 -- stored_hierarchies
 SELECT DISTINCT veil.hierarchies.digest 
@@ -106,11 +100,6 @@ SELECT veil.series_versions.columns
 FROM veil.series_versions 
 WHERE veil.series_versions.name = $1;
 
--- kept_numbered_versions
-SELECT veil.releases.version, veil.releases.status 
-FROM veil.releases 
-WHERE veil.releases.name = $1 AND veil.releases.version IS NOT NULL AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
-
 -- run_of
 SELECT veil.releases.id 
 FROM veil.releases 
@@ -118,11 +107,6 @@ WHERE veil.releases.id = $1 AND veil.releases.name = $2;
 
 -- adopt_run
 UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, output_table=$5, error=$6 WHERE veil.releases.id = $7;
-
--- numbered_versions
-SELECT veil.releases.version 
-FROM veil.releases 
-WHERE veil.releases.name = $1 AND veil.releases.version IS NOT NULL;
 
 -- ledger_versions
 SELECT veil.series_versions.version, veil.series_versions.release_id 

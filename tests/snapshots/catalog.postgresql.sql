@@ -11,19 +11,13 @@ INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, ba
 -- close_interrupted
 UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, error=%(error)s::VARCHAR WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR;
 
--- latest_release
-SELECT veil.releases.version, veil.releases.config_hash, veil.releases.source_fingerprint 
+-- runs_of
+SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint 
 FROM veil.releases 
-WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version DESC 
- LIMIT %(param_1)s::INTEGER;
+WHERE veil.releases.name = %(name_1)s::VARCHAR;
 
 -- skip_run
 UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, source_fingerprint=%(source_fingerprint)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
-
--- next_version
-SELECT coalesce(max(veil.releases.version), %(coalesce_2)s::INTEGER) AS coalesce_1 
-FROM veil.releases 
-WHERE veil.releases.name = %(name_1)s::VARCHAR;
 
 -- stored_hierarchies
 SELECT DISTINCT veil.hierarchies.digest 
@@ -106,11 +100,6 @@ SELECT veil.series_versions.columns
 FROM veil.series_versions 
 WHERE veil.series_versions.name = %(name_1)s::VARCHAR;
 
--- kept_numbered_versions
-SELECT veil.releases.version, veil.releases.status 
-FROM veil.releases 
-WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version IS NOT NULL AND veil.releases.status IN (__[POSTCOMPILE_status_1]);
-
 -- run_of
 SELECT veil.releases.id 
 FROM veil.releases 
@@ -118,11 +107,6 @@ WHERE veil.releases.id = %(id_1)s::VARCHAR AND veil.releases.name = %(name_1)s::
 
 -- adopt_run
 UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, output_table=%(output_table)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
-
--- numbered_versions
-SELECT veil.releases.version 
-FROM veil.releases 
-WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version IS NOT NULL;
 
 -- ledger_versions
 SELECT veil.series_versions.version, veil.series_versions.release_id 

@@ -56,21 +56,15 @@ INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_a
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1;
 
--- latest_release
-SELECT `veil`.`releases`.`version`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint` 
+-- runs_of
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint` 
 FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2) ORDER BY `veil`.`releases`.`version` DESC
- LIMIT :param_1;
+WHERE `veil`.`releases`.`name` = :name_1;
 
 -- skip_run
 INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, `veil`.`releases`.`version`, CAST(:param_1 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_2 AS TIMESTAMP) AS `finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, CAST(:param_3 AS STRING) AS `source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_4 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_5 AS `veil_seq` 
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`id` = :id_1;
-
--- next_version
-SELECT coalesce(max(`veil`.`releases`.`version`), :coalesce_2) AS `coalesce_1` 
-FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`name` = :name_1;
 
 -- stored_hierarchies
 SELECT DISTINCT `veil`.`hierarchies`.`digest` 
@@ -161,11 +155,6 @@ SELECT `veil`.`series_versions`.`columns`
 FROM `veil`.`series_versions` 
 WHERE `veil`.`series_versions`.`name` = :name_1;
 
--- kept_numbered_versions
-SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status` 
-FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` IS NOT NULL AND `veil`.`releases`.`status` IN (:status_1_1, :status_1_2);
-
 -- run_of
 SELECT `veil`.`releases`.`id` 
 FROM `veil`.`releases` 
@@ -175,11 +164,6 @@ WHERE `veil`.`releases`.`id` = :id_1 AND `veil`.`releases`.`name` = :name_1;
 INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, CAST(:param_2 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_3 AS TIMESTAMP) AS `finished_at`, CAST(:param_4 AS TIMESTAMP) AS `published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, CAST(:param_5 AS STRING) AS `output_table`, CAST(:param_6 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_7 AS `veil_seq` 
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`id` = :id_1;
-
--- numbered_versions
-SELECT `veil`.`releases`.`version` 
-FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`version` IS NOT NULL;
 
 -- ledger_versions
 SELECT `veil`.`series_versions`.`version`, `veil`.`series_versions`.`release_id` 
