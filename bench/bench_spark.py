@@ -138,6 +138,7 @@ def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str,
             "node": doc.get("node"),
             "rows_published": doc.get("rows_published"),
             "job_seconds": doc.get("seconds"),
+            "statements": doc.get("statements"),
         }
     finally:
         _drop_schemas(backend, url, duck, (pub, cat))
@@ -274,6 +275,7 @@ def main() -> None:
         help="after each search, a first release of the same config "
         '(veil init + veil release, series = "refuse" on both backends), timed the same way',
     )
+    ap.add_argument("--tag", default="", help="appended to the results file's name (keeps an earlier run's file)")
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -341,7 +343,7 @@ def main() -> None:
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
     suffix = ("" if args.strategy == "optimal" else f"-{args.strategy}") + ("-ab" if args.before else "")
-    suffix += "-release" if args.release else ""
+    suffix += ("-release" if args.release else "") + (f"-{args.tag}" if args.tag else "")
     print(f"wrote {save(f'spark_{args.rows}{suffix}', results)}")
 
 

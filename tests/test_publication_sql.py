@@ -46,6 +46,8 @@ def statements() -> dict[str, object]:
             src, lay, (1, 0), qis, ["condition"], [], ["none"], None, [40, 300], 70_000
         ),
         "coded_cells": q.coded_cells(2),
+        "valued_cells": q.valued_cells(src, lay, (1, 0), qis, ["condition", HOSTILE], ["condition"]),
+        "valued_cells_without_columns": q.valued_cells(src, lay, (1, 0), qis, [], []),
         "release_rows": q.release_select(src, lay, (1, 0), qis, cols, True, ["condition"], (), 7),
         "release_rows_with_held_back": q.release_select(
             src, lay, (1, 0), qis, cols, True, [], ["condition", HOSTILE], 7
@@ -169,6 +171,7 @@ def spark_statements() -> dict[str, object]:
         "show_properties": pub.show_properties("published", "census"),
         "drop_version_view": drop_view("census_v1_blocks", "published"),
         "drop_version_table": drop_table("census_block_rows_v1", "published"),
+        "valued_cells": statements()["valued_cells"],  # a release's candidate, fetched whole (``fetchedcells``)
     }
 
 

@@ -277,8 +277,9 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
         return plain_record(*args, **kwargs)
 
     def streamed(run, ledger, node, version, counts, suppressed):
+        layout, distinct, _into = job._count_cells(run, node)
         cand, counted, start = job._candidate(
-            run, ledger, node, version, counts, suppressed, job._count_cells(run, node)
+            run, ledger, version, counts, suppressed, layout, distinct, job._streamed(run)
         )
         return job._settle(run, ledger, cand, counted, start, start, True)
 
@@ -322,6 +323,55 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
     )
     night()
     assert direct == [(1, ward != "kept")]
+
+
+@pytest.mark.parametrize("ward", ["kept", "sensitive", "dropped"])
+def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, cleanup, monkeypatch, ward: str) -> None:
+    """A candidate's cells fetched whole with their values and numbered in Veil (``veil.release.fetchedcells``, one
+    statement: the path of a release that records its ledger after the checks, Spark's) are the cells the database
+    counts by number (``values_table``, ``cells_table``, ``coded_cells``): the same value tuples, and per block the
+    same values with the same rows — a kept column with NULLs, two sensitive columns, or the QIs alone."""
+    from veil.release import fetchedcells, job
+
+    wards = ["w1", None, "w2", None] if ward == "kept" else ["w1", "w2", "w2", "w1"]
+    rows = [(i + 1, *p, wards[i % 4]) for i, p in enumerate(BASE + BASE)]
+    db.create_table("people", {**COLUMNS, "ward": sa.String}, rows)
+    db.has_people = True  # type: ignore[attr-defined]
+    path, _out, _cat = people_db(db, "off", 'keep_columns = ["ward"]\n' if ward == "kept" else "")
+    if ward == "sensitive":
+        text = path.read_text().replace('columns = ["disease"]', 'columns = ["disease", "ward"]')
+        path.write_text(text.replace("l = 2\n", 'l = 2\nattribute = "disease"\n'))
+    elif ward == "dropped":
+        text = path.read_text().replace('columns = ["disease"]', "columns = []")
+        text = text.replace('[[models]]\ntype = "distinct-l-diversity"\nl = 2\n', "")
+        path.write_text(text.replace('drop_columns = ["id"]', 'drop_columns = ["id", "disease", "ward"]'))
+    seen: list[int] = []
+    plain_first = job._first
+
+    def cells(distinct: list[tuple], chunks: fetchedcells.Chunks, d: int) -> list[tuple]:
+        out = []
+        for chunk in chunks(True):
+            for k in range(len(chunk["n"])):
+                codes = tuple(int(chunk[f"g{i}"][k]) for i in range(d))
+                out.append((codes, distinct[int(chunk["vid"][k])], int(chunk["n"][k])))
+        return out
+
+    def compared(run, ledger, node, version, counts, suppressed):
+        d, layout = len(run.wh.attributes), job._layout(run, node)
+        width = len(layout.columns)
+        fetched, chunks = fetchedcells.fetch(run.session, job._valued_cells(run, layout), d, width, "fetching")
+        _layout, counted, _into = job._count_cells(run, node)
+        assert fetched == sorted(fetched, key=lambda t: tuple((v is None, v) for v in t))
+        assert sorted(fetched, key=str) == sorted(counted, key=str) and len(fetched) > 0
+        mine, theirs = cells(fetched, chunks, d), cells(counted, job._streamed(run), d)
+        assert sorted(mine, key=str) == sorted(theirs, key=str) and sum(n for *_k, n in mine) == len(rows)
+        assert [c[0] for c in mine] == sorted(c[0] for c in mine)  # ordered by the codes when asked
+        seen.append(version)
+        return plain_first(run, ledger, node, version, counts, suppressed)
+
+    monkeypatch.setattr(job, "_first", compared)
+    init(cfg.load(path))
+    assert release(cfg.load(path)).status == "published" and seen == [1]
 
 
 @pytest.mark.spark_too

@@ -86,6 +86,7 @@ from veil.queries.release import (
     role_exists,
     suppressed_table,
     try_advisory_lock,
+    valued_cells,
     values_table,
     withheld_table,
 )
@@ -190,6 +191,7 @@ __all__ = [
     "tables_in",
     "try_advisory_lock",
     "up_table",
+    "valued_cells",
     "values_table",
     "withheld_table",
     "working_table",

@@ -202,6 +202,33 @@ def cell_bytes(qi_count: int) -> int:
     return 8 * (qi_count + 2)
 
 
+def valued_cells(
+    source: sa.Table,
+    layout: Layout,
+    node: Sequence[int],
+    qis: Sequence[str],
+    columns: Sequence[str],
+    not_null: Sequence[str],
+) -> sa.Select[Any]:
+    """The candidate's cells with their published values, in one statement: every row's block codes at ``node``
+    (``g<i>``), its published ``columns`` (``v<j>``) and the rows (``n``) of each — the rows a release reads (no QI
+    NULL, none in ``not_null``), suppressed blocks included.  What ``values_table`` and ``cells_table`` give in
+    two passes, for a release whose cells come into Veil whole (numbered there as they arrive: one Spark job where
+    the two passes and their reads were four)."""
+    src, joined, _, codes = _generalized(source, layout, node, qis)
+    values = [src.c[c] for c in columns]
+    return (
+        sa.select(
+            *(c.label(f"g{i}") for i, c in enumerate(codes)),
+            *(v.label(f"v{j}") for j, v in enumerate(values)),
+            sa.func.count().label("n"),
+        )
+        .select_from(joined)
+        .where(*(src.c[c].is_not(None) for c in not_null))
+        .group_by(*codes, *values)
+    )
+
+
 def coded_cells(qi_count: int) -> sa.Select[Any]:
     """``veil_cells``: block codes ``g<i>``, ``vid`` and ``n``, integers only — what the series step needs per
     cell, streamable in columns."""

@@ -56,7 +56,7 @@ from veil.lattice import Lattice
 from veil.privacy import Specification
 from veil.queries import catalog as qc
 from veil.queries.ddl import create_table, relation
-from veil.release import cohort_series, firstversion, laterversion
+from veil.release import cohort_series, fetchedcells, firstversion, laterversion
 from veil.release import ledger as ledger_mod
 from veil.release import series
 from veil.release.alignment import Layout
@@ -71,6 +71,7 @@ from veil.search import SearchResult
 from veil.warehouse import Warehouse
 
 CELL_CHUNK = 1 << 18  # candidate cells per fetched chunk
+CANDIDATE = "counting the candidate's cells"
 INIT_WAIT = 60.0  # seconds ``veil init`` waits by default for a DuckDB file another process holds
 
 
@@ -431,19 +432,56 @@ def _later(
     every cell in memory."""
     # cells compared in shards are read from a copy sorted by shard (``laterversion.run``): counted narrow, as the first
     # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
-    shardable = staged and laterversion.plan(ledger, _layout(run, node), run.spec, 0) is not None
+    if not staged:  # written after the checks: the cells come here whole, in one statement (``fetchedcells``)
+        layout = _layout(run, node)
+        distinct, chunks = fetchedcells.fetch(
+            run.session, _valued_cells(run, layout), len(run.wh.attributes), len(layout.columns), CANDIDATE
+        )
+        return _in_memory(run, ledger, version, counts, suppressed, layout, distinct, chunks, staged)
+    shardable = laterversion.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
-    sharding = None
-    if staged:
-        total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), "counting the candidate's cells"))
-        sharding = laterversion.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
+    total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), CANDIDATE))
+    sharding = laterversion.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
-        ledger_mod.read_cells(run.session, ledger)
-        cand, counted, start = _candidate(run, ledger, node, version, counts, suppressed, cells)
-        published, info = _series(run, ledger, cand, counted, start)
-        content = _settle(run, ledger, cand, counted, start, published, staged)
-        return content, info  # the version's rows are written with none of its cells in memory
+        layout, distinct, _into = cells
+        return _in_memory(run, ledger, version, counts, suppressed, layout, distinct, _streamed(run), staged)
     return _sharded(run, ledger, node, version, counts, suppressed, cells, sharding)
+
+
+def _in_memory(
+    run: _Run,
+    ledger: ledger_mod.Ledger,
+    version: int,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    layout: Layout,
+    distinct: list[tuple[Any, ...]],
+    chunks: fetchedcells.Chunks,
+    staged: bool,
+) -> tuple[_Content, dict[str, Any]]:
+    """The version compared with every earlier one with all their cells in memory, the candidate's from ``chunks``."""
+    ledger_mod.read_cells(run.session, ledger)
+    cand, counted, start = _candidate(run, ledger, version, counts, suppressed, layout, distinct, chunks)
+    published, info = _series(run, ledger, cand, counted, start)
+    content = _settle(run, ledger, cand, counted, start, published, staged)
+    return content, info  # the version's rows are written with none of its cells in memory
+
+
+def _valued_cells(run: _Run, layout: Layout) -> Any:
+    not_null = list(run.config.sensitive) if run.config.source.nulls == "drop" else []
+    return q.valued_cells(run.source, run.wh.layout, layout.node, run.wh.attributes, layout.columns, not_null)
+
+
+def _streamed(run: _Run) -> fetchedcells.Chunks:
+    """The candidate's cells streamed from ``veil_cells`` (``_count_cells``), ordered by the database when asked;
+    its working tables dropped once read."""
+    d = len(run.wh.attributes)
+
+    def chunks(ordered: bool) -> Iterator[dict[str, np.ndarray]]:
+        order = [*(f"g{i}" for i in range(d)), "vid"] if ordered else []
+        return _then(run.session.stream(q.coded_cells(d), order, CELL_CHUNK, CANDIDATE), lambda: _drop_cells(run))
+
+    return chunks
 
 
 def _sharded(
@@ -711,33 +749,22 @@ def _search(
 def _candidate(
     run: _Run,
     ledger: ledger_mod.Ledger,
-    node: tuple[int, ...],
     version: int,
     counts: NodeCounts,
     suppressed: np.ndarray,
-    cells: tuple[Layout, list[tuple[Any, ...]], str | None],
+    layout: Layout,
+    distinct: list[tuple[Any, ...]],
+    chunks: fetchedcells.Chunks,
 ) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
-    """The source's cells at ``node`` (every row, suppressed blocks included; ``_count_cells``), checked against
+    """The source's cells at the layout's node (every row, suppressed blocks included: ``chunks``), checked against
     the search's counts; ``start``: the rows the search keeps."""
-    wh = run.wh
-    layout, distinct, _into = cells
-    d, what = len(wh.attributes), "counting the candidate's cells"
+    wh, node = run.wh, layout.node
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
     ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
-    chunks = run.session.stream(
-        q.coded_cells(d), [*(f"g{i}" for i in range(d)), "vid"] if ordered else [], CELL_CHUNK, what
-    )
     cand = ledger_mod.candidate(
-        ledger,
-        version,
-        layout,
-        wh.hierarchies,
-        _then(chunks, lambda: _drop_cells(run)),
-        distinct,
-        _numeric(run, layout),
-        ordered,
+        ledger, version, layout, wh.hierarchies, chunks(ordered), distinct, _numeric(run, layout), ordered
     )
-    counted = Counted(wh, node, cand, layout.columns)
+    counted = Counted(wh, tuple(node), cand, layout.columns)
     if not same(counted.counts(cand.version.counts), counts):
         raise ReleaseError("verification failed: the source's rows at the chosen node differ from the search's counts")
     keep = ~laterversion.among(cand.block_codes, counts.keys[suppressed])[cand.cell_block]
@@ -792,7 +819,7 @@ def _count_cells(
             sizes,
             len(values.distinct),
         ),
-        "counting the candidate's cells",
+        CANDIDATE,
     )
     return layout, values.distinct, into
 
@@ -810,7 +837,7 @@ def _layout(run: _Run, node: tuple[int, ...]) -> Layout:
 def _drop_counted(run: _Run, into: str | None) -> None:
     """The candidate's working tables once the ledger holds the version (a scratch file or work schema goes with the session)."""
     for table in (q.VALUES,) if into is not None else (q.CELLS, q.VALUES):
-        run.session.execute(q.drop_table(table), "counting the candidate's cells")
+        run.session.execute(q.drop_table(table), CANDIDATE)
 
 
 def _numeric(run: _Run, layout: Layout) -> dict[str, bool]:
@@ -826,7 +853,7 @@ def _then(chunks: Iterator[dict[str, np.ndarray]], done: Callable[[], None]) -> 
 def _drop_cells(run: _Run) -> None:
     """The candidate's working tables, once read: dropped, and (nothing is written yet) freed by the database
     before numpy sorts the cells (``Session.discard``)."""
-    run.session.discard((q.CELLS, q.VALUES), "counting the candidate's cells")
+    run.session.discard((q.CELLS, q.VALUES), CANDIDATE)
 
 
 def _series(

@@ -37,6 +37,15 @@ FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 
 SELECT veil_cells.g0, veil_cells.g1, veil_cells.vid, veil_cells.n 
 FROM veil_cells;
 
+-- valued_cells
+SELECT d0.code_1 AS g0, d1.code_0 AS g1, src.condition AS v0, src."x""; DROP TABLE t; --" AS v1, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 
+WHERE src.condition IS NOT NULL GROUP BY d0.code_1, d1.code_0, src.condition, src."x""; DROP TABLE t; --";
+
+-- valued_cells_without_columns
+SELECT d0.code_1 AS g0, d1.code_0 AS g1, count(*) AS n 
+FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 GROUP BY d0.code_1, d1.code_0;
+
 -- release_rows
 SELECT $1 AS veil_version, d0.level_1 AS "Zip Code", CAST(d1.level_0 AS TEXT) AS age, src.condition AS condition, src."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --" 
 FROM raw."Patients" AS src JOIN veil_dim_0 AS d0 ON src."Zip Code" = d0.level_0 JOIN veil_dim_1 AS d1 ON src.age = d1.level_0 LEFT OUTER JOIN veil_suppressed AS x ON x.g0 = d0.code_1 AND x.g1 = d1.code_0 LEFT OUTER JOIN veil_withheld AS w ON w.g0 = d0.code_1 AND w.g1 = d1.code_0 

@@ -31,3 +31,8 @@ DROP VIEW IF EXISTS `published`.`census_v1_blocks`;
 
 -- drop_version_table
 DROP TABLE IF EXISTS `published`.`census_block_rows_v1`;
+
+-- valued_cells
+SELECT `d0`.`code_1` AS `g0`, `d1`.`code_0` AS `g1`, `src`.`condition` AS `v0`, `src`.`x"; DROP TABLE t; --` AS `v1`, count(*) AS `n` 
+FROM `raw`.`Patients` AS `src` JOIN `veil_dim_0` AS `d0` ON `src`.`Zip Code` = `d0`.`level_0` JOIN `veil_dim_1` AS `d1` ON `src`.`age` = `d1`.`level_0` 
+WHERE `src`.`condition` IS NOT NULL GROUP BY `d0`.`code_1`, `d1`.`code_0`, `src`.`condition`, `src`.`x"; DROP TABLE t; --`;
