@@ -278,9 +278,8 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
 
     def streamed(run, ledger, node, version, counts, suppressed):
         layout, distinct, _into = job._count_cells(run, node)
-        cand, counted, start = job._candidate(
-            run, ledger, version, counts, suppressed, layout, distinct, job._streamed(run)
-        )
+        cells = job._Cells(layout, distinct, job._streamed(run))
+        cand, counted, start = job._candidate(run, ledger, version, counts, suppressed, cells)
         return job._settle(run, ledger, cand, counted, start, start, True)
 
     monkeypatch.setattr(firstversion, "record", spied)

@@ -437,15 +437,25 @@ def _later(
         distinct, chunks = fetchedcells.fetch(
             run.session, _valued_cells(run, layout), len(run.wh.attributes), len(layout.columns), CANDIDATE
         )
-        return _in_memory(run, ledger, version, counts, suppressed, layout, distinct, chunks, staged)
+        return _in_memory(run, ledger, version, counts, suppressed, _Cells(layout, distinct, chunks), staged)
     shardable = laterversion.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
     total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), CANDIDATE))
     sharding = laterversion.plan(ledger, cells[0], run.spec, total + ledger_mod.cell_rows(run.session, ledger))
     if sharding is None:
-        layout, distinct, _into = cells
-        return _in_memory(run, ledger, version, counts, suppressed, layout, distinct, _streamed(run), staged)
+        in_memory = _Cells(cells[0], cells[1], _streamed(run))
+        return _in_memory(run, ledger, version, counts, suppressed, in_memory, staged)
     return _sharded(run, ledger, node, version, counts, suppressed, cells, sharding)
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """A candidate's cells as they come: its layout, its distinct published value tuples (in ``vid`` order) and
+    its cells (``fetchedcells.Chunks``)."""
+
+    layout: Layout
+    distinct: list[tuple[Any, ...]]
+    chunks: fetchedcells.Chunks
 
 
 def _in_memory(
@@ -454,14 +464,12 @@ def _in_memory(
     version: int,
     counts: NodeCounts,
     suppressed: np.ndarray,
-    layout: Layout,
-    distinct: list[tuple[Any, ...]],
-    chunks: fetchedcells.Chunks,
+    cells: _Cells,
     staged: bool,
 ) -> tuple[_Content, dict[str, Any]]:
-    """The version compared with every earlier one with all their cells in memory, the candidate's from ``chunks``."""
+    """The version compared with every earlier one with all their cells in memory, the candidate's ``cells``."""
     ledger_mod.read_cells(run.session, ledger)
-    cand, counted, start = _candidate(run, ledger, version, counts, suppressed, layout, distinct, chunks)
+    cand, counted, start = _candidate(run, ledger, version, counts, suppressed, cells)
     published, info = _series(run, ledger, cand, counted, start)
     content = _settle(run, ledger, cand, counted, start, published, staged)
     return content, info  # the version's rows are written with none of its cells in memory
@@ -747,18 +755,12 @@ def _search(
 
 
 def _candidate(
-    run: _Run,
-    ledger: ledger_mod.Ledger,
-    version: int,
-    counts: NodeCounts,
-    suppressed: np.ndarray,
-    layout: Layout,
-    distinct: list[tuple[Any, ...]],
-    chunks: fetchedcells.Chunks,
+    run: _Run, ledger: ledger_mod.Ledger, version: int, counts: NodeCounts, suppressed: np.ndarray, cells: _Cells
 ) -> tuple[ledger_mod.Candidate, Counted, np.ndarray]:
-    """The source's cells at the layout's node (every row, suppressed blocks included: ``chunks``), checked against
-    the search's counts; ``start``: the rows the search keeps."""
-    wh, node = run.wh, layout.node
+    """The source's ``cells`` at their layout's node (every row, suppressed blocks included), checked against the
+    search's counts; ``start``: the rows the search keeps."""
+    wh, layout, distinct, chunks = run.wh, cells.layout, cells.distinct, cells.chunks
+    node = layout.node
     sizes = [len(h.domain(level)) for h, level in zip(wh.hierarchies, node)]
     ordered = not ledger_mod.packs(sizes, len(distinct))  # else numpy sorts the cells: the database need not
     cand = ledger_mod.candidate(
