@@ -6,9 +6,9 @@ The census of ``bench_spark.py`` at ``--rows`` (generated and registered in Spar
 side in turn, ``veil init`` into fresh schemas, then two ``veil release --force`` (a first version and a second:
 a night's), each a fresh process.  Measured: wall seconds from process start to the JSON, the process's peak RSS
 (``/usr/bin/time``) and the statements the run reports (``veil release --json``: the earlier code may not report
-them).  Results: ``bench/results/spark_<rows>-release-ab.json``; the schemas are dropped afterwards.
+them).  Results: ``bench/results/spark_<rows>-release-ab[-<tag>].json``; the schemas are dropped afterwards.
 
-    .venv/bin/python bench/bench_release_ab.py --before b89f790 [--rows 1000000] [--rounds 3]
+    .venv/bin/python bench/bench_release_ab.py --before b89f790 [--rows 1000000] [--rounds 3] [--tag opencost]
 """
 
 from __future__ import annotations
@@ -73,6 +73,7 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=1_000_000)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
+    ap.add_argument("--tag", default="", help="appended to the results file's name (keeps an earlier run's file)")
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -94,7 +95,7 @@ def main() -> None:
                 _drop_schemas("spark", args.spark, duck, tuple(pair.pop("schemas")))
                 results["rounds"].append({"round": r, "code": label, **pair})
                 print(json.dumps(results["rounds"][-1]), flush=True)
-    print(f"wrote {save(f'spark_{args.rows}-release-ab', results)}")
+    print(f"wrote {save(f'spark_{args.rows}-release-ab' + (f'-{args.tag}' if args.tag else ''), results)}")
 
 
 if __name__ == "__main__":

@@ -55,6 +55,7 @@ if TYPE_CHECKING:  # the spark extra's; imported where used, so this module load
 SCHEME = "sc://"
 EXTRA = "pip install 'veil[spark]'"
 CONNECT_TIMEOUT = 10.0
+OPEN_COST = 1024  # bytes a file is counted as when small files are packed into a task (``SparkBackend.session``)
 
 
 def _connect_module() -> Any:
@@ -108,6 +109,10 @@ class SparkBackend(Backend):
             # a working view keeps the plan it was made from, not its SQL text: a node rolled up from a finer
             # kept node still reads once that one is dropped (its cached rows, else the plan below it)
             spark.conf.set("spark.sql.legacy.storeAnalyzedPlanForView", "true")
+            # the catalog's tables take a file per append (docs/spark.md §9): opening a file counted as Spark's 4 MB
+            # read a log of 1,000 one-row files in 32 tasks, counted as 1 KB in 3 (a read 2.1–1.4 s → 1.0–0.8 s); a
+            # large table's splits follow its bytes per core either way (the 1M census's GROUP BY alike)
+            spark.conf.set("spark.sql.files.openCostInBytes", str(OPEN_COST))
         except Exception as exc:  # grpc and pyspark errors alike
             raise BackendError(f"cannot connect to Spark at {self.display_url}: {_reason(exc)}") from None
         session = SparkSQLSession(self, spark)

@@ -182,6 +182,23 @@ def test_source_columns_from_the_catalog(twins: Twins) -> None:
         assert session.source_columns("no_such_schema_x", "people") == []
 
 
+def test_a_relation_is_looked_up_by_name(twins: Twins) -> None:
+    with open_backend(SPARK_URL).session() as session:
+        assert session.has_relation(twins.schema, "people")
+        assert not session.has_relation(twins.schema, "nope")
+        assert not session.has_relation("no_such_schema_x", "people")
+        assert session.has_relation(twins.schema, "people") == ("people" in session.relations(twins.schema))
+
+
+def test_a_session_packs_small_files_into_few_tasks(twins: Twins) -> None:
+    """The catalog's tables are a file per append: a session counts opening one as ``OPEN_COST`` bytes, not
+    Spark's 4 MB, so reading many of them takes a few tasks, not a task for every 32 files (docs/spark.md §9)."""
+    from veil.backends.spark import OPEN_COST
+
+    with open_backend(SPARK_URL).session() as session:
+        assert session.spark.conf.get("spark.sql.files.openCostInBytes") == str(OPEN_COST) == "1024"
+
+
 def test_a_recount_numbered_here_equals_the_databases_numbering(twins: Twins) -> None:
     """``Session.numbered`` on Spark fetches the recount's cells as values in one statement and numbers each column
     as Arrow encodes it; decoded, its cells are the ones the database numbering gives (one statement a column),
