@@ -429,15 +429,15 @@ def _later(
 ) -> tuple[_Content, dict[str, Any]]:
     """A version after the first (or any, unless ``staged``): compared with every earlier one shard by shard
     (``veil.release.laterversion``) where the ledger is ``staged`` and the versions and models allow shards, else with
-    every cell in memory."""
-    # cells compared in shards are read from a copy sorted by shard (``laterversion.run``): counted narrow, as the first
-    # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
+    every cell in memory — unless ``staged``, the candidate's fetched whole with its values (``fetchedcells``)."""
     if not staged:  # written after the checks: the cells come here whole, in one statement (``fetchedcells``)
         layout = _layout(run, node)
         distinct, chunks = fetchedcells.fetch(
             run.session, _valued_cells(run, layout), len(run.wh.attributes), len(layout.columns), CANDIDATE
         )
         return _in_memory(run, ledger, version, counts, suppressed, _Cells(layout, distinct, chunks), staged)
+    # cells compared in shards are read from a copy sorted by shard (``laterversion.run``): counted narrow, as the first
+    # version's, since a GROUP BY of 64-bit keys reached DuckDB's 512 MB at 100M rows (2 of 3 runs)
     shardable = laterversion.plan(ledger, _layout(run, node), run.spec, 0) is not None
     cells = _count_cells(run, node, narrow=shardable)
     total = int(run.session.scalar(q.count_rows(relation(q.CELLS)), CANDIDATE))
