@@ -71,21 +71,18 @@ def _ranks(values: Sequence[Any]) -> np.ndarray:
 
 
 def _distinct(columns: Sequence[Factor]) -> tuple[np.ndarray, np.ndarray]:
-    """The distinct rows of the columns' codes (in any order) and each row's place among them: the codes packed
-    into one int64 key (mixed radix, NULL as 0) and the keys hashed — one array of the cells' length, where sorting
-    the rows themselves (``np.unique(axis=0)``) copies and sorts them all — 9M cells of two columns with 1.6M distinct
-    pairs: the whole numbering 3.9 s (profiled) against 45 s and more; the rows themselves only when the key would
-    overflow."""
+    """The distinct rows of the columns' codes and each row's place among them: the codes packed into one int64
+    key (mixed radix, NULL as 0) and the keys sorted — one array of the cells' length, where sorting the rows
+    themselves (``np.unique(axis=0)``) copies them all — 9M cells of two columns with 1.6M distinct pairs: the whole
+    numbering 1.8 s against 15.6 s; the rows themselves only when the key would overflow."""
     radices = [len(values) + 1 for _codes, values in columns]
     if math.prod(radices) >= KEY_LIMIT:
         unique, inverse = np.unique(np.column_stack([c for c, _v in columns]), axis=0, return_inverse=True)
         return unique, inverse.reshape(-1)
-    import pandas as pd  # its hash table numbers 9M keys in a fraction of a sort's time; imported on this path only
-
     key = columns[0][0] + 1
     for (codes, _values), radix in zip(columns[1:], radices[1:]):
         key = key * radix + (codes + 1)
-    inverse, keys = pd.factorize(key)
+    keys, inverse = np.unique(key, return_inverse=True)
     unique = np.empty((len(keys), len(columns)), dtype=np.int64)
     for j in range(len(columns) - 1, -1, -1):
         keys, unique[:, j] = np.divmod(keys, radices[j])
