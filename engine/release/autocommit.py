@@ -86,9 +86,6 @@ class AutocommitPublication(Publication):
             "release cannot be rehearsed and rolled back there; nothing was written"
         )
 
-    def objects(self) -> dict[str, str]:
-        return self.session.relations(self.schema)
-
     def prepare(self, columns: Mapping[str, Any], release_id: str) -> None:
         """The published columns are fixed by the first release (as on the other backends)."""
         self.use(columns)

@@ -21,8 +21,9 @@ from typing import Any
 import numpy as np
 
 from veil.backends.base import Factor, Session
+from veil.release import ledger
 
-KEY_LIMIT = 2**62  # packed keys stay below it (int64)
+KEY_LIMIT = ledger.KEY_LIMIT  # packed keys stay below it (int64), as the ledger's
 Chunks = Callable[[bool], Iterator[dict[str, np.ndarray]]]  # ordered? → the cells (``g<i>``, ``vid``, ``n``)
 
 

@@ -42,7 +42,6 @@ from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError, VeilError
 from veil.queries.ddl import drop_table, drop_view
 from veil.registry import Registry
-
 from veil.release.runs import Runs
 
 if TYPE_CHECKING:  # ``veil releases`` and ``veil rollback`` load no warehouse
