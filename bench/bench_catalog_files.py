@@ -3,7 +3,7 @@ opening as ``OPEN_COST`` bytes (a Veil session's ``spark.sql.files.openCostInByt
 
 A table shaped as a catalog log (``bench_catalog.t_log``: key, name, version, status, a 200-byte payload,
 ``veil_seq``) takes one-row appends — each a file, as every catalog append is — and after 1, 100, 300 and 1,000 of
-them its newest-entry view (the ``row_number`` window of ``queries.spark.latest``) is read five times with Spark's
+them its newest-entry view (the ``row_number`` window of ``queries.appendonly.view`` before compaction) is read five times with Spark's
 default open cost and five times with Veil's, alternating; medians, the scan stage's tasks (Spark's UI), and the
 Spark driver's and executors' peak RSS over the run.  Results: ``bench/results/spark_catalog_files.json``.
 

@@ -11,7 +11,8 @@ a new version can be compared with every earlier one even after its rows expired
 table (content hash, height, rows table: docs/publication.md §1); revision 0006 the level each version shows
 (contents recorded without one are redacted by the next release: ``veil.release.legacy_dimensions``); revision
 0007 ``series_state``, the current cohort series of each release (docs/series.md), and clears the analysts'
-``rows_deferred``; revision 0008 keeps each hierarchy's ARX text once (``hierarchies.digest``).
+``rows_deferred``; revision 0008 keeps each hierarchy's ARX text once (``hierarchies.digest``); revision 0009 changes Spark's
+catalog alone (its logs partitioned by day and compacted: ``veil.queries.appendonly``).
 
 ``veil init`` works with exactly the documented grants: a schema that exists is never created again (``CREATE
 SCHEMA IF NOT EXISTS`` alone needs CREATE on the database in PostgreSQL), two runs creating one schema at once
@@ -53,7 +54,7 @@ __all__ = [
     "upgrade",
 ]
 
-HEAD = "0008"
+HEAD = "0009"
 # a run: running → published | skipped | failed; a published version whose rows were deleted: expired;
 # a ``veil rollback``: rollback (its version is the one repointed to)
 STATUSES = tuple(Status)
@@ -82,11 +83,11 @@ def upgrade(session: Session, schema: str, target: str = "head") -> tuple[str | 
 
 def _create(session: Session, schema: str) -> tuple[str | None, str | None]:
     """Where Alembic cannot run (Spark): the head revision's tables created from ``tables(schema)``, each
-    missing one with one ``CREATE TABLE``; a table whose rows change (``queries.spark.LOGGED``) as an
-    append-only log behind a view of its newest entries (the backend has no ``UPDATE``, docs/spark.md).  The
+    missing one with one ``CREATE TABLE``; every one but the revision row as an append-only log behind a view
+    (``queries.appendonly``: the backend has no ``UPDATE``, docs/spark.md).  The
     revision row is written last, so an interrupted ``veil init`` is simply run again.  A catalog at an older
     revision is refused (there are no migrations to apply here)."""
-    from veil.queries import spark as appendonly
+    from veil.queries import appendonly
 
     before = revision(session, schema)
     if before is not None:
@@ -99,14 +100,16 @@ def _create(session: Session, schema: str) -> tuple[str | None, str | None]:
         return before, before
     found = session.relations(schema)
     cat = tables(schema)
+    fresh = appendonly.Layout.fresh(appendonly.today())
     for table in cat.all():
-        if table.name in appendonly.LOGGED:
-            log = appendonly.log_table(table)
-            if log.name not in found:
-                session.execute(create_table(log, if_not_exists=True), f"creating {schema}.{log.name}")
-            session.execute(appendonly.latest_view(table, log), f"creating view {schema}.{table.name}")
-        elif table.name not in found:
-            session.execute(create_table(table, if_not_exists=True), f"creating {schema}.{table.name}")
+        if not appendonly.stored_as_log(table):
+            if table.name not in found:
+                session.execute(create_table(table, if_not_exists=True), f"creating {schema}.{table.name}")
+            continue
+        log = appendonly.log_table(table)
+        if log.name not in found:
+            session.execute(create_table(log, if_not_exists=True), f"creating {schema}.{log.name}")
+        session.execute(appendonly.view(table, fresh), f"creating view {schema}.{table.name}")
     session.execute(qc.record_revision(cat.version, HEAD), "recording the catalog's revision")
     return None, revision(session, schema)
 

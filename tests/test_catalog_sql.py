@@ -22,6 +22,7 @@ from veil import catalog
 from veil import queries as q
 from veil.queries import catalog as qc
 from veil.queries import members as mq
+from veil.queries import appendonly
 from veil.queries import spark as sq
 from veil.queries.ddl import create_table, drop_temporary, relation
 
@@ -136,22 +137,33 @@ def ddl() -> dict[str, Any]:
 
 
 def spark() -> dict[str, Any]:
-    """On Spark: the catalog created table by table (``veil.catalog._create``; a table whose rows change is a log
-    behind a view), then the catalog statements as the session sends them."""
+    """On Spark: the catalog created table by table (``veil.catalog._create``; every table but the revision row a
+    log behind a view, ``veil.queries.appendonly``), then the catalog statements as the session sends them, and a
+    compaction's."""
     t = catalog.tables("veil")
     out: dict[str, Any] = {}
-    for table in (t.releases, t.release_nodes):
-        if table.name in sq.LOGGED:
-            log = sq.log_table(table)
+    for table in (t.releases, t.release_nodes, t.version):
+        if appendonly.stored_as_log(table):
+            log = appendonly.log_table(table)
             out[f"create_{log.name}"] = create_table(log, if_not_exists=True)
-            out[f"view_{table.name}"] = sq.latest_view(table, log)
+            out[f"view_{table.name}"] = appendonly.view(table, appendonly.Layout.fresh(20_000))
         else:
             out[f"create_{table.name}"] = create_table(table, if_not_exists=True)
     for name, stmt in statements().items():
         target = getattr(stmt, "table", None)
-        if isinstance(stmt, sa.Insert | sa.Update) and isinstance(target, sa.Table) and target.name in sq.LOGGED:
-            stmt = sq.logged(stmt, sq.log_table(target), 42)
+        if isinstance(target, sa.Table) and (
+            isinstance(stmt, sa.Insert)
+            and appendonly.stored_as_log(target)
+            or isinstance(stmt, sa.Update)
+            and target.name in appendonly.LOGGED
+        ):
+            stmt = appendonly.logged(stmt, appendonly.log_table(target), 42)
         out[name] = stmt
+    compacted = appendonly.Layout(20_010, 19_997)
+    for table in (t.releases, t.release_nodes):
+        out[f"compact_{table.name}"] = appendonly.compacted(table, compacted, 20_017)
+        out[f"switch_{table.name}"] = appendonly.view(table, appendonly.Layout(20_017, 20_010))
+        out[f"drop_days_{table.name}"] = appendonly.DropPartitions(appendonly.log_table(table), range(19_998, 20_011))
     return out
 
 

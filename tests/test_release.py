@@ -305,7 +305,7 @@ def test_read_only_source_role_and_grants(db: Db, pg_cleanup) -> None:
     raises=AssertionError,
     reason=(
         "Alembic cannot run on Spark (Backend.migrations): veil init creates the catalog at the "
-        "head revision, 0008, not at 0001"
+        "head revision, 0009, not at 0001"
     ),
 )
 def test_catalog_upgrade_from_the_first_migration(db: Db, pg_cleanup) -> None:

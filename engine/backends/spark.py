@@ -18,9 +18,10 @@ declared as capability flags:
 - the source's columns come from the Spark catalog (``listColumns``), not ``information_schema``
   (``SparkSQLSession.source_columns``).
 - ``advisory_locks = False``, ``grants = False``.
-- ``row_updates = False``: Spark's built-in tables have no ``UPDATE``/``DELETE``; the catalog tables whose rows
-  change are append-only logs behind views (``veil.queries.spark.LOGGED``), and this session turns an
-  ``INSERT``/``UPDATE`` of one into one append to its log.
+- ``row_updates = False``: Spark's built-in tables have no ``UPDATE``/``DELETE``; the catalog's tables are
+  append-only logs partitioned by day behind views (``veil.queries.appendonly``; compacted weekly by
+  ``veil.release.compaction``), and this session turns an ``INSERT``/``UPDATE`` of one into one append to its
+  log.
 - ``migrations = False``: Alembic cannot run here; ``veil init`` creates the catalog from its SQLAlchemy
   metadata (``veil.catalog``).
 """
@@ -46,6 +47,7 @@ from veil.errors import BackendError, Interruption
 from veil.registry import BACKENDS
 from veil.queries.ddl import CreateTableAs, DropObject, relation
 from veil.queries.release import Recount
+from veil.queries import appendonly
 from veil.queries import spark as sq
 from veil.queries.spark import DIALECT, CacheTable, compile_sql, kept_rows, source_type
 
@@ -191,7 +193,7 @@ class SparkSQLSession(Session):
         if isinstance(stmt, (sa.Insert, sa.Update)):
             log = self._log_of(stmt.table)
             if log is not None:
-                stmt = sq.logged(stmt, log, self._next_seq())
+                stmt = appendonly.logged(stmt, log, self._next_seq())
         if isinstance(stmt, CreateTableAs) and stmt.temporary:
             stmt = sq.run_owned(stmt)
         self._track(stmt)  # before it runs: a run stopped while a view is being cached still drops it
@@ -234,12 +236,12 @@ class SparkSQLSession(Session):
             yield _ArrowResult(table.slice(lo, size)).all()
 
     def _log_of(self, table: Any) -> sa.Table | None:
-        """The append-only log behind a catalog table (``veil.queries.spark.LOGGED``), else ``None``."""
-        if not isinstance(table, sa.Table) or table.name not in sq.LOGGED or table.schema is None:
+        """The append-only log behind a catalog table (``veil.queries.appendonly``), else ``None``."""
+        if not isinstance(table, sa.Table) or table.schema is None or not appendonly.stored_as_log(table):
             return None
         key = (table.schema, table.name)
         if key not in self.logs:
-            log = sq.log_table(table)
+            log = appendonly.log_table(table)
             self.logs[key] = log if self._exists(log) else None
         return self.logs[key]
 
@@ -339,7 +341,8 @@ class SparkSQLSession(Session):
         log = self._log_of(table)
         if log is not None:  # an append-only catalog table: the rows go to its log, in one append
             seq = self._next_seq()
-            table, rows, names = log, [(*r, seq) for r in rows], [*names, sq.SEQ]
+            day = appendonly.day_of(seq)
+            table, rows, names = log, [(*r, seq, day) for r in rows], [*names, appendonly.SEQ, appendonly.DAY]
         pa = _pa()
         try:
             frame = self.spark.createDataFrame(

@@ -32,7 +32,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-from veil.queries.ddl import CreateTableAs, CreateView
+from veil.queries.ddl import CreateTableAs
 from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
 from veil.queries.nodes import TinyInteger
 from veil.queries.release import SameOrBothNull
@@ -88,6 +88,11 @@ class SparkCompiler(compiler.SQLCompiler):
 class SparkDDLCompiler(compiler.DDLCompiler):
     def visit_primary_key_constraint(self, constraint: Any, **kw: Any) -> str:
         return ""  # Spark's built-in catalog has no key constraints
+
+    def post_create_table(self, table: Any) -> str:
+        """``PARTITIONED BY`` the columns a table's ``info["partitioned_by"]`` names (the catalog's logs)."""
+        columns = table.info.get("partitioned_by", ())
+        return f" PARTITIONED BY ({', '.join(self.preparer.quote(c) for c in columns)})" if columns else ""
 
 
 class SparkTypeCompiler(compiler.GenericTypeCompiler):
@@ -292,90 +297,6 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
     if where is None:
         return select.where(sa.false())
     return select.where(sa.not_(sa.func.coalesce(where, sa.false())))
-
-
-# --- an append-only catalog (``row_updates = False``: Spark's built-in tables have no UPDATE or DELETE) -------
-#
-# A catalog table whose rows change (``releases``, ``publications``, ``series_cells``) is stored as an
-# append-only log ``<table>_log`` (its columns plus ``veil_seq``) behind a view ``<table>`` that shows the
-# newest entry per key.  An ``UPDATE`` becomes one ``INSERT INTO <table>_log SELECT <new values> FROM <table>
-# WHERE ...``: each change is one append, visible whole when its Spark job commits.
-
-SEQ = "veil_seq"
-LOGGED: dict[str, tuple[str, ...]] = {
-    "releases": ("id",),
-    "publications": ("name",),
-    "series_cells": ("name", "block_id", "value_id", "first_version"),
-}
-
-
-def log_table(table: sa.Table) -> sa.Table:
-    """``<table>_log``: the table's columns and ``veil_seq`` (the order of the entries)."""
-    return sa.Table(
-        f"{table.name}_log",
-        sa.MetaData(),
-        *(sa.Column(c.name, c.type) for c in table.columns),
-        sa.Column(SEQ, sa.BigInteger),
-        schema=table.schema,
-    )
-
-
-def latest(table: sa.Table, log: sa.Table) -> sa.Select[Any]:
-    """The view ``<table>``: the newest entry of every key in the log.
-
-    >>> md = sa.MetaData()
-    >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
-    >>> print(compile_sql(latest(t, log_table(t))))
-    SELECT `newest`.`name`, `newest`.`current_version`
-    FROM (SELECT `publications_log`.`name` AS `name`, `publications_log`.`current_version` AS `current_version`, row_number() OVER (PARTITION BY `publications_log`.`name` ORDER BY `publications_log`.`veil_seq` DESC) AS `veil_rn`
-    FROM `publications_log`) AS `newest`
-    WHERE `newest`.`veil_rn` = :veil_rn_1
-    """
-    key = [log.c[k] for k in LOGGED[table.name]]
-    rn = sa.func.row_number().over(partition_by=key, order_by=log.c[SEQ].desc()).label("veil_rn")
-    newest = sa.select(*(log.c[c.name] for c in table.columns), rn).subquery("newest")
-    return sa.select(*(newest.c[c.name] for c in table.columns)).where(newest.c.veil_rn == 1)
-
-
-def latest_view(table: sa.Table, log: sa.Table) -> CreateView:
-    """``CREATE OR REPLACE VIEW <table> AS`` the newest entry of every key in ``log`` (``latest``)."""
-    return CreateView(table, latest(table, log))
-
-
-def _values(stmt: sa.Insert | sa.Update) -> dict[str, Any]:
-    found = getattr(stmt, "_values", None)
-    if not found:
-        raise TypeError("an append-only catalog table takes INSERT ... VALUES and UPDATE ... SET only")
-    return {k if isinstance(k, str) else k.key: v for k, v in found.items()}
-
-
-def logged(stmt: sa.Insert | sa.Update, log: sa.Table, seq: int) -> sa.Insert:
-    """An ``INSERT`` (``VALUES``) or ``UPDATE`` of a logged table as one append to its log; columns an
-    ``INSERT`` leaves out are ``NULL``, columns an ``UPDATE`` does not set keep their value.
-
-    >>> md = sa.MetaData()
-    >>> t = sa.Table("publications", md, sa.Column("name", sa.Text), sa.Column("current_version", sa.Integer))
-    >>> print(compile_sql(logged(sa.update(t).where(t.c.name == "x").values(current_version=2), log_table(t), 7)))
-    INSERT INTO `publications_log` (`name`, `current_version`, `veil_seq`) SELECT `publications`.`name`, CAST(:param_1 AS INT) AS `current_version`, :param_2 AS `veil_seq`
-    FROM `publications`
-    WHERE `publications`.`name` = :name_1
-    """
-    table = stmt.table
-    values = _values(stmt)
-    update = isinstance(stmt, sa.Update)
-    cols: list[sa.ColumnElement[Any]] = []
-    for c in table.columns:
-        if c.name in values:
-            value = values[c.name]
-            value = value if isinstance(value, sa.ClauseElement) else sa.literal(value)
-            cols.append(sa.cast(value, c.type).label(c.name))
-        else:
-            cols.append(c if update else sa.cast(sa.null(), c.type).label(c.name))
-    select = sa.select(*cols, sa.literal(seq, sa.BigInteger).label(SEQ))
-    if isinstance(stmt, sa.Update):
-        where = stmt.whereclause
-        select = select.where(where) if where is not None else select.select_from(table)
-    return log.insert().from_select([*(c.name for c in table.columns), SEQ], select)
 
 
 # --- the autocommit publication's statements (``veil.queries.publication``) as Spark SQL (docs/spark.md) --------

@@ -31,14 +31,16 @@ from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
-from veil import catalog
+from veil import catalog, log
 from veil import queries as q
 from veil.backends.base import Session
 from veil.catalog import Status
 from veil.errors import BackendError, BusyError, ReleaseError, VeilError
+from veil.queries import appendonly
 from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import PUBLICATIONS, Publication
+from veil.release import compaction
 from veil.release.process import failpoint, now
 from veil.release.runs import Runs
 
@@ -143,6 +145,22 @@ class AutocommitPublication(Publication):
             for v in gone:
                 drop_version(self.session, self.schema, self.name, v)
         return gone
+
+    def cleanup(self) -> list[str]:
+        """After the run: the catalog's logs compacted once a week (``veil.release.compaction``), under a lock of
+        their own; another run compacting meanwhile is left to it.  A compaction that fails is logged and tried
+        again by the next run (the views read what they read before it)."""
+        today = appendonly.today()
+        try:
+            if compaction.due(compaction.layout(self.session, self.tables), today) is None:
+                return []
+            with table_lock(self.session, self.catalog_schema, compaction.LOCK, 0.0):
+                compaction.compact(self.session, self.tables, today)
+        except BusyError:
+            return []
+        except VeilError as exc:
+            log.log.warning(f"the catalog's logs were not compacted ({exc}); the next run tries again")
+        return []
 
     def has_rows(self, version: int) -> bool:
         """Whether version ``version``'s tables are still there."""

@@ -25,7 +25,9 @@ from tests.spark.conftest import SPARK_URL, Twins
 from veil import config as cfg
 from veil import catalog
 from veil.errors import BusyError, ReleaseError
+from veil.queries import appendonly
 from veil.queries import publication as qpub
+from veil.queries.ddl import create_table
 from veil.queries import spark as sq
 from veil.release import init, release, releases, rollback
 from veil.release import autocommit as sp
@@ -272,18 +274,25 @@ def test_the_busy_line_names_the_lock_table_and_how_to_clear_it() -> None:
 
 def test_catalog_changes_are_appends_to_a_log() -> None:
     r = catalog.tables("veil").releases
-    log = sq.log_table(r)
-    assert [c.name for c in log.columns] == [*(c.name for c in r.columns), "veil_seq"]
-    insert = sq.compile_sql(sq.logged(r.insert().values(id="x", name="n", status="running"), log, 5))
+    log = appendonly.log_table(r)
+    assert [c.name for c in log.columns] == [*(c.name for c in r.columns), "veil_seq", "veil_day"]
+    assert "PARTITIONED BY (`veil_day`)" in str(sq.compile_sql(create_table(log)))
+    seq = 20_000 * appendonly.NANOS_A_DAY + 5
+    insert = sq.compile_sql(appendonly.logged(r.insert().values(id="x", name="n", status="running"), log, seq))
     text = str(insert)
     assert text.startswith("INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`")
     assert "CAST(NULL AS INT) AS `version`" in text and "FROM" not in text  # left-out columns: NULL
-    assert set(insert.params.values()) == {"x", "n", "running", 5}  # values stay parameters
-    update = str(sq.compile_sql(sq.logged(sa.update(r).where(r.c.id == "x").values(status="failed"), log, 6)))
-    assert "`veil`.`releases`.`name`" in update and "AS `status`" in update  # unchanged columns read back
-    assert update.endswith("FROM `veil`.`releases` \nWHERE `veil`.`releases`.`id` = :id_1")
-    view = str(sq.compile_sql(sq.latest(r, log)))
-    assert "PARTITION BY `veil`.`releases_log`.`id` ORDER BY `veil`.`releases_log`.`veil_seq` DESC" in view
+    assert set(insert.params.values()) == {"x", "n", "running", seq, 20_000}  # values stay parameters
+    update = appendonly.logged(sa.update(r).where(r.c.id == "x").values(status="failed"), log, seq + 1)
+    text = str(sq.compile_sql(update))
+    assert "`veil`.`releases`.`name`" in text and "AS `status`" in text  # unchanged columns read back
+    assert text.endswith("FROM `veil`.`releases` \nWHERE `veil`.`releases`.`id` = :id_1")
+    view = str(sq.compile_sql(appendonly.view(r, appendonly.Layout(19_990, 19_983))))
+    assert "PARTITION BY `entries`.`id` ORDER BY `entries`.`veil_seq` DESC" in view
+    assert "FROM `veil`.`releases_base_19990` UNION ALL" in view and "`veil_day` > 19990" in view
+    assert " AS `id`" not in view.split("UNION ALL")[0].rsplit("FROM (", 1)[1]  # no `x AS x` under a window
+    fresh = str(sq.compile_sql(appendonly.view(r, appendonly.Layout.fresh(20_000))))
+    assert "_base_" not in fresh and "WHERE `veil`.`releases_log`" not in fresh  # a new catalog reads its whole log
 
 
 def test_orphans_are_recognized_by_name_and_kind() -> None:
@@ -334,3 +343,78 @@ def test_orphans_read_only_views_of_versions_not_kept() -> None:
     reads = _Reads({"inp_v3": "run-3"})
     orphans = sp._orphans(reads, "pub", "inp", catalog.tables("cat"), found, keep={1})  # type: ignore[arg-type]
     assert orphans == [2, 3] and sorted(reads.asked) == ["inp_v3", "inp_v4"]
+
+
+def _catalog_state(s: Any, cat: str) -> dict[str, Any]:
+    """Every catalog view's rows, the compaction its ``releases`` view records, the bases and the logs' days."""
+    names = {x.name for x in s.catalog.listTables(f"`{cat}`")}
+    logs = [t for t in catalog.tables(cat).all() if appendonly.stored_as_log(t)]
+    views = {t.name: sorted(map(repr, s.sql(f"SELECT * FROM `{cat}`.`{t.name}`").collect())) for t in logs}
+    props = dict(tuple(r) for r in s.sql(f"SHOW TBLPROPERTIES `{cat}`.`releases`").collect())
+    days = {int(str(r[0]).split("=")[1]) for r in s.sql(f"SHOW PARTITIONS `{cat}`.`releases_log`").collect()}
+    bases = {n for n in names if "_base_" in n}
+    return {"views": views, "layout": appendonly.Layout.read(props), "days": days, "bases": bases}
+
+
+@pytest.mark.spark
+def test_the_catalog_compacts_once_a_week_and_shows_the_same_rows(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Spark's catalog logs (``veil.queries.appendonly``) compacted by the runs (``veil.release.compaction``): not
+    while another holds the compaction lock; then every view shows the same rows before and after; the next
+    compaction drops the days only the views before the previous one read, and a base a stopped compaction left."""
+    from veil.release import compaction
+
+    t = target
+    conf = cfg.load(t.spark)
+    real = time.time_ns
+    shift = [0]
+    monkeypatch.setattr(time, "time_ns", lambda: real() + shift[0] * appendonly.NANOS_A_DAY)
+    d0 = appendonly.today()
+    seen: list[tuple[dict[str, Any], dict[str, Any]]] = []
+    compact = compaction.compact
+
+    def observed(session: Any, tables: Any, today: int) -> int | None:
+        s = _spark()
+        try:
+            before = _catalog_state(s, t.cat)
+            done = compact(session, tables, today)
+            seen.append((before, _catalog_state(s, t.cat)))
+        finally:
+            s.stop()
+        return done
+
+    monkeypatch.setattr(compaction, "compact", observed)
+    assert init(conf) == (None, catalog.HEAD)
+    assert release(conf).version == 1
+    shift[0] = 6
+    assert release(conf, force=True).version == 2 and seen == []  # the last day a compaction at d0 + 9 takes
+    s = _spark()
+    try:  # a compaction under way elsewhere (a live holder on another host): this run leaves it alone
+        props = "'veil.host'='elsewhere', 'veil.pid'='1', 'veil.run'='x'"
+        s.sql(f"CREATE TABLE `{t.cat}`.`veil_lock_veil_compaction` (owner STRING) TBLPROPERTIES ({props})")
+        shift[0] = 9
+        assert release(conf, force=True).version == 3 and seen == []
+        s.sql(f"DROP TABLE `{t.cat}`.`veil_lock_veil_compaction`")
+        assert release(conf, force=True).version == 4  # due since day d0 + 7: compacted up to d0 + 6
+        # a compaction stopped before its views switched left a base of the day the next one compacts to
+        s.sql(f"CREATE TABLE `{t.cat}`.`releases_base_{d0 + 15}` AS SELECT 1 AS x")
+    finally:
+        s.stop()
+    shift[0] = 18
+    assert release(conf, force=True).version == 5
+    assert len(seen) == 2
+    (first_before, first), (second_before, second) = seen
+    for before, after in seen:
+        assert after["views"] == before["views"] and len(before["views"]["releases"]) >= 4
+    assert first["layout"] == appendonly.Layout(d0 + 6, d0 - appendonly.MARGIN - 1)
+    assert first["days"] == first_before["days"] == {d0, d0 + 6, d0 + 9}  # nothing dropped the first time
+    assert first["bases"] == {f"{n}_base_{d0 + 6}" for n in first["views"]}
+    assert second["layout"] == appendonly.Layout(d0 + 15, d0 + 6)
+    assert second["days"] == {d0 + 9, d0 + 18}  # days d0 and d0 + 6: read only by the views before the first
+    assert second["bases"] == {f"{n}_base_{d}" for n in second["views"] for d in (d0 + 6, d0 + 15)}
+    history = releases(conf)
+    assert [r["version"] for r in history["releases"]] == [1, 2, 3, 4, 5] and history["current"] == 5
+    shown = _spark_rows(f"SELECT version, current FROM `{t.pub}`.`{t.name}_releases`")  # an analyst's view of them
+    assert shown == [(1, False), (2, False), (3, False), (4, False), (5, True)]
+    assert _state(t)["locks"] == []
