@@ -418,3 +418,67 @@ def test_the_catalog_compacts_once_a_week_and_shows_the_same_rows(
     shown = _spark_rows(f"SELECT version, current FROM `{t.pub}`.`{t.name}_releases`")  # an analyst's view of them
     assert shown == [(1, False), (2, False), (3, False), (4, False), (5, True)]
     assert _state(t)["locks"] == []
+
+
+@pytest.mark.spark
+def test_a_compaction_loses_no_append_made_meanwhile_and_a_stopped_one_is_done_again(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The compaction's protocol against what runs beside it (``veil.release.compaction``), at the session: another
+    run's appends while the bases are written are in the views after the switch; a compaction stopped after some
+    views switched leaves every view showing the same rows, and the next one finishes it."""
+    from veil.backends import open_backend
+    from veil.release import compaction
+
+    real = time.time_ns
+    shift = [0]
+    monkeypatch.setattr(time, "time_ns", lambda: real() + shift[0] * appendonly.NANOS_A_DAY)
+    d0 = appendonly.today()
+    tables = catalog.tables(target.cat)
+    r, nodes = tables.releases, tables.release_nodes
+    expected: dict[str, str] = {}  # run id → its newest status
+
+    def run(tag: str, status: str, day: int) -> None:
+        shift[0] = day
+        if tag not in expected:
+            session.execute(r.insert().values(id=tag, name="x", status="running"), "a run")
+            session.execute(nodes.insert().values(release_id=tag, node=f"[{day}]"), "its node")
+        session.execute(sa.update(r).where(r.c.id == tag).values(status=status), "its status")
+        expected[tag] = status
+
+    def shown() -> tuple[dict[str, str], list[str]]:
+        runs = dict(session.rows(sa.select(r.c.id, r.c.status), "the runs"))
+        return runs, sorted(str(n) for (n,) in session.rows(sa.select(nodes.c.node), "the nodes"))
+
+    with open_backend(SPARK_URL).session() as session:
+        catalog.ensure_schema(session, target.cat)
+        catalog.upgrade(session, target.cat)
+        for tag, day in (("a", 0), ("b", 3), ("c", 6)):
+            run(tag, "published", day)
+        run("a", "expired", 6)
+        switch = appendonly.view
+
+        def stopped(table: Any, layout: Any) -> Any:
+            if table.name == "publications":  # every base written, ``release_nodes``' view switched, not ``releases``'
+                raise RuntimeError("stopped")
+            return switch(table, layout)
+
+        monkeypatch.setattr(appendonly, "view", stopped)
+        with pytest.raises(RuntimeError):
+            compaction.compact(session, tables, d0 + 9)
+        assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6)))
+        assert compaction.layout(session, tables).watermark is None  # ``releases`` not switched: redone whole
+        mixed = dict(session.rows(qpub.show_properties(target.cat, "release_nodes"), "its properties"))
+        assert appendonly.Layout.read(mixed).watermark == d0 + 6
+
+        def meanwhile(table: Any, layout: Any) -> Any:
+            if "d" not in expected:  # every base written, no view switched yet
+                run("d", "published", 9)
+            return switch(table, layout)
+
+        monkeypatch.setattr(appendonly, "view", meanwhile)
+        assert compaction.compact(session, tables, d0 + 9) == d0 + 6
+        assert compaction.layout(session, tables) == appendonly.Layout(d0 + 6, d0 - appendonly.MARGIN - 1)
+        assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6, 9)))
+        run("b", "expired", 10)
+        assert shown()[0] == expected and compaction.compact(session, tables, d0 + 10) is None  # not due
