@@ -13,8 +13,8 @@ Once a week (``EVERY`` days since the last), after a run, under the catalog's co
 3. what only the views before the previous switch read is dropped: the partitions up to the previous base's day,
    and every other base.  A query planned a week ago could still need them; none of Veil's runs that long.
 
-A view shows the same rows before and after (``tests/spark/test_compaction.py``), and reads the base's one file
-and at most ``EVERY + MARGIN`` days' partitions.
+A view shows the same rows before and after (``tests/spark/test_release_spark.py``), and reads the base's one file
+and at most ``EVERY + MARGIN + 1`` days' partitions (the night one is due, before it runs).
 
 >>> due(Layout(None, 100), 107), due(Layout(None, 100), 110), due(Layout(107, 100), 116), due(Layout(107, 100), 117)
 (None, 107, None, 114)
