@@ -82,6 +82,11 @@ class Layout:
     watermark: int | None
     dropped: int
 
+    @property
+    def settled(self) -> int:
+        """The day up to which every entry is in the base or gone: where the next compaction starts from."""
+        return self.dropped if self.watermark is None else self.watermark
+
     def properties(self) -> dict[str, str]:
         mark = "" if self.watermark is None else str(self.watermark)
         return {"veil.compacted": mark, "veil.dropped": str(self.dropped)}

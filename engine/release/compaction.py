@@ -40,8 +40,7 @@ LOCK = "veil_compaction"  # the lock table's name is ``veil_lock_`` and this
 def due(layout: Layout, today: int) -> int | None:
     """The day a compaction run ``today`` would compact up to, or ``None`` when the last one is recent."""
     upto = today - MARGIN - 1
-    last = layout.dropped if layout.watermark is None else layout.watermark
-    return upto if upto - last >= EVERY else None
+    return upto if upto - layout.settled >= EVERY else None
 
 
 def layout(session: Session, tables: CatalogTables) -> Layout:
@@ -66,7 +65,7 @@ def compact(session: Session, tables: CatalogTables, today: int) -> int | None:
         if base.name in found:  # left by a compaction stopped before its views switched
             session.execute(drop_table(base.name, schema), f"dropping {schema}.{base.name}")
         session.execute(appendonly.compacted(table, before, upto), f"compacting {schema}.{table.name}")
-    after = Layout(upto, before.dropped if before.watermark is None else before.watermark)
+    after = Layout(upto, before.settled)
     for table in logs:
         session.execute(appendonly.view(table, after), f"switching {schema}.{table.name} to its compacted log")
     for table in logs:
