@@ -373,6 +373,67 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
     assert release(cfg.load(path)).status == "published" and seen == [1]
 
 
+@pytest.mark.parametrize("models", [pytest.param("k", marks=pytest.mark.spark_too), "k+l"])  # Spark: 3.5 min each
+def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monkeypatch, models: str) -> None:
+    """Where the ledger is written after the checks (Spark's autocommit publication; forced on DuckDB and
+    PostgreSQL here), the base counts every published column — ``disease`` too when only k-anonymity reads none —
+    and the candidate's cells are that base held in memory rolled up to the node (``job._held``), with no
+    statement: night after night, through a node change, the same versions and the same ledger as a release whose
+    cells a statement fetches (``fetchedcells.fetch``)."""
+    from veil.release import fetchedcells, job
+    from veil.release.transactional import TransactionalPublication
+
+    monkeypatch.setattr(TransactionalPublication, "staged_ledger", False)
+    l_model = '[[models]]\ntype = "distinct-l-diversity"\nl = 2\n'
+    path, out, cat = people_db(db, "off")
+    if models == "k":
+        path.write_text(path.read_text().replace(l_model, ""))
+    fetched_path, fetched_out, fetched_cat = _copy_config(db, path, out, cat, "fetched")
+    fetches: list[str] = []
+    plain_fetch, plain_held = fetchedcells.fetch, job._held
+
+    def fetch(*args, **kwargs):
+        fetches.append(cat_now[0])
+        return plain_fetch(*args, **kwargs)
+
+    held: list[bool] = []
+
+    def spied_held(run, node):
+        got = plain_held(run, node) if cat_now[0] == cat else None
+        held.append(got is not None)
+        return got
+
+    cat_now = [cat]
+    monkeypatch.setattr(fetchedcells, "fetch", fetch)
+    monkeypatch.setattr(job, "_held", spied_held)
+    for p in (path, fetched_path):
+        init(cfg.load(p))
+    ledger = {
+        "series_blocks": "id, labels",
+        "series_values": "id, value",
+        "series_cells": 'block_id, value_id, "count", first_version, last_version',
+        "series_versions": "version, node, attributes, columns, hierarchies",
+    }
+    for night, (_what, add, remove) in enumerate([("first", [], []), *NIGHTS]):
+        change(db, add, remove)
+        cat_now[0] = cat
+        mine = release(cfg.load(path))
+        cat_now[0] = fetched_cat
+        theirs = release(cfg.load(fetched_path))
+        assert mine.status == theirs.status == "published"
+        assert (mine.version, mine.node, mine.rows_published) == (theirs.version, theirs.node, theirs.rows_published)
+        assert held == [True, False] * (night + 1) and fetches == [fetched_cat] * (night + 1)
+        for table, columns in ledger.items():
+            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
+            assert db.query(query.format(cat)) == db.query(query.format(fetched_cat)) != []
+        published = 'SELECT * FROM "{}".people'
+        assert sorted(db.query(published.format(out)), key=str) == sorted(
+            db.query(published.format(fetched_out)), key=str
+        )
+    nodes = db.query(f'SELECT DISTINCT node FROM "{out}".people_releases')
+    assert len(nodes) >= 2  # ``off`` searches every night: the node moved
+
+
 @pytest.mark.spark_too
 def test_a_kept_column_with_nulls_is_published_as_it_is(db: Db, cleanup) -> None:
     """A kept column's NULLs are matched to their value tuples null-safely (``queries.release.SameOrBothNull``; on

@@ -1,7 +1,9 @@
 """A candidate's cells fetched whole with their published values (``queries.valued_cells``) and numbered here:
 what ``values_table``, ``cell_values``, ``cells_table`` and ``coded_cells`` give in four statements, in one — for
 a release whose ledger is written after its checks (``Publication.staged_ledger`` False: the autocommit
-publication, whose backend hands every result over whole and pays a job per statement, docs/spark.md §9).
+publication, whose backend hands every result over whole and pays a job per statement, docs/spark.md §9).  Where
+the base frequency set is held in memory and counts every published column, the cells are that base rolled up to the
+node instead (``held``), and no statement reads the source for them.
 
 The distinct value tuples are numbered in their sorted order (NULL after every value), so a version's numbering
 depends on its values alone, not on the order the rows arrived in:
@@ -29,13 +31,25 @@ Chunks = Callable[[bool], Iterator[dict[str, np.ndarray]]]  # ordered? → the c
 
 def fetch(session: Session, stmt: Any, qi_count: int, width: int, what: str) -> tuple[list[tuple[Any, ...]], Chunks]:
     """The distinct published value tuples (in ``vid`` order) and the cells of ``stmt`` (``valued_cells``: ``g<i>``
-    for ``qi_count`` QIs, ``v<j>`` for ``width`` columns, ``n``) as ``coded_cells`` chunks: one chunk, sorted by the
-    codes and then ``vid`` when asked to be ordered."""
+    for ``qi_count`` QIs, ``v<j>`` for ``width`` columns, ``n``) as ``coded_cells`` chunks (``held``)."""
     data = session.factors(stmt, what)
-    cells = {f"g{i}": _ints(data[f"g{i}"]) for i in range(qi_count)}
-    n = _ints(data["n"])
-    distinct, vid = numbered([data[f"v{j}"] for j in range(width)], len(n))
-    cells["vid"], cells["n"] = vid, n
+    codes = {f"g{i}": _ints(data[f"g{i}"]) for i in range(qi_count)}
+    return held(codes, [data[f"v{j}"] for j in range(width)], _ints(data["n"]))
+
+
+def held(codes: dict[str, np.ndarray], values: Sequence[Factor], n: np.ndarray) -> tuple[list[tuple[Any, ...]], Chunks]:
+    """Cells here — block codes ``g<i>``, each published column's values factorized, rows ``n`` — as the distinct
+    value tuples (in ``vid`` order) and ``coded_cells`` chunks: one chunk, sorted by the codes and then ``vid`` when
+    asked to be ordered.  From a statement (``fetch``) or from the base held in memory rolled up to the node.
+
+    >>> distinct, chunks = held({"g0": np.array([1, 0])}, [(np.array([0, 1]), ["b", "a"])], np.array([4, 5]))
+    >>> distinct, next(chunks(True))["vid"].tolist(), next(chunks(True))["g0"].tolist()
+    ([('a',), ('b',)], [0, 1], [0, 1])
+    """
+    qi_count = len(codes)
+    cells = {f"g{i}": np.asarray(codes[f"g{i}"], dtype=np.int64) for i in range(qi_count)}
+    distinct, vid = numbered(values, len(n))
+    cells["vid"], cells["n"] = vid, np.asarray(n, dtype=np.int64)
 
     def chunks(ordered: bool) -> Iterator[dict[str, np.ndarray]]:
         if ordered and len(n):
@@ -45,6 +59,20 @@ def fetch(session: Session, stmt: Any, qi_count: int, width: int, what: str) -> 
             yield cells
 
     return distinct, chunks
+
+
+def factor(codes: np.ndarray, values: Sequence[Any]) -> Factor:
+    """Codes into ``values`` (a counted column's, NULL among them as ``None``) as a ``Factor``: NULL code ``-1``.
+
+    >>> c, v = factor(np.array([0, 1, 2]), ["a", None, "b"])
+    >>> c.tolist(), v
+    ([0, -1, 1], ['a', 'b'])
+    """
+    codes = np.asarray(codes, dtype=np.int64)
+    null = next((k for k, v in enumerate(values) if v is None), None)
+    if null is None:
+        return codes, list(values)
+    return np.where(codes == null, -1, codes - (codes > null)), [v for v in values if v is not None]
 
 
 def numbered(columns: Sequence[Factor], rows: int | None = None) -> tuple[list[tuple[Any, ...]], np.ndarray]:

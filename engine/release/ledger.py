@@ -503,16 +503,18 @@ def _matches(keys: np.ndarray, rows: np.ndarray, other_keys: np.ndarray, other_r
 
 def _record_cells(session: Session, ledger: Ledger, cand: Candidate, published: np.ndarray) -> None:
     """The new version's content, summed per (block, value) once: only its changed blocks are written (every
-    block when the latest version's shape differs), after the latest version's cells of those blocks close."""
+    block when the latest version's shape differs), after the latest version's cells of those blocks close (a
+    first version's: none to close)."""
     change = changes(ledger, cand, published)
     if change is None:
         return
     changed, block, value, rows_of = change
-    temp = q.ledger.changed_table()
-    session.execute(create_table(temp), "listing the changed blocks")
-    session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
-    close_changed(session, ledger, cand.version.number)
-    session.execute(drop_temporary(temp), "listing the changed blocks")
+    if ledger.versions:  # else no cell is open: a version's cells are recorded after its row (``read_cells``)
+        temp = q.ledger.changed_table()
+        session.execute(create_table(temp), "listing the changed blocks")
+        session.load_columns(temp, {temp.c.keys()[0]: changed}, "listing the changed blocks")
+        close_changed(session, ledger, cand.version.number)
+        session.execute(drop_temporary(temp), "listing the changed blocks")
     names = list(ledger.tables.series_cells.c.keys())  # name, block_id, value_id, count, first_version, last_version
     session.load_columns(
         ledger.tables.series_cells,
