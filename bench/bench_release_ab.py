@@ -1,14 +1,15 @@
 """A Spark release, an earlier commit's code against this checkout's, interleaved on the same cluster (issue 36:
 "a release within 3× its search").
 
-The census of ``bench_spark.py`` at ``--rows`` (generated and registered in Spark as that bench does), k = 10,
-``series = "refuse"``, the published columns those of ``bench_spark.py --release``.  Each round runs, for each
+The census of ``bench_spark.py`` at ``--rows`` (generated and registered in Spark as that bench does), k = 10 (or
+``--models`` another of that bench's model sets), ``series = "refuse"``, the published columns those of ``bench_spark.py --release``.  Each round runs, for each
 side in turn, ``veil init`` into fresh schemas, then two ``veil release --force`` (a first version and a second:
 a night's), each a fresh process.  Measured: wall seconds from process start to the JSON, the process's peak RSS
 (``/usr/bin/time``) and the statements the run reports (``veil release --json``: the earlier code may not report
 them).  Results: ``bench/results/spark_<rows>-release-ab[-<tag>].json``; the schemas are dropped afterwards.
 
     .venv/bin/python bench/bench_release_ab.py --before b89f790 [--rows 1000000] [--rounds 3] [--tag opencost]
+    .venv/bin/python bench/bench_release_ab.py --before f2a2ce4 --models "k=10 + entropy l=3 (occupation)"
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
     ap.add_argument("--tag", default="", help="appended to the results file's name (keeps an earlier run's file)")
+    ap.add_argument("--models", choices=sorted(MODEL_SETS), default="k=10", help="the model set (bench_spark's)")
     args = ap.parse_args()
     table = f"census_{args.rows}"
     WORK.mkdir(parents=True, exist_ok=True)
@@ -81,10 +83,16 @@ def main() -> None:
     census_duckdb(duck, table, args.rows)
     register_in_spark(args.spark, table, export_parquet(duck, table), args.rows)
     os.environ["VEIL_BENCH_SPARK_URL"] = args.spark
-    duck_config = census_config("duckdb", duck, table, ["occupation"], MODEL_SETS["k=10"])
+    duck_config = census_config("duckdb", duck, table, ["occupation"], MODEL_SETS[args.models])
     config = duck_config.with_name(duck_config.stem + "_spark.toml")
     config.write_text(duck_config.read_text().replace(f'url = "duckdb:///{duck}"', 'url_env = "VEIL_BENCH_SPARK_URL"'))
-    results: dict[str, Any] = {"rows": args.rows, "machine": machine_facts(), "before": args.before, "rounds": []}
+    results: dict[str, Any] = {
+        "rows": args.rows,
+        "models": args.models,
+        "machine": machine_facts(),
+        "before": args.before,
+        "rounds": [],
+    }
     with earlier_code(args.before) as before:
         sides = [("before", before), ("after", {})]
         for _label, env in sides:
