@@ -285,12 +285,6 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
     monkeypatch.setattr(firstversion, "record", spied)
     for p in (path, streamed_path):
         init(cfg.load(p))
-    ledger = {
-        "series_blocks": "id, labels",
-        "series_values": "id, value",
-        "series_cells": 'block_id, value_id, "count", first_version, last_version',
-        "series_versions": "version, node, attributes, columns, hierarchies, policy",
-    }
 
     def night() -> None:
         mine = release(cfg.load(path))
@@ -303,9 +297,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
             theirs.rows_suppressed,
             theirs.rows_deferred,
         )
-        for table, columns in ledger.items():
-            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
-            assert db.query(query.format(cat)) == db.query(query.format(streamed_cat)) != []
+        same_ledger(db, cat, streamed_cat)
         published = 'SELECT * FROM "{}".people'
         assert (
             sorted(db.query(published.format(out)), key=str)
@@ -408,12 +400,6 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
     monkeypatch.setattr(job, "_held", spied_held)
     for p in (path, fetched_path):
         init(cfg.load(p))
-    ledger = {
-        "series_blocks": "id, labels",
-        "series_values": "id, value",
-        "series_cells": 'block_id, value_id, "count", first_version, last_version',
-        "series_versions": "version, node, attributes, columns, hierarchies",
-    }
     for night, (_what, add, remove) in enumerate([("first", [], []), *NIGHTS]):
         change(db, add, remove)
         cat_now[0] = cat
@@ -426,9 +412,7 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
             assert held == [True, False] * (night + 1) and fetches == [fetched_cat] * (night + 1)
         else:
             assert held == [False, False] * (night + 1) and fetches == [cat, fetched_cat] * (night + 1)
-        for table, columns in ledger.items():
-            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
-            assert db.query(query.format(cat)) == db.query(query.format(fetched_cat)) != []
+        same_ledger(db, cat, fetched_cat)
         published = 'SELECT * FROM "{}".people'
         assert sorted(db.query(published.format(out)), key=str) == sorted(
             db.query(published.format(fetched_out)), key=str
@@ -453,6 +437,21 @@ def test_a_kept_column_with_nulls_is_published_as_it_is(db: Db, cleanup) -> None
     assert (first.version, first.rows_published) == (1, 16)
     shown = db.query(f'SELECT ward, count(*) FROM "{out}".people GROUP BY ward')
     assert sorted(shown, key=str) == [("w1", 4), ("w2", 4), (None, 8)]
+
+
+LEDGER = {
+    "series_blocks": "id, labels",
+    "series_values": "id, value",
+    "series_cells": 'block_id, value_id, "count", first_version, last_version',
+    "series_versions": "version, node, attributes, columns, hierarchies, policy",
+}
+
+
+def same_ledger(db: Db, mine: str, theirs: str) -> None:
+    """The ledgers in catalog schemas ``mine`` and ``theirs`` hold the same rows (and some)."""
+    for table, columns in LEDGER.items():
+        query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
+        assert db.query(query.format(mine)) == db.query(query.format(theirs)) != []
 
 
 def release_suppressed(db: Db, out: str) -> int:
@@ -493,12 +492,6 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
         return found
 
     monkeypatch.setattr(laterversion, "plan", spied)
-    ledger = {
-        "series_blocks": "id, labels",
-        "series_values": "id, value",
-        "series_cells": 'block_id, value_id, "count", first_version, last_version',
-        "series_versions": "version, node, attributes, columns, hierarchies, policy",
-    }
 
     def outcome(conf_path: Path) -> tuple:
         try:
@@ -519,9 +512,7 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
             m.setattr(laterversion, "plan", lambda *a, **k: None)
             theirs = outcome(whole_path)
         assert mine == theirs
-        for table, columns in ledger.items():
-            query = f'SELECT {columns} FROM "{{}}".{table} ORDER BY {columns}'
-            assert db.query(query.format(cat)) == db.query(query.format(whole_cat)) != []
+        same_ledger(db, cat, whole_cat)
         assert sorted(versions(db, out)[-1].rows, key=str) == sorted(versions(db, whole_out)[-1].rows, key=str)
 
     night()
