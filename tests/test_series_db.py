@@ -365,13 +365,13 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
     assert release(cfg.load(path)).status == "published" and seen == [1]
 
 
-@pytest.mark.parametrize("models", [pytest.param("k+l", marks=pytest.mark.spark_too), "k"])  # Spark: 3.5 min
+@pytest.mark.parametrize("models", [pytest.param("k+l", marks=pytest.mark.spark_too), "k"])
 def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monkeypatch, models: str) -> None:
     """Where the ledger is written after the checks (Spark's autocommit publication; forced on DuckDB and
     PostgreSQL here) and the base counts every published column (``disease``, which l-diversity reads), the
     candidate's cells are that base held in memory rolled up to the node (``job._held``), with no statement: night
-    after night, through node changes, the same versions and the same ledger as a release whose cells a statement
-    fetches (``fetchedcells.fetch``).  With k alone the base counts no column and the cells are fetched."""
+    after night, through node changes (the first version on Spark), the same versions and the same ledger as a release
+    whose cells a statement fetches (``fetchedcells.fetch``).  With k alone the base counts no column and the cells are fetched."""
     from veil.release import fetchedcells, job
     from veil.release.transactional import TransactionalPublication
 
@@ -400,7 +400,8 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
     monkeypatch.setattr(job, "_held", spied_held)
     for p in (path, fetched_path):
         init(cfg.load(p))
-    for night, (_what, add, remove) in enumerate([("first", [], []), *NIGHTS]):
+    nights = NIGHTS if db.kind != "spark" else []  # Spark: the first version (its nights: 35 s a release)
+    for night, (_what, add, remove) in enumerate([("first", [], []), *nights]):
         change(db, add, remove)
         cat_now[0] = cat
         mine = release(cfg.load(path))
@@ -418,7 +419,7 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
             db.query(published.format(fetched_out)), key=str
         )
     nodes = db.query(f'SELECT DISTINCT node FROM "{out}".people_releases')
-    assert len(nodes) >= 2  # ``off`` searches every night: the node moved
+    assert len(nodes) >= (2 if nights == NIGHTS else 1)  # ``off`` searches every night: the node moved
 
 
 @pytest.mark.spark_too

@@ -434,7 +434,7 @@ def _later(
     (``veil.release.laterversion``) where the ledger is ``staged`` and the versions and models allow shards, else with
     every cell in memory — unless ``staged``, the candidate's ``held`` here or fetched whole with its values
     (``fetchedcells``)."""
-    if not staged:  # written after the checks: the cells come here whole, in one statement (``fetchedcells``)
+    if not staged:  # written after the checks: the cells come here whole — held, else in one statement
         if held is None:
             layout = _layout(run, node)
             distinct, chunks = fetchedcells.fetch(
@@ -486,8 +486,11 @@ def _held(run: _Run, node: tuple[int, ...]) -> _Cells | None:
     come into Veil whole and the base counts every published column (the models read them all: k + entropy on the
     1M census, one statement of 2.7 s less on Spark); else ``None``.  A base does not count a column for this alone:
     the source's grouped cells would hold its values where they hold a NULL flag, 60-80 MiB more at 1M rows."""
-    wh, layout = run.wh, _layout(run, node)
-    if run.publication.staged_ledger or wh.local is None or not set(layout.columns) <= set(wh.sensitive):
+    wh = run.wh
+    if run.publication.staged_ledger or wh.local is None:
+        return None
+    layout = _layout(run, node)
+    if not set(layout.columns) <= set(wh.sensitive):
         return None
     cells = wh.local.counts(node)
     values = [fetchedcells.factor(cells[f"s{wh.sensitive.index(c)}"], wh.raw_values[c]) for c in layout.columns]
