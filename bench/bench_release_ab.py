@@ -2,11 +2,12 @@
 "a release within 3× its search").
 
 The census of ``bench_spark.py`` at ``--rows`` (generated and registered in Spark as that bench does), k = 10 (or
-``--models`` another of that bench's model sets), ``series = "refuse"``, the published columns those of ``bench_spark.py --release``.  Each round runs, for each
-side in turn, ``veil init`` into fresh schemas, then two ``veil release --force`` (a first version and a second:
-a night's), each a fresh process.  Measured: wall seconds from process start to the JSON, the process's peak RSS
-(``/usr/bin/time``) and the statements the run reports (``veil release --json``: the earlier code may not report
-them).  Results: ``bench/results/spark_<rows>-release-ab[-<tag>].json``; the schemas are dropped afterwards.
+``--models`` another of that bench's model sets), ``series = "refuse"``, the published columns those of
+``bench_spark.py --release``. Each round runs, for each side in turn, ``veil init`` into fresh schemas, then two
+``veil release --force`` (a first version and a second: a night's), each a fresh process. Measured: wall seconds
+from process start to the JSON, the process's peak RSS (``/usr/bin/time``) and the statements the run reports
+(``veil release --json``: the earlier code may not report them). Results:
+``bench/results/spark_<rows>-release-ab[-<tag>].json``; the schemas are dropped afterwards.
 
     .venv/bin/python bench/bench_release_ab.py --before b89f790 [--rows 1000000] [--rounds 3] [--tag opencost]
     .venv/bin/python bench/bench_release_ab.py --before f2a2ce4 --models "k=10 + entropy l=3 (occupation)"

@@ -61,20 +61,6 @@ def held(codes: dict[str, np.ndarray], values: Sequence[Factor], n: np.ndarray) 
     return distinct, chunks
 
 
-def factor(codes: np.ndarray, values: Sequence[Any]) -> Factor:
-    """Codes into ``values`` (a counted column's, NULL among them as ``None``) as a ``Factor``: NULL code ``-1``.
-
-    >>> c, v = factor(np.array([0, 1, 2]), ["a", None, "b"])
-    >>> c.tolist(), v
-    ([0, -1, 1], ['a', 'b'])
-    """
-    codes = np.asarray(codes, dtype=np.int64)
-    null = next((k for k, v in enumerate(values) if v is None), None)
-    if null is None:
-        return codes, list(values)
-    return np.where(codes == null, -1, codes - (codes > null)), [v for v in values if v is not None]
-
-
 def numbered(columns: Sequence[Factor], rows: int | None = None) -> tuple[list[tuple[Any, ...]], np.ndarray]:
     """The distinct tuples of the factorized ``columns`` (codes, ``-1`` for NULL, and values), sorted, and each
     row's number among them; without columns every row is the empty tuple (``rows`` of them)."""

@@ -493,7 +493,8 @@ def _held(run: _Run, node: tuple[int, ...]) -> _Cells | None:
     if not set(layout.columns) <= set(wh.sensitive):
         return None
     cells = wh.local.counts(node)
-    values = [fetchedcells.factor(cells[f"s{wh.sensitive.index(c)}"], wh.raw_values[c]) for c in layout.columns]
+    # a counted column's codes index its values, which hold no NULL (the scan counts those apart: SourceScan.scan)
+    values = [(cells[f"s{wh.sensitive.index(c)}"].astype(np.int64), wh.raw_values[c]) for c in layout.columns]
     codes = {f"g{i}": cells[f"g{i}"] for i in range(len(wh.attributes))}
     distinct, chunks = fetchedcells.held(codes, values, cells["n"])
     return _Cells(layout, distinct, chunks)
