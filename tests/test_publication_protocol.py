@@ -55,10 +55,14 @@ def _backend_reads(path: Path) -> list[tuple[int, str]]:
     return found
 
 
-@pytest.mark.parametrize("module", ["job.py", "history.py"])
+PIPELINE = ["job.py", "publishing.py", "seriesstep.py", "candidate.py", "nodechoice.py", "stops.py", "history.py"]
+
+
+@pytest.mark.parametrize("module", PIPELINE)
 def test_the_release_pipeline_reads_no_backend_flag(module: str) -> None:
-    """``release/job.py`` and ``release/history.py`` call the publication's steps and read no flag (the narrowest
-    code type of the candidate's cells is a compiler hook, ``queries.nodes.TinyInteger``)."""
+    """The release job (``release/job.py`` and the modules of its steps) and ``release/history.py`` call the
+    publication's steps and read no flag (the narrowest code type of the candidate's cells is a compiler hook,
+    ``queries.nodes.TinyInteger``)."""
     reads = {attr for _line, attr in _backend_reads(ENGINE / "release" / module)}
     assert reads == set()
 

@@ -181,7 +181,7 @@ def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, mo
     after the search's transaction, which wrote the scratch database, has ended."""
     from veil.backends import base
     from veil.backends.duckdb import DuckDBSession
-    from veil.release import job
+    from veil.release import candidate
     from veil.release import ledger as ledger_mod
 
     attached = []
@@ -201,7 +201,7 @@ def test_tiny_chunks_publish_and_record_what_whole_chunks_do(db: Db, cleanup, mo
     def night() -> None:
         whole = release(cfg.load(path))
         with monkeypatch.context() as m:
-            m.setattr(job, "CELL_CHUNK", 2)
+            m.setattr(candidate, "CELL_CHUNK", 2)
             m.setattr(base, "LOAD_CHUNK", 3)
             m.setattr(ledger_mod, "KEY_LIMIT", 1)  # no key packs: the database orders the cells
             m.setattr(DuckDBSession, "scratch", forced)
@@ -252,7 +252,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
     published blocks table when the second column is sensitive or when only the QIs are published).  With a suppressed block, its ledger —
     dictionary, cells, version row — equals the one the cells streamed through Python record
     (``ledger.record``), and a second night, compared with it, publishes and records the same in both catalogs."""
-    from veil.release import firstversion, job
+    from veil.release import candidate, firstversion, seriesstep
 
     wards = ["w1", None, "w2", None] if ward == "kept" else ["w1", "w2", "w2", "w1"]
     people = [p for p in BASE + BASE if p[0] != "b2"] + [("b2", 30, "flu")]  # b2 alone: its block is suppressed
@@ -277,10 +277,10 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
         return plain_record(*args, **kwargs)
 
     def streamed(run, ledger, node, version, counts, suppressed):
-        layout, distinct, _into = job._count_cells(run, node)
-        cells = job._Cells(layout, distinct, job._streamed(run))
-        cand, counted, start = job._candidate(run, ledger, version, counts, suppressed, cells)
-        return job._settle(run, ledger, cand, counted, start, start, True)
+        layout, distinct, _into = candidate.count_cells(run, node)
+        cells = candidate.Cells(layout, distinct, candidate.streamed(run))
+        cand, counted, start = seriesstep._candidate(run, ledger, version, counts, suppressed, cells)
+        return seriesstep._settle(run, ledger, cand, counted, start, start, True)
 
     monkeypatch.setattr(firstversion, "record", spied)
     for p in (path, streamed_path):
@@ -289,7 +289,7 @@ def test_a_first_version_is_recorded_by_the_database_as_python_records_it(
     def night() -> None:
         mine = release(cfg.load(path))
         with monkeypatch.context() as m:
-            m.setattr(job, "_first", streamed)
+            m.setattr(seriesstep, "_first", streamed)
             theirs = release(cfg.load(streamed_path))
         assert (mine.node, mine.rows_published, mine.rows_suppressed, mine.rows_deferred) == (
             theirs.node,
@@ -322,7 +322,7 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
     statement: the path of a release that records its ledger after the checks, Spark's) are the cells the database
     counts by number (``values_table``, ``cells_table``, ``coded_cells``): the same value tuples, and per block the
     same values with the same rows — a kept column with NULLs, two sensitive columns, or the QIs alone."""
-    from veil.release import fetchedcells, job
+    from veil.release import candidate, fetchedcells, seriesstep
 
     wards = ["w1", None, "w2", None] if ward == "kept" else ["w1", "w2", "w2", "w1"]
     rows = [(i + 1, *p, wards[i % 4]) for i, p in enumerate(BASE + BASE)]
@@ -337,7 +337,7 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
         text = text.replace('[[models]]\ntype = "distinct-l-diversity"\nl = 2\n', "")
         path.write_text(text.replace('drop_columns = ["id"]', 'drop_columns = ["id", "disease", "ward"]'))
     seen: list[int] = []
-    plain_first = job._first
+    plain_first = seriesstep._first
 
     def cells(distinct: list[tuple], chunks: fetchedcells.Chunks, d: int) -> list[tuple]:
         out = []
@@ -348,19 +348,19 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
         return out
 
     def compared(run, ledger, node, version, counts, suppressed):
-        d, layout = len(run.wh.attributes), job._layout(run, node)
+        d, layout = len(run.wh.attributes), candidate.layout_of(run, node)
         width = len(layout.columns)
-        fetched, chunks = fetchedcells.fetch(run.session, job._valued_cells(run, layout), d, width, "fetching")
-        _layout, counted, _into = job._count_cells(run, node)
+        fetched, chunks = fetchedcells.fetch(run.session, candidate.valued_cells(run, layout), d, width, "fetching")
+        _layout, counted, _into = candidate.count_cells(run, node)
         assert fetched == sorted(fetched, key=lambda t: tuple((v is None, v) for v in t))
         assert sorted(fetched, key=str) == sorted(counted, key=str) and len(fetched) > 0
-        mine, theirs = cells(fetched, chunks, d), cells(counted, job._streamed(run), d)
+        mine, theirs = cells(fetched, chunks, d), cells(counted, candidate.streamed(run), d)
         assert sorted(mine, key=str) == sorted(theirs, key=str) and sum(n for *_k, n in mine) == len(rows)
         assert [c[0] for c in mine] == sorted(c[0] for c in mine)  # ordered by the codes when asked
         seen.append(version)
         return plain_first(run, ledger, node, version, counts, suppressed)
 
-    monkeypatch.setattr(job, "_first", compared)
+    monkeypatch.setattr(seriesstep, "_first", compared)
     init(cfg.load(path))
     assert release(cfg.load(path)).status == "published" and seen == [1]
 
@@ -369,10 +369,10 @@ def test_the_cells_fetched_whole_are_the_cells_the_database_numbers(db: Db, clea
 def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monkeypatch, models: str) -> None:
     """Where the ledger is written after the checks (Spark's autocommit publication; forced on DuckDB and
     PostgreSQL here) and the base counts every published column (``disease``, which l-diversity reads), the
-    candidate's cells are that base held in memory rolled up to the node (``job._held``), with no statement: night
+    candidate's cells are that base held in memory rolled up to the node (``candidate.held``), with no statement: night
     after night, through node changes (the first version on Spark), the same versions and the same ledger as a release
     whose cells a statement fetches (``fetchedcells.fetch``).  With k alone the base counts no column and the cells are fetched."""
-    from veil.release import fetchedcells, job
+    from veil.release import candidate, fetchedcells
     from veil.release.transactional import TransactionalPublication
 
     monkeypatch.setattr(TransactionalPublication, "staged_ledger", False)
@@ -382,7 +382,7 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
         path.write_text(path.read_text().replace(l_model, ""))
     fetched_path, fetched_out, fetched_cat = _copy_config(db, path, out, cat, "fetched")
     fetches: list[str] = []
-    plain_fetch, plain_held = fetchedcells.fetch, job._held
+    plain_fetch, plain_held = fetchedcells.fetch, candidate.held
 
     def fetch(*args, **kwargs):
         fetches.append(cat_now[0])
@@ -397,7 +397,7 @@ def test_the_cells_held_here_record_what_fetched_cells_do(db: Db, cleanup, monke
 
     cat_now = [cat]
     monkeypatch.setattr(fetchedcells, "fetch", fetch)
-    monkeypatch.setattr(job, "_held", spied_held)
+    monkeypatch.setattr(candidate, "held", spied_held)
     for p in (path, fetched_path):
         init(cfg.load(p))
     nights = NIGHTS if db.kind != "spark" else []  # Spark: the first version (its nights: 35 s a release)

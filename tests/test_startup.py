@@ -115,6 +115,11 @@ def test_release_history_loads_no_release_job(tmp_path: Path) -> None:
         if m.startswith(
             (
                 "veil.release.job",
+                "veil.release.publishing",
+                "veil.release.seriesstep",
+                "veil.release.candidate",
+                "veil.release.nodechoice",
+                "veil.release.stops",
                 "veil.run",
                 "veil.search",
                 "veil.metrics",

@@ -29,6 +29,7 @@ declared as capability flags:
 from __future__ import annotations
 
 import contextlib
+import logging
 import re
 import socket
 import time
@@ -57,6 +58,7 @@ if TYPE_CHECKING:  # the spark extra's; imported where used, so this module load
 SCHEME = "sc://"
 EXTRA = "pip install 'veil[spark]'"
 CONNECT_TIMEOUT = 10.0
+log = logging.getLogger("veil.backends.spark")
 OPEN_COST = 1024  # bytes a file is counted as when small files are packed into a task (``SparkBackend.session``)
 
 
@@ -179,11 +181,21 @@ class SparkSQLSession(Session):
             raise self.fail(exc, what) from None
 
     def arrow(self, stmt: Any, what: str = "running a query", params: dict[str, Any] | None = None) -> pa.Table:
-        frame = self._sql(stmt, what, params)
+        with self._timed(what):
+            frame = self._sql(stmt, what, params)
+            try:
+                return _naive_timestamps(frame.toArrow())
+            except Exception as exc:
+                raise self.fail(exc, what) from None
+
+    @contextmanager
+    def _timed(self, what: str) -> Iterator[None]:
+        """``--verbose`` logs each statement's time (each is one Spark job or more: the unit a release pays for)."""
+        began = time.perf_counter()
         try:
-            return _naive_timestamps(frame.toArrow())
-        except Exception as exc:
-            raise self.fail(exc, what) from None
+            yield
+        finally:
+            log.debug("spark statement %d, %s: %.2f s", self.statements, what, time.perf_counter() - began)
 
     def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> Any:
         if isinstance(params, (list, tuple)):
@@ -352,10 +364,11 @@ class SparkSQLSession(Session):
             )
             self.statements += 1
             target = self._dialect.identifier_preparer.format_table(table)
-            if _working_name(table) in self.working:
-                self.spark.table(target).unionByName(frame).createOrReplaceTempView(self.view_name(table.name))
-            else:
-                frame.write.insertInto(target)
+            with self._timed(what):
+                if _working_name(table) in self.working:
+                    self.spark.table(target).unionByName(frame).createOrReplaceTempView(self.view_name(table.name))
+                else:
+                    frame.write.insertInto(target)
         except BackendError:
             raise
         except Exception as exc:

@@ -234,3 +234,25 @@ def test_a_recount_numbered_here_equals_the_databases_numbering(twins: Twins) ->
         there = decoded(*Session.numbered(session, statements, 7, "recounting"))
     assert here == there and sum(here.values()) == 302 and here[(None, None, None)] == 2
     assert all(key[0] != "X" for key in here)  # version 8's row left out
+
+
+def test_verbose_logs_each_statements_time(twins: Twins, caplog: pytest.LogCaptureFixture) -> None:
+    """``--verbose`` (DEBUG) names every statement sent, what it was for and its seconds — the unit a Spark release
+    pays for (docs/spark.md §9) — and logs nothing at the default level."""
+    import logging
+    import re
+
+    t = sa.table("people", sa.column("age"), schema=twins.schema)
+    with open_backend(SPARK_URL).session() as session:
+        with caplog.at_level(logging.INFO, logger="veil"):
+            session.scalar(sa.select(sa.func.count()).select_from(t), "counting the people")
+        assert not caplog.records
+        with caplog.at_level(logging.DEBUG, logger="veil"):
+            first = session.statements
+            session.scalar(sa.select(sa.func.count()).select_from(t), "counting the people")
+            session.rows(sa.select(sa.func.max(t.c.age)), "reading the oldest")
+    lines = [r.getMessage() for r in caplog.records if r.name == "veil.backends.spark"]
+    assert [re.sub(r"\d+\.\d\d s$", "S", line) for line in lines] == [
+        f"spark statement {first + 1}, counting the people: S",
+        f"spark statement {first + 2}, reading the oldest: S",
+    ]
