@@ -25,6 +25,7 @@ import pytest
 import veil
 from tests.conftest import INPATIENT_COLUMNS, LOG_LINE, Db, ReleaseSchemas, error_line, inpatient_body, run_veil
 from tests import prewarmed
+from tests.test_startup import CLI_MODULES  # what the CLI alone loads
 
 COMMANDS_WITH_JSON = ["counts", "check", "search", "init", "release"]
 BOX = set("│╭╮╰╯─┌┐└┘")
@@ -93,7 +94,6 @@ HEAVY = {
     "hypothesis",
     "yaml",
 }
-CLI_MODULES = {"veil", "veil.cli", "veil.contract", "veil.lockwait", "veil.log", "veil.errors", "veil.registry"}
 
 
 def _modules_after(args: list[str], cwd: Path | None = None) -> tuple[subprocess.CompletedProcess[str], set[str]]:

@@ -154,6 +154,7 @@ def test_wheel_holds_veil_and_its_data_and_nothing_named_engine(wheel: Path) -> 
         "veil/migrations/script.py.mako",
         "veil/migrations/versions/0001_catalog.py",
         "veil/cli.py",
+        "veil/commands/releasing.py",
         "veil/models/registry.py",
     ):
         assert data in names, data

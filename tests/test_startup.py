@@ -39,7 +39,11 @@ HEAVY = {
     "scipy",
     "yaml",
 }
-CLI_MODULES = {"veil", "veil.cli", "veil.contract", "veil.lockwait", "veil.log", "veil.errors", "veil.registry"}
+CLI_MODULES = {"veil", "veil.cli", "veil.contract", "veil.lockwait", "veil.log", "veil.errors", "veil.registry"} | {
+    "veil.commandline",
+    "veil.commands",
+    *(f"veil.commands.{kind}" for kind in ("inspection", "releasing", "auditing", "tools")),
+}
 LISTED = "\nprint('MODULES ' + ' '.join(sorted(sys.modules)), file=sys.stderr)\n"
 RUN_CLI = (
     "import sys\nfrom veil.cli import main\ntry:\n    main(sys.argv[1:])\nexcept SystemExit as e:\n"
