@@ -20,9 +20,7 @@ import typer
 import veil
 from veil.contract import OK, Options, Result, execute, say
 
-
 CONFIG_FILE = "veil.toml"  # looked for in the working folder when --config is not given
-
 CONFIG_ENV = "VEIL_CONFIG"  # else the config this environment variable names
 
 app = typer.Typer(
@@ -54,13 +52,9 @@ ConfigOpt = Annotated[
         help=f"The config (TOML).  Default: {CONFIG_FILE} in the working folder, else the file ${CONFIG_ENV} names.",
     ),
 ]
-
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print exactly one JSON document on stdout, whatever happens.")]
-
 QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Log errors only.")]
-
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Log details too.")]
-
 WaitOpt = Annotated[
     float,
     typer.Option(
@@ -71,7 +65,6 @@ WaitOpt = Annotated[
         "process, a concurrent release) for up to this many seconds.",
     ),
 ]
-
 LogFormatOpt = Annotated[
     LogFormat,
     typer.Option(
@@ -82,7 +75,6 @@ LogFormatOpt = Annotated[
         "object each: time (ISO 8601 with offset), level, command, message.",
     ),
 ]
-
 NodeOpt = Annotated[Optional[str], typer.Option("--node", help="Levels, e.g. 1,0,2 (default: all 0).")]
 
 

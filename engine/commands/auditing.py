@@ -65,18 +65,15 @@ def audit(
 RiskNodeOpt = Annotated[
     Optional[str], typer.Option(help="A lattice node, e.g. 1,0,2 (default: all 0, the source as it stands).")
 ]
-
 RecountedReleaseOpt = Annotated[
     Optional[int], typer.Option("--release", help="A published version (its rows recounted from the warehouse).")
 ]
-
 RiskThresholdOpt = Annotated[
     float,
     typer.Option(
         min=0.0, max=1.0, help="Records whose re-identification risk is above this are at risk (ARX's default 0.2)."
     ),
 ]
-
 PopulationTableOpt = Annotated[
     Optional[str],
     typer.Option(
@@ -85,7 +82,6 @@ PopulationTableOpt = Annotated[
         "(schema.table): journalist and marketer risk against its class sizes.",
     ),
 ]
-
 SamplingFractionOpt = Annotated[
     Optional[float],
     typer.Option(
@@ -95,7 +91,6 @@ SamplingFractionOpt = Annotated[
         help="The share of the population the table holds: population uniqueness estimated for n / fraction people.",
     ),
 ]
-
 PopulationOpt = Annotated[
     Optional[int], typer.Option("--population", min=1, help="The population's size, instead of a sampling fraction.")
 ]

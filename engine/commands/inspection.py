@@ -28,7 +28,6 @@ from veil.commandline import (
 
 
 COUNTS_LIMIT = 50  # blocks ``veil counts`` shows by default, the smallest first
-
 MINIMAL_LIMIT = 20  # minimal nodes ``veil search`` prints by default, the lowest first
 
 
@@ -145,7 +144,6 @@ StrategyOpt = Annotated[
         "config's [search] strategy)."
     ),
 ]
-
 MetricOpt = Annotated[
     Optional[str],
     typer.Option(
@@ -155,7 +153,6 @@ MetricOpt = Annotated[
         "[search] metric)."
     ),
 ]
-
 MinimalLimitOpt = Annotated[
     int,
     typer.Option(
