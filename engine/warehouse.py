@@ -31,6 +31,7 @@ import datetime as dt
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -166,10 +167,18 @@ class Warehouse:
         self.domains = tuple(domains)
 
         self.on_step("loading dimension tables")
-        for i, (qi, h) in enumerate(zip(self.quasi_identifiers, self.hierarchies)):
-            self.load_dimension(i, h, self.columns[qi.column].sa_type)
-        for j, name in enumerate(self.sensitive):
-            load_values(self.session, j, name, self.columns[name].sa_type, self.raw_values[name])
+        self.session.together(  # a table each, none read yet
+            [
+                *(
+                    partial(self.load_dimension, i, h, self.columns[qi.column].sa_type)
+                    for i, (qi, h) in enumerate(zip(self.quasi_identifiers, self.hierarchies))
+                ),
+                *(
+                    partial(load_values, self.session, j, name, self.columns[name].sa_type, self.raw_values[name])
+                    for j, name in enumerate(self.sensitive)
+                ),
+            ]
+        )
         self.on_step(f"coding {self.table_name} into the base frequency set")
         self._start_counting().code([c for c in self.null_checked if c in found.with_nulls], cells)
         scan.ungroup()  # the grouped rows are read by the two scans only

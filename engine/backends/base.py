@@ -7,9 +7,9 @@ the subclasses, never ``if name == ...`` branches elsewhere.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar
 
 import numpy as np
 import sqlalchemy as sa
@@ -18,6 +18,7 @@ from veil import queries as q
 from veil.errors import BackendError, BusyError, Interruption
 from veil.queries.nodes import ordered
 
+T = TypeVar("T")
 LOAD_CHUNK = 100_000  # rows per insert when loading columns
 
 
@@ -312,6 +313,17 @@ class Session:
         as they arrive instead."""
         numbers = [[(value, int(number)) for value, number in self.rows(stmt, what)] for stmt in recount.numbers]
         return numbers, self.stream(recount.numbered, [], chunk, what, settle=False)
+
+    def together(self, work: Sequence[Callable[[], T]]) -> list[T]:
+        """Independent pieces of work — each a statement or a few, none reading what another writes — and their
+        results in order.  Here one after another (one connection, one transaction); a backend whose every
+        statement is a remote job of its own sends them at once (Spark: ``SparkSQLSession.together``).  Callers
+        keep what must be ordered out of one call.
+
+        >>> Session(None, None).together([lambda: 1, lambda: 2])  # type: ignore[arg-type]
+        [1, 2]
+        """
+        return [piece() for piece in work]
 
     def bulk_load(self, table: sa.Table, rows: Sequence[Sequence[Any]], what: str) -> None:
         """Insert many rows at once (subclasses use COPY or a registered frame; never row by row)."""

@@ -433,24 +433,18 @@ def record_version(
     gained, hierarchies not stored yet, and the version's row (layout, column totals, policy)."""
     t, name = ledger.tables, ledger.name
     d = ledger.dictionary
-    session.bulk_load(
-        t.series_blocks,
-        [
-            (name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False))
-            for i in range(ledger.first_block, len(d.blocks))
-        ],
-        "recording the ledger's blocks",
-    )
-    session.bulk_load(
-        t.series_values,
-        [(name, i, d.value_keys[i]) for i in range(ledger.first_value, len(d.values))],
-        "recording the ledger's values",
-    )
+    blocks = [
+        (name, i, json.dumps(list(d.blocks[i]), ensure_ascii=False)) for i in range(ledger.first_block, len(d.blocks))
+    ]
+    values = [(name, i, d.value_keys[i]) for i in range(ledger.first_value, len(d.values))]
     new_chains = {c.digest: c for c in v.layout.chains if c.digest not in ledger.stored_chains}
-    session.bulk_load(
-        t.series_hierarchies,
-        [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()],
-        "recording the ledger's hierarchies",
+    chains = [(name, dg, c.attribute, c.definition()) for dg, c in new_chains.items()]
+    session.together(  # three tables, none read here: in any order, but all before the version's row
+        [
+            lambda: session.bulk_load(t.series_blocks, blocks, "recording the ledger's blocks"),
+            lambda: session.bulk_load(t.series_values, values, "recording the ledger's values"),
+            lambda: session.bulk_load(t.series_hierarchies, chains, "recording the ledger's hierarchies"),
+        ]
     )
     numeric = [c for c in v.layout.columns if numeric_columns.get(c)]
     columns = {

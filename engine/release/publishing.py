@@ -168,6 +168,46 @@ def _record(
 ) -> None:
     """The catalog row of a published version, its evaluated nodes and hierarchies."""
     wh, rel = run.wh, run.rel
+    metrics, evaluations = _evaluated(run, result, counts, suppressed, node, rows_suppressed)
+    published = qc.publish_run(
+        run.tables.releases,
+        run.release_id,
+        version,
+        when,
+        dict(
+            config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
+            source_fingerprint=run.fingerprint,
+            node=json.dumps(list(node)),
+            achieved=json.dumps(achieved),
+            metrics=json.dumps(metrics),
+            rows_read=wh.stats.rows_read,
+            rows_published=rows_published,
+            rows_suppressed=rows_suppressed,
+            rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
+            series=json.dumps(info),
+            output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
+            rows_dropped_null=wh.stats.rows_dropped_null,
+        ),
+    )
+    session, tables, release_id = run.session, run.tables, run.release_id
+    session.together(  # the run's row and its details, in any order (a killed run's row is repaired: autocommit)
+        [
+            lambda: session.execute(published, "recording the release"),
+            lambda: _record_nodes(session, tables, release_id, evaluations),
+            lambda: _record_hierarchies(session, tables, release_id, wh),
+        ]
+    )
+
+
+def _evaluated(
+    run: Run,
+    result: SearchResult | None,
+    counts: NodeCounts,
+    suppressed: np.ndarray,
+    node: tuple[int, ...],
+    rows_suppressed: int,
+) -> tuple[dict[str, Any], list[tuple[Any, bool, int, float | None]]]:
+    """The run's metrics and evaluated nodes: the search's, else (a node kept, not searched) the node's alone."""
     if result is not None and result.optimal is not None:
         metrics = {
             "metric": result.optimal.metric,
@@ -175,41 +215,12 @@ def _record(
             "nodes_evaluated": result.nodes_evaluated,
             "lattice_size": result.lattice_size,
         }
-        evaluations = result.evaluations
-    else:
-        metric = metric_for(wh, run.config.search.metric, run.config)
-        value = metric.score(counts, suppressed, wh.rows)
-        metrics = {
-            "metric": metric.name,
-            "value": value,
-            "nodes_evaluated": 1,
-            "lattice_size": Lattice(wh.heights).size,
-        }
-        evaluations = [(node, True, rows_suppressed, value)]
-    run.session.execute(
-        qc.publish_run(
-            run.tables.releases,
-            run.release_id,
-            version,
-            when,
-            dict(
-                config_hash=run.config.digest,  # with the rows of hierarchies read from tables in this snapshot
-                source_fingerprint=run.fingerprint,
-                node=json.dumps(list(node)),
-                achieved=json.dumps(achieved),
-                metrics=json.dumps(metrics),
-                rows_read=wh.stats.rows_read,
-                rows_published=rows_published,
-                rows_suppressed=rows_suppressed,
-                rows_deferred=None,  # analysts read it (``<name>_releases``): info has it
-                series=json.dumps(info),
-                output_table=f"{rel.schema}.{VERSION_VIEW.format(name=rel.name, version=version)}",
-                rows_dropped_null=wh.stats.rows_dropped_null,
-            ),
-        ),
-        "recording the release",
-    )
-    _record_details(run.session, run.tables, run.release_id, wh, evaluations)
+        return metrics, result.evaluations
+    wh = run.wh
+    metric = metric_for(wh, run.config.search.metric, run.config)
+    value = metric.score(counts, suppressed, wh.rows)
+    metrics = {"metric": metric.name, "value": value, "nodes_evaluated": 1, "lattice_size": Lattice(wh.heights).size}
+    return metrics, [(node, True, rows_suppressed, value)]
 
 
 def expire_views(run: Run, info: dict[str, Any]) -> None:
@@ -236,11 +247,10 @@ def _note_left(run: Run, info: dict[str, Any], left: list[str]) -> None:
     run.session.commit()
 
 
-def _record_details(
+def _record_nodes(
     session: Session,
     tables: catalog.CatalogTables,
     release_id: str,
-    wh: Warehouse,
     evaluations: list[tuple[Any, bool, int, float | None]],
 ) -> None:
     rows = [
@@ -248,6 +258,9 @@ def _record_details(
         for node, passed, supp, score in evaluations
     ]
     session.bulk_load(tables.release_nodes, rows, "recording the evaluated nodes")
+
+
+def _record_hierarchies(session: Session, tables: catalog.CatalogTables, release_id: str, wh: Warehouse) -> None:
     texts = {h.attribute: _arx_text(h) for h in wh.hierarchies}
     digests = {a: hashlib.sha256(t.encode()).hexdigest() for a, t in texts.items()}
     stored = {d for (d,) in session.rows(qc.stored_hierarchies(tables.hierarchies, list(digests.values())))}

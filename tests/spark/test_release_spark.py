@@ -6,6 +6,7 @@ and publishes.  The lock table refuses a concurrent run and is taken over from a
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
@@ -113,13 +114,21 @@ def _duckdb_rows(twins: Twins, sql: str) -> list[tuple[Any, ...]]:
 
 
 @pytest.mark.spark
-def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins, target: Target) -> None:
+def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(
+    twins: Twins, target: Target, caplog: pytest.LogCaptureFixture
+) -> None:
     t = target
     spark_conf, duck_conf = cfg.load(t.spark), cfg.load(t.duckdb)
     assert init(spark_conf) == (None, catalog.HEAD)
     assert init(spark_conf) == (catalog.HEAD, catalog.HEAD)  # a second init: nothing to do
     init(duck_conf)
-    on_spark, on_duck = release(spark_conf), release(duck_conf)
+    with caplog.at_level(logging.DEBUG, logger="veil.backends.spark"):
+        on_spark = release(spark_conf)
+    sent = [
+        r.getMessage().split(", ", 1)[1].rsplit(":", 1)[0] for r in caplog.records if r.name == "veil.backends.spark"
+    ]
+    assert "moving the publication pointer" in sent and not [w for w in sent if "pointer" in w and "reading" in w]
+    on_duck = release(duck_conf)
     assert on_spark.status == on_duck.status == "published"
     assert (
         (on_spark.version, on_spark.node, on_spark.rows_published, on_spark.achieved)
@@ -142,6 +151,11 @@ def test_release_equals_duckdbs_and_an_unchanged_source_is_skipped(twins: Twins,
     assert state["shown"] == {t.name: 1, f"{t.name}_blocks": 1, f"{t.name}_releases": 1} and state["locks"] == []
     history = releases(spark_conf)
     assert history["current"] == 1 and [r["status"] for r in history["releases"]] == ["published", "skipped"]
+    # the pointer row is appended whole, unread, at every version: the view shows its newest entry
+    assert release(spark_conf, force=True).version == 2
+    assert _spark_rows(f"SELECT name, schema, current_version FROM `{t.cat}`.publications") == [(t.name, t.pub, 2)]
+    assert _spark_rows(f"SELECT schema, current_version FROM `{t.cat}`.publications_log") == [(t.pub, 1), (t.pub, 2)]
+    assert releases(spark_conf)["current"] == 2
 
 
 @pytest.mark.spark

@@ -256,3 +256,45 @@ def test_verbose_logs_each_statements_time(twins: Twins, caplog: pytest.LogCaptu
         f"spark statement {first + 1}, counting the people: S",
         f"spark statement {first + 2}, reading the oldest: S",
     ]
+
+
+def test_together_sends_its_pieces_at_once_and_raises_the_first_failure(
+    twins: Twins, caplog: pytest.LogCaptureFixture
+) -> None:
+    """``Session.together`` on Spark: the pieces run at the same time (two statements that each wait for the other
+    at a barrier finish; one after another the first would wait alone and break it), every one is counted once
+    under its own number, the results come back in order; a failure is raised once every piece has ended, the
+    first in order."""
+    import logging
+    import re
+    import threading
+
+    t = sa.table("people", sa.column("age"), schema=twins.schema)
+    barrier = threading.Barrier(2, timeout=15)
+
+    def meet(what: str) -> int:
+        barrier.wait()
+        return int(session.scalar(sa.select(sa.func.count()).select_from(t), what))
+
+    with open_backend(SPARK_URL).session() as session:
+        first = session.statements
+        with caplog.at_level(logging.DEBUG, logger="veil"):
+            got = session.together([lambda: meet("one"), lambda: meet("two"), lambda: 7])
+        assert got[2] == 7 and got[0] == got[1] > 0
+        assert session.statements == first + 2
+        lines = [r.getMessage() for r in caplog.records if r.name == "veil.backends.spark"]
+        numbers = sorted(int(re.findall(r"statement (\d+),", line)[0]) for line in lines)
+        assert numbers == [first + 1, first + 2]
+        finished: list[str] = []
+
+        def fails(what: str) -> None:
+            time.sleep(0.2)
+            raise SourceError(what)
+
+        def ends() -> None:
+            time.sleep(1.0)
+            finished.append("slow")
+
+        with pytest.raises(SourceError, match="^the first$"):
+            session.together([ends, lambda: fails("the first"), lambda: fails("the second")])
+        assert finished == ["slow"]
