@@ -9,7 +9,7 @@ Once a week (``EVERY`` days since the last), after a run, under the catalog's co
    partitions after it — the newest entry of each key where the table's rows change;
 2. each view switches to the new base and the partitions after ``upto`` (one metastore operation each;
    ``releases`` last, whose properties say the catalog is compacted: a compaction stopped before it is done
-   again whole);
+   again whole, keeping the bases of the views it had switched — they were whole, and are read);
 3. what only the views before the previous switch read is dropped: the partitions up to the previous base's day,
    and every other base.  A query planned a week ago could still need them; none of Veil's runs that long.
 
@@ -45,8 +45,12 @@ def due(layout: Layout, today: int) -> int | None:
 
 def layout(session: Session, tables: CatalogTables) -> Layout:
     """What the catalog's views read, from the ``releases`` view's properties (switched last)."""
-    schema = str(tables.releases.schema)
-    found = session.rows(pub.show_properties(schema, "releases"), "reading the catalog's compaction")
+    return view_layout(session, tables.releases, "reading the catalog's compaction")
+
+
+def view_layout(session: Session, table: sa.Table, what: str) -> Layout:
+    """What ``table``'s view reads, from its properties."""
+    found = session.rows(pub.show_properties(str(table.schema), table.name), what)
     return Layout.read({str(k): str(v) for k, v in found})
 
 
@@ -62,7 +66,11 @@ def compact(session: Session, tables: CatalogTables, today: int) -> int | None:
     found = set(session.relations(schema))
     for table in logs:
         base = appendonly.base_table(table, upto)
-        if base.name in found:  # left by a compaction stopped before its views switched
+        if base.name in found:  # left by a compaction stopped before ``releases`` switched
+            # a view the stopped compaction switched reads it, whole (every base is written before any view
+            # switches): kept, so that its readers never miss it
+            if view_layout(session, table, f"reading the properties of {table.name}").watermark == upto:
+                continue
             session.execute(drop_table(base.name, schema), f"dropping {schema}.{base.name}")
         session.execute(appendonly.compacted(table, before, upto), f"compacting {schema}.{table.name}")
     after = Layout(upto, before.settled)

@@ -490,8 +490,18 @@ def test_a_compaction_loses_no_append_made_meanwhile_and_a_stopped_one_is_done_a
                 run("d", "published", 9)
             return switch(table, layout)
 
+        write = appendonly.compacted
+        written: list[str] = []
+
+        def readable(table: Any, layout: Any, upto: int) -> Any:  # the switched view reads on while bases are written
+            assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6)))
+            written.append(table.name)
+            return write(table, layout, upto)
+
         monkeypatch.setattr(appendonly, "view", meanwhile)
+        monkeypatch.setattr(appendonly, "compacted", readable)
         assert compaction.compact(session, tables, d0 + 9) == d0 + 6
+        assert "releases" in written and "release_nodes" not in written  # its base, whole and read, kept
         assert compaction.layout(session, tables) == appendonly.Layout(d0 + 6, d0 - appendonly.MARGIN - 1)
         assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6, 9)))
         run("b", "expired", 10)
