@@ -298,3 +298,23 @@ def test_together_sends_its_pieces_at_once_and_raises_the_first_failure(
         with pytest.raises(SourceError, match="^the first$"):
             session.together([ends, lambda: fails("the first"), lambda: fails("the second")])
         assert finished == ["slow"]
+
+
+def test_a_signal_while_pieces_run_together_stops_them(twins: Twins) -> None:
+    """Ctrl-C while ``together``'s pieces run: the main thread waits in Veil's code, where the handler raises, and
+    the session's operations are stopped before the interruption goes on — the run unwinds at once instead of
+    waiting for statements of minutes (each sum here takes about 110 s unstopped on the local cluster)."""
+    import threading
+
+    slow = sa.text("SELECT sum(hash(id)) FROM range(0, 40000000000)")
+    with open_backend(SPARK_URL).session() as session:
+        timer = threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT))
+        began = time.monotonic()
+        timer.start()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                session.together([lambda: session.rows(slow, "a slow sum"), lambda: session.rows(slow, "another")])
+        finally:
+            timer.cancel()
+        assert time.monotonic() - began < 30
+        assert session.scalar(sa.text("SELECT 1"), "the session after") == 1  # still usable
