@@ -216,7 +216,7 @@ class SparkSQLSession(Session):
         raised, or the results returned in order.  A signal's handler raising while they run (Ctrl-C, SIGTERM: the
         main thread waits in Veil's code, not the client's) stops the session's operations before it goes on."""
         if len(work) < 2:
-            return [piece() for piece in work]
+            return super().together(work)
         pool = ThreadPoolExecutor(max_workers=len(work), thread_name_prefix="veil-spark")
         try:
             futures = [pool.submit(piece) for piece in work]
