@@ -68,7 +68,9 @@ class Rollups:
     spread: int = 1
     hub_ratio: float = 0.1
     into: str | None = None  # the scratch database materialized nodes are created in (None: temporary tables)
-    on_keep: Callable[[Node, str, int], None] | None = None  # told of each node kept: (node, its table, cells)
+    # told of each node kept — (node, its table, its cells or, for a hub just made, a bound on them) — and returns
+    # the cells it fetched from that table, if it did (``None``: not fetched)
+    on_keep: Callable[[Node, str, int], int | None] | None = None
     kept: dict[Node, tuple[int, int]] = field(default_factory=dict)  # node -> (ident, cells)
     _last_used: dict[Node, int] = field(default_factory=dict)
     _least: dict[Node, int] = field(default_factory=dict)  # lower bounds on cells
@@ -140,7 +142,7 @@ class Rollups:
         if hub is None:
             return None
         number = ident()
-        made = self._materialize(number, hub, None, self.base, what)
+        made = self._materialize(number, hub, None, self.base, what, fetched=True)
         self._keep(hub, number, made, what)
         self.counters.hubs += 1
         return self.layout.node_table(number, hub).name, hub, made
@@ -220,12 +222,20 @@ class Rollups:
             self._last_used[best[1]] = self._reads
         return best
 
-    def _materialize(self, number: int, node: Node, floor: Node | None, source: str, what: str) -> int:
+    def _materialize(
+        self, number: int, node: Node, floor: Node | None, source: str, what: str, fetched: bool = False
+    ) -> int:
         """``node``'s counts as narrow table ``number`` (rolled up from ``floor`` through the ``veil_up_*`` tables of
-        the QIs it coarsens, ``_ups``): its cells."""
+        the QIs it coarsens, ``_ups``): its cells — for a hub (``fetched``), counted by ``on_keep``'s fetch of them
+        where it takes them (their bound fits what is held here: Spark's hubs), else by a statement of their own."""
         self._ups(floor, (node,), what)
         self.session.execute(q.materialize(self.layout, number, node, floor, source, into=self.into), what)
-        cells = int(self.session.scalar(q.count_rows(self.layout.node_table(number, node)), what))
+        table = self.layout.node_table(number, node)
+        cells = None
+        if fetched and self.on_keep is not None:
+            cells = self.on_keep(node, table.name, min(self._bound(node), self.base_cells))
+        if cells is None:
+            cells = int(self.session.scalar(q.count_rows(table), what))
         self.counters.materialized += 1
         self.know(node, cells, exact=True)
         return cells

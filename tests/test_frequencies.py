@@ -15,6 +15,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from veil import queries as q
 from veil import search
 from veil.counts import NodeCounts
 from veil.frequencies import Floors, FrequencySet
@@ -455,6 +456,22 @@ def test_a_subset_nodes_hub_keeps_every_qi_and_counts_other_subsets_here(db: Db)
         queries = wh.stats.node_queries
         assert _hist(wh.sizes(other)) == expected[other]
         assert wh.stats.node_queries == queries and wh.stats.rollups.hubs == 1
+
+
+def test_a_hub_made_to_be_fetched_is_counted_by_its_fetch(db: Db) -> None:
+    # a hub whose cells' bound fits the floors is materialized and fetched: two statements, the fetch counting its
+    # cells — no statement counts the hub's rows on its own (``Rollups._materialize``); its cells are as many as
+    # the hub has, and the node is sized from it here
+    with _hub_run(db) as (expected, wh):
+        rollups = wh.base.cell_rollups
+        node = next(n for n in all_nodes(wh.heights) if None not in n and rollups.hub(n) is not None)
+        hub = rollups.hub(node)
+        before = wh.work_done().statements
+        assert _hist(wh.sizes(node)) == expected[node]
+        assert wh.work_done().statements - before == 2 and wh.stats.rollups.hubs == 1
+        number, cells = rollups.kept[hub]
+        table = wh.base.layout.node_table(number, hub)
+        assert cells == wh.session.scalar(q.count_rows(table), "test") == wh.base.held.floors.holder(node).cells
 
 
 def test_a_frontier_whose_meet_has_no_hub_fetches_each_nodes_own_instead_of_a_batch(db: Db) -> None:
