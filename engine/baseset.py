@@ -203,6 +203,7 @@ class BaseSet:
             if self.domains
             else np.zeros((len(data["n"]), 0), dtype=np.int64),
             data["n"],
+            narrow=True,  # codes in the narrowest integers: a tally's packing adds them to its key at half the cost
         )
 
     def leaf_totals(self) -> list[np.ndarray]:
