@@ -188,10 +188,9 @@ class Warehouse:
         """The source's rows grouped and fetched whole, where it is held first (``Options.held_first``: a batched
         backend, its rows within ``local_cells``): the scan's findings and the base's cells from one statement."""
         options, backend, scan = self._options(), self.session.backend, self.source_scan
-        if not options.batched(backend) or options.budget(backend) <= 0:
-            return None
-        # the rows are counted to know whether they fit; the fetch need not wait for the count (``fetch_unless``)
-        return self.session.fetch_unless(scan.cells, lambda: not options.held_first(backend, scan.rows()))
+        if options.batched(backend) and options.held_first(backend, scan.rows()):
+            return scan.cells()
+        return None
 
     def _options(self) -> Options:
         return Options(

@@ -107,47 +107,14 @@ def test_nulls_under_the_error_policy_are_named_the_same_either_way(db: Db) -> N
     assert messages[0] == messages[1] and "has NULLs in column(s)" in messages[0] and "'note'" in messages[0]
 
 
-@pytest.mark.spark_too
 def test_a_source_above_the_bound_is_scanned_and_coded_in_the_warehouse(
     db: Db, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # the rows are counted while the grouped source is fetched (Spark) or before it (elsewhere): 200 rows above a
-    # bound of 199, the fetch (if sent) is dropped and the base coded in the warehouse, its cells then held
     conf = config(db, visits(db, 5, False), "drop")
-    coded: list[int] = []
-    plain = veil.queries.base_coded
-    monkeypatch.setattr(veil.baseset.q, "base_coded", lambda *a, **k: coded.append(1) or plain(*a, **k))
-    with open_run(conf, batch=False, local_cells=1000) as (conf, sql):
-        want = _cells(sql.local)
-    coded.clear()
+    fetched: list[int] = []
+    monkeypatch.setattr(veil.sourcescan.SourceScan, "cells", lambda self: fetched.append(1))
     with open_run(conf, batch=True, local_cells=199) as (conf, wh):
-        assert wh.rows == 200 and wh.local is not None and wh.stats.base_cells <= 199 and coded
-        assert _cells(wh.local) == want
-
-
-@pytest.mark.spark_too
-@pytest.mark.parametrize("vetoed", [False, True])
-def test_a_fetch_is_dropped_on_its_vetos_word_without_waiting_for_its_end(db: Db, vetoed: bool) -> None:
-    # ``Session.fetch_unless``: the result, or None on a veto.  A vetoed fetch that would run for many minutes (a sum
-    # over 10^12 generated rows) is not waited for: where the veto comes first it is never sent (DuckDB, PostgreSQL:
-    # never compiled either), where both are sent at once it is stopped on the server (Spark), whose next statement
-    # then runs at once
-    import time
-
-    from veil.backends import open_backend
-
-    db.create_table("numbers", {"i": sa.Integer}, [(i,) for i in range(60)])
-    quick = sa.select(sa.func.count()).select_from(sa.table("numbers", schema=db.schema))
-    rows = sa.func.range(0, 10**12).table_valued("id")
-    slow = sa.select(sa.func.sum(rows.c.id % 7)).select_from(rows)
-    with open_backend(db.url).session() as session:
-        got = session.fetch_unless(lambda: session.scalar(quick), lambda: vetoed)
-        assert got == (None if vetoed else 60)
-        if vetoed:
-            started = time.perf_counter()
-            assert session.fetch_unless(lambda: session.scalar(slow), lambda: time.sleep(1.0) or True) is None
-            assert session.scalar(quick) == 60
-            assert time.perf_counter() - started < 30
+        assert wh.rows == 200 and wh.local is not None and wh.stats.base_cells <= 199 and not fetched
 
 
 def test_source_values_that_code_alike_are_merged() -> None:

@@ -314,16 +314,6 @@ class Session:
         numbers = [[(value, int(number)) for value, number in self.rows(stmt, what)] for stmt in recount.numbers]
         return numbers, self.stream(recount.numbered, [], chunk, what, settle=False)
 
-    def fetch_unless(self, fetch: Callable[[], T], veto: Callable[[], bool]) -> T | None:
-        """``fetch()``'s result, or ``None`` where ``veto()`` — a light statement deciding whether the fetch is
-        wanted — says no.  Here the veto first, then the fetch if wanted; a backend whose every statement is a
-        remote job of its own sends both at once and stops the fetch on a veto (``SparkSQLSession.fetch_unless``).
-
-        >>> Session(None, None).fetch_unless(lambda: 1, lambda: False), Session(None, None).fetch_unless(lambda: 1, lambda: True)  # type: ignore[arg-type]
-        (1, None)
-        """
-        return None if veto() else fetch()
-
     def together(self, work: Sequence[Callable[[], T]]) -> list[T]:
         """Independent pieces of work — each a statement or a few, none reading what another writes — and their
         results in order.  Here one after another (one connection, one transaction); a backend whose every

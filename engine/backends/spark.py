@@ -229,42 +229,6 @@ class SparkSQLSession(Session):
             pool.shutdown(wait=True)
         return [f.result() for f in futures]
 
-    def fetch_unless(self, fetch: Callable[[], T], veto: Callable[[], bool]) -> T | None:
-        """The fetch sent at once with its veto, from a thread of this session, and stopped on the server when the
-        veto says no (``interruptTag``): a statement's fixed cost is paid once, not twice in a row (the 1M census:
-        its rows counted in 0.49-0.57 s before the grouped source's 3.4-3.8 s, as a new session's first statements).
-        A fetch finished before a veto is dropped all the same."""
-        tag = f"veil-fetch-{uuid.uuid4().hex}"
-        vetoed = threading.Event()
-
-        def judge() -> None:
-            if veto():
-                vetoed.set()
-                with contextlib.suppress(Exception):
-                    self.spark.interruptTag(tag)
-
-        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="veil-spark")
-        try:
-            judged = pool.submit(judge)
-            self.spark.addTag(tag)
-            try:
-                found: T | None = fetch()
-            except BackendError:
-                wait([judged])
-                if not vetoed.is_set():
-                    raise
-                found = None
-            finally:
-                self.spark.removeTag(tag)
-            judged.result()  # the veto's own failure, if any
-        except BaseException:
-            with contextlib.suppress(Exception):
-                self._interrupt()
-            raise
-        finally:
-            pool.shutdown(wait=True)
-        return None if vetoed.is_set() else found
-
     def execute(self, stmt: Any, what: str = "running a query", params: Any = None) -> Any:
         if isinstance(params, (list, tuple)):
             raise TypeError("SparkSQLSession.execute takes one parameter set; use bulk_load for many rows")
