@@ -24,6 +24,7 @@ from veil.hierarchy import SuppressSpec, ValueKind, build
 from veil.lattice import Lattice, finer, meet
 from veil.privacy import Specification
 from veil.run import metric_for, open_run, search_counts
+from veil.workstats import Stats
 from tests.conftest import Db
 from tests.test_streaming import SETS, all_nodes, config, people
 
@@ -332,50 +333,11 @@ def test_sizes_alone_count_a_nodes_cells_only_where_they_may_be_kept() -> None:
     assert stats.local_nodes == 4 and counted == [(None,), (2,), (1,)]
 
 
-@pytest.mark.parametrize("sensitive", [False, True])
-def test_a_subset_node_only_the_base_covers_gets_a_hub_its_subset_rolls_up_from(sensitive: bool) -> None:
-    """``HeldCells.hub``: a subset node (Incognito's) no floor covers is rolled up from a node of its subset kept
-    as a floor, its QIs lowered as far as the hub surely has at most a quarter of the base's cells (8 values of
-    ``a1`` at level 0, 4 at level 1; times 4 sensitive values) — and so is every later node of the subset, with
-    the same cells as from the base.  One whose own level is already too wide reads the base."""
+def _grid(sensitive: bool) -> tuple[Any, FrequencySet, Stats]:
+    """Cells held with room for floors: the 64 pairs of two QIs ``a0``, ``a1`` of 8 values (intervals of 2, then 4:
+    8, 4, 2, 1 codes a level), each one row, with 4 sensitive values (``sensitive``) or none."""
     from veil.heldcells import HeldCells
     from veil.hierarchy import IntervalsSpec
-    from veil.workstats import Stats
-
-    hs = [build(IntervalsSpec((2, 4)), f"a{i}", list(range(8)), ValueKind.INTEGER) for i in range(2)]
-    a, b = np.meshgrid(np.arange(8), np.arange(8))
-    leaves = [a.ravel(), b.ravel()]  # the 64 pairs: a base of 64 cells
-    values = ((a + b) % 4).reshape(64, 1) if sensitive else np.zeros((64, 0), dtype=np.int64)
-    local = FrequencySet(
-        leaves,
-        [[h.ancestors(0, j) for j in range(h.height + 1)] for h in hs],
-        [[h.cardinality(j) for j in range(h.height + 1)] for h in hs],
-        values,
-        np.ones(64, dtype=np.int64),
-    )
-    stats = Stats()
-    held = HeldCells(local, Floors(hs, 64), values.shape[1], stats)
-    hub = held.holder((None, 2))
-    assert hub is not None and hub is not local and stats.floors == 1
-    assert hub.floor == ((None, 1) if sensitive else (None, 0))  # 4 x 4 values of 64 cells; 8 without values
-    for node in [(None, 2), (None, 3), (None, 1)]:
-        assert held.holder(node) is hub  # the subset's other nodes roll up from it, with no other hub
-        want, got = local.counts(node), hub.counts(node)
-        assert {k: v.tolist() for k, v in want.items()} == {k: v.tolist() for k, v in got.items()}
-    assert stats.floors == 1
-    assert held.holder((0, None)) is (local if sensitive else held.floors.holder((0, None)))  # 8 x 4 x 4 > 64
-    assert stats.floors == (1 if sensitive else 2)
-
-
-@pytest.mark.parametrize("sensitive", [False, True])
-def test_a_full_node_no_floor_covers_gets_a_hub_too(sensitive: bool) -> None:
-    """``HeldCells.hub`` for a node that keeps every QI: lowered the same way (a0 of 2 values at level 2, a1 of 1 at
-    level 3; 4 sensitive values: a0 lowered to level 1, 4 x 1 x 4 = 16 cells at most, a quarter of 64; without them
-    to (0, 2), 8 x 2), kept as a floor the nodes above it roll up from, with the base's cells; a node whose own
-    levels are already too wide reads the base."""
-    from veil.heldcells import HeldCells
-    from veil.hierarchy import IntervalsSpec
-    from veil.workstats import Stats
 
     hs = [build(IntervalsSpec((2, 4)), f"a{i}", list(range(8)), ValueKind.INTEGER) for i in range(2)]
     a, b = np.meshgrid(np.arange(8), np.arange(8))
@@ -388,13 +350,45 @@ def test_a_full_node_no_floor_covers_gets_a_hub_too(sensitive: bool) -> None:
         np.ones(64, dtype=np.int64),
     )
     stats = Stats()
-    held = HeldCells(local, Floors(hs, 64), values.shape[1], stats)
+    return HeldCells(local, Floors(hs, 64), values.shape[1], stats), local, stats
+
+
+def _same_cells(a: FrequencySet, b: FrequencySet, node: tuple[int | None, ...]) -> None:
+    want, got = a.counts(node), b.counts(node)
+    assert {k: v.tolist() for k, v in want.items()} == {k: v.tolist() for k, v in got.items()}
+
+
+@pytest.mark.parametrize("sensitive", [False, True])
+def test_a_subset_node_only_the_base_covers_gets_a_hub_its_subset_rolls_up_from(sensitive: bool) -> None:
+    """``HeldCells.hub``: a subset node (Incognito's) no floor covers is rolled up from a node of its subset kept
+    as a floor, its QIs lowered as far as the hub surely has at most a quarter of the base's cells (8 values of
+    ``a1`` at level 0, 4 at level 1; times 4 sensitive values) — and so is every later node of the subset, with
+    the same cells as from the base.  One whose own level is already too wide reads the base."""
+    held, local, stats = _grid(sensitive)
+    hub = held.holder((None, 2))
+    assert hub is not None and hub is not local and stats.floors == 1
+    assert hub.floor == ((None, 1) if sensitive else (None, 0))  # 4 x 4 values of 64 cells; 8 without values
+    for node in [(None, 2), (None, 3), (None, 1)]:
+        assert held.holder(node) is hub  # the subset's other nodes roll up from it, with no other hub
+        _same_cells(local, hub, node)
+    assert stats.floors == 1
+    assert held.floors is not None
+    assert held.holder((0, None)) is (local if sensitive else held.floors.holder((0, None)))  # 8 x 4 x 4 > 64
+    assert stats.floors == (1 if sensitive else 2)
+
+
+@pytest.mark.parametrize("sensitive", [False, True])
+def test_a_full_node_no_floor_covers_gets_a_hub_too(sensitive: bool) -> None:
+    """``HeldCells.hub`` for a node that keeps every QI: lowered the same way (a0 of 2 values at level 2, a1 of 1 at
+    level 3; 4 sensitive values: a0 lowered to level 1, 4 x 1 x 4 = 16 cells at most, a quarter of 64; without them
+    to (0, 2), 8 x 2), kept as a floor the nodes above it roll up from, with the base's cells; a node whose own
+    levels are already too wide reads the base."""
+    held, local, stats = _grid(sensitive)
     hub = held.holder((2, 3))
     assert hub is not None and hub is not local and hub.floor == ((1, 3) if sensitive else (0, 2))
     for node in [(2, 3), (3, 3), (1, 3)]:
         assert held.holder(node) is hub
-        want, got = local.counts(node), hub.counts(node)
-        assert {k: v.tolist() for k, v in want.items()} == {k: v.tolist() for k, v in got.items()}
+        _same_cells(local, hub, node)
     assert stats.floors == 1
     assert held.holder((0, 0)) is local  # 8 x 8 (x 4) cells at most: no hub
 
