@@ -7,7 +7,7 @@ joiner, the nights from joining to being published (median, p95, max; people sti
 so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table every ``--every`` nights.
 
     .venv/bin/python bench/bench_series.py [--rows 100000] [--nights 365] [--change 0.001] [--every 30]
-        [--sensitive occupation+income] [--series-block 667 [--series-block-share 0.95]]
+        [--sensitive occupation+income] [--series-block 667 [--series-block-share 0.95]] [--series-delay 90]
 """
 
 from __future__ import annotations
@@ -113,6 +113,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     release = CENSUS_RELEASE
     if args.series_block:
         release += f"series_block = {args.series_block}\nseries_block_share = {args.series_block_share}\n"
+    if args.series_delay is not None:
+        release += f"series_delay = {args.series_delay}\n"
     config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
@@ -130,6 +132,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "exit": code,
             "version": version,
             "node": doc.get("node"),
+            "node_note": {k: series.get(k) for k in ("node", "node_reason", "node_delay") if series.get(k)},
             "wall_s": round(wall, 2),
             "peak_rss_mib": rss,
             "rows_published": doc.get("rows_published"),
@@ -151,7 +154,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             print(
                 f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
                 f"{entry['wall_s']} s, {rss} MiB, members {size}, delay so far {summary(entered_all)}, "
-                f"block off {entry['block_off']}",
+                f"block off {entry['block_off']}, node {entry['node']} {entry['node_note'] or ''}",
                 flush=True,
             )
             save(
@@ -175,7 +178,8 @@ def _mib(path: object) -> float:
 
 def _name(args: argparse.Namespace) -> str:
     floor = f"_block{args.series_block}_{round(100 * args.series_block_share)}" if args.series_block else ""
-    return f"series_{args.rows}_{args.nights}{floor}"
+    delay = f"_delay{args.series_delay}" if args.series_delay is not None else ""
+    return f"series_{args.rows}_{args.nights}{floor}{delay}"
 
 
 def main() -> None:
@@ -187,6 +191,7 @@ def main() -> None:
     ap.add_argument("--sensitive", default="occupation+income")
     ap.add_argument("--series-block", type=int, default=None, help="[release] series_block (docs/series.md §9.4)")
     ap.add_argument("--series-block-share", type=float, default=0.95)
+    ap.add_argument("--series-delay", type=int, default=None, help="[release] series_delay (default: Veil's, 90)")
     args = ap.parse_args()
     results = run(args)
     print("wrote", save(_name(args), results))

@@ -431,6 +431,9 @@ MEANINGS: dict[str, dict[str, str]] = {
                         "of the rows in blocks of at least this many rows, so that joiners are published "
                         "sooner ([series](../series.md#94-a-floor-on-the-series-blocks))",
         "series_block_share": "the share of rows `series_block` asks for (default 0.95)",
+        "series_delay": "nights within which a cohort series publishes its joiners (default 90; 0: no bound): "
+                        "once it has run a week it moves its node up when its blocks are too small for that at "
+                        "the join rate seen ([series](../series.md#2a-the-joiners-delay-bound))",
         "keep_versions": "versions whose rows stay queryable (`<name>_v<N>`); older ones expire "
                          "([publication](../publication.md))",
         "report": "a folder (relative to the config) where each published version's report goes: "

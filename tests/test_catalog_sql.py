@@ -133,6 +133,19 @@ def ddl() -> dict[str, Any]:
         "members_taking_count": mq.taking_count(),
         "members_take_over": mq.take_over(members, 7),
         "members_taken_over": mq.taken_over(members),
+        # the node moves up for the joiners' delay bound (docs/series.md §2a)
+        "members_joined_after": mq.joined_after(members, 7),
+        "members_unmapped": mq.unmapped(members, "Zip Code", q.Layout((3, 1), 0).dim(0), 1),
+        "members_relabeled": mq.relabeled(
+            members,
+            mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()}),
+            [("Zip Code", q.Layout((3, 1), 0).dim(0), 1, 3), (HOSTILE, q.Layout((3, 1), 0).dim(1), 0, 1)],
+        ),
+        "members_copied": mq.copied(
+            mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()}),
+            members,
+        ),
+        "series_move": mq.move(catalog.tables("veil").series_state, "census", (2, 0)),
     }
 
 

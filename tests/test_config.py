@@ -763,6 +763,9 @@ def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
         ("series_block = 500\nseries_block_share = 1.5", r"'series_block_share' must be a fraction in \(0, 1\]"),
         ("series_block_share = 0.9", r"'series_block_share' needs series_block"),
         ('series_block = "many"', r"'series_block' must be"),
+        ('series = "off"\nseries_delay = 30', r"\[release\] key 'series_delay' applies to series = \"cohort\" only"),
+        ("series_delay = -1", r"'series_delay' must be 0 \(no bound\) or a number of nights, got -1"),
+        ("series_delay = 1.5", r"'series_delay' must be"),
     ],
 )
 def test_series_block_errors_name_the_key(tmp_path: Path, keys: str, message: str) -> None:
@@ -778,3 +781,6 @@ def test_series_block_reads_rows_and_share(tmp_path: Path) -> None:
     assert c.release is not None and (c.release.series_block, c.release.series_block_share) == (667, 0.95)
     c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_block = 222\nseries_block_share = 1\n'))
     assert c.release is not None and (c.release.series_block, c.release.series_block_share) == (222, 1.0)
+    assert c.release.series_delay == 90  # the joiners' delay bound, on by default (docs/series.md §2a)
+    c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_delay = 0\n'))
+    assert c.release is not None and c.release.series_delay == 0

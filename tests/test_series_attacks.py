@@ -32,9 +32,9 @@ from veil.models import DistinctLDiversity, KAnonymity
 from veil.release import exposure, init, release
 from veil.release.cohorts import Checks, Cohort, decide
 from veil.release.differences import Judge
-from tests.conftest import Db
+from tests.conftest import Db, run_veil
 from tests.test_series_db import BODY, cleanup  # noqa: F401 (fixture)
-from tests.test_series_world import AGES, ZIPS, label
+from tests.test_series_world import AGES, ZIPS, label, up
 
 DISEASES = ("flu", "cold", "hiv", "cancer")
 
@@ -80,7 +80,7 @@ class World:
         self.db.execute(*statements)
 
 
-def setup(db: Db, k: int = 3) -> tuple[World, Path, str, str]:
+def setup(db: Db, k: int = 3, extra: str = "") -> tuple[World, Path, str, str]:
     out = "published" if db.kind == "duckdb" else f"{db.schema}_pub"
     cat = "veil" if db.kind == "duckdb" else f"{db.schema}_cat"
     if db.kind == "postgres":
@@ -98,7 +98,7 @@ def setup(db: Db, k: int = 3) -> tuple[World, Path, str, str]:
         [(i, *p) for i, p in world.people.items()],
     )
     body = BODY.format(
-        zip=db.workdir / "zip.csv", age=db.workdir / "age.csv", out=out, cat=cat, policy="cohort", extra=""
+        zip=db.workdir / "zip.csv", age=db.workdir / "age.csv", out=out, cat=cat, policy="cohort", extra=extra
     )
     path = db.write_config("people", body.replace("k = 2\n", f"k = {k}\n"))
     init(cfg.load(path))
@@ -132,9 +132,12 @@ def block(world: World, person: int, node: tuple[int, ...]) -> tuple[str, str]:
 
 
 def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[str, str, str]]]]) -> dict[int, set[str]]:
-    """The reader's inference (docs/series.md §2–3): per person, the values he can still have."""
-    node = kept[1][0]
-    assert all(n == node for n, _ in kept.values()), "a cohort series keeps its node"
+    """The reader's inference (docs/series.md §2–3): per person, the values he can still have.  Where the node
+    moved up (§2a) he reads the earlier version at the later node: the same rows, coarser, the cohorts of the
+    merged blocks together."""
+    nodes = [n for _v, (n, _rows) in sorted(kept.items())]
+    assert all(all(a <= b for a, b in zip(x, y)) for x, y in zip(nodes, nodes[1:])), "a series' node only moves up"
+    node = nodes[0]
     candidates: dict[int, set[str]] = {}
     cohorts: dict[tuple[str, str], list[list[int]]] = defaultdict(list)  # per block: cohorts (their people)
     removed: dict[int, set[int]] = defaultdict(set)  # per cohort index: people whose stand-ins left
@@ -152,6 +155,9 @@ def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[st
     for v in range(2, len(per_block) + 1):
         before, after = per_block[v - 2], per_block[v - 1]
         night = v - 1  # version v is published on night v - 1
+        if nodes[v - 1] != node:  # moved up: the earlier rows and cohorts read at the new node
+            before, cohorts = moved(before, cohorts, node, nodes[v - 1])
+            node = nodes[v - 1]
         for b in set(before) | set(after):
             diff = Counter(after.get(b, Counter()))
             diff.subtract(before.get(b, Counter()))
@@ -193,6 +199,26 @@ def attribute(world: World, kept: dict[int, tuple[tuple[int, ...], list[tuple[st
     return candidates
 
 
+def moved(
+    rows: dict[tuple[str, str], Counter[str]],
+    cohorts: dict[tuple[str, str], list[list[int]]],
+    node: tuple[int, ...],
+    target: tuple[int, ...],
+) -> tuple[dict[tuple[str, str], Counter[str]], dict[tuple[str, str], list[list[int]]]]:
+    """A version's per-block values and the cohorts per block, read at ``target`` above ``node``."""
+
+    def lift(b: tuple[str, str]) -> tuple[str, str]:
+        return up(ZIPS, b[0], node[0], target[0]), up(AGES, b[1], node[1], target[1])
+
+    coarse: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    merged: dict[tuple[str, str], list[list[int]]] = defaultdict(list)
+    for b, values in rows.items():
+        coarse[lift(b)].update(values)
+    for b, members in cohorts.items():
+        merged[lift(b)].extend(members)
+    return dict(coarse), merged
+
+
 @pytest.mark.notimpl(
     ["spark"],
     raises=ConfigError,
@@ -204,7 +230,7 @@ def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cl
     outcomes = run_nights(world, path, 9)
     assert all(o.status == "published" for o in outcomes)
     kept = versions(db, out)
-    assert len(kept) == 10 and len({n for n, _ in kept.values()}) == 1
+    assert len(kept) == 10  # at one node, or moved up once for the joiners' delay bound (§2a): the reader reads both
     formed = sum(o.series["cohorts_formed"] for o in outcomes[1:])
     left = sum(o.series["cohorts_left"] for o in outcomes[1:])
     assert formed >= 2 and left >= 1, (formed, left)  # the reader had batches to attack
@@ -297,3 +323,37 @@ def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cl
     erased = release(replace(conf, release=replace(conf.release, erase_departed=True)), force=True)
     assert erased.series["erased"] == standing and erased.series["standing_in"] == 0
     assert exposure(cfg.load(path))["cohort"]["erased"] == standing
+
+
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
+@pytest.mark.backend
+def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cleanup) -> None:
+    """With ``series_delay = 4`` the blocks of 8 rows are too small for 3 joiners to gather in 4 nights at about
+    4 joiners a night into 128 rows: once the join rate is read (night 7) the series moves up, every published row
+    coarser, and the same reader — reading earlier versions at the later node — still singles out no one."""
+    world, path, out, cat = setup(db, extra="series_delay = 4")
+    outcomes = run_nights(world, path, 9)
+    assert all(o.status == "published" for o in outcomes)
+    kept = versions(db, out)
+    nodes = [n for _v, (n, _rows) in sorted(kept.items())]
+    moves = [o for o in outcomes if o.series.get("node") == "series, moved up"]
+    assert len(moves) == 1 and moves[0].version == 8, [(o.version, o.series.get("node")) for o in outcomes]
+    assert "joiners in 6 nights" in moves[0].series["node_reason"]
+    assert nodes[0] != nodes[-1] and all(a <= b for a, b in zip(nodes[0], nodes[-1]))
+    assert set(nodes[7:]) == {tuple(moves[0].node)}
+    final = nodes[-1]
+    zips, ages = {label(ZIPS, z, final[0]) for z in ZIPS}, {label(AGES, a, final[1]) for a in AGES}
+    assert all(z in zips and a in ages for z, a, _d in kept[max(kept)][1])  # every row relabeled at the new node
+    candidates = attribute(world, kept)
+    assert all(world.people[p][2] in c for p, c in candidates.items())
+    assert {p: c for p, c in candidates.items() if len(c) < 2} == {}
+    audit = exposure(cfg.load(path))["cohort"]
+    assert audit["node"] == list(moves[0].node) and audit["starts"] == []
+    assert audit["moves"] == [{"version": 8, "series": 1, "node": list(nodes[-1]), "previous_node": list(nodes[0])}]
+    said = run_veil("audit", "--series", "--config", str(path))
+    assert said.returncode == 0, said.stderr
+    assert f"version 8 moved series 1 up from node {list(nodes[0])} to {list(nodes[-1])}" in said.stdout

@@ -162,6 +162,11 @@ def _series_exposure(conf: Any) -> Result:
                     f"  version {st['version']} began series {st['series']} at node {st['node']}: "
                     f"{st['previous_published']} people the previous series published can be intersected"
                 )
+            for mv in c["moves"]:
+                say(
+                    f"  version {mv['version']} moved series {mv['series']} up from node {mv['previous_node']} to "
+                    f"{mv['node']} (the joiners' delay bound): every row coarser, nothing to intersect"
+                )
         say(
             f"release {doc['name']!r}: {len(doc['versions'])} version(s) in the ledger, {doc['pairs_checked']} "
             f"pair(s) checked, {doc['exposed_pairs']} exposing, {doc['rows_exposed']} row(s) exposed in all"

@@ -15,6 +15,7 @@ applied from two small temporary tables.  A version's rows are the members publi
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -24,7 +25,7 @@ from sqlalchemy.sql.expression import ColumnElement
 
 from veil.queries.ddl import CreateTableAs
 from veil.queries.nodes import Layout
-from veil.queries.release import _generalized
+from veil.queries.release import _generalized, label_of
 
 PENDING, LIVE, GONE = 0, 1, 2  # a member's state: waiting to enter, published, standing in after leaving
 NOW, FORMING, LEAVING, TAKING = "veil_now", "veil_forming", "veil_leaving", "veil_taking"
@@ -296,3 +297,50 @@ def withdraw(members: sa.Table) -> sa.Update:
         .where(members.c.veil_state == LIVE, members.c.veil_cohort.in_(sa.select(leaving.c.veil_cohort)))
         .values(veil_state=PENDING, veil_cohort=None, veil_since=None)
     )
+
+
+def joined_after(members: sa.Table, version: int) -> sa.Select[Any]:
+    """How many members joined after version ``version`` (``veil_joined``), whatever their state: the series' join
+    rate (``veil.release.delaybound``)."""
+    return sa.select(sa.func.count()).select_from(members).where(members.c.veil_joined > version)
+
+
+def unmapped(members: sa.Table, column: str, dim: Any, level: int) -> sa.Select[Any]:
+    """How many members show a label of ``column`` that ``dim`` (its dimension table) has at no row at ``level``:
+    the node cannot move up for them (``relabel``)."""
+    d = dim.alias("d")
+    found = sa.exists().where(label_of(d, level) == members.c[column])
+    return sa.select(sa.func.count()).select_from(members).where(members.c[column].is_not(None), ~found)
+
+
+def relabeled(members: sa.Table, into: sa.Table, changes: Sequence[tuple[str, Any, int, int]]) -> sa.Insert:
+    """Every member into ``into`` (a table like ``members``), each ``(column, dim, level, target)`` of ``changes``
+    with its label moved from ``level`` up to ``target`` through ``dim``, its dimension table (a function chain, so
+    a label has one ancestor), joined to the distinct pairs of labels: the series' node moved up (docs/series.md
+    §2a).  A copy, not an ``UPDATE``: DuckDB keeps an update's 10M new labels in memory (beyond 512 MB at 10M rows).
+
+    >>> m = members_table("veil", "t_members", ["age"], {})
+    >>> from veil.queries.nodes import Layout
+    >>> sql = str(relabeled(m, members_table("veil", "t_moving", ["age"], {}), [("age", Layout((2,), 0).dim(0), 0, 2)]))
+    >>> "up0.veil_new AS age" in sql and "(SELECT DISTINCT CAST(d0.level_0 AS TEXT) AS veil_old, d0.level_2" in sql
+    True
+    """
+    columns: dict[str, Any] = {c.name: c for c in members.c}
+    joined: Any = members
+    for k, (column, dim, level, target) in enumerate(changes):
+        d = dim.alias(f"d{k}")
+        pairs = sa.select(label_of(d, level).label("veil_old"), label_of(d, target).label("veil_new")).distinct()
+        up = pairs.subquery(f"up{k}")
+        joined = joined.outerjoin(up, members.c[column] == up.c.veil_old)
+        columns[column] = up.c.veil_new.label(column)
+    return into.insert().from_select(list(columns), sa.select(*columns.values()).select_from(joined))
+
+
+def copied(source: sa.Table, into: sa.Table) -> sa.Insert:
+    """Every row of ``source`` into ``into``, a table of the same columns."""
+    return into.insert().from_select([c.name for c in source.c], sa.select(*source.c))
+
+
+def move(state: sa.Table, name: str, node: Sequence[int]) -> sa.Update:
+    """The series' node, once it moved up."""
+    return sa.update(state).where(state.c.name == name).values(node=json.dumps([int(x) for x in node]))

@@ -482,9 +482,30 @@ def audit(
         "cohorts_below_batch": small,
         "cohorts_failing_models": failing,
         "starts": starts,
+        "moves": moves(history),
         "erased": sum(int(h.get("erased", 0)) for h in history),
         "withdrawn": sum(int(h.get("withdrawn", 0)) for h in history),
     }
+
+
+def moves(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The versions where a series moved its node up (the joiners' delay bound, docs/series.md §2a): coarser
+    for every row, so nothing to intersect, but the audit lists them.
+
+    >>> h = [{"version": v, "policy": "cohort", "series": 1, "node": n} for v, n in [(1, [0, 0]), (2, [1, 0])]]
+    >>> moves(h)
+    [{'version': 2, 'series': 1, 'node': [1, 0], 'previous_node': [0, 0]}]
+    """
+    out = []
+    for before, after in zip(history, history[1:]):
+        same = after.get("policy") == "cohort" and after.get("series") == before.get("series")
+        if same and after.get("node") != before.get("node"):
+            if "previous_published" not in after:
+                out.append(
+                    {"version": after["version"], "series": after["series"], "node": after["node"],
+                     "previous_node": before["node"]}
+                )  # fmt: skip
+    return out
 
 
 def _number(text: str | None) -> bool:

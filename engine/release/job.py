@@ -49,7 +49,7 @@ from veil.hierarchytables import resolve as resolve_hierarchies
 from veil.lattice import Lattice
 from veil.privacy import Specification
 from veil.queries import catalog as qc
-from veil.release import candidate, cohort_series, nodechoice, publishing, seriesstep, stops
+from veil.release import candidate, cohort_series, delaybound, nodechoice, publishing, seriesstep, stops
 from veil.release import ledger as ledger_mod
 from veil.release.outcome import Outcome
 from veil.release.process import connect, failpoint, interruptible, now
@@ -204,7 +204,9 @@ def _cohort(run: Run) -> Outcome:
         node, note, result = nodechoice.search(run, previous, reason, nodechoice.block_floor(config))
     else:
         assert state is not None
-        node, note = state.node, {"node": "series", "previous_node": list(state.node)}
+        note = {"node": "series", "previous_node": list(state.node)}
+        state, moved = delaybound.keep_bound(s, state, version)
+        node, note = state.node, {**note, **moved}
     counts = wh.counts(node)
     wh.end_counting()
     suppressed = run.spec.evaluate(counts, wh.rows).failing if first else np.zeros(counts.n_blocks, dtype=bool)

@@ -204,3 +204,28 @@ FROM veil_taking);
 -- members_taken_over
 DELETE FROM veil.census_members WHERE veil.census_members.veil_state = $1 AND veil.census_members.veil_id IN (SELECT veil_taking.veil_standing 
 FROM veil_taking);
+
+-- members_joined_after
+SELECT count(*) AS count_1 
+FROM veil.census_members 
+WHERE veil.census_members.veil_joined > $1;
+
+-- members_unmapped
+SELECT count(*) AS count_1 
+FROM veil.census_members 
+WHERE veil.census_members."Zip Code" IS NOT NULL AND NOT (EXISTS (SELECT * 
+FROM veil_dim_0 AS d 
+WHERE veil.census_members."Zip Code" = d.level_1));
+
+-- members_relabeled
+INSERT INTO veil.census_members_moving (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members.veil_id, veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members.veil_joined, veil.census_members.veil_since, veil.census_members.veil_gone, up0.veil_new AS "Zip Code", up1.veil_new AS "x""; DROP TABLE t; --", veil.census_members.condition 
+FROM veil.census_members LEFT OUTER JOIN (SELECT DISTINCT d0.level_1 AS veil_old, d0.level_3 AS veil_new 
+FROM veil_dim_0 AS d0) AS up0 ON veil.census_members."Zip Code" = up0.veil_old LEFT OUTER JOIN (SELECT DISTINCT CAST(d1.level_0 AS TEXT) AS veil_old, d1.level_1 AS veil_new 
+FROM veil_dim_1 AS d1) AS up1 ON veil.census_members."x""; DROP TABLE t; --" = up1.veil_old;
+
+-- members_copied
+INSERT INTO veil.census_members (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members_moving.veil_id, veil.census_members_moving.veil_state, veil.census_members_moving.veil_cohort, veil.census_members_moving.veil_joined, veil.census_members_moving.veil_since, veil.census_members_moving.veil_gone, veil.census_members_moving."Zip Code", veil.census_members_moving."x""; DROP TABLE t; --", veil.census_members_moving.condition 
+FROM veil.census_members_moving;
+
+-- series_move
+UPDATE veil.series_state SET node=$1 WHERE veil.series_state.name = $2;

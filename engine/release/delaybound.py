@@ -1,0 +1,154 @@
+"""The joiners' delay bound of a cohort series (``[release] series_delay``, docs/series.md §2a): when its blocks
+are too small for ``batch`` joiners to gather within the bound at the join rate the series has seen, the series
+moves its node up — coarser, never finer — to the node above it whose blocks are large enough.
+
+A block of ``n`` rows at a join rate ``j`` (joiners per row per night) gathers ``batch`` joiners in about
+``batch / (j · n)`` nights, so a bound of ``delay`` nights asks every block for at least ``batch / (j · delay)``
+rows (a ``BlockFloor`` with share 1).  The rate is read from the series' own members (joiners of the last
+``WINDOW`` nights still known), once it has run ``SETTLE`` nights.  Everything here reads block sizes and counts
+of joiners, which the adversary of docs/series.md §1 knows: no sensitive value decides whether or where the node
+moves, so replaying it tells a reader nothing (and the models need no check: a coarser block is a union of
+cohorts that each pass, and the models a cohort series admits are monotone).
+
+>>> needed_rows(batch=10, rate=0.0005, delay=90)   # 10 / (0.0005 * 90) = 222.2
+223
+>>> sizes = {(0, 0): np.array([3, 5, 12]), (1, 0): np.array([8, 12]), (0, 1): np.array([20]), (1, 1): np.array([20])}
+>>> rise((0, 0), (1, 1), sizes.__getitem__, BlockFloor(8, 1.0))   # (1, 0): 8² + 12² = 208 < 20² = 400
+(1, 0)
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from typing import Any
+
+import numpy as np
+
+from veil import log
+from veil.blockfloor import BlockFloor
+from veil.counts import SizeHistogram
+from veil import queries as q
+from veil.queries import members as mq
+from veil.queries.ddl import create_table
+from veil.release.cohort_series import Series, State, members_of
+
+SETTLE = 7  # nights a series runs before its join rate is read
+WINDOW = 30  # nights of joins the rate is read over
+
+Node = tuple[int, ...]
+
+
+def join_rate(joined: int, rows: int, nights: int) -> float:
+    """Joiners per row per night: ``joined`` people arrived over ``nights`` nights into a table of ``rows``.
+
+    >>> join_rate(1500, 100_000, 30)
+    0.0005
+    """
+    return joined / (rows * nights) if rows > 0 and nights > 0 else 0.0
+
+
+def needed_rows(batch: int, rate: float, delay: int) -> int | None:
+    """The rows a block needs for ``batch`` joiners to arrive within ``delay`` nights at ``rate``, rounded up
+    (``None``: no joiner arrived, nothing to bound)."""
+    if rate <= 0 or delay <= 0:
+        return None
+    return math.ceil(batch / (rate * delay) - 1e-9)
+
+
+def rise(
+    current: Sequence[int],
+    heights: Sequence[int],
+    sizes_of: Callable[[Node], SizeHistogram | np.ndarray],
+    floor: BlockFloor,
+) -> Node | None:
+    """``current`` when ``floor`` holds on it; else, among the nodes above it where it holds, the one whose blocks'
+    sizes give the least discernibility (Σ size², ties: the smaller node); ``None`` when even the top fails it.
+    The walk goes up from ``current`` level by level and never past a node where the floor holds: every node
+    above that one merges its blocks, so its discernibility is at least as large."""
+    start = tuple(int(x) for x in current)
+    if floor.admits(sizes_of(start)):
+        return start
+    found: dict[Node, float] = {}
+    frontier, seen = {start}, {start}
+    while frontier:
+        above = {
+            tuple(lv + (i == j) for i, lv in enumerate(node))
+            for node in frontier
+            for j in range(len(node))
+            if node[j] < heights[j]
+        } - seen
+        seen |= above
+        frontier = set()
+        for node in above:
+            sizes = sizes_of(node)
+            if floor.admits(sizes):
+                found[node] = discernibility(sizes)
+            else:
+                frontier.add(node)
+    if not found:
+        return None
+    return min(found, key=lambda n: (found[n], n))
+
+
+def discernibility(sizes: SizeHistogram | np.ndarray) -> float:
+    """Σ size² over a node's blocks (its block sizes, or their histogram).
+
+    >>> discernibility(np.array([8, 12]))
+    208.0
+    """
+    if isinstance(sizes, SizeHistogram):
+        return float((np.square(sizes.sizes.astype(np.float64)) * sizes.blocks).sum())
+    return float(np.square(np.asarray(sizes, dtype=np.float64)).sum())
+
+
+def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, Any]]:
+    """Tonight's node of a series whose ``[release] series_delay`` is set: its node, or the one ``rise`` finds
+    above it when its blocks are too small for the bound at the join rate seen so far (the members' labels
+    moved up with it, the catalog's ``series_state`` too); and the note saying why it moved or could not."""
+    rel = s.config.release
+    delay = rel.series_delay if rel is not None else 0
+    nights = min(WINDOW, version - 1 - state.started)
+    if delay == 0 or version - state.started < SETTLE or nights < 1:
+        return state, {}
+    members = s.members(state)
+    what = "reading the series' joiners"
+    joined = int(s.session.scalar(mq.joined_after(members, version - 1 - nights), what))
+    need = needed_rows(state.batch, join_rate(joined, s.wh.rows, nights), delay)
+    if need is None:
+        return state, {}
+    floor = BlockFloor(need, 1.0)
+    target = rise(state.node, s.wh.heights, s.wh.sizes, floor)
+    if target == state.node:
+        return state, {}
+    why = f"{joined} joiners in {nights} nights; to publish them within {delay} nights, {floor.describe()}"
+    if target is None:
+        log.log.warning(f"release {s.name!r}: no node holds {floor.describe()}; [release] series_delay cannot hold")
+        return state, {"node_delay": f"unreachable: {why}"}
+    changed = [(i, a, b) for i, (a, b) in enumerate(zip(state.node, target)) if a != b]
+    qis = list(s.wh.attributes)
+    what = "moving the series' node up"
+    for i, a, _b in changed:
+        missing = int(s.session.scalar(mq.unmapped(members, qis[i], s.wh.layout.dim(i), a), what))
+        if missing:
+            log.log.warning(f"release {s.name!r}: {missing} member(s) show a label of {qis[i]!r} its hierarchy lacks")
+            return state, {"node_delay": f"not moved ({missing} labels of {qis[i]!r} unknown): {why}"}
+    _relabel(s, state, [(qis[i], s.wh.layout.dim(i), a, b) for i, a, b in changed])
+    s.session.execute(mq.move(s.tables.series_state, s.name, target), what)
+    note = {"node": "series, moved up", "previous_node": list(state.node), "node_reason": why}
+    return replace(state, node=target), note
+
+
+def _relabel(s: Series, state: State, changes: list[tuple[str, Any, int, int]]) -> None:
+    """The members table again, with ``changes``' labels moved up: copied into a table beside it, then back."""
+    schema, what = s.tables.series_state.schema or "", "moving the series' node up"
+    members = s.members(state)
+    moving = members_of(s.wh, schema, q.dimensions.fit(f"{state.members}_moving"), s.published)
+    s.session.execute(q.drop_table(moving.name, schema), what)
+    s.session.execute(create_table(moving), what)
+    s.session.execute(mq.relabeled(members, moving, changes), what)
+    s.session.execute(q.drop_table(members.name, schema), what)
+    s.session.execute(create_table(members), what)
+    s.session.execute(mq.copied(moving, members), what)
+    s.session.execute(q.drop_table(moving.name, schema), what)
