@@ -180,8 +180,9 @@ def _run(
 
 def _cohort(run: Run) -> Outcome:
     """A version of a cohort series (docs/series.md): the series' node and members, tonight's step, published.
-    A series' first version — the release's first, or ``--new-series`` — searches the node; a later one keeps it,
-    and refuses a config that changed what the series keeps (its shape)."""
+    A series' first version — the release's first, or ``--new-series`` — searches the node; a later one keeps it
+    or moves it up for the joiners' delay bound (``veil.release.delaybound``), and refuses a config that changed
+    what the series keeps (its shape)."""
     config, session, wh, rel = run.config, run.session, run.wh, run.rel
     run.publication.check_policy(rel.series, str(config.path))
     cohort_series.require_monotone(config)
