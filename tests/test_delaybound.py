@@ -54,17 +54,20 @@ def test_the_node_moved_to_is_the_best_above_that_admits_the_floor(data: st.Data
     heights, leaves = data.draw(tables())
     current = tuple(data.draw(st.integers(0, h)) for h in heights)
     floor = BlockFloor(data.draw(st.integers(1, 40)), 1.0)
+    fewest = data.draw(st.integers(1, 6))
     asked: list[tuple[int, ...]] = []
 
     def sizes_of(node: tuple[int, ...]) -> np.ndarray:
         asked.append(node)
         return _sizes(leaves, node)
 
-    found = rise(current, heights, sizes_of, floor)
+    found = rise(current, heights, sizes_of, floor, fewest)
     above = [
         n
         for n in itertools.product(*(range(h + 1) for h in heights))
-        if all(a >= c for a, c in zip(n, current)) and floor.admits(_sizes(leaves, n))
+        if all(a >= c for a, c in zip(n, current))
+        and floor.admits(_sizes(leaves, n))
+        and (len(_sizes(leaves, n)) >= fewest or n == current)
     ]
     assert all(all(a >= c for a, c in zip(n, current)) for n in asked)  # never below or beside the current node
     if not above:
@@ -76,3 +79,11 @@ def test_the_node_moved_to_is_the_best_above_that_admits_the_floor(data: st.Data
         return
     best = min(discernibility(_sizes(leaves, n)) for n in above)
     assert discernibility(_sizes(leaves, found)) == best
+
+
+def test_a_move_keeps_an_eighth_of_the_blocks_or_none_happens() -> None:
+    # a slow table: blocks large enough only two levels up, with 2 and 1 blocks left of 3 — asked to keep 3, none
+    sizes = {(0, 0): np.array([3, 5, 12]), (1, 0): np.array([8, 12]), (0, 1): np.array([20]), (1, 1): np.array([20])}
+    assert rise((0, 0), (1, 1), sizes.__getitem__, BlockFloor(8, 1.0), fewest=2) == (1, 0)
+    assert rise((0, 0), (1, 1), sizes.__getitem__, BlockFloor(8, 1.0), fewest=3) is None
+    assert rise((0, 0), (1, 1), sizes.__getitem__, BlockFloor(3, 1.0), fewest=9) == (0, 0)  # holds: stays

@@ -357,3 +357,20 @@ def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cl
     said = run_veil("audit", "--series", "--config", str(path))
     assert said.returncode == 0, said.stderr
     assert f"version 8 moved series 1 up from node {list(nodes[0])} to {list(nodes[-1])}" in said.stdout
+
+
+@pytest.mark.notimpl(
+    ["spark"],
+    raises=ConfigError,
+    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
+)
+@pytest.mark.backend
+def test_a_bound_only_the_top_could_keep_leaves_the_node_and_says_so(db: Db, cleanup) -> None:
+    """``series_delay = 1`` asks blocks of about 90 of the 128 rows: only the top holds that, one block of the 16 —
+    fewer than an eighth — so the series keeps its node and each night's record says the bound cannot hold."""
+    world, path, out, cat = setup(db, extra="series_delay = 1")
+    outcomes = run_nights(world, path, 8)
+    assert all(o.status == "published" for o in outcomes)
+    assert len({tuple(o.node) for o in outcomes}) == 1
+    said = [o.series.get("node_delay", "") for o in outcomes]
+    assert all(not d for d in said[:7]) and all(d.startswith("unreachable with at least 2 blocks") for d in said[7:])

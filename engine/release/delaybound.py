@@ -35,6 +35,7 @@ from veil.queries.ddl import create_table
 from veil.release.cohort_series import Series, State, members_of
 
 SETTLE = 7  # nights a series runs before its join rate is read
+COARSEST = 8  # a move keeps at least 1/COARSEST of the node's blocks: a slow table stays useful, its joiners wait
 WINDOW = 30  # nights of joins the rate is read over
 
 Node = tuple[int, ...]
@@ -62,11 +63,13 @@ def rise(
     heights: Sequence[int],
     sizes_of: Callable[[Node], SizeHistogram | np.ndarray],
     floor: BlockFloor,
+    fewest: int = 1,
 ) -> Node | None:
-    """``current`` when ``floor`` holds on it; else, among the nodes above it where it holds, the one whose blocks'
-    sizes give the least discernibility (Σ size², ties: the smaller node); ``None`` when even the top fails it.
-    The walk goes up from ``current`` level by level and never past a node where the floor holds: every node
-    above that one merges its blocks, so its discernibility is at least as large."""
+    """``current`` when ``floor`` holds on it; else, among the nodes above it where it holds that keep at least
+    ``fewest`` blocks, the one whose blocks' sizes give the least discernibility (Σ size², ties: the smaller node);
+    ``None`` when there is none.  The walk goes up from ``current`` level by level and never past a node where the
+    floor holds: every node above that one merges its blocks, so its discernibility is at least as large and its
+    blocks no more."""
     start = tuple(int(x) for x in current)
     if floor.admits(sizes_of(start)):
         return start
@@ -84,12 +87,18 @@ def rise(
         for node in above:
             sizes = sizes_of(node)
             if floor.admits(sizes):
-                found[node] = discernibility(sizes)
+                if blocks(sizes) >= fewest:
+                    found[node] = discernibility(sizes)
             else:
                 frontier.add(node)
     if not found:
         return None
     return min(found, key=lambda n: (found[n], n))
+
+
+def blocks(sizes: SizeHistogram | np.ndarray) -> int:
+    """A node's number of blocks (its block sizes, or their histogram)."""
+    return int(sizes.n_blocks) if isinstance(sizes, SizeHistogram) else len(sizes)
 
 
 def discernibility(sizes: SizeHistogram | np.ndarray) -> float:
@@ -119,13 +128,17 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
     if need is None:
         return state, {}
     floor = BlockFloor(need, 1.0)
-    target = rise(state.node, s.wh.heights, s.wh.sizes, floor)
+    fewest = math.ceil(blocks(s.wh.sizes(state.node)) / COARSEST)
+    target = rise(state.node, s.wh.heights, s.wh.sizes, floor, fewest)
     if target == state.node:
         return state, {}
     why = f"{joined} joiners in {nights} nights; to publish them within {delay} nights, {floor.describe()}"
     if target is None:
-        log.log.warning(f"release {s.name!r}: no node holds {floor.describe()}; [release] series_delay cannot hold")
-        return state, {"node_delay": f"unreachable: {why}"}
+        log.log.warning(
+            f"release {s.name!r}: no node above {list(state.node)} with at least {fewest} blocks holds "
+            f"{floor.describe()}; [release] series_delay cannot hold at this churn"
+        )
+        return state, {"node_delay": f"unreachable with at least {fewest} blocks: {why}"}
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(state.node, target)) if a != b]
     qis = list(s.wh.attributes)
     what = "moving the series' node up"
