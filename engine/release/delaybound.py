@@ -147,6 +147,7 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
         if missing:
             log.log.warning(f"release {s.name!r}: {missing} member(s) show a label of {qis[i]!r} its hierarchy lacks")
             return state, {"node_delay": f"not moved ({missing} labels of {qis[i]!r} unknown): {why}"}
+    log.log.info(f"release {s.name!r}: moving the series' node up from {list(state.node)} to {list(target)}: {why}")
     _relabel(s, state, [(qis[i], s.wh.layout.dim(i), a, b) for i, a, b in changed])
     s.session.execute(mq.move(s.tables.series_state, s.name, target), what)
     note = {"node": "series, moved up", "previous_node": list(state.node), "node_reason": why}
