@@ -307,7 +307,7 @@ def joined_after(members: sa.Table, version: int) -> sa.Select[Any]:
 
 def unmapped(members: sa.Table, column: str, dim: Any, level: int) -> sa.Select[Any]:
     """How many members show a label of ``column`` that ``dim`` (its dimension table) has at no row at ``level``:
-    the node cannot move up for them (``relabel``)."""
+    the node cannot move up for them (``relabeled``)."""
     d = dim.alias("d")
     found = sa.exists().where(label_of(d, level) == members.c[column])
     return sa.select(sa.func.count()).select_from(members).where(members.c[column].is_not(None), ~found)

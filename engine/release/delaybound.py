@@ -108,7 +108,7 @@ def discernibility(sizes: SizeHistogram | np.ndarray) -> float:
     208.0
     """
     if isinstance(sizes, SizeHistogram):
-        return float((np.square(sizes.sizes.astype(np.float64)) * sizes.blocks).sum())
+        return float(sizes.squares)
     return float(np.square(np.asarray(sizes, dtype=np.float64)).sum())
 
 
