@@ -241,8 +241,10 @@ class FrequencySet:
 class Floors:
     """Nodes counted in the warehouse whose cells were few enough to keep (at most ``budget`` cells in all): every
     node at or above one of them is then rolled up here instead of by a statement.  A new floor below a kept one
-    replaces it; beyond the budget the least recently used go first (a search keeps returning to
-    the regions it is in).  ``hierarchies[i]`` gives QI ``i``'s height, its
+    replaces it; beyond the budget the floors rolled up here go first, then those ``fetched`` from the warehouse
+    (a hub: a statement to fetch it again), each the least recently used first (a search keeps returning to the
+    regions it is in; Spark's 10M census, Incognito with k + entropy: 94 fetches of 33 hubs with one order, 60
+    with two, docs/benchmarks.md).  ``hierarchies[i]`` gives QI ``i``'s height, its
     cardinality at each level and ``ancestors(level, target)``.
 
     >>> from veil.hierarchy import SuppressSpec, ValueKind, build
@@ -259,6 +261,7 @@ class Floors:
         self.kept: list[FrequencySet] = []  # least recently used first
         self._floors = level_rows([], len(self.hierarchies))  # each kept floor's levels (``covers``: one comparison)
         self._used: list[int] = []  # when each was last used
+        self._fetched: list[bool] = []  # whether each came from the warehouse (else rolled up here)
         self._clock = 0
 
     def holder(self, node: Sequence[Level]) -> FrequencySet | None:
@@ -274,7 +277,9 @@ class Floors:
     def room(self, cells: int) -> bool:
         return 0 < cells <= self.budget
 
-    def keep(self, node: Sequence[Level], data: dict[str, np.ndarray], sensitive: int) -> FrequencySet | None:
+    def keep(
+        self, node: Sequence[Level], data: dict[str, np.ndarray], sensitive: int, fetched: bool = False
+    ) -> FrequencySet | None:
         """Keep a node's cells (``g{i}`` for every QI it keeps, ``s{j}``, ``n`` as ``queries.node_counts`` returns
         them) when they fit the budget; the floor kept, or ``None``.  A subset node's cells (QIs projected out:
         Incognito's) serve only nodes that project out the same QIs, or more."""
@@ -306,15 +311,19 @@ class Floors:
         )
         self._clock += 1
         below = (level_rows([floor.floor], self._floors.shape[1]) <= self._floors).all(axis=1)  # covered by the new one
-        order = sorted((u, k) for k, u in enumerate(self._used) if not below[k])  # least recently used first
-        self._set([self.kept[k] for _, k in order] + [floor], [u for u, _ in order] + [self._clock])
-        while sum(f.cells for f in self.kept) > self.budget:
-            self._set(self.kept[1:], self._used[1:])
+        order = [k for _, k in sorted((u, k) for k, u in enumerate(self._used) if not below[k])]  # least recent first
+        kept = [self.kept[k] for k in order] + [floor]
+        used = [self._used[k] for k in order] + [self._clock]
+        fetched_ = [self._fetched[k] for k in order] + [fetched]
+        while sum(f.cells for f in kept) > self.budget:  # floors rolled up here go first: they cost no statement again
+            gone = next((k for k, f in enumerate(fetched_) if not f), 0)
+            del kept[gone], used[gone], fetched_[gone]
+        self._set(kept, used, fetched_)
         return floor
 
-    def _set(self, kept: list[FrequencySet], used: list[int]) -> None:
-        self.kept, self._used = kept, used
+    def _set(self, kept: list[FrequencySet], used: list[int], fetched: list[bool]) -> None:
+        self.kept, self._used, self._fetched = kept, used, fetched
         self._floors = level_rows([f.floor for f in kept], self._floors.shape[1])
 
     def clear(self) -> None:
-        self._set([], [])
+        self._set([], [], [])

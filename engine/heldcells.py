@@ -122,7 +122,7 @@ class HeldCells:
         """Keep the cells of a node counted in the warehouse as a floor when they fit (the base is not held); its
         ``blocks`` alone (``g{i}``, ``n``) as a floor of block sizes."""
         floors, sensitive = (self.block_floors, 0) if blocks else (self.floors, self.sensitive)
-        if self.local is None and floors is not None and floors.keep(node, data, sensitive) is not None:
+        if self.local is None and floors is not None and floors.keep(node, data, sensitive, fetched=True) is not None:
             self.stats.floors += 1
             self.stats.local_cells += len(data["n"])
 

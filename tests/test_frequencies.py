@@ -534,6 +534,26 @@ def test_floors_beyond_the_budget_let_the_least_recently_used_go() -> None:
     assert [a.tolist() for a in floors.holder((0, None, None)).sizes((0, None, None))] == [[3, 4], [1, 1]]
 
 
+def test_floors_rolled_up_here_go_before_floors_fetched_from_the_warehouse() -> None:
+    # a floor fetched (a hub: a statement to fetch again) and two rolled up here (no statement to count again),
+    # a budget of 4 cells: the fetched one stays though it is the least recently used; with every floor fetched,
+    # the least recently used goes, as before
+    hs = [build(SuppressSpec(), name, ["1", "2"], ValueKind.TEXT) for name in "abc"]
+    cells = {f"g{i}": np.array([0, 1]) for i in range(3)} | {"n": np.array([3, 4])}
+    first, second, third = (0, None, None), (None, 0, None), (None, None, 0)
+    floors = Floors(hs, budget=4)
+    assert floors.keep(first, cells, 0, fetched=True) is not None
+    assert floors.keep(second, cells, 0) is not None
+    assert floors.holder((None, 1, None)).floor == second  # read: the most recently used
+    assert floors.keep(third, cells, 0) is not None
+    assert [f.floor for f in floors.kept] == [first, third]
+    fetched = Floors(hs, budget=4)
+    for node in (first, second):
+        assert fetched.keep(node, cells, 0, fetched=True) is not None
+    assert fetched.keep(third, cells, 0, fetched=True) is not None
+    assert [f.floor for f in fetched.kept] == [second, third]
+
+
 def test_a_kept_hub_let_go_from_memory_is_fetched_again_instead_of_queried(db: Db) -> None:
     # a hub fetched as a floor and later let go (the floors' budget) stays kept in the warehouse: a node above it
     # then fetches it again (``Rollups.prepare`` tells ``BaseSet._fetch`` of it) rather than querying it, and the
