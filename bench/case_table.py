@@ -125,7 +125,9 @@ def search(case: Case, side_env: dict[str, str], cap: float) -> dict[str, Any]:
 def measure(case: Case, sides: dict[str, dict[str, str]], cap: float) -> None:
     """``case.repeat`` interleaved rounds of every side.  On Spark each run also samples the cluster's memory,
     *after* runs first, and a run stopped at the cap or failed is followed by a restart of the cluster: a stopped
-    client's statement goes on in the server, and would share the cluster with the next run."""
+    client's statement goes on in the server, and would share the cluster with the next run.  The run after a
+    restart is preceded by one of the same side that is not counted (``warm_up_s``): the floor it is divided by
+    was measured warm, and a settled floor does not mean a settled search (docs/benchmarks.md, 2026-11-29)."""
     from bench_spark import Sampler
 
     order = list(sides.items())
@@ -136,15 +138,22 @@ def measure(case: Case, sides: dict[str, dict[str, str]], cap: float) -> None:
             if not case.spark:
                 case.runs.setdefault(label, []).append(search(case, env, cap))
                 continue
+            warm_up = search(case, env, cap)["wall_s"] if _restarted else None
             with Sampler() as sampler:
                 run = search(case, env, cap)
             run.update(
                 spark_driver_peak_rss_mib=round(sampler.driver, 1),
                 spark_executors_peak_rss_mib=round(sampler.executors, 1),
+                warm_up_s=warm_up,
             )
+            _restarted.clear()
             if run["wall_s"] is None:
                 run["restart"] = restart_spark(case.table, case.floor_s)
+                _restarted.append(True)
             case.runs.setdefault(label, []).append(run)
+
+
+_restarted: list[bool] = []  # the cluster was restarted after the last run (``measure``)
 
 
 def restart_spark(table: str, warm_floor: float | None = None) -> dict[str, Any]:

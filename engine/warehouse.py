@@ -189,7 +189,8 @@ class Warehouse:
         backend, its rows within ``local_cells``): the scan's findings and the base's cells from one statement."""
         options, backend, scan = self._options(), self.session.backend, self.source_scan
         if options.batched(backend) and options.held_first(backend, scan.rows()):
-            return scan.cells()
+            with self.session.held_here():
+                return scan.cells()
         return None
 
     def _options(self) -> Options:

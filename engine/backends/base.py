@@ -181,6 +181,12 @@ class Session:
     def drop_scratch(self) -> None:
         """The session is ending: drop where ``scratch`` put working tables (nothing here)."""
 
+    @contextmanager
+    def held_here(self) -> Iterator[None]:
+        """The statement that fetches the source grouped, to be counted here from then on (``Options.held_first``):
+        run once, the first of its kind in the session (nothing to do here)."""
+        yield
+
     def discard(self, tables: Sequence[str], what: str) -> None:
         """Working tables read for the last time: dropped now, and what they held freed by the database
         (``settle``) before Python works on what was read from them."""

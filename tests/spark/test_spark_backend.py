@@ -199,6 +199,20 @@ def test_a_session_packs_small_files_into_few_tasks(twins: Twins) -> None:
         assert session.spark.conf.get("spark.sql.files.openCostInBytes") == str(OPEN_COST) == "1024"
 
 
+def test_the_grouped_source_alone_runs_interpreted() -> None:
+    """A session runs its statements compiled, the grouped source of a run held here interpreted (compiled once per
+    session, it is the session's first aggregation), and compiled again after it, also when it fails."""
+    key = "spark.sql.codegen.wholeStage"
+    with open_backend(SPARK_URL).session() as session:
+        assert session.spark.conf.get(key) == "true"
+        with session.held_here():
+            assert session.spark.conf.get(key) == "false"
+        assert session.spark.conf.get(key) == "true"
+        with pytest.raises(RuntimeError), session.held_here():
+            raise RuntimeError("the grouped source failed")
+        assert session.spark.conf.get(key) == "true"
+
+
 def test_a_recount_numbered_here_equals_the_databases_numbering(twins: Twins) -> None:
     """``Session.numbered`` on Spark fetches the recount's cells as values in one statement and numbers each column
     as Arrow encodes it; decoded, its cells are the ones the database numbering gives (one statement a column),
