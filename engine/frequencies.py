@@ -314,12 +314,12 @@ class Floors:
         order = [k for _, k in sorted((u, k) for k, u in enumerate(self._used) if not below[k])]  # least recent first
         kept = [self.kept[k] for k in order] + [floor]
         used = [self._used[k] for k in order] + [self._clock]
-        fetched_ = [self._fetched[k] for k in order] + [fetched]
+        remote = [self._fetched[k] for k in order] + [fetched]
         while sum(f.cells for f in kept) > self.budget:  # floors rolled up here go first: they cost no statement again
-            gone = next((k for k, f in enumerate(fetched_) if not f), 0)
-            del kept[gone], used[gone], fetched_[gone]
-        self._set(kept, used, fetched_)
-        return floor
+            gone = next((k for k, f in enumerate(remote) if not f), 0)
+            del kept[gone], used[gone], remote[gone]
+        self._set(kept, used, remote)
+        return floor if kept and kept[-1] is floor else None  # else let go at once: the fetched ones fill the budget
 
     def _set(self, kept: list[FrequencySet], used: list[int], fetched: list[bool]) -> None:
         self.kept, self._used, self._fetched = kept, used, fetched

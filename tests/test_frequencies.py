@@ -552,6 +552,8 @@ def test_floors_rolled_up_here_go_before_floors_fetched_from_the_warehouse() -> 
         assert fetched.keep(node, cells, 0, fetched=True) is not None
     assert fetched.keep(third, cells, 0, fetched=True) is not None
     assert [f.floor for f in fetched.kept] == [second, third]
+    assert fetched.keep(first, cells, 0) is None  # rolled up here, with the fetched ones filling the budget: not kept
+    assert [f.floor for f in fetched.kept] == [second, third]
 
 
 def test_a_kept_hub_let_go_from_memory_is_fetched_again_instead_of_queried(db: Db) -> None:
