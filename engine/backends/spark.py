@@ -417,9 +417,8 @@ class SparkSQLSession(Session):
     def held_here(self) -> Iterator[None]:
         """Spark compiles a plan's whole-stage code once per session, and a run is one session: the grouped source,
         a new session's first statement, runs interpreted (the 1M census's: 3.3-3.9 s compiled, 2.1-2.6 s
-        interpreted; run again in the same session, 1.3-2.0 s either way).  Only that one: the release's statements
-        interpreted made a 1M release 20.4 s instead of 12-15, and coding the 10M census 15-17 s longer
-        (docs/spark.md §9)."""
+        interpreted; run again in the same session, 1.3-2.0 s either way).  Only that one: a run interpreted throughout
+        coded the 10M census 15-17 s slower, and a 1M release gained nothing (docs/spark.md §9)."""
         self._codegen("false")
         try:
             yield
