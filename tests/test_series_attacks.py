@@ -24,7 +24,6 @@ from typing import Any
 import numpy as np
 import pytest
 
-from veil.errors import ConfigError
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -33,7 +32,7 @@ from veil.release import exposure, init, release
 from veil.release.cohorts import Checks, Cohort, decide
 from veil.release.differences import Judge
 from tests.conftest import Db, run_veil
-from tests.test_series_db import BODY, cleanup  # noqa: F401 (fixture)
+from tests.test_series_db import BODY, COHORT_NOT_ON_SPARK, cleanup  # noqa: F401 (fixture)
 from tests.test_series_world import AGES, ZIPS, label, up
 
 DISEASES = ("flu", "cold", "hiv", "cancer")
@@ -219,11 +218,7 @@ def moved(
     return dict(coarse), merged
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)
@@ -277,11 +272,7 @@ def test_the_reader_singles_out_everyone_when_nothing_protects_the_series(db: Db
     assert [d for d, n in diff.items() if n > 0] == [world.people[newcomer][2]]  # his disease, read off
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)
@@ -303,11 +294,7 @@ def test_a_node_change_starts_a_new_series_explicitly_and_is_reported(db: Db, cl
     ]
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cleanup) -> None:
     world, path, out, cat = setup(db)
@@ -325,11 +312,7 @@ def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cl
     assert exposure(cfg.load(path))["cohort"]["erased"] == standing
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cleanup) -> None:
     """With ``series_delay = 4`` the blocks of 8 rows are too small for 3 joiners to gather in 4 nights at about
@@ -359,11 +342,7 @@ def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cl
     assert f"version 8 moved series 1 up from node {list(nodes[0])} to {list(nodes[-1])}" in said.stdout
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_a_bound_only_the_top_could_keep_leaves_the_node_and_says_so(db: Db, cleanup) -> None:
     """``series_delay = 1`` asks blocks of about 90 of the 128 rows: only the top holds that, one block of the 16 —

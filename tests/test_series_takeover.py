@@ -9,21 +9,16 @@ from collections import Counter
 import pytest
 
 from veil import config as cfg
-from veil.errors import ConfigError
 from veil.release import init, release
 from tests.conftest import Db
-from tests.test_series_db import change, cleanup, people_db, versions  # noqa: F401 (fixture)
+from tests.test_series_db import COHORT_NOT_ON_SPARK, change, cleanup, people_db, versions  # noqa: F401 (fixture)
 
 
 def _rows(db: Db, out: str, version: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(map(str, r)) for r in versions(db, out)[version - 1].rows)
 
 
-@pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
+@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_a_newcomer_with_a_stand_ins_row_takes_it_over(db: Db, cleanup) -> None:
     path, out, _ = people_db(db, "cohort")
