@@ -29,7 +29,7 @@ from veil.hierarchy import Hierarchy
 from veil.lattice import show
 from veil.queries.nodes import base_total
 from veil.rollup import Rollups
-from veil.sourcecells import SourceCells
+from veil.sourcecells import SourceCells, merged
 from veil.sourcescan import SourceScan
 from veil.workstats import Stats
 
@@ -91,6 +91,8 @@ class BaseSet:
         self._cells: Rollups | None = None  # rollups of the cells (veil_base)
         self._blocks: Rollups | None = None  # rollups of the blocks alone (the base without its sensitive columns)
         self._held: HeldCells | None = None
+        # the kept rows' cells with the carried columns (``SourceCells.valued``) and their values, where held first
+        self.valued: tuple[FrequencySet, list[Sequence[Any]]] | None = None
         self._up_tables: set[tuple[int, int]] = set()
         self._idents = 0
         self._into: str | None = None  # the scratch database or work schema of the base (None: temporary tables)
@@ -107,7 +109,15 @@ class BaseSet:
         if cells is None:
             self._code_in_warehouse()
             return
-        self._hold(cells.coded(self.hierarchies, self.raw_values))
+        if not cells.carried:
+            self._hold(cells.coded(self.hierarchies, self.raw_values))
+            return
+        data, values = cells.valued(self.hierarchies, self.raw_values)  # once, the carried columns summed away after
+        carried = np.column_stack([data.pop(f"c{j}") for j in range(cells.carried)])
+        coded = merged(data, [k for k in data if k != "n"])
+        self.valued = self._frequency_set(data, carried), values
+        del data, carried
+        self._hold(coded)
 
     def _hold(self, data: dict[str, np.ndarray]) -> None:
         """The base's cells held here, and nothing in the warehouse until a statement needs it (``cell_rollups``)."""
@@ -195,13 +205,19 @@ class BaseSet:
         """The base frequency set's cells held here, fetched once, with each hierarchy's map from a leaf code to
         its code at every level."""
         self.stats.local_cells += len(data["n"])
+        return self._frequency_set(data)
+
+    def _frequency_set(self, data: dict[str, np.ndarray], carried: np.ndarray | None = None) -> FrequencySet:
+        """Coded cells (``SourceCells.coded``'s columns) as a ``FrequencySet``, each ``carried`` column a further
+        sensitive column after the counted ones."""
+        columns = [data[f"s{j}"] for j in range(len(self.domains))]
+        if carried is not None:
+            columns += list(carried.T)
         return FrequencySet(
             [data[f"q{i}_0"] for i in range(len(self.hierarchies))],
             [[h.ancestors(0, j) for j in range(h.height + 1)] for h in self.hierarchies],
             [[h.cardinality(j) for j in range(h.height + 1)] for h in self.hierarchies],
-            np.column_stack([data[f"s{j}"] for j in range(len(self.domains))])
-            if self.domains
-            else np.zeros((len(data["n"]), 0), dtype=np.int64),
+            np.column_stack(columns) if columns else np.zeros((len(data["n"]), 0), dtype=np.int64),
             data["n"],
             narrow=True,  # codes in the narrowest integers: a tally's packing adds them to its key at half the cost
         )
@@ -364,10 +380,13 @@ class BaseSet:
         return hist.n_blocks * math.prod(d.size for d in self.domains)
 
     def end_search(self) -> None:
-        """Drop the rollups kept, and let the database free them where that cannot change what the run reads
-        (``Session.settle``).  The base stays; a later node query materializes again what it needs."""
+        """Drop the rollups kept — in the warehouse, and the floors held here — and let the database free them where
+        that cannot change what the run reads (``Session.settle``).  The base stays; a later node query
+        materializes again what it needs."""
         for rollups in self.rollups:
             rollups.drop_kept("dropping the search's working tables")
+        if self._held is not None:
+            self._held.forget()
         self.session.settle()
 
     def end_counting(self) -> None:
@@ -376,6 +395,7 @@ class BaseSet:
         self.end_search()
         if self._cells is not None:
             self.session.execute(q.drop_table(q.BASE), "dropping the base frequency set")
+        self.valued = None
         if self._cells is not None or self._held is not None:
             self._cells = self._blocks = self._held = None
             self._ended = True

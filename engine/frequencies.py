@@ -90,6 +90,11 @@ class FrequencySet:
     def cells(self) -> int:
         return len(self.n)
 
+    def forget(self) -> None:
+        """Let go of what is kept between nodes (codes at levels, maps, groupings): a search's, once it is over."""
+        self._kept, self._kept_bytes, self._maps = {}, 0, {}
+        self._groupings = Groupings(self._groupings.limit)
+
     def covers(self, node: Sequence[Level]) -> bool:
         """Whether ``node`` rolls up from these cells: at or above the floor on every QI it keeps, and projecting
         out every QI the floor projected out (``None`` in ``floor``: a subset node's cells, Incognito's)."""

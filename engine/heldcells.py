@@ -40,6 +40,15 @@ class HeldCells:
         self._last: tuple[Node, dict[str, np.ndarray]] | None = None
         self._sized: Node | None = None  # the last node sized without its cells
 
+    def forget(self) -> None:
+        """The search is over: its floors and the last node's cells go, and what the base kept between nodes."""
+        for floors in (self.floors, self.block_floors):
+            if floors is not None:
+                floors.clear()
+        if self.local is not None:
+            self.local.forget()
+        self._last, self._sized = None, None
+
     def holder(self, node: Node) -> FrequencySet | None:
         """The cells held here that ``node`` rolls up from: the fewest of a kept floor below it (``hub``'s, for a
         node no floor covers), or the base's."""

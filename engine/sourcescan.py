@@ -49,7 +49,9 @@ class Scanned:
 
 class SourceScan:
     """The source table (``source``) of one run: the columns it reads — ``quasi_identifiers`` and ``sensitive``
-    (counted), ``null_checked`` (published, NULLs checked) — and what they are (``columns``, once inspected)."""
+    (counted), ``null_checked`` (published, NULLs checked), of which ``carried`` are grouped by value where the rows
+    are grouped and fetched whole (``cells``: a release's candidate rolled up from them) — and what they are
+    (``columns``, once inspected)."""
 
     def __init__(
         self,
@@ -58,10 +60,12 @@ class SourceScan:
         quasi_identifiers: Sequence[str],
         sensitive: Sequence[str],
         null_checked: Sequence[str],
+        carried: Sequence[str] = (),
     ) -> None:
         self.session, self.source = session, source
         self.quasi_identifiers, self.sensitive = list(quasi_identifiers), list(sensitive)
         self.null_checked = list(null_checked)
+        self.carried = [c for c in carried if c in self.null_checked]
         self.columns: dict[str, Column] = {}
         self.weight: str | None = None  # the scans read the source grouped, rows in this column (``group``)
         self.counted: int | None = None  # the source's rows, once counted (a release's fingerprint counts them)
@@ -173,28 +177,36 @@ class SourceScan:
         return self.counted
 
     def cells(self) -> SourceCells:
-        """The source's rows grouped by the counted columns and the null-checked ones' NULL flags, fetched whole
-        (``source_cells``): what ``scan`` and the base's coding read, in one statement (``veil.sourcecells``)."""
-        columns = self.quasi_identifiers + self.sensitive
-        table = self.read(columns + self.null_checked)
+        """The source's rows grouped by the counted and carried columns and the other null-checked ones' NULL
+        flags, fetched whole (``source_cells``): what ``scan`` and the base's coding read, in one statement
+        (``veil.sourcecells``)."""
+        columns = self.quasi_identifiers + self.sensitive + self.carried
+        flagged = self._flagged
+        table = self.read(columns + flagged)
         data = self.session.factors(
-            q.source_cells(table, columns, self.null_checked, self.weight), f"grouping source table {self.name!r}"
+            q.source_cells(table, columns, flagged, self.weight), f"grouping source table {self.name!r}"
         )
         codes, counts = data["n"]
-        flags = [np.asarray(data[f"x{j}"][1], dtype=bool)[data[f"x{j}"][0]] for j in range(len(self.null_checked))]
-        return SourceCells(
-            [data[f"v{k}"][0] for k in range(len(columns))],
+        flags = [np.asarray(data[f"x{j}"][1], dtype=bool)[data[f"x{j}"][0]] for j in range(len(flagged))]
+        return SourceCells(  # codes as int32 (at most ``local_cells`` distinct values): half the bytes held
+            [np.asarray(data[f"v{k}"][0], dtype=np.int32) for k in range(len(columns))],
             [data[f"v{k}"][1] for k in range(len(columns))],
             np.column_stack(flags) if flags else np.zeros((len(codes), 0), dtype=bool),
             np.asarray(counts, dtype=np.int64)[codes] if len(codes) else np.zeros(0, dtype=np.int64),
+            len(self.carried),
         )
+
+    @property
+    def _flagged(self) -> list[str]:
+        """The null-checked columns ``cells`` groups by whether they are NULL (the carried ones: by value)."""
+        return [c for c in self.null_checked if c not in self.carried]
 
     def found_in(self, cells: SourceCells) -> Scanned:
         """What ``scan`` would find, from the source's ``cells`` (no statement)."""
         columns = self.quasi_identifiers + self.sensitive
         values = {c: cells.kept_values(k) for k, c in enumerate(columns)}
-        nulls = {c: cells.nulls(k) for k, c in enumerate(columns)}
-        nulls.update({c: cells.flagged(j) for j, c in enumerate(self.null_checked)})
+        nulls = {c: cells.nulls(k) for k, c in enumerate(columns + self.carried)}
+        nulls.update({c: cells.flagged(j) for j, c in enumerate(self._flagged)})
         return self._found(values, nulls, cells.rows, cells.kept)
 
     def _found(self, values: dict[str, list[tuple[Any, int]]], nulls: dict[str, int], total: int, kept: int) -> Scanned:

@@ -68,6 +68,7 @@ class Warehouse:
     quasi_identifiers: Sequence[QuasiIdentifier]
     sensitive: Sequence[str]
     null_checked: Sequence[str] = ()  # published but not counted: NULLs follow the policy too
+    carried: Sequence[str] = ()  # of those, the ones a source held first is grouped by too (``valued``: a release's)
     rollup: bool = True
     block_tests_enabled: bool = True  # the search may decide reducible models in SQL (tests force the stream)
     rollup_ratio: float = 0.25
@@ -97,7 +98,9 @@ class Warehouse:
     threshold_tests: ThresholdTests | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
-        self.source_scan = SourceScan(self.session, self.source, self.attributes, self.sensitive, self.null_checked)
+        self.source_scan = SourceScan(
+            self.session, self.source, self.attributes, self.sensitive, self.null_checked, self.carried
+        )
 
     @property
     def attributes(self) -> tuple[str, ...]:
@@ -233,6 +236,25 @@ class Warehouse:
         held = self.base.held if self.base is not None else None
         return held.local if held is not None else None
 
+    def valued(self, node: Sequence[Level], columns: Sequence[str]) -> tuple[dict[str, np.ndarray], list[Any]] | None:
+        """The kept rows' cells at ``node`` with the values of ``columns`` (each counted or carried), rolled up from
+        the cells held here with no statement: ``g{i}`` each QI's code, ``n`` the rows, and per column its codes and
+        values (``fetchedcells.held``'s factors) — where the source was held first and holds them all, else
+        ``None``.  Before ``end_counting``, which lets them go."""
+        held = self.local
+        names: list[str] = list(self.sensitive)
+        values: list[Any] = [self.raw_values[c] for c in self.sensitive]
+        if self.base is not None and self.base.valued is not None:
+            held, carried = self.base.valued
+            names += [c for c in self.source_scan.carried]
+            values += list(carried)
+        if held is None or not set(columns) <= set(names):
+            return None
+        cells = held.counts(node)
+        # a counted column's codes index its values, which hold no NULL (the scan counts those apart: SourceScan.scan)
+        factors = [(cells[f"s{names.index(c)}"].astype(np.int64), values[names.index(c)]) for c in columns]
+        return {**{f"g{i}": cells[f"g{i}"] for i in range(len(self.attributes))}, "n": cells["n"]}, factors
+
     @property
     def tests_in_sql(self) -> bool:
         """Whether threshold tests may run as statements (``block_tests``): not when every node is counted here."""
@@ -301,7 +323,9 @@ class Warehouse:
     def end_search(self) -> None:
         """The search is over: drop the rollups it kept, and let the database free them where that cannot change
         what the run reads (``Session.settle``).  The base frequency set stays; a later node query works as
-        before, materializing again what it needs."""
+        before, materializing again what it needs; the counts kept here go (the caller holds those it needs)."""
+        if self.node_counter is not None:
+            self.node_counter.forget()
         if self.base is not None:
             self.base.end_search()
         else:

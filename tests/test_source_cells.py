@@ -128,3 +128,61 @@ def test_source_values_that_code_alike_are_merged() -> None:
     lost = SourceCells([np.array([0, 1])], [[1, 3]], np.zeros((2, 0), dtype=bool), np.array([2, 3]))
     with pytest.raises(Exception, match="lost rows"):
         lost.coded([h], [])
+
+
+def _expanded(distinct: list[tuple], chunks: object, d: int) -> list[tuple]:
+    out = []
+    for chunk in chunks(False):  # type: ignore[operator]
+        for k in range(len(chunk["n"])):
+            out.append(
+                (tuple(int(chunk[f"g{i}"][k]) for i in range(d)), distinct[int(chunk["vid"][k])], int(chunk["n"][k]))
+            )
+    return sorted(out, key=str)
+
+
+@pytest.mark.spark_too
+@pytest.mark.parametrize("nulls", [False, True])
+def test_a_carried_column_rolls_the_candidate_up_here_as_the_statement_fetches_it(db: Db, nulls: bool) -> None:
+    """A published column no model reads, carried (``Warehouse.carried``: a release whose candidate comes whole,
+    Spark's): the source held first is grouped by its values too — the same base, values, NULLs and rows as without
+    it — and a node's cells with every published column's values (``Warehouse.valued``) are the cells the candidate's
+    statement fetches (``queries.valued_cells``), NULL rows left out as the policy says; without it, none."""
+    from veil.release import fetchedcells
+
+    conf = config(db, visits(db, 6, nulls), "drop")
+    columns = ["income", "note"]
+    nodes = [(0, 0, 0), (1, 1, 1), (2, 0, 1)]
+    with open_run(conf, batch=True, local_cells=1000) as (conf, plain):
+        want = (plain.rows, plain.stats.rows_read, plain.stats.rows_dropped_null, _cells(plain.local))
+        assert plain.valued(nodes[0], columns) is None and plain.valued(nodes[0], ["income"]) is not None
+    with open_run(conf, batch=True, local_cells=1000, carried=("note",)) as (conf, held):
+        assert (held.rows, held.stats.rows_read, held.stats.rows_dropped_null, _cells(held.local)) == want
+        source, d = held.source_table([*held.attributes, *columns]), len(held.attributes)
+        for node in nodes:
+            stmt = veil.queries.valued_cells(source, held.layout, node, held.attributes, columns, columns)
+            theirs = _expanded(*fetchedcells.fetch(held.session, stmt, d, len(columns), "fetching"), d)
+            valued = held.valued(node, columns)
+            assert valued is not None
+            codes, factors = valued
+            mine = _expanded(*fetchedcells.held({k: v for k, v in codes.items() if k != "n"}, factors, codes["n"]), d)
+            assert mine == theirs and sum(n for *_k, n in mine) == held.rows
+    assert want[2] > 0 if nulls else want[2] == 0
+
+
+def test_carried_columns_are_summed_away_from_the_base_and_kept_by_value() -> None:
+    from veil.hierarchy import Hierarchy
+
+    h = Hierarchy("x", (1, 2), (("*", "*"),))
+    # x: 1, 1, 2, 1 ; carried c: "p", "q", "p", NULL (a NULL row is not kept)
+    cells = SourceCells(
+        [np.array([0, 0, 1, 0]), np.array([0, 1, 0, -1])],
+        [[1, 2], ["p", "q"]],
+        np.zeros((4, 0), dtype=bool),
+        np.array([2, 3, 4, 5]),
+        carried=1,
+    )
+    base = cells.coded([h], [])
+    assert base["q0_0"].tolist() == [0, 1] and base["n"].tolist() == [5, 4]
+    data, values = cells.valued([h], [])
+    assert data["q0_0"].tolist() == [0, 0, 1] and data["c0"].tolist() == [0, 1, 0] and data["n"].tolist() == [2, 3, 4]
+    assert values == [["p", "q"]] and cells.kept == 9 and cells.nulls(1) == 5

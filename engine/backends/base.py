@@ -369,7 +369,7 @@ class Session:
         self._recover()
 
 
-Factor = tuple[np.ndarray, list[Any]]  # codes (int64, -1 for NULL) and the distinct values in code order
+Factor = tuple[np.ndarray, list[Any]]  # codes (int32 or int64, -1 for NULL) and the distinct values in code order
 
 
 def _factor(values: Sequence[Any]) -> Factor:

@@ -32,21 +32,19 @@ class Cells:
 
 
 def held(run: Run, node: tuple[int, ...]) -> Cells | None:
-    """The candidate's cells rolled up from the base held here (``Warehouse.local``), with no statement, where they
-    come into Veil whole and the base counts every published column (the models read them all: k + entropy on the
-    1M census, one statement of 2.7 s less on Spark); else ``None``.  A base does not count a column for this alone:
-    the source's grouped cells would hold its values where they hold a NULL flag, 60-80 MiB more at 1M rows."""
-    wh = run.wh
-    if run.publication.staged_ledger or wh.local is None:
+    """The candidate's cells rolled up from the source's cells held here (``Warehouse.valued``), with no statement,
+    where they come into Veil whole and the cells held hold every published column — counted (k + entropy on the
+    1M census, one statement of 2.7 s less on Spark) or carried (``Warehouse.carried``: ``job._inspect`` asks for
+    them); else ``None``."""
+    if run.publication.staged_ledger:
         return None
     layout = layout_of(run, node)
-    if not set(layout.columns) <= set(wh.sensitive):
+    valued = run.wh.valued(node, layout.columns)
+    if valued is None:
         return None
-    cells = wh.local.counts(node)
-    # a counted column's codes index its values, which hold no NULL (the scan counts those apart: SourceScan.scan)
-    values = [(cells[f"s{wh.sensitive.index(c)}"].astype(np.int64), wh.raw_values[c]) for c in layout.columns]
-    codes = {f"g{i}": cells[f"g{i}"] for i in range(len(wh.attributes))}
-    distinct, chunks = fetchedcells.held(codes, values, cells["n"])
+    cells, factors = valued
+    codes = {k: v for k, v in cells.items() if k != "n"}
+    distinct, chunks = fetchedcells.held(codes, factors, cells["n"])
     return Cells(layout, distinct, chunks)
 
 

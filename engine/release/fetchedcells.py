@@ -94,7 +94,7 @@ def _distinct(columns: Sequence[Factor]) -> tuple[np.ndarray, np.ndarray]:
     if math.prod(radices) >= KEY_LIMIT:
         unique, inverse = np.unique(np.column_stack([c for c, _v in columns]), axis=0, return_inverse=True)
         return unique, inverse.reshape(-1)
-    key = columns[0][0] + 1
+    key = columns[0][0].astype(np.int64) + 1  # codes may come as int32 (``Factor``): the key needs 64 bits
     for (codes, _values), radix in zip(columns[1:], radices[1:]):
         key = key * radix + (codes + 1)
     keys, inverse = np.unique(key, return_inverse=True)

@@ -165,6 +165,7 @@ def _run(
     ledger = ledger_mod.load(session, tables, run.rel.name, cells=False)
     node, note, result = nodechoice.choose_node(run, ledger)
     counts = wh.counts(node)
+    wh.end_search()  # the search's floors and kept counts go before the candidate's cells are rolled up
     held = candidate.held(run, node)  # before the base held here is dropped
     wh.end_counting()  # no node is counted again: the memory of the search's tables goes to the candidate's
     suppressed = run.spec.evaluate(counts, wh.rows).failing
@@ -293,12 +294,17 @@ def _inspect(run: Run, force: bool) -> Outcome | None:
     config, rel, session = run.config, run.rel, run.session
     r = run.tables.releases
     counted = tuple(sensitive_needed(config))  # the search counts what the models read; the rest is published
+    published = tuple(c for c in config.sensitive if c not in counted)
+    # the candidate's cells rolled up here where the publication takes them whole (``candidate.held``): the source,
+    # if held first, is grouped by the published columns too — one statement less (1M census on Spark: 1.4-1.9 s)
+    carried = () if run.publication.staged_ledger or rel.keep_columns else published
     run.wh = wh = Warehouse(
         session,
         config.source,
         config.quasi_identifiers,
         counted,
-        null_checked=tuple(c for c in config.sensitive if c not in counted),
+        null_checked=published,
+        carried=carried,
         on_step=run.on_step,
     )
     columns = wh.inspect()

@@ -64,19 +64,21 @@ def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool
     (empty content, for deciding the node: ``read_cells`` adds the content later)."""
     t = tables
     ledger = Ledger(name, t)
-    chains = {
-        d: Chain.parse(text)
-        for d, text in session.rows(
-            q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
-        )
-    }
-    ledger.stored_chains = set(chains)
-    rows = session.rows(
-        q.ledger.of_release(
-            t.series_versions, name, "version", "node", "attributes", "columns", "hierarchies", "policy"
-        ).order_by(t.series_versions.c.version),
-        "reading the ledger's versions",
+    stored, rows = session.together(  # two reads, sent at once where each is a remote job (Spark)
+        [
+            lambda: session.rows(
+                q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
+            ),
+            lambda: session.rows(
+                q.ledger.of_release(
+                    t.series_versions, name, "version", "node", "attributes", "columns", "hierarchies", "policy"
+                ).order_by(t.series_versions.c.version),
+                "reading the ledger's versions",
+            ),
+        ]
     )
+    chains = {d: Chain.parse(text) for d, text in stored}
+    ledger.stored_chains = set(chains)
     none = np.zeros(0, dtype=np.int32)
     for number, node, attributes, columns, hierarchies, policy in rows:
         cols, digests = json.loads(columns), json.loads(hierarchies)

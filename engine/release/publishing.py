@@ -44,14 +44,15 @@ def publish(
     version, node = content.number, content.node
     _materialize(run, content, counts, suppressed)
     rows_suppressed = int(counts.sizes[suppressed].sum())
-    views, achieved = _verified(run, content, rows_suppressed)
+    metrics, evaluations = _evaluated(run, result, counts, suppressed, node, rows_suppressed)
+    views, achieved = _verified(run, content, rows_suppressed, evaluations)
     when = content.when
     run.on_step("repointing the views")
     failpoint("views")
     pub.point(version, when)
     failpoint("catalog")
     rows_published = content.rows_published
-    _record(run, result, counts, suppressed, version, node, achieved, rows_published, rows_suppressed, info, when)
+    _record(run, metrics, version, node, achieved, rows_published, rows_suppressed, info, when)
     expired = pub.expire(rel.keep_versions, version, when, run.runs.published())
     written = Written(
         rel.name,
@@ -114,11 +115,14 @@ def _materialize(run: Run, content: Content, counts: NodeCounts, suppressed: np.
         )
 
 
-def _verified(run: Run, content: Content, rows_suppressed: int) -> tuple[list[str], dict[str, float | None]]:
+def _verified(
+    run: Run, content: Content, rows_suppressed: int, evaluations: list[tuple[Any, bool, int, float | None]]
+) -> tuple[list[str], dict[str, float | None]]:
     """The version's blocks and dimension tables created, its rows verified independently (``verify``, or the
-    content's own check) and its ledger record written if still due; returns the views created and the levels
-    achieved."""
-    pub, wh, version = run.publication, run.wh, content.number
+    content's own check), then its ledger record if still due and the run's evaluated nodes and hierarchies, at once
+    (none reads another; each only under the run's id until its catalog row says published); returns the views
+    created and the levels achieved."""
+    pub, wh, version, session = run.publication, run.wh, content.number, run.session
     run.on_step("verifying the release independently")
     failpoint("verify")
     views = pub.insert_blocks(version)
@@ -126,10 +130,16 @@ def _verified(run: Run, content: Content, rows_suppressed: int) -> tuple[list[st
     achieved = (
         content.check(pub.block_rows)
         if content.check is not None
-        else verify(run.session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
+        else verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     )
-    if content.record is not None:
-        content.record(pub.block_rows)
+    record = content.record
+    session.together(
+        [
+            *([lambda: record(pub.block_rows)] if record is not None else []),
+            lambda: _record_nodes(session, run.tables, run.release_id, evaluations),
+            lambda: _record_hierarchies(session, run.tables, run.release_id, wh),
+        ]
+    )
     return views, achieved
 
 
@@ -155,9 +165,7 @@ def _stage(
 
 def _record(
     run: Run,
-    result: SearchResult | None,
-    counts: NodeCounts,
-    suppressed: np.ndarray,
+    metrics: dict[str, Any],
     version: int,
     node: tuple[int, ...],
     achieved: dict[str, float | None],
@@ -166,9 +174,8 @@ def _record(
     info: dict[str, Any],
     when: Any,
 ) -> None:
-    """The catalog row of a published version, its evaluated nodes and hierarchies."""
+    """The catalog row of a published version (its evaluated nodes and hierarchies went with the verification)."""
     wh, rel = run.wh, run.rel
-    metrics, evaluations = _evaluated(run, result, counts, suppressed, node, rows_suppressed)
     published = qc.publish_run(
         run.tables.releases,
         run.release_id,
@@ -189,14 +196,7 @@ def _record(
             rows_dropped_null=wh.stats.rows_dropped_null,
         ),
     )
-    session, tables, release_id = run.session, run.tables, run.release_id
-    session.together(  # the run's row and its details, in any order (a killed run's row is repaired: autocommit)
-        [
-            lambda: session.execute(published, "recording the release"),
-            lambda: _record_nodes(session, tables, release_id, evaluations),
-            lambda: _record_hierarchies(session, tables, release_id, wh),
-        ]
-    )
+    run.session.execute(published, "recording the release")
 
 
 def _evaluated(
