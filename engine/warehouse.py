@@ -246,7 +246,7 @@ class Warehouse:
         values: list[Any] = [self.raw_values[c] for c in self.sensitive]
         if self.base is not None and self.base.valued is not None:
             held, carried = self.base.valued
-            names += [c for c in self.source_scan.carried]
+            names += self.source_scan.carried
             values += list(carried)
         if held is None or not set(columns) <= set(names):
             return None
