@@ -13,9 +13,11 @@ so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table ever
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import statistics
+from pathlib import Path
 from typing import Any
 
 import duckdb
@@ -100,6 +102,34 @@ def summary(values: list[int]) -> dict[str, float | None]:
     }
 
 
+def flatness(nights: list[dict[str, Any]], span: int = 30) -> dict[str, dict[str, float | None]]:
+    """Issue 34's "night 365 within 1.2× night 5" for time and peak RSS, literally (night 5 against the last night)
+    and robustly: the median and the maximum of the first ``span`` nights after the first release against the last
+    ``span`` — a night's peak swings by a fifth with the same work (DuckDB's closing checkpoint, docs/series.md §9.4),
+    so two single nights can fall on either side of it.
+
+    >>> flatness([{"night": i, "wall_s": 1.0, "peak_rss_mib": 100.0 + i % 2} for i in range(8)], span=3)["peak_rss_mib"]
+    {'night_5': 101.0, 'last': 101.0, 'last_over_night_5': 1.0, 'median_ratio': 1.0, 'max_ratio': 1.0}
+    """
+    later = [n for n in nights if n["night"] >= 1]
+    first, last = later[:span], later[-span:]
+    fifth = next((n for n in nights if n["night"] == 5), None)
+    out: dict[str, dict[str, float | None]] = {}
+    for key in ("wall_s", "peak_rss_mib"):
+        if not first:
+            out[key] = {}
+            continue
+        a, b = [n[key] for n in first], [n[key] for n in last]
+        out[key] = {
+            "night_5": fifth[key] if fifth else None,
+            "last": later[-1][key],
+            "last_over_night_5": round(later[-1][key] / fifth[key], 2) if fifth else None,
+            "median_ratio": round(statistics.median(b) / statistics.median(a), 2),
+            "max_ratio": round(max(b) / max(a), 2),
+        }
+    return out
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
     source = duckdb_file("series_source")
     census_duckdb(source, f"census_{args.rows}", args.rows)
@@ -167,6 +197,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "nights": nights,
         "delay": summary(entered_all),
         "still_waiting_at_end": nights[-1]["waiting_so_far"],
+        "flatness": flatness(nights),
     }
 
 
@@ -192,7 +223,11 @@ def main() -> None:
     ap.add_argument("--series-block", type=int, default=None, help="[release] series_block (docs/series.md §9.4)")
     ap.add_argument("--series-block-share", type=float, default=0.95)
     ap.add_argument("--series-delay", type=int, default=None, help="[release] series_delay (default: Veil's, 90)")
+    ap.add_argument("--flatness", metavar="RESULTS", help="print the flatness of a results file's nights and stop")
     args = ap.parse_args()
+    if args.flatness:
+        print(json.dumps(flatness(json.loads(Path(args.flatness).read_text())["nights"]), indent=1))
+        return
     results = run(args)
     print("wrote", save(_name(args), results))
     shutil.rmtree(WORK / "series", ignore_errors=True)
