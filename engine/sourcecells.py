@@ -18,6 +18,7 @@ import numpy as np
 
 from veil.counts import sorted_sum
 from veil.errors import BackendError
+from veil.grouping import pack
 from veil.hierarchy import Hierarchy
 
 
@@ -136,10 +137,7 @@ def merged(data: dict[str, np.ndarray], names: Sequence[str]) -> dict[str, np.nd
     """
     radices = [int(data[name].max(initial=0)) + 1 for name in names]
     if math.prod(radices) < 1 << 62:
-        key = np.zeros(len(data["n"]), dtype=np.int64)
-        for name, radix in zip(names, radices):
-            key *= radix
-            key += data[name]
+        key = pack([(k, data[name], radix) for k, (name, radix) in enumerate(zip(names, radices))], len(data["n"]))
         keys, n = sorted_sum(key, np.asarray(data["n"], dtype=np.int64))
         del key
         out: dict[str, np.ndarray] = {}

@@ -241,13 +241,15 @@ class Warehouse:
         the cells held here with no statement: ``g{i}`` each QI's code, ``n`` the rows, and per column its codes and
         values (``fetchedcells.held``'s factors) — where the source was held first and holds them all, else
         ``None``.  Before ``end_counting``, which lets them go."""
-        held = self.local
         names: list[str] = list(self.sensitive)
         values: list[Any] = [self.raw_values[c] for c in self.sensitive]
+        held: FrequencySet | None
         if self.base is not None and self.base.valued is not None:
             held, carried = self.base.valued
             names += self.source_scan.carried
             values += list(carried)
+        else:
+            held = self.local
         if held is None or not set(columns) <= set(names):
             return None
         cells = held.counts(node)
