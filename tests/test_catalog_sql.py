@@ -128,6 +128,15 @@ def ddl() -> dict[str, Any]:
             ["Zip Code", HOSTILE],
             ["condition"],
         ),
+        # the night's reads of the histograms kept once (cohort_series._histograms)
+        "members_kept_histograms": mq.kept_histograms(
+            relation("census_members", "veil", "veil_state", "veil_cohort", "Zip Code", HOSTILE, "condition"),
+            ["Zip Code", HOSTILE],
+            ["condition"],
+        ),
+        "members_undecided": mq.undecided(["Zip Code", HOSTILE], ["condition"], 10),
+        "members_by_size": mq.by_size(10),
+        "members_totals": mq.totals(["condition"]),
         # a waiting member takes over a stand-in with the same row (docs/series.md §2)
         "members_takeovers": mq.takeovers(members),
         "members_taking_count": mq.taking_count(),

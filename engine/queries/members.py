@@ -29,6 +29,7 @@ from veil.queries.release import _generalized, label_of
 
 PENDING, LIVE, GONE = 0, 1, 2  # a member's state: waiting to enter, published, standing in after leaving
 NOW, FORMING, LEAVING, TAKING = "veil_now", "veil_forming", "veil_leaving", "veil_taking"
+HISTOGRAMS = "veil_histograms"
 BOOKKEEPING = ("veil_id", "veil_state", "veil_cohort", "veil_joined", "veil_since", "veil_gone")
 
 
@@ -201,6 +202,69 @@ def histograms(members: sa.TableClause, qis: Sequence[str], counted: Sequence[st
     rows have no cohort (NULL) and are told apart by their labels; published rows by their cohort."""
     keys = [members.c.veil_state, members.c.veil_cohort, *(members.c[c] for c in qis), *(members.c[c] for c in counted)]
     return sa.select(*keys, sa.func.count().label("n")).group_by(*keys)
+
+
+def kept_histograms(members: sa.TableClause, qis: Sequence[str], counted: Sequence[str]) -> CreateTableAs:
+    """``veil_histograms``: ``histograms``, kept for the night's reads (``undecided``, ``by_size``, ``totals``) so
+    that the members table is scanned once."""
+    return CreateTableAs(sa.table(HISTOGRAMS), histograms(members, qis, counted))
+
+
+def _kept(qis: Sequence[str], counted: Sequence[str]) -> sa.TableClause:
+    names = ["veil_state", "veil_cohort", *qis, *counted, "n"]
+    return sa.table(HISTOGRAMS, *(sa.column(c) for c in names))
+
+
+def _cohort_sizes(h: sa.TableClause) -> sa.Subquery:
+    """Each cohort's live and standing rows."""
+
+    def rows_in(state: int) -> Any:
+        return sa.func.sum(sa.case((h.c.veil_state == state, h.c.n), else_=0))
+
+    return (
+        sa.select(h.c.veil_cohort, rows_in(LIVE).label("live"), rows_in(GONE).label("gone"))
+        .where(h.c.veil_state != PENDING)
+        .group_by(h.c.veil_cohort)
+        .subquery("s")
+    )
+
+
+def undecided(qis: Sequence[str], counted: Sequence[str], batch: int | None) -> sa.Select[Any]:
+    """The rows of ``veil_histograms`` the series step reads value by value: the waiting rows, and the cohorts
+    whose stand-ins may leave tonight — at least ``batch`` of them and ``batch`` live rows
+    (``veil.release.cohorts.by_size``); every other cohort is decided by its sizes (``by_size``).  ``None``:
+    every row (an erasure withdraws cohorts by their values)."""
+    h = _kept(qis, counted)
+    select = sa.select(*h.c)
+    if batch is None:
+        return select
+    s = _cohort_sizes(h)
+    may_leave = sa.select(s.c.veil_cohort).where(s.c.gone >= batch, s.c.live >= batch)
+    return select.where(sa.or_(h.c.veil_state == PENDING, h.c.veil_cohort.in_(may_leave)))
+
+
+def by_size(batch: int) -> sa.Select[Any]:
+    """The cohorts with stand-ins that sizes decide: each whose people all left (it leaves whole) with its
+    standing rows, and — its cohort NULL — the standing rows of those with fewer than ``batch`` stand-ins or live
+    rows (they wait).
+
+    >>> print(by_size(10))  # doctest: +ELLIPSIS
+    SELECT CASE WHEN (s.live = :live_1) THEN s.veil_cohort END AS veil_cohort, sum(s.gone) AS gone ...
+    """
+    s = _cohort_sizes(_kept([], []))
+    whole = sa.case((s.c.live == 0, s.c.veil_cohort))
+    return (
+        sa.select(whole.label("veil_cohort"), sa.func.sum(s.c.gone).label("gone"))
+        .where(s.c.gone > 0, sa.or_(s.c.live == 0, s.c.gone < batch, s.c.live < batch))
+        .group_by(whole)
+    )
+
+
+def totals(counted: Sequence[str]) -> sa.Select[Any]:
+    """Rows per (state, counted values) of ``veil_histograms``: the tables a batch joins and leaves."""
+    h = _kept([], counted)
+    keys = [h.c.veil_state, *(h.c[c] for c in counted)]
+    return sa.select(*keys, sa.func.sum(h.c.n).label("n")).group_by(*keys)
 
 
 def forming_table(qis: Sequence[str]) -> sa.Table:

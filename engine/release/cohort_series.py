@@ -8,7 +8,8 @@ digest, the secret of its coins, the next cohort id) and the members table (``ve
 night: tonight's rows are counted (``veil_now``); published people who left become stand-ins; people who left
 while waiting are forgotten; newcomers wait; ``veil.release.cohorts`` decides which blocks' waiting rows form a
 cohort and which cohorts' stand-ins leave; the members table takes the decisions; the version is every member
-published or standing in.  Its cost is tonight's rows and the members', never the number of versions.
+published or standing in.  Its cost is tonight's rows and the members', never the number of versions, and
+Python reads the values of only the cohorts whose stand-ins may leave (``_histograms``), not of every cohort formed.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from veil.files import MAX_HIERARCHY_BYTES, read_bounded
 from veil.hierarchy import CsvSpec, RowsSpec
 from veil.models.base import Needs
 from veil.release import cohorts
-from veil.release.cohorts import Checks, Cohort, Histogram
+from veil.release.cohorts import Checks, Cohort, Histogram, Sized
 from veil.release.differences import Judge
 from veil.release.ledger import canonical
 from veil.release.secret import Coins, new_secret
@@ -218,14 +219,17 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     s.session.execute(q.drop_table(mq.NOW), what)
     erased = _erase(s, members) if erase else 0
     taken = 0 if first else _take_over(s, members, version)
-    found = _histograms(s, members)
-    checks = Checks(
-        Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving, 1 if first else state.batch
-    )
+    batch = 1 if first else state.batch
+    found = _histograms(s, members, None if erase else batch)
+    checks = Checks(Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving, batch)
     withdrawn = _withdraw(s, members, found, checks) if erase else 0
-    found = _histograms(s, members) if withdrawn else found
+    found = _histograms(s, members, None) if withdrawn else found
     plan = cohorts.decide(
-        found.pending, found.cohorts, checks, _Heads() if first else Coins.of(state.secret, s.name, version)
+        found.pending,
+        found.cohorts,
+        checks,
+        _Heads() if first else Coins.of(state.secret, s.name, version),
+        found.sized,
     )
     next_cohort = _apply(s, members, plan, state.next_cohort, version)
     s.session.execute(mq.advance(s.tables.series_state, s.name, next_cohort), "recording the series")
@@ -252,25 +256,37 @@ class _Found:
     joining: dict[str, dict[str, int]]
     leaving: dict[str, dict[str, int]]
     rows: dict[int, int]
+    sized: Sized
 
 
-def _histograms(s: Series, members: sa.Table) -> _Found:
-    counted, d = s.counted, len(s.wh.attributes)
+def _histograms(s: Series, members: sa.Table, batch: int | None) -> _Found:
+    """The members' histograms, the table scanned once into ``veil_histograms``: the waiting rows per block and,
+    value by value, only the cohorts whose stand-ins may leave tonight (at least ``batch`` of them and of live
+    rows); the others by their sizes (``cohorts.by_size``), so that what a night reads does not grow with the
+    cohorts the series has formed (1M census, 1% churn, 40 nights: 223 of 8,528).  ``batch`` ``None``: every
+    cohort (an erasure withdraws cohorts by their live rows' values)."""
+    counted, qis, d = s.counted, list(s.wh.attributes), len(s.wh.attributes)
+    what = "reading the series' members"
+    s.session.execute(mq.kept_histograms(members, qis, counted), what)
+    found = s.session.rows(mq.undecided(qis, counted, batch), what)
+    sized = Sized() if batch is None else _sized(s.session.rows(mq.by_size(batch), what))
+    totals = s.session.rows(mq.totals(counted), what)
+    s.session.execute(q.drop_table(mq.HISTOGRAMS), what)
     pending: dict[str, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
     live: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
     gone: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
-    joining: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
-    leaving: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
-    rows: Counter[int] = Counter()
-    for state, cohort, *rest in s.session.rows(
-        mq.histograms(members, list(s.wh.attributes), counted), "reading the series' members"
-    ):
+    for state, cohort, *rest in found:
         labels, values, n = rest[:d], tuple(canonical(v) for v in rest[d:-1]), int(rest[-1])
-        rows[int(state)] += n
         if state == mq.PENDING:
             pending[SEP.join(str(x) for x in labels)][values] += n
         else:
             (live if state == mq.LIVE else gone)[int(cohort)][values] += n
+    joining: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
+    leaving: dict[str, Counter[str | None]] = {c: Counter() for c in counted}
+    rows: Counter[int] = Counter()
+    for state, *rest in totals:
+        values, n = tuple(canonical(v) for v in rest[:-1]), int(rest[-1])
+        rows[int(state)] += n
         for table in (joining,) if state == mq.PENDING else (joining, leaving) if state == mq.LIVE else (leaving,):
             for c, v in zip(counted, values):
                 table[c][v] += n
@@ -281,7 +297,14 @@ def _histograms(s: Series, members: sa.Table) -> _Found:
         _totals(joining),
         _totals(leaving),
         dict(rows),
+        sized,
     )
+
+
+def _sized(rows: Sequence[tuple[Any, ...]]) -> Sized:
+    """``queries.members.by_size``'s rows: the cohorts leaving whole, and (cohort NULL) the rows too few to leave."""
+    whole = tuple(sorted(int(c) for c, _n in rows if c is not None))
+    return Sized(whole, sum(int(n) for c, n in rows if c is None))
 
 
 def _hist(counted: Sequence[str], counter: Mapping[tuple[str | None, ...], int]) -> Histogram:

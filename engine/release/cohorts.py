@@ -79,6 +79,17 @@ class Checks:
         return not bool(self.judge.failing([entry])[0])
 
 
+@dataclass(frozen=True)
+class Sized:
+    """Cohorts whose decision their sizes make, counted by the database without their values (so a night reads
+    the values of only the cohorts whose stand-ins may leave): ``whole``, the cohorts whose people all left — each
+    leaves whole — and ``too_few``, the stand-in rows of cohorts with fewer than ``batch`` stand-ins or live rows,
+    which wait.  None of them is among ``decide``'s ``cohorts``."""
+
+    whole: tuple[int, ...] = ()
+    too_few: int = 0
+
+
 @dataclass
 class Plan:
     """Tonight's decisions, and why the rest waits (rows per reason; the catalog's record only)."""
@@ -93,8 +104,11 @@ def rows(hist: Histogram) -> int:
     return int(hist[1].sum())
 
 
-def decide(pending: Mapping[str, Histogram], cohorts: Sequence[Cohort], checks: Checks, coins: Flipper) -> Plan:
-    """The night's plan: the blocks whose waiting rows form a cohort, the cohorts whose stand-ins leave."""
+def decide(
+    pending: Mapping[str, Histogram], cohorts: Sequence[Cohort], checks: Checks, coins: Flipper, sized: Sized = Sized()
+) -> Plan:
+    """The night's plan: the blocks whose waiting rows form a cohort, the cohorts whose stand-ins leave (in
+    cohort order), from the histograms of ``cohorts`` and the sizes of the others (``sized``)."""
     plan = Plan()
     for block, hist in pending.items():
         why = _join(hist, checks, coins, block)
@@ -110,7 +124,34 @@ def decide(pending: Mapping[str, Histogram], cohorts: Sequence[Cohort], checks: 
             plan.remove.append(cohort.id)
         else:
             plan.leaving[why] += rows(cohort.gone)
+    plan.remove = sorted([*plan.remove, *sized.whole])
+    plan.leaving["too few"] += sized.too_few
     return plan
+
+
+def by_size(cohorts: Sequence[Cohort], batch: int) -> tuple[list[Cohort], Sized]:
+    """``cohorts`` split as a night's statements split them (``queries.members.undecided`` and ``by_size``): the
+    cohorts whose stand-ins may leave tonight — at least ``batch`` stand-ins and ``batch`` live rows — and the
+    sizes of the others, with which ``decide`` makes the plan it makes from all of their histograms.
+
+    >>> one = lambda n: ([{"d": "flu"}], np.asarray([n]))
+    >>> cohorts = [Cohort(1, one(3), one(2)), Cohort(2, one(0), one(1)), Cohort(3, one(1), one(2)), Cohort(4, one(2), one(0))]
+    >>> undecided, sized = by_size(cohorts, 2)
+    >>> [c.id for c in undecided], sized.whole, sized.too_few
+    ([1], (2,), 2)
+    """
+    undecided, whole, too_few = [], [], 0
+    for c in cohorts:
+        live, gone = rows(c.live), rows(c.gone)
+        if gone == 0:
+            continue
+        if live == 0:
+            whole.append(c.id)
+        elif gone < batch or live < batch:
+            too_few += gone
+        else:
+            undecided.append(c)
+    return undecided, Sized(tuple(whole), too_few)
 
 
 def _join(hist: Histogram, checks: Checks, coins: Flipper, block: str) -> str | None:

@@ -183,6 +183,30 @@ CREATE TEMPORARY TABLE veil_forming (
 SELECT veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition, count(*) AS n 
 FROM veil.census_members GROUP BY veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition;
 
+-- members_kept_histograms
+CREATE TEMPORARY TABLE veil_histograms AS SELECT veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition, count(*) AS n 
+FROM veil.census_members GROUP BY veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members."Zip Code", veil.census_members."x""; DROP TABLE t; --", veil.census_members.condition;
+
+-- members_undecided
+SELECT veil_histograms.veil_state, veil_histograms.veil_cohort, veil_histograms."Zip Code", veil_histograms."x""; DROP TABLE t; --", veil_histograms.condition, veil_histograms.n 
+FROM veil_histograms 
+WHERE veil_histograms.veil_state = %(veil_state_1)s::INTEGER OR veil_histograms.veil_cohort IN (SELECT s.veil_cohort 
+FROM (SELECT veil_histograms.veil_cohort AS veil_cohort, sum(CASE WHEN (veil_histograms.veil_state = %(veil_state_2)s::INTEGER) THEN veil_histograms.n ELSE %(param_1)s::INTEGER END) AS live, sum(CASE WHEN (veil_histograms.veil_state = %(veil_state_3)s::INTEGER) THEN veil_histograms.n ELSE %(param_2)s::INTEGER END) AS gone 
+FROM veil_histograms 
+WHERE veil_histograms.veil_state != %(veil_state_4)s::INTEGER GROUP BY veil_histograms.veil_cohort) AS s 
+WHERE s.gone >= %(gone_1)s::INTEGER AND s.live >= %(live_1)s::INTEGER);
+
+-- members_by_size
+SELECT CASE WHEN (s.live = %(live_1)s::INTEGER) THEN s.veil_cohort END AS veil_cohort, sum(s.gone) AS gone 
+FROM (SELECT veil_histograms.veil_cohort AS veil_cohort, sum(CASE WHEN (veil_histograms.veil_state = %(veil_state_1)s::INTEGER) THEN veil_histograms.n ELSE %(param_1)s::INTEGER END) AS live, sum(CASE WHEN (veil_histograms.veil_state = %(veil_state_2)s::INTEGER) THEN veil_histograms.n ELSE %(param_2)s::INTEGER END) AS gone 
+FROM veil_histograms 
+WHERE veil_histograms.veil_state != %(veil_state_3)s::INTEGER GROUP BY veil_histograms.veil_cohort) AS s 
+WHERE s.gone > %(gone_1)s::INTEGER AND (s.live = %(live_2)s::INTEGER OR s.gone < %(gone_2)s::INTEGER OR s.live < %(live_3)s::INTEGER) GROUP BY CASE WHEN (s.live = %(live_1)s::INTEGER) THEN s.veil_cohort END;
+
+-- members_totals
+SELECT veil_histograms.veil_state, veil_histograms.condition, sum(veil_histograms.n) AS n 
+FROM veil_histograms GROUP BY veil_histograms.veil_state, veil_histograms.condition;
+
 -- members_takeovers
 CREATE TEMPORARY TABLE veil_taking AS SELECT anon_1.veil_id AS veil_waiting, anon_2.veil_id AS veil_standing, anon_2.veil_cohort 
 FROM (SELECT w.veil_id AS veil_id, w.veil_cohort AS veil_cohort, w."Zip Code" AS "Zip Code", w."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.condition AS condition, row_number() OVER (PARTITION BY w."Zip Code", w."x""; DROP TABLE t; --", w.condition ORDER BY w.veil_id) AS veil_rank 
