@@ -8,6 +8,11 @@ so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table ever
 
     .venv/bin/python bench/bench_series.py [--rows 100000] [--nights 365] [--change 0.001] [--every 30]
         [--sensitive occupation+income] [--series-block 667 [--series-block-share 0.95]] [--series-delay 90]
+        [--keep 45,365]
+
+``--keep``: the warehouse file as those nights left it, copied to ``bench/.work/<results name>_night<N>.duckdb``
+(its path and the run's config in the results, ``kept``) for ``bench/bench_series_replay.py``, which runs the
+night after each of them alternately — a state's cost without the machine's drift over the year.
 """
 
 from __future__ import annotations
@@ -148,6 +153,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
     config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
+    keep = {int(n) for n in args.keep.split(",")} if args.keep else set()
+    kept: dict[int, str] = {}
     for n in range(args.nights + 1):
         if n:
             night(str(path), args.rows, args.change, n)
@@ -180,6 +187,9 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             "block_off": blocks_off(str(path)),
         }
         nights.append(entry)
+        if n in keep:
+            kept[n] = str(WORK / f"{_name(args)}_night{n}.duckdb")
+            shutil.copyfile(path, kept[n])
         if n % args.every == 0 or n == args.nights:
             print(
                 f"night {n}: withheld {entry['withheld_pct']}%, stale {entry['stale_pct']}%, "
@@ -198,6 +208,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "delay": summary(entered_all),
         "still_waiting_at_end": nights[-1]["waiting_so_far"],
         "flatness": flatness(nights),
+        "kept": {"config": str(config), "nights": kept},
     }
 
 
@@ -224,6 +235,7 @@ def main() -> None:
     ap.add_argument("--series-block-share", type=float, default=0.95)
     ap.add_argument("--series-delay", type=int, default=None, help="[release] series_delay (default: Veil's, 90)")
     ap.add_argument("--flatness", metavar="RESULTS", help="print the flatness of a results file's nights and stop")
+    ap.add_argument("--keep", metavar="N,N", help="copy the warehouse file after these nights (bench_series_replay.py)")
     args = ap.parse_args()
     if args.flatness:
         print(json.dumps(flatness(json.loads(Path(args.flatness).read_text())["nights"]), indent=1))
