@@ -339,9 +339,10 @@ def close_interrupted(releases: sa.Table, name: str, when: Any, error: str) -> s
 
 
 def runs_of(releases: sa.Table, name: str) -> sa.Select[Any]:
-    """``(version, status, config_hash, source_fingerprint)`` of every run of ``name`` (``veil.release.runs``)."""
+    """``(version, status, config_hash, source_fingerprint, id)`` of every run of ``name``
+    (``veil.release.runs``)."""
     r = releases
-    return sa.select(r.c.version, r.c.status, r.c.config_hash, r.c.source_fingerprint).where(r.c.name == name)
+    return sa.select(r.c.version, r.c.status, r.c.config_hash, r.c.source_fingerprint, r.c.id).where(r.c.name == name)
 
 
 def skip_run(releases: sa.Table, release_id: str, when: Any, fingerprint: str, message: str) -> sa.Update:

@@ -22,6 +22,15 @@ def of_release(table: sa.Table, name: str, *columns: str) -> sa.Select[Any]:
     return sa.select(*(table.c[c] for c in columns)).where(table.c.name == name)
 
 
+VERSION_COLUMNS = ("version", "release_id", "node", "attributes", "columns", "hierarchies", "policy")
+
+
+def versions_of_release(versions: sa.Table, name: str) -> sa.Select[Any]:
+    """Release ``name``'s rows of ``series_versions`` (``VERSION_COLUMNS``), oldest first: what a run's repair
+    and its ledger read of them (one statement for both where the repair reads them: Spark)."""
+    return of_release(versions, name, *VERSION_COLUMNS).order_by(versions.c.version)
+
+
 def rows_of_release(table: sa.Table, name: str) -> sa.Select[Any]:
     """How many rows of ``table`` belong to release ``name``."""
     return count_rows(table).where(table.c.name == name)

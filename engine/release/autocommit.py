@@ -54,6 +54,7 @@ class Recovered(NamedTuple):
 
     dropped: list[str]  # the orphans' objects
     changed: bool  # a run's row changed (a version adopted, a number kept)
+    ledger_versions: list[tuple[Any, ...]]  # the ledger's versions as read (``q.ledger.versions_of_release``)
 
 
 @PUBLICATIONS.register("autocommit")
@@ -68,7 +69,9 @@ class AutocommitPublication(Publication):
         """Create the release's schema (its own statement: nothing here is undone), then repair what a killed
         run left (``recover``)."""
         catalog.ensure_schema(self.session, self.schema)
-        return recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive, runs).changed
+        recovered = recover(self.session, self.schema, self.name, self.tables, self.qis, self.sensitive, runs)
+        self.ledger_versions = recovered.ledger_versions
+        return recovered.changed
 
     def move_pointer(self, version: int, when: Any) -> None:
         """The pointer row appended whole, read by nothing first: the catalog's tables are logs whose views show
@@ -170,6 +173,7 @@ class AutocommitPublication(Publication):
         table = f"{self.name}_rows_v{version}"
         columns = [c for c, *_ in self.session.source_columns(self.schema, table) if c != "veil_version"]
         show(self.session, self.schema, self.name, self.tables, version, rollback_id, columns, self.qis, self.sensitive)
+        failpoint("rollback-switched")  # test hook: the views show ``version``, the pointer not yet
         super().roll_back(version, rollback_id, when)
 
 
@@ -225,6 +229,9 @@ def recover(
 
     - ``<name>`` shows version N whose catalog row is not ``published`` (killed after the switch): the row is
       recorded now — readers already saw N, and N was verified before any view showed it;
+    - ``<name>`` was switched by a ``veil rollback`` whose row is missing (killed after the switch): the pointer
+      is read, and moved to N if it names another version.  Every run and rollback moves the pointer after the
+      views and before its row, so a view whose run's row is there needs no read (on Spark a job of ~1 s);
     - ``<name>_blocks`` or ``<name>_releases`` show another version than ``<name>`` (killed mid-switch): they
       are switched to ``<name>``'s;
     - a version the ledger recorded but no view showed keeps its number (never reused: the ledger compares
@@ -240,21 +247,21 @@ def recover(
         if status.get(version) != Status.PUBLISHED:
             _adopt(session, tables, name, schema, version, release_id)  # the pointer row too
             status[version], changed = Status.PUBLISHED, True
-        pointer = session.rows(pub.read_pointer(tables.publications, name), "reading the pointer")
-        if pointer and int(pointer[0][0]) != version:  # a `veil rollback` killed after switching the views
-            session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
+        elif not runs.finished(release_id, version):  # a `veil rollback` killed after switching the views
+            _repoint(session, tables, name, version)
         views = [pub.names(name)["blocks"], pub.names(name)["releases"]]
         if any(properties(session, schema, v).get(VERSION) != str(version) for v in views if v in found) or any(
             v not in found for v in views
         ):
             columns = [c for c, *_ in session.source_columns(schema, name)]
             show(session, schema, name, tables, version, release_id, columns, qis, sensitive)
-    changed = _burn(session, tables, name, status, runs.numbered()) or changed
+    versions = session.rows(q.ledger.versions_of_release(tables.series_versions, name), "reading the ledger's versions")
+    changed = _burn(session, tables, versions, status, runs.numbered()) or changed
     keep = {v for v, s in status.items() if s == Status.PUBLISHED} | ({shown[0]} if shown else set())
     orphans = _orphans(session, schema, name, tables, found, keep)
     for v in orphans:
         drop_version(session, schema, name, v)
-    return Recovered([f"{schema}.{name} version {v}" for v in orphans], changed)
+    return Recovered([f"{schema}.{name} version {v}" for v in orphans], changed, versions)
 
 
 def _orphans(
@@ -297,33 +304,42 @@ def _adopt(
     session: Session, tables: catalog.CatalogTables, name: str, schema: str, version: int, release_id: str
 ) -> None:
     """Record version ``version``, which the views already show, as published (its run was killed after
-    switching them and before writing its catalog row)."""
+    switching them and before writing its catalog row): the pointer first, then the row, as a run does."""
     when = now()
     message = (
         f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
         "and before it wrote its catalog row"
-    )
-    session.execute(
-        qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
-        "recording the version the views show",
     )
     p = tables.publications
     if session.rows(pub.read_pointer(p, name), "reading the pointer"):
         session.execute(pub.set_pointer(p, name, version, when), "moving the pointer")
     else:
         session.execute(pub.add_pointer(p, name, schema, version, when), "creating the pointer")
+    session.execute(
+        qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
+        "recording the version the views show",
+    )
+
+
+def _repoint(session: Session, tables: catalog.CatalogTables, name: str, version: int) -> None:
+    """The pointer names ``version``, the version the views show."""
+    pointer = session.rows(pub.read_pointer(tables.publications, name), "reading the pointer")
+    if pointer and int(pointer[0][0]) != version:
+        session.execute(pub.set_pointer(tables.publications, name, version, now()), "moving the pointer")
 
 
 def _burn(
-    session: Session, tables: catalog.CatalogTables, name: str, status: dict[int, str], numbered: set[int]
+    session: Session,
+    tables: catalog.CatalogTables,
+    versions: Sequence[tuple[Any, ...]],
+    status: dict[int, str],
+    numbered: set[int],
 ) -> bool:
-    """A version the ledger recorded but that was never published (neither kept in ``status`` nor held by a run,
-    ``numbered``) keeps its number on its (failed) run; returns whether one did."""
-    v, r = tables.series_versions, tables.releases
+    """A version the ledger recorded (``versions``: its rows) but that was never published (neither kept in
+    ``status`` nor held by a run, ``numbered``) keeps its number on its (failed) run; returns whether one did."""
+    r = tables.releases
     kept = False
-    for version, release_id in session.rows(
-        q.ledger.of_release(v, name, "version", "release_id"), "reading the ledger's versions"
-    ):
+    for version, release_id, *_layout in versions:
         if int(version) in status or int(version) in numbered:
             continue
         session.execute(

@@ -162,7 +162,7 @@ def _run(
     run.spec = Specification(config.models, config.search.max_suppression)
     if run.rel.series == "cohort":
         return _cohort(run)
-    ledger = ledger_mod.load(session, tables, run.rel.name, cells=False)
+    ledger = ledger_mod.load(session, tables, run.rel.name, cells=False, versions=run.publication.ledger_versions)
     node, note, result = nodechoice.choose_node(run, ledger)
     counts = wh.counts(node)
     wh.end_search()  # the search's floors and kept counts go before the candidate's cells are rolled up

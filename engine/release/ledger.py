@@ -59,28 +59,33 @@ class Ledger:
         return self.versions[-1] if self.versions else None
 
 
-def load(session: Session, tables: catalog.CatalogTables, name: str, cells: bool = True) -> Ledger:
+def load(
+    session: Session,
+    tables: catalog.CatalogTables,
+    name: str,
+    cells: bool = True,
+    versions: Sequence[tuple[Any, ...]] | None = None,
+) -> Ledger:
     """Every version of release ``name`` the ledger recorded, oldest first; without ``cells`` their layouts only
-    (empty content, for deciding the node: ``read_cells`` adds the content later)."""
+    (empty content, for deciding the node: ``read_cells`` adds the content later).  ``versions``: the rows of
+    ``q.ledger.versions_of_release`` where this run read them already (``Publication.ledger_versions``)."""
     t = tables
     ledger = Ledger(name, t)
-    stored, rows = session.together(  # two reads, sent at once where each is a remote job (Spark)
-        [
-            lambda: session.rows(
-                q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
-            ),
-            lambda: session.rows(
-                q.ledger.of_release(
-                    t.series_versions, name, "version", "node", "attributes", "columns", "hierarchies", "policy"
-                ).order_by(t.series_versions.c.version),
-                "reading the ledger's versions",
-            ),
-        ]
-    )
+    reads = [
+        lambda: session.rows(
+            q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
+        ),
+        lambda: session.rows(q.ledger.versions_of_release(t.series_versions, name), "reading the ledger's versions"),
+    ]
+    rows: Sequence[tuple[Any, ...]]
+    if versions is None:  # two reads, sent at once where each is a remote job (Spark)
+        stored, rows = session.together(reads)
+    else:
+        stored, rows = reads[0](), versions
     chains = {d: Chain.parse(text) for d, text in stored}
     ledger.stored_chains = set(chains)
     none = np.zeros(0, dtype=np.int32)
-    for number, node, attributes, columns, hierarchies, policy in rows:
+    for number, _run, node, attributes, columns, hierarchies, policy in rows:
         cols, digests = json.loads(columns), json.loads(hierarchies)
         layout = Layout(
             tuple(json.loads(node)),

@@ -77,6 +77,8 @@ class Publication(ABC):
     release_id: str = ""
     rows: sa.Table = field(init=False)
     block_rows: sa.Table = field(init=False)
+    # the ledger's versions (``q.ledger.versions_of_release``) where ``repair`` read them, for the run's ledger
+    ledger_versions: Sequence[tuple[Any, ...]] | None = field(default=None, init=False)
 
     # Whether the ledger may be written as soon as the series step decides, before the version's rows (the run's
     # transaction hides it until the commit and undoes it on a failure): then a first version's cells are copied

@@ -263,7 +263,8 @@ def _record_nodes(
 def _record_hierarchies(session: Session, tables: catalog.CatalogTables, release_id: str, wh: Warehouse) -> None:
     texts = {h.attribute: _arx_text(h) for h in wh.hierarchies}
     digests = {a: hashlib.sha256(t.encode()).hexdigest() for a, t in texts.items()}
-    stored = {d for (d,) in session.rows(qc.stored_hierarchies(tables.hierarchies, list(digests.values())))}
+    stored_digests = qc.stored_hierarchies(tables.hierarchies, list(digests.values()))
+    stored = {d for (d,) in session.rows(stored_digests, "reading the hierarchies stored")}
     hrows, new = [], set()
     for qi, h in zip(wh.quasi_identifiers, wh.hierarchies):
         digest = digests[h.attribute]

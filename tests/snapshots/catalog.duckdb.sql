@@ -12,7 +12,7 @@ INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, ba
 UPDATE veil.releases SET status=$1, finished_at=$2, error=$3 WHERE veil.releases.name = $4 AND veil.releases.status = $5;
 
 -- runs_of
-SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint 
+SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint, veil.releases.id 
 FROM veil.releases 
 WHERE veil.releases.name = $1;
 

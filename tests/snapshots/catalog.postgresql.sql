@@ -12,7 +12,7 @@ INSERT INTO veil.releases (id, name, status, started_at, config, config_hash, ba
 UPDATE veil.releases SET status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, error=%(error)s::VARCHAR WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status = %(status_1)s::VARCHAR;
 
 -- runs_of
-SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint 
+SELECT veil.releases.version, veil.releases.status, veil.releases.config_hash, veil.releases.source_fingerprint, veil.releases.id 
 FROM veil.releases 
 WHERE veil.releases.name = %(name_1)s::VARCHAR;
 

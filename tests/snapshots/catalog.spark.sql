@@ -71,7 +71,7 @@ FROM `veil`.`releases`
 WHERE `veil`.`releases`.`name` = :name_1 AND `veil`.`releases`.`status` = :status_1;
 
 -- runs_of
-SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint` 
+SELECT `veil`.`releases`.`version`, `veil`.`releases`.`status`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`id` 
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`name` = :name_1;
 

@@ -166,7 +166,8 @@ def test_a_failure_at_every_step_leaves_the_previous_verified_version(
     no view on them.  switch: killed between ``<name>_blocks`` and ``<name>``.  In all four ``<name>`` shows v1.
     catalog: the views show the verified v4 without its catalog row.  Each next run drops the orphans (v2 and
     v3 keep their numbers: the ledger recorded them), switches ``_blocks`` back, records v4 and publishes v5,
-    compared with every version the ledger holds.  Then ``veil rollback`` switches the views."""
+    compared with every version the ledger holds.  Then ``veil rollback`` switches the views; one killed after
+    the switch leaves the pointer behind, which the next run moves."""
     t = target
     conf = cfg.load(t.spark)
     init(conf)
@@ -212,6 +213,16 @@ def test_a_failure_at_every_step_leaves_the_previous_verified_version(
     assert set(state["shown"].values()) == {5} and state["rows"] == v1_rows  # same data, same node
     assert rollback(conf, 4)["version"] == 4
     assert set(_state(t)["shown"].values()) == {4} and releases(conf)["current"] == 4
+    # a rollback killed after switching the views: its row is missing, so the next run reads the pointer and
+    # moves it to the version shown (here before that run fails itself)
+    monkeypatch.setenv("VEIL_FAILPOINT", "rollback-switched")
+    with pytest.raises(ReleaseError, match="injected failure at step 'rollback-switched'"):
+        rollback(conf, 5)
+    assert set(_state(t)["shown"].values()) == {5} and releases(conf)["current"] == 4
+    monkeypatch.setenv("VEIL_FAILPOINT", "materialize")
+    with pytest.raises(ReleaseError, match="injected failure at step 'materialize'"):
+        release(conf, force=True)
+    assert set(_state(t)["shown"].values()) == {5} and releases(conf)["current"] == 5
 
 
 @pytest.mark.spark
