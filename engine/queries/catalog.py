@@ -416,12 +416,6 @@ def record_rollback(
     )
 
 
-def run_of(releases: sa.Table, release_id: str, name: str) -> sa.Select[Any]:
-    """The run ``release_id`` when it is a run of ``name`` (one row, else none)."""
-    r = releases
-    return sa.select(r.c.id).where(r.c.id == release_id, r.c.name == name)
-
-
 # --- a release's versions (``releases``) ---------------------------------------------------------------------------
 
 

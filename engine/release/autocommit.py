@@ -258,24 +258,24 @@ def recover(
     versions = session.rows(q.ledger.versions_of_release(tables.series_versions, name), "reading the ledger's versions")
     changed = _burn(session, tables, versions, status, runs.numbered()) or changed
     keep = {v for v, s in status.items() if s == Status.PUBLISHED} | ({shown[0]} if shown else set())
-    orphans = _orphans(session, schema, name, tables, found, keep)
+    orphans = _orphans(session, schema, name, found, keep, runs.ids())
     for v in orphans:
         drop_version(session, schema, name, v)
     return Recovered([f"{schema}.{name} version {v}" for v in orphans], changed, versions)
 
 
 def _orphans(
-    session: Session, schema: str, name: str, tables: catalog.CatalogTables, found: dict[str, str], keep: set[int]
+    session: Session, schema: str, name: str, found: dict[str, str], keep: set[int], runs: set[str]
 ) -> list[int]:
     """Versions outside ``keep`` with objects in ``schema``: its tables (``BASE TABLE``) and views — a view only
-    when it was made by a run of this release (another release may be named ``<name>_v1``).  A kept version's
-    views are not read: whoever made them, that version is no orphan (on Spark two statements a view, every
-    night).  For example ``inp_v1`` (a view), ``inp_rows_v2`` (a table) and ``inp_v3`` (a view) with ``keep`` {1}:
-    [2], and [2, 3] if ``inp_v3``'s release id names a run of ``inp`` — ``inp_v1``'s properties are not read."""
+    when it was made by a run of this release (its release id among ``runs``, the ids of the release's runs;
+    another release may be named ``<name>_v1``).  A kept version's views are not read: whoever made them, that
+    version is no orphan (on Spark a statement a view, every night).  For example ``inp_v1`` (a view),
+    ``inp_rows_v2`` (a table) and ``inp_v3`` (a view) with ``keep`` {1}: [2], and [2, 3] if ``inp_v3``'s release
+    id names a run of ``inp`` — ``inp_v1``'s properties are not read."""
     out = set()
     tables_re = re.compile(pub.VERSION_TABLES.format(name=re.escape(name)))
     views_re = re.compile(pub.VERSION_VIEWS.format(name=re.escape(name)))
-    r = tables.releases
     for obj, kind in found.items():
         if kind != "VIEW" and (m := tables_re.match(obj)):
             out.add(int(m.group(1)))
@@ -283,7 +283,7 @@ def _orphans(
             kind == "VIEW" and (m := views_re.match(obj)) and int(m.group(1)) not in keep and int(m.group(1)) not in out
         ):
             run = properties(session, schema, obj).get(RELEASE)
-            if run and session.rows(qc.run_of(r, run, name), "reading a run"):
+            if run in runs:
                 out.add(int(m.group(1)))
     return sorted(out - keep)
 

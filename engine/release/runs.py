@@ -11,6 +11,8 @@ meanwhile; a step that changes the rows (``recover``'s repairs) reads them again
 (1, {1: 'expired', 2: 'published'}, [1, 2, 3], 3, (2, 'c2', '12:9'), [2])
 >>> runs.finished("r2", 2), runs.finished("b5", 1), runs.finished("r3", 3), runs.finished("r4", 5)
 (True, True, False, False)
+>>> sorted(runs.ids())
+['b5', 'r0', 'r1', 'r2', 'r3', 'r4']
 """
 
 from __future__ import annotations
@@ -61,6 +63,10 @@ class Runs:
     def published(self) -> list[int]:
         """The versions still published, newest first."""
         return sorted((v for v, s, _h, _f, _i in self.rows if v is not None and s == Status.PUBLISHED), reverse=True)
+
+    def ids(self) -> set[str]:
+        """The ids of the release's runs and rollbacks."""
+        return {i for _v, _s, _h, _f, i in self.rows}
 
     def finished(self, run_id: str, version: int) -> bool:
         """Whether run ``run_id`` (a release or a ``veil rollback``) finished showing ``version``: its row says

@@ -100,11 +100,6 @@ SELECT veil.series_versions.columns
 FROM veil.series_versions 
 WHERE veil.series_versions.name = $1;
 
--- run_of
-SELECT veil.releases.id 
-FROM veil.releases 
-WHERE veil.releases.id = $1 AND veil.releases.name = $2;
-
 -- adopt_run
 UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, output_table=$5, error=$6 WHERE veil.releases.id = $7;
 

@@ -100,11 +100,6 @@ SELECT veil.series_versions.columns
 FROM veil.series_versions 
 WHERE veil.series_versions.name = %(name_1)s::VARCHAR;
 
--- run_of
-SELECT veil.releases.id 
-FROM veil.releases 
-WHERE veil.releases.id = %(id_1)s::VARCHAR AND veil.releases.name = %(name_1)s::VARCHAR;
-
 -- adopt_run
 UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, output_table=%(output_table)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
 

@@ -169,11 +169,6 @@ SELECT `veil`.`series_versions`.`columns`
 FROM `veil`.`series_versions` 
 WHERE `veil`.`series_versions`.`name` = :name_1;
 
--- run_of
-SELECT `veil`.`releases`.`id` 
-FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`id` = :id_1 AND `veil`.`releases`.`name` = :name_1;
-
 -- adopt_run
 INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`, `veil_day`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, CAST(:param_2 AS STRING) AS `status`, `veil`.`releases`.`started_at`, CAST(:param_3 AS TIMESTAMP) AS `finished_at`, CAST(:param_4 AS TIMESTAMP) AS `published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, CAST(:param_5 AS STRING) AS `output_table`, CAST(:param_6 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_7 AS `veil_seq`, :param_8 AS `veil_day` 
 FROM `veil`.`releases` 

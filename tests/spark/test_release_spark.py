@@ -338,24 +338,23 @@ def test_orphans_are_recognized_by_name_and_kind() -> None:
 
 
 class _Reads:
-    """A session that answers the two reads ``_orphans`` may make: a view's properties (its release id) and
-    whether that id is a run of the release; it records the properties it was asked for."""
+    """A session that answers the one read ``_orphans`` may make, a view's properties (its release id); it records
+    the views it was asked about."""
 
-    def __init__(self, runs: dict[str, str]) -> None:
-        self.runs, self.asked = runs, []  # view → release id of a run of ``inp``
+    def __init__(self, made_by: dict[str, str]) -> None:
+        self.made_by, self.asked = made_by, []  # view → the release id in its properties
 
     def rows(self, stmt: Any, what: str = "") -> list[tuple[Any, ...]]:
-        if what.startswith("reading the properties of "):
-            view = what.rsplit(".", 1)[1]
-            self.asked.append(view)
-            return [(sp.RELEASE, self.runs[view])] if view in self.runs else []
-        assert what == "reading a run"
-        return [(1,)]
+        assert what.startswith("reading the properties of "), what
+        view = what.rsplit(".", 1)[1]
+        self.asked.append(view)
+        return [(sp.RELEASE, self.made_by[view])] if view in self.made_by else []
 
 
 def test_orphans_read_only_views_of_versions_not_kept() -> None:
     """A kept version's views are never read (they were two statements a view every night on Spark); a view of
-    another version counts only when a run of this release made it, a table always."""
+    another version counts only when a run of this release made it (its release id among the runs read under the
+    lock: no statement), a table always."""
     found = {
         "inp_v1": "VIEW",
         "inp_v1_blocks": "VIEW",
@@ -363,11 +362,13 @@ def test_orphans_read_only_views_of_versions_not_kept() -> None:
         "inp_rows_v2": "BASE TABLE",
         "inp_v3": "VIEW",
         "inp_v4": "VIEW",
+        "inp_v5": "VIEW",
         "inp_blocks": "VIEW",
     }
-    reads = _Reads({"inp_v3": "run-3"})
-    orphans = sp._orphans(reads, "pub", "inp", catalog.tables("cat"), found, keep={1})  # type: ignore[arg-type]
-    assert orphans == [2, 3] and sorted(reads.asked) == ["inp_v3", "inp_v4"]
+    reads = _Reads({"inp_v3": "run-3", "inp_v4": "a-run-of-another-release"})
+    runs = {"run-1", "run-3"}
+    orphans = sp._orphans(reads, "pub", "inp", found, keep={1}, runs=runs)  # type: ignore[arg-type]
+    assert orphans == [2, 3] and sorted(reads.asked) == ["inp_v3", "inp_v4", "inp_v5"]
 
 
 def _catalog_state(s: Any, cat: str) -> dict[str, Any]:
