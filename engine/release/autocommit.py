@@ -310,11 +310,8 @@ def _adopt(
         f"recorded by a later run: this run was killed after the views showed version {version} (verified) "
         "and before it wrote its catalog row"
     )
-    p = tables.publications
-    if session.rows(pub.read_pointer(p, name), "reading the pointer"):
-        session.execute(pub.set_pointer(p, name, version, when), "moving the pointer")
-    else:
-        session.execute(pub.add_pointer(p, name, schema, version, when), "creating the pointer")
+    # appended whole, read by nothing first, as ``move_pointer`` does: the log's view shows the newest entry
+    session.execute(pub.add_pointer(tables.publications, name, schema, version, when), "moving the pointer")
     session.execute(
         qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
         "recording the version the views show",

@@ -71,17 +71,20 @@ def load(
     ``q.ledger.versions_of_release`` where this run read them already (``Publication.ledger_versions``)."""
     t = tables
     ledger = Ledger(name, t)
-    reads = [
-        lambda: session.rows(
+
+    def chains_stored() -> list[tuple[Any, ...]]:
+        return session.rows(
             q.ledger.of_release(t.series_hierarchies, name, "digest", "definition"), "reading the ledger"
-        ),
-        lambda: session.rows(q.ledger.versions_of_release(t.series_versions, name), "reading the ledger's versions"),
-    ]
+        )
+
     rows: Sequence[tuple[Any, ...]]
     if versions is None:  # two reads, sent at once where each is a remote job (Spark)
-        stored, rows = session.together(reads)
+        what = "reading the ledger's versions"
+        stored, rows = session.together(
+            [chains_stored, lambda: session.rows(q.ledger.versions_of_release(t.series_versions, name), what)]
+        )
     else:
-        stored, rows = reads[0](), versions
+        stored, rows = chains_stored(), versions
     chains = {d: Chain.parse(text) for d, text in stored}
     ledger.stored_chains = set(chains)
     none = np.zeros(0, dtype=np.int32)
