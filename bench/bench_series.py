@@ -150,6 +150,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         release += f"series_block = {args.series_block}\nseries_block_share = {args.series_block_share}\n"
     if args.series_delay is not None:
         release += f"series_delay = {args.series_delay}\n"
+    if args.series_standing is not None:
+        release += f"series_standing = {args.series_standing}\n"
     config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
@@ -221,7 +223,8 @@ def _mib(path: object) -> float:
 def _name(args: argparse.Namespace) -> str:
     floor = f"_block{args.series_block}_{round(100 * args.series_block_share)}" if args.series_block else ""
     delay = f"_delay{args.series_delay}" if args.series_delay is not None else ""
-    return f"series_{args.rows}_{args.nights}{floor}{delay}"
+    standing = f"_standing{args.series_standing:g}" if args.series_standing is not None else ""
+    return f"series_{args.rows}_{args.nights}{floor}{delay}{standing}"
 
 
 def main() -> None:
@@ -234,6 +237,9 @@ def main() -> None:
     ap.add_argument("--series-block", type=int, default=None, help="[release] series_block (docs/series.md §9.4)")
     ap.add_argument("--series-block-share", type=float, default=0.95)
     ap.add_argument("--series-delay", type=int, default=None, help="[release] series_delay (default: Veil's, 90)")
+    ap.add_argument(
+        "--series-standing", type=float, default=None, help="[release] series_standing (default: Veil's, 0.01; §9.5)"
+    )
     ap.add_argument("--flatness", metavar="RESULTS", help="print the flatness of a results file's nights and stop")
     ap.add_argument("--keep", metavar="N,N", help="copy the warehouse file after these nights (bench_series_replay.py)")
     args = ap.parse_args()

@@ -431,6 +431,10 @@ MEANINGS: dict[str, dict[str, str]] = {
                         "of the rows in blocks of at least this many rows, so that joiners are published "
                         "sooner ([series](../series.md#94-a-floor-on-the-series-blocks))",
         "series_block_share": "the share of rows `series_block` asks for (default 0.95)",
+        "series_standing": "the share of the table a cohort series' first version may keep standing in (default "
+                           "0.01; 0: no floor): its blocks each hold at least 2 · `batch` rows and number at most "
+                           "2 · this · rows / (`batch` − 1), or at most 8 "
+                           "([series](../series.md#95-what-any-rule-leaves-standing))",
         "series_delay": "nights within which a cohort series publishes its joiners (default 90; 0: no bound): "
                         "once it has run a week it moves its node up when its blocks are too small for that at "
                         "the join rate seen ([series](../series.md#2a-the-joiners-delay-bound))",

@@ -132,6 +132,7 @@ class ReleaseConfig:
     batch: int | None = None  # the smallest batch a reader may isolate (default: the models' smallest block)
     series_block: int | None = None  # a cohort series' node: this share of rows in blocks of this many (§9.4)
     series_block_share: float = 0.95
+    series_standing: float = 0.01  # a cohort series' first version: blocks for at most this share standing in (§9.5)
     series_delay: int = 90  # nights: a cohort series moves its node up when joiners would wait longer (0: never)
     new_series: bool = False  # ``veil release --new-series``: this version begins a new series (not in the TOML)
     erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
@@ -518,6 +519,7 @@ def _release(r: Table) -> ReleaseConfig:
         batch=r.get("batch", int, d["batch"]),
         series_block=r.get("series_block", int, d["series_block"]),
         series_block_share=float(r.get("series_block_share", (int, float), d["series_block_share"])),
+        series_standing=float(r.get("series_standing", (int, float), d["series_standing"])),
         series_delay=r.get("series_delay", int, d["series_delay"]),
         report=r.get("report", str, d["report"]),
     )
@@ -526,7 +528,8 @@ def _release(r: Table) -> ReleaseConfig:
 
 
 def _check_series_block(r: Table, release: ReleaseConfig) -> None:
-    """``series_block`` (a cohort series' floor on block sizes, docs/series.md §9.4) and its share."""
+    """``series_block`` (a cohort series' floor on block sizes, docs/series.md §9.4) and its share,
+    ``series_standing`` (§9.5) and ``series_delay`` (§2a)."""
     if release.series_block is not None:
         if release.series != "cohort":
             raise r.error("series_block", f'applies to series = "cohort" only, not {release.series!r}')
@@ -536,8 +539,13 @@ def _check_series_block(r: Table, release: ReleaseConfig) -> None:
         raise r.error("series_block_share", "needs series_block (the rows a block must hold)")
     if not 0 < release.series_block_share <= 1:
         raise r.error("series_block_share", f"must be a fraction in (0, 1], got {release.series_block_share!r}")
-    if r.has("series_delay") and release.series != "cohort":
-        raise r.error("series_delay", f'applies to series = "cohort" only, not {release.series!r}')
+    for key in ("series_standing", "series_delay"):
+        if r.has(key) and release.series != "cohort":
+            raise r.error(key, f'applies to series = "cohort" only, not {release.series!r}')
+    if not 0 <= release.series_standing < 1:
+        raise r.error(
+            "series_standing", f"must be 0 (no floor) or a fraction in (0, 1), got {release.series_standing!r}"
+        )
     if release.series_delay < 0:
         raise r.error("series_delay", f"must be 0 (no bound) or a number of nights, got {release.series_delay!r}")
 

@@ -766,6 +766,10 @@ def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
         ('series = "off"\nseries_delay = 30', r"\[release\] key 'series_delay' applies to series = \"cohort\" only"),
         ("series_delay = -1", r"'series_delay' must be 0 \(no bound\) or a number of nights, got -1"),
         ("series_delay = 1.5", r"'series_delay' must be"),
+        ('series = "refuse"\nseries_standing = 0.02', r"key 'series_standing' applies to series = \"cohort\" only"),
+        ("series_standing = 1", r"'series_standing' must be 0 \(no floor\) or a fraction in \(0, 1\), got 1.0"),
+        ("series_standing = -0.01", r"'series_standing' must be 0 \(no floor\) or a fraction in \(0, 1\)"),
+        ('series_standing = "low"', r"'series_standing' must be"),
     ],
 )
 def test_series_block_errors_name_the_key(tmp_path: Path, keys: str, message: str) -> None:
@@ -784,3 +788,6 @@ def test_series_block_reads_rows_and_share(tmp_path: Path) -> None:
     assert c.release.series_delay == 90  # the joiners' delay bound, on by default (docs/series.md §2a)
     c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_delay = 0\n'))
     assert c.release is not None and c.release.series_delay == 0
+    assert c.release.series_standing == 0.01  # the first version's blocks capped by default (docs/series.md §9.5)
+    c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_standing = 0\n'))
+    assert c.release is not None and c.release.series_standing == 0

@@ -573,5 +573,7 @@ def test_a_series_floor_picks_the_optimum_among_nodes_with_large_blocks(db: Db, 
     assert min(Counter((z, a) for z, a, _d in finest.rows).values()) < 8  # the floor changed the node
     assert (
         outcome.series is not None
-        and outcome.series["node_floor"] == "at least 100% of the rows in blocks of at least 8 rows"
+        and outcome.series["node_floor"]
+        == "at least 100% of the rows in blocks of at least 4 rows, in at most 1 block (or at most 8 blocks); "
+        "at least 100% of the rows in blocks of at least 8 rows"  # series_standing's default (§9.5), series_block
     )

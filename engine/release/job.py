@@ -203,7 +203,7 @@ def _cohort(run: Run) -> Outcome:
     if first:
         previous = list(state.node) if state is not None else None
         reason = "a new series" if state is not None else "first version"
-        node, note, result = nodechoice.search(run, previous, reason, nodechoice.block_floor(config))
+        node, note, result = nodechoice.search(run, previous, reason, nodechoice.block_floors(config, wh.rows))
     else:
         assert state is not None
         note = {"node": "series", "previous_node": list(state.node)}

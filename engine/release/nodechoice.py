@@ -4,6 +4,8 @@ a cohort series' floor admits), and the note that says which and why."""
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from typing import Any
 
 from veil import log
@@ -12,6 +14,7 @@ from veil.config import Config
 from veil.errors import NoSolutionError
 from veil.lattice import Lattice
 from veil.release import ledger as ledger_mod
+from veil.release.cohort_series import batch_of
 from veil.release.process import failpoint
 from veil.release.state import Run
 from veil.run import no_solution, search_lattice
@@ -60,34 +63,55 @@ def _upward(
     return joined, {**note, "node": "searched, joined with the previous node"}, result
 
 
-def block_floor(config: Config) -> BlockFloor | None:
-    """A cohort series' floor on its node's block sizes (``[release] series_block``), if the config sets one."""
+FEWEST = 8  # blocks a first version may always have: a release of a few blocks serves nobody
+
+
+def block_floors(config: Config, rows: int) -> tuple[BlockFloor, ...]:
+    """A cohort series' floors on its first version's blocks over a table of ``rows`` rows
+    (``veil.blockfloor``): by default (``[release] series_standing``, docs/series.md §9.5) every block at least
+    2 · ``batch`` rows — a cohort sheds its stand-ins in batches only while ``batch`` of its people remain — and at
+    most 2 · ``series_standing`` · rows / (``batch`` − 1) blocks — each keeps about (``batch`` − 1) / 2 stand-ins
+    for as long as its people stay — or at most ``FEWEST`` blocks; and ``[release] series_block``'s, if set.
+
+    >>> from pathlib import Path
+    >>> from veil.config import Config, ReleaseConfig, SourceConfig
+    >>> from veil.models import KAnonymity
+    >>> c = Config(Path("v.toml"), SourceConfig("t"), (), (), (KAnonymity(k=10),), release=ReleaseConfig("r"))
+    >>> block_floors(c, 100_000)   # 2 · 10 rows; 2 · 0.01 · 100,000 / 9 blocks
+    (BlockFloor(rows=20, share=1.0, most=222, fewest=8),)
+    """
     rel = config.release
-    if rel is None or rel.series_block is None:
-        return None
-    return BlockFloor(rel.series_block, rel.series_block_share)
+    floors: list[BlockFloor] = []
+    if rel is not None and rel.series_standing:
+        batch = batch_of(config)
+        most = max(1, math.floor(2 * rel.series_standing * rows / (batch - 1) + 1e-9))
+        floors.append(BlockFloor(2 * batch, 1.0, most, FEWEST))
+    if rel is not None and rel.series_block is not None:
+        floors.append(BlockFloor(rel.series_block, rel.series_block_share))
+    return tuple(floors)
 
 
 def search(
-    run: Run, previous: list[int] | None, reason: str, floor: BlockFloor | None = None
+    run: Run, previous: list[int] | None, reason: str, floors: Sequence[BlockFloor] = ()
 ) -> tuple[tuple[int, ...], dict[str, Any], SearchResult]:
-    """The search's optimum — among the nodes where ``floor`` holds, if given — and the note saying the node
+    """The search's optimum — among the nodes where every one of ``floors`` holds — and the note saying the node
     was searched (and why)."""
     wh, spec = run.wh, run.spec
     run.on_step("searching the lattice")
     lattice = Lattice(wh.heights)
     with log.progress("searching", lattice.size) as update:
-        admits = None if floor is None else floor.admits
+        admits = (lambda counts: all(f.admits(counts) for f in floors)) if floors else None
         result = search_lattice(wh, run.config, ["optimal"], spec, update, admits)
-    if result.optimal is None and floor is not None and spec.evaluate(wh.counts(lattice.top), wh.rows).passed:
+    floor = "; ".join(f.describe() for f in floors)
+    if result.optimal is None and floors and spec.evaluate(wh.counts(lattice.top), wh.rows).passed:
         raise NoSolutionError(
-            f"release {run.rel.name!r}: no node passes the models with {floor.describe()} "
+            f"release {run.rel.name!r}: no node passes the models with {floor} "
             "([release] series_block); lower series_block or series_block_share"
         )
     if result.optimal is None:
         raise no_solution(wh, spec)
     changed = "searched" if previous is None or tuple(previous) != result.optimal.node else "searched (same node)"
     note = {"node": changed, "previous_node": previous, "node_reason": reason}
-    if floor is not None:
-        note["node_floor"] = floor.describe()
+    if floors:
+        note["node_floor"] = floor
     return result.optimal.node, note, result
