@@ -79,21 +79,29 @@ def delays(path: str, version: int) -> tuple[list[int], list[int], int]:
 QIS = ("age", "sex", "race", "marital_status", "education", "zip")
 
 
-def blocks_off(path: str) -> dict[str, int]:
+def blocks_off(path: str) -> dict[str, float]:
     """How far the published table is from the true one per block of the series' node: a block publishes its
     published and standing-in members and holds its published and waiting ones, so it is off by
-    standing-in − waiting rows.  The largest |off| and the blocks off by more than k (10) rows."""
+    standing-in − waiting rows.  The largest |off|, the blocks off by more than k (10) rows, and the largest and
+    median |off| over the block's published rows."""
     labels = ", ".join(QIS)
     con = duckdb.connect(path, read_only=True)
     try:
-        worst, over = con.execute(
-            f"SELECT coalesce(max(abs(off)), 0), count(*) FILTER (WHERE abs(off) > 10) FROM ("
-            f"SELECT sum(CASE veil_state WHEN 2 THEN 1 WHEN 0 THEN -1 ELSE 0 END) AS off "
+        worst, over, share, median = con.execute(
+            "SELECT coalesce(max(abs(off)), 0), count(*) FILTER (WHERE abs(off) > 10), "
+            "coalesce(max(abs(off)::DOUBLE / shown), 0), coalesce(median(abs(off)::DOUBLE / shown), 0) FROM ("
+            "SELECT sum(CASE veil_state WHEN 2 THEN 1 WHEN 0 THEN -1 ELSE 0 END) AS off, "
+            f"greatest(count(*) FILTER (WHERE veil_state IN (1, 2)), 1) AS shown "
             f"FROM bench_veil.census_members GROUP BY {labels})"
         ).fetchone()
     finally:
         con.close()
-    return {"max_abs": int(worst), "blocks_over_k": int(over)}
+    return {
+        "max_abs": int(worst),
+        "blocks_over_k": int(over),
+        "max_share": round(float(share), 4),
+        "median_share": round(float(median), 4),
+    }
 
 
 def summary(values: list[int]) -> dict[str, float | None]:
