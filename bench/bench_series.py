@@ -91,7 +91,7 @@ def blocks_off(path: str) -> dict[str, float]:
             "SELECT coalesce(max(abs(off)), 0), count(*) FILTER (WHERE abs(off) > 10), "
             "coalesce(max(abs(off)::DOUBLE / shown), 0), coalesce(median(abs(off)::DOUBLE / shown), 0) FROM ("
             "SELECT sum(CASE veil_state WHEN 2 THEN 1 WHEN 0 THEN -1 ELSE 0 END) AS off, "
-            f"greatest(count(*) FILTER (WHERE veil_state IN (1, 2)), 1) AS shown "
+            "greatest(count(*) FILTER (WHERE veil_state IN (1, 2)), 1) AS shown "
             f"FROM bench_veil.census_members GROUP BY {labels})"
         ).fetchone()
     finally:
