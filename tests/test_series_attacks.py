@@ -320,6 +320,38 @@ def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cl
 
 @COHORT_NOT_ON_SPARK
 @pytest.mark.backend
+def test_the_audit_reports_the_blocks_gaps_and_the_longest_wait(db: Db, cleanup) -> None:
+    """Two of block (a2, 25)'s 8 people leave and one person joins (a1, 20) on night 1, one joins (b1, 30) on night
+    2. With a batch of 3 neither the 2 stand-ins nor a lone joiner is a batch, so at version 3 (a2, 25) shows 8 rows
+    for 6 people (+2, 2/8 of its rows), (a1, 20) and (b1, 30) one row fewer than their people (-1 each), and the
+    first joiner has waited since version 2."""
+    world, path, out, cat = setup(db)
+    release(cfg.load(path))
+    world.night(1, 2, [("a1", 20)], ("a2", 25))
+    second = release(cfg.load(path))
+    world.night(2, 0, [("b1", 30)])
+    third = release(cfg.load(path))
+    assert (second.version, third.version) == (2, 3) and third.series["standing_in"] == 2
+    audit = exposure(cfg.load(path))["cohort"]
+    assert audit["gaps"] == {
+        "block": ["a2", "25"],
+        "rows": 2,
+        "rows_shown": 8,
+        "share": 0.25,
+        "blocks_off": 3,
+        "blocks_off_beyond_batch": 0,
+    }
+    assert audit["longest_wait"] == 1
+    said = run_veil("audit", "--series", "--config", str(path))
+    assert said.returncode == 0, said.stderr
+    assert (
+        "the largest block gap +2 row(s) (+25.0% of the 8 its block ['a2', '25'] shows); 3 block(s) off, 0 by more "
+        "than the batch; the longest wait 1 version(s)" in said.stdout
+    )
+
+
+@COHORT_NOT_ON_SPARK
+@pytest.mark.backend
 def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cleanup) -> None:
     """With ``series_delay = 4`` the blocks of 8 rows are too small for 3 joiners to gather in 4 nights at about
     4 joiners a night into 128 rows: once the join rate is read (night 7) the series moves up, every published row

@@ -157,6 +157,7 @@ def _series_exposure(conf: Any) -> Result:
                 f"the batch, {c['cohorts_failing_models']} failing the models; {c['erased']} row(s) erased outside a "
                 "batch"
             )
+            say(f"  {_gaps_line(c['gaps'], c['longest_wait'])}")
             for st in c["starts"]:
                 say(
                     f"  version {st['version']} began series {st['series']} at node {st['node']}: "
@@ -178,6 +179,18 @@ def _series_exposure(conf: Any) -> Result:
             )
 
     return Result({"status": "ok", **doc}, OK, show)
+
+
+def _gaps_line(g: dict[str, Any], wait: int | None) -> str:
+    """What analysts' counts by block are off by, and the longest wait (docs/series.md §6)."""
+    waited = "nobody waits" if wait is None else f"the longest wait {wait} version(s)"
+    if g["block"] is None:
+        return f"every block shows as many rows as it has people; {waited}"
+    return (
+        f"the largest block gap {g['rows']:+d} row(s) ({g['share']:+.1%} of the {g['rows_shown']} its block "
+        f"{g['block']} shows); {g['blocks_off']} block(s) off, {g['blocks_off_beyond_batch']} by more than the "
+        f"batch; {waited}"
+    )
 
 
 def _show_audit(doc: dict[str, Any]) -> None:

@@ -321,6 +321,11 @@ def cells(members: sa.Table, columns: Sequence[str], states: Sequence[int]) -> s
     return sa.select(*keys, sa.func.count().label("n")).where(members.c.veil_state.in_(list(states))).group_by(*keys)
 
 
+def oldest_waiting(members: sa.TableClause) -> sa.Select[Any]:
+    """The earliest version a waiting member arrived in (NULL when nobody waits)."""
+    return sa.select(sa.func.min(members.c.veil_joined)).where(members.c.veil_state == PENDING)
+
+
 def published_cells(block_rows: sa.Table, columns: Sequence[str], version: int) -> sa.Select[Any]:
     """Rows per distinct value of ``columns`` in version ``version``'s blocks table (counted from its rows)."""
     keys = [block_rows.c[c] for c in columns]

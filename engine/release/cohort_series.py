@@ -32,7 +32,7 @@ from veil.errors import ConfigError, ReleaseError
 from veil.files import MAX_HIERARCHY_BYTES, read_bounded
 from veil.hierarchy import CsvSpec, RowsSpec
 from veil.models.base import Needs
-from veil.release import cohorts
+from veil.release import blockgaps, cohorts
 from veil.release.cohorts import Checks, Cohort, Histogram, Sized
 from veil.release.differences import Judge
 from veil.release.ledger import canonical
@@ -472,11 +472,13 @@ def audit(
         return None
     qis, counted = list(config.attributes), list(sensitive_needed(config))
     schema = tables.series_state.schema or ""
-    members = relation(state.members, schema, "veil_state", "veil_cohort", *qis, *counted)
+    members = relation(state.members, schema, "veil_state", "veil_cohort", "veil_joined", *qis, *counted)
     published: dict[int, Counter[tuple[str | None, ...]]] = defaultdict(Counter)
     states: Counter[int] = Counter()
+    blocks: dict[tuple[Any, ...], Counter[int]] = defaultdict(Counter)
     for st, cohort, *rest in session.rows(mq.histograms(members, qis, counted), "reading the series' members"):
         states[int(st)] += int(rest[-1])
+        blocks[tuple(rest[: len(qis)])][int(st)] += int(rest[-1])
         if st != mq.PENDING:
             published[int(cohort)][tuple(canonical(v) for v in rest[len(qis) : -1])] += int(rest[-1])
     small = sum(1 for h in published.values() if 0 < sum(h.values()) < state.batch)
@@ -504,11 +506,28 @@ def audit(
         "waiting": states[mq.PENDING],
         "cohorts_below_batch": small,
         "cohorts_failing_models": failing,
+        "gaps": _gaps(blocks, state.batch).document(),
+        "longest_wait": _longest_wait(session, members, history),
         "starts": starts,
         "moves": moves(history),
         "erased": sum(int(h.get("erased", 0)) for h in history),
         "withdrawn": sum(int(h.get("withdrawn", 0)) for h in history),
     }
+
+
+def _gaps(blocks: Mapping[tuple[Any, ...], Counter[int]], batch: int) -> blockgaps.Gaps:
+    """Each block's rows shown, standing in and waiting, from its members' states."""
+    sizes = {b: (n[mq.LIVE] + n[mq.GONE], n[mq.GONE], n[mq.PENDING]) for b, n in blocks.items()}
+    return blockgaps.gaps(sizes, batch)
+
+
+def _longest_wait(session: Session, members: Any, history: Sequence[Mapping[str, Any]]) -> int | None:
+    """Versions since the longest-waiting member arrived (``veil_joined``), at the latest published version; ``None``
+    when nobody waits."""
+    joined = session.scalar(mq.oldest_waiting(members), "reading the series' members")
+    if joined is None or not history:
+        return None
+    return max(int(h["version"]) for h in history) - int(joined)
 
 
 def moves(history: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
