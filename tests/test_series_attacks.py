@@ -342,8 +342,13 @@ def test_the_audit_reports_the_blocks_gaps_and_the_longest_wait(db: Db, cleanup)
         "blocks_off_beyond_batch": 0,
     }
     assert audit["longest_wait"] == 1
+    over = audit["over_time"]  # 128 rows shown at every version; 2 of them stand in from version 2, 1 and 2 wait
+    assert over["points"] == [[1, 128, 0, 0], [2, 128, 2, 1], [3, 128, 2, 2]]
+    assert over["stale"] == {"now": round(2 / 128, 6), "most": round(2 / 128, 6), "at": 2}
+    assert over["withheld"] == {"now": round(2 / 128, 6), "most": round(2 / 128, 6), "at": 3}
     said = run_veil("audit", "--series", "--config", str(path))
     assert said.returncode == 0, said.stderr
+    assert "over 3 version(s): standing in 1.56% now, at most 1.56% (version 2); waiting 1.56% now" in said.stdout
     assert (
         "the largest block gap +2 row(s) (+25.0% of the 8 its block ['a2', '25'] shows); 3 block(s) off, 0 by more "
         "than the batch; the longest wait 1 version(s)" in said.stdout

@@ -158,6 +158,8 @@ def _series_exposure(conf: Any) -> Result:
                 "batch"
             )
             say(f"  {_gaps_line(c['gaps'], c['longest_wait'])}")
+            if c["over_time"]["versions"]:
+                say(f"  {_trend_line(c['over_time'])}")
             for st in c["starts"]:
                 say(
                     f"  version {st['version']} began series {st['series']} at node {st['node']}: "
@@ -190,6 +192,15 @@ def _gaps_line(g: dict[str, Any], wait: int | None) -> str:
         f"the largest block gap {g['rows']:+d} row(s) ({g['share']:+.1%} of the {g['rows_shown']} its block "
         f"{g['block']} shows); {g['blocks_off']} block(s) off, {g['blocks_off_beyond_batch']} by more than the "
         f"batch; {waited}"
+    )
+
+
+def _trend_line(t: dict[str, Any]) -> str:
+    """The series' stale and withheld shares now and at their most (docs/series.md §6)."""
+    st, wh = t["stale"], t["withheld"]
+    return (
+        f"over {t['versions']} version(s): standing in {st['now']:.2%} now, at most {st['most']:.2%} (version "
+        f"{st['at']}); waiting {wh['now']:.2%} now, at most {wh['most']:.2%} (version {wh['at']})"
     )
 
 

@@ -456,10 +456,13 @@ def rows_published(releases: sa.Table, name: str, version: int) -> sa.Select[Any
 
 
 def series_records(releases: sa.Table, name: str) -> sa.Select[Any]:
-    """``(version, node, series)`` of each published or expired version of ``name``, oldest first."""
+    """``(version, node, series, rows_published)`` of each published or expired version of ``name``, oldest
+    first."""
     r = releases
     return (
-        sa.select(r.c.version, r.c.node, r.c.series).where(r.c.name == name, r.c.status.in_(KEPT)).order_by(r.c.version)
+        sa.select(r.c.version, r.c.node, r.c.series, r.c.rows_published)
+        .where(r.c.name == name, r.c.status.in_(KEPT))
+        .order_by(r.c.version)
     )
 
 

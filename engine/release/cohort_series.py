@@ -32,7 +32,7 @@ from veil.errors import ConfigError, ReleaseError
 from veil.files import MAX_HIERARCHY_BYTES, read_bounded
 from veil.hierarchy import CsvSpec, RowsSpec
 from veil.models.base import Needs
-from veil.release import blockgaps, cohorts
+from veil.release import blockgaps, cohorts, seriestrend
 from veil.release.cohorts import Checks, Cohort, Histogram, Sized
 from veil.release.differences import Judge
 from veil.release.ledger import canonical
@@ -507,6 +507,7 @@ def audit(
         "cohorts_below_batch": small,
         "cohorts_failing_models": failing,
         "gaps": _gaps(blocks, state.batch).document(),
+        "over_time": seriestrend.summary(seriestrend.trend(history, state.series)),
         "longest_wait": _longest_wait(session, members, history),
         "starts": starts,
         "moves": moves(history),

@@ -170,11 +170,17 @@ def exposure(config: Config) -> dict[str, Any]:
 
 
 def _series_records(session: Any, tables: catalog.CatalogTables, name: str) -> list[dict[str, Any]]:
-    """Each published (or expired) version's ``series`` record, with its version and node, oldest first."""
+    """Each published (or expired) version's ``series`` record, with its version, node and rows published, oldest
+    first."""
     rows = session.rows(qc.series_records(tables.releases, name), "reading the series")
     return [
-        {**(json.loads(info) if info else {}), "version": int(v), "node": json.loads(node) if node else None}
-        for v, node, info in rows
+        {
+            **(json.loads(info) if info else {}),
+            "version": int(v),
+            "node": json.loads(node) if node else None,
+            "rows_published": published,
+        }
+        for v, node, info, published in rows
     ]
 
 

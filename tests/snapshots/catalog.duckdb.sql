@@ -91,7 +91,7 @@ WHERE veil.releases.name = $1 AND veil.releases.version = $2 AND veil.releases.s
 INSERT INTO veil.releases (id, name, version, status, started_at, finished_at, config, config_hash, error, backend) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10);
 
 -- series_records
-SELECT veil.releases.version, veil.releases.node, veil.releases.series 
+SELECT veil.releases.version, veil.releases.node, veil.releases.series, veil.releases.rows_published 
 FROM veil.releases 
 WHERE veil.releases.name = $1 AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version;
 

@@ -91,7 +91,7 @@ WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.version = %(ver
 INSERT INTO veil.releases (id, name, version, status, started_at, finished_at, config, config_hash, error, backend) VALUES (%(id)s::VARCHAR, %(name)s::VARCHAR, %(version)s::INTEGER, %(status)s::VARCHAR, %(started_at)s::TIMESTAMP WITHOUT TIME ZONE, %(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, %(config)s::VARCHAR, %(config_hash)s::VARCHAR, %(error)s::VARCHAR, %(backend)s::VARCHAR);
 
 -- series_records
-SELECT veil.releases.version, veil.releases.node, veil.releases.series 
+SELECT veil.releases.version, veil.releases.node, veil.releases.series, veil.releases.rows_published 
 FROM veil.releases 
 WHERE veil.releases.name = %(name_1)s::VARCHAR AND veil.releases.status IN (__[POSTCOMPILE_status_1]) ORDER BY veil.releases.version;
 
