@@ -77,6 +77,7 @@ def delays(path: str, version: int) -> tuple[list[int], list[int], int]:
 
 
 QIS = ("age", "sex", "race", "marital_status", "education", "zip")
+CHANGE = 0.001  # the share of rows changing a night (half leave, half join): issue 34's 0.1%
 
 
 def blocks_off(path: str) -> dict[str, float]:
@@ -232,14 +233,15 @@ def _name(args: argparse.Namespace) -> str:
     floor = f"_block{args.series_block}_{round(100 * args.series_block_share)}" if args.series_block else ""
     delay = f"_delay{args.series_delay}" if args.series_delay is not None else ""
     standing = f"_standing{args.series_standing:g}" if args.series_standing is not None else ""
-    return f"series_{args.rows}_{args.nights}{floor}{delay}{standing}"
+    change = f"_change{args.change:g}" if args.change != CHANGE else ""  # 0.1%, the default, unnamed as before
+    return f"series_{args.rows}_{args.nights}{change}{floor}{delay}{standing}"
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", type=int, default=100_000)
     ap.add_argument("--nights", type=int, default=365)
-    ap.add_argument("--change", type=float, default=0.001)
+    ap.add_argument("--change", type=float, default=CHANGE)
     ap.add_argument("--every", type=int, default=30)
     ap.add_argument("--sensitive", default="occupation+income")
     ap.add_argument("--series-block", type=int, default=None, help="[release] series_block (docs/series.md §9.4)")
