@@ -310,6 +310,8 @@ def test_analysts_see_nothing_of_held_rows_and_an_erasure_is_recorded(db: Db, cl
     assert shown and all(r == (None,) for r in shown)  # the analysts' view: no count of held rows
     catalog = db.query(f"SELECT series FROM \"{cat}\".releases WHERE status = 'published' ORDER BY version")
     assert [json.loads(s)["rows_deferred"] for (s,) in catalog][1:] == [o.rows_deferred for o in outcomes[1:]]
+    for o in outcomes:  # the publisher's line (never an analyst's view) says what the version holds back and shows
+        assert f"{o.rows_deferred} deferred and {o.series['standing_in']} standing in by the series policy" in o.message
     standing = outcomes[-1].series["standing_in"]
     conf = cfg.load(path)
     assert conf.release is not None

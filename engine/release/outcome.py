@@ -91,12 +91,28 @@ class Written:
     def output_table(self) -> str:
         return f"{self.schema}.{VERSION_VIEW.format(name=self.name, version=self.version)}"
 
+    def held(self) -> str:
+        """What the version holds back or shows for people no longer there: suppressed rows, rows the series
+        defers, and — in a cohort series — its rows standing in for people who left (docs/series.md §2), which the
+        publisher watches night after night (docs/series.md §9.5: at 1% churn they grow).
+
+        >>> w = Written("r", "p", "cohort", 2, (0,), 10, 1, None, 3, {"standing_in": 4}, [])
+        >>> w.held()
+        "1 suppressed, 3 deferred and 4 standing in by the series policy 'cohort'"
+        >>> Written("r", "p", "off", 2, (0,), 10, 1, None, 0, {}, []).held()
+        "1 suppressed, 0 deferred by the series policy 'off'"
+        """
+        standing = self.info.get("standing_in") if isinstance(self.info, dict) else None
+        shown = f" and {standing} standing in" if standing is not None else ""
+        return (
+            f"{self.rows_suppressed} suppressed, {self.deferred} deferred{shown} by the series policy {self.series!r}"
+        )
+
     def published(self) -> str:
         """The message of a published version."""
         return (
             f"published {self.name!r} version {self.version} at node {list(self.node)}: {self.rows_published} rows "
-            f"in {self.output_table} ({self.rows_suppressed} suppressed, {self.deferred} deferred by the series "
-            f"policy {self.series!r}); query {self.schema}.{self.name}, {self.schema}.{self.name}_blocks, "
+            f"in {self.output_table} ({self.held()}); query {self.schema}.{self.name}, {self.schema}.{self.name}_blocks, "
             f"{self.schema}.{self.name}_releases" + (f"; expired version(s) {self.expired}" if self.expired else "")
         )
 
@@ -105,8 +121,7 @@ class Written:
         expiring = f"; version(s) {self.expired} would expire" if self.expired else ""
         return (
             f"dry run: would publish {self.name!r} version {self.version} at node {list(self.node)}: "
-            f"{self.rows_published} rows ({self.rows_suppressed} suppressed, {self.deferred} deferred by the series "
-            f"policy {self.series!r}){expiring}; verified, then rolled back: nothing was written"
+            f"{self.rows_published} rows ({self.held()}){expiring}; verified, then rolled back: nothing was written"
         )
 
     def outcome(self, status: str, release_id: str, message: str, warning: str | None = None) -> Outcome:
