@@ -161,6 +161,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         release += f"series_delay = {args.series_delay}\n"
     if args.series_standing is not None:
         release += f"series_standing = {args.series_standing}\n"
+    if args.series_cohort is not None:
+        release += f"series_cohort = {args.series_cohort}\n"
     config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
@@ -234,7 +236,8 @@ def _name(args: argparse.Namespace) -> str:
     delay = f"_delay{args.series_delay}" if args.series_delay is not None else ""
     standing = f"_standing{args.series_standing:g}" if args.series_standing is not None else ""
     change = f"_change{args.change:g}" if args.change != CHANGE else ""  # 0.1%, the default, unnamed as before
-    return f"series_{args.rows}_{args.nights}{change}{floor}{delay}{standing}"
+    cohort = f"_cohort{args.series_cohort}" if args.series_cohort is not None else ""
+    return f"series_{args.rows}_{args.nights}{change}{floor}{delay}{standing}{cohort}"
 
 
 def main() -> None:
@@ -250,6 +253,7 @@ def main() -> None:
     ap.add_argument(
         "--series-standing", type=float, default=None, help="[release] series_standing (default: Veil's, 0.01; §9.5)"
     )
+    ap.add_argument("--series-cohort", type=int, default=None, help="[release] series_cohort (docs/series.md §9.5)")
     ap.add_argument("--flatness", metavar="RESULTS", help="print the flatness of a results file's nights and stop")
     ap.add_argument("--keep", metavar="N,N", help="copy the warehouse file after these nights (bench_series_replay.py)")
     args = ap.parse_args()

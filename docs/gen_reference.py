@@ -438,6 +438,10 @@ MEANINGS: dict[str, dict[str, str]] = {
         "series_delay": "nights within which a cohort series publishes its joiners (default 90; 0: no bound): "
                         "once it has run a week it moves its node up when its blocks are too small for that at "
                         "the join rate seen ([series](../series.md#2a-the-joiners-delay-bound))",
+        "series_cohort": "the fewest joiners a cohort series publishes together after its first version (default: "
+                         "`batch`): larger cohorts shed their stand-ins in batches for longer, at the cost of the "
+                         "joiners' wait, which the delay bound counts in cohorts of this size "
+                         "([series](../series.md#95-what-any-rule-leaves-standing))",
         "keep_versions": "versions whose rows stay queryable (`<name>_v<N>`); older ones expire "
                          "([publication](../publication.md))",
         "report": "a folder (relative to the config) where each published version's report goes: "

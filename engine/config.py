@@ -134,6 +134,7 @@ class ReleaseConfig:
     series_block_share: float = 0.95
     series_standing: float = 0.01  # a cohort series' first version: blocks for at most this share standing in (§9.5)
     series_delay: int = 90  # nights: a cohort series moves its node up when joiners would wait longer (0: never)
+    series_cohort: int | None = None  # a cohort series: the fewest joiners a cohort forms with (default: batch; §9.5)
     new_series: bool = False  # ``veil release --new-series``: this version begins a new series (not in the TOML)
     erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
     report: str | None = None  # folder (relative to the config) for a report per published version
@@ -521,6 +522,7 @@ def _release(r: Table) -> ReleaseConfig:
         series_block_share=float(r.get("series_block_share", (int, float), d["series_block_share"])),
         series_standing=float(r.get("series_standing", (int, float), d["series_standing"])),
         series_delay=r.get("series_delay", int, d["series_delay"]),
+        series_cohort=r.get("series_cohort", int, d["series_cohort"]),
         report=r.get("report", str, d["report"]),
     )
     r.finish()
@@ -529,7 +531,7 @@ def _release(r: Table) -> ReleaseConfig:
 
 def _check_series_block(r: Table, release: ReleaseConfig) -> None:
     """``series_block`` (a cohort series' floor on block sizes, docs/series.md §9.4) and its share,
-    ``series_standing`` (§9.5) and ``series_delay`` (§2a)."""
+    ``series_standing`` and ``series_cohort`` (§9.5), and ``series_delay`` (§2a)."""
     if release.series_block is not None:
         if release.series != "cohort":
             raise r.error("series_block", f'applies to series = "cohort" only, not {release.series!r}')
@@ -539,7 +541,7 @@ def _check_series_block(r: Table, release: ReleaseConfig) -> None:
         raise r.error("series_block_share", "needs series_block (the rows a block must hold)")
     if not 0 < release.series_block_share <= 1:
         raise r.error("series_block_share", f"must be a fraction in (0, 1], got {release.series_block_share!r}")
-    for key in ("series_standing", "series_delay"):
+    for key in ("series_standing", "series_delay", "series_cohort"):
         if r.has(key) and release.series != "cohort":
             raise r.error(key, f'applies to series = "cohort" only, not {release.series!r}')
     if not 0 <= release.series_standing < 1:
@@ -548,6 +550,8 @@ def _check_series_block(r: Table, release: ReleaseConfig) -> None:
         )
     if release.series_delay < 0:
         raise r.error("series_delay", f"must be 0 (no bound) or a number of nights, got {release.series_delay!r}")
+    if release.series_cohort is not None and release.series_cohort < 2:
+        raise r.error("series_cohort", f"must be at least 2 rows, got {release.series_cohort!r}")
 
 
 def _check_release(r: Table, release: ReleaseConfig, config: Config, allowed: Sequence[Path]) -> None:

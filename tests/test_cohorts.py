@@ -56,6 +56,17 @@ def test_a_block_waits_until_its_waiting_rows_are_a_passing_batch() -> None:
     assert plan.form == [] and plan.joining["coin"] == 3  # ready, but tonight's coin says wait
 
 
+def test_a_cohort_forms_with_at_least_series_cohort_rows_and_leaves_the_stand_ins_rule_alone() -> None:
+    waiting = {"c": hist("flu", "cold", "hiv"), "d": hist("flu", "cold", "hiv", "flu", "cold")}
+    c = Checks(checks(batch=2).judge, checks().joining, checks().leaving, 2, cohort=4)
+    plan = decide(waiting, [], c, Always(True))
+    assert plan.form == ["d"] and plan.joining == {"too few": 3, "models": 0, "coin": 0}  # c: 3 rows < 4
+    plan = decide(waiting, [], Checks(c.judge, c.joining, c.leaving, 2, cohort=1), Always(True))
+    assert plan.form == ["c", "d"]  # below the batch it changes nothing
+    cohort = Cohort(1, hist("flu", "cold"), hist("hiv", "flu"))  # two stand-ins, two live rows: batch 2 decides
+    assert decide({}, [cohort], c, Always(True)).remove == [1]
+
+
 def test_stand_ins_leave_together_only_when_the_cohort_keeps_a_passing_batch() -> None:
     c = checks(batch=2)
     keep_two = Cohort(1, hist("flu", "cold"), hist("hiv", "cancer"))
@@ -94,14 +105,21 @@ cohort = st.tuples(values, values)
     pending=st.dictionaries(st.sampled_from("abcdef"), values.filter(bool), max_size=5),
     cohorts=st.lists(cohort.filter(lambda c: bool(c[1])), max_size=5),
     batch=st.integers(2, 4),
+    smallest=st.integers(0, 6),
     heads=st.lists(st.booleans(), min_size=16, max_size=16),
 )
 def test_every_plan_keeps_the_invariants(
-    pending: Mapping[str, list[str]], cohorts: list[tuple[list[str], list[str]]], batch: int, heads: list[bool]
+    pending: Mapping[str, list[str]],
+    cohorts: list[tuple[list[str], list[str]]],
+    batch: int,
+    smallest: int,
+    heads: list[bool],
 ) -> None:
-    """Every batch a plan makes visible holds at least ``batch`` rows and passes the models; a cohort keeps at least
-    ``batch`` passing rows after its stand-ins leave, or none."""
-    c = checks(batch=batch)
+    """Every batch a plan makes visible holds at least ``batch`` rows and passes the models — a cohort that forms at
+    least ``series_cohort`` rows (``smallest``) too; a cohort keeps at least ``batch`` passing rows after its
+    stand-ins leave, or none."""
+    base = checks(batch=batch)
+    c = Checks(base.judge, base.joining, base.leaving, batch, cohort=smallest)
     coins = iter(heads * 4)
     plan = decide(
         {k: hist(*v) for k, v in pending.items()},
@@ -111,7 +129,7 @@ def test_every_plan_keeps_the_invariants(
     )
     for block in plan.form:
         h = hist(*pending[block])
-        assert rows(h) >= batch and c.passes(h, c.joining)
+        assert rows(h) >= max(batch, smallest) and c.passes(h, c.joining)
     for i in plan.remove:
         live, gone = hist(*cohorts[i][0]), hist(*cohorts[i][1])
         assert rows(live) == 0 or (

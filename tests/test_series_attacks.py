@@ -359,6 +359,25 @@ def test_the_audit_reports_the_blocks_gaps_and_the_longest_wait(db: Db, cleanup)
 
 @COHORT_NOT_ON_SPARK
 @pytest.mark.backend
+def test_joiners_wait_for_series_cohort_rows_before_they_form_a_cohort(db: Db, cleanup) -> None:
+    """``series_cohort = 5`` with a batch of 3: three joiners of block (a1, 20) are a batch but not a cohort, so
+    they wait whatever tonight's coin says ("too few"); with three more the six may form one (docs/series.md §9.5)."""
+    world, path, out, cat = setup(db, extra="series_cohort = 5\nseries_delay = 0\n")
+    first = release(cfg.load(path))
+    assert first.series["cohorts_formed"] == 16  # the first version's blocks: series_cohort does not apply
+    world.night(1, 0, [("a1", 20)] * 3)
+    second = release(cfg.load(path))
+    assert second.series["cohorts_formed"] == 0 and second.series["waiting"]["too few"] == 3
+    assert second.rows_deferred == 3
+    world.night(2, 0, [("a1", 20)] * 3)
+    third = release(cfg.load(path))
+    assert third.series["waiting"]["too few"] == 0  # six rows: judged by the models and the coin, as any batch
+    assert third.series["cohorts_formed"] + third.series["waiting"]["models"] + third.series["waiting"]["coin"] >= 1
+    assert third.series["cohorts_formed"] * 6 + third.rows_deferred == 6
+
+
+@COHORT_NOT_ON_SPARK
+@pytest.mark.backend
 def test_a_series_moves_up_for_its_delay_bound_and_singles_no_one_out(db: Db, cleanup) -> None:
     """With ``series_delay = 4`` the blocks of 8 rows are too small for 3 joiners to gather in 4 nights at about
     4 joiners a night into 128 rows: once the join rate is read (night 7) the series moves up, every published row

@@ -127,6 +127,13 @@ def members_of(wh: Warehouse, schema: str, table: str, published: Sequence[str])
     )
 
 
+def cohort_of(s: Series) -> int:
+    """The fewest joiners a cohort forms with after a series' first version (``[release] series_cohort``; 0:
+    ``batch`` decides alone)."""
+    rel = s.config.release
+    return rel.series_cohort or 0 if rel is not None else 0
+
+
 def batch_of(config: Config) -> int:
     """The smallest batch a reader may isolate: the models' smallest block, at least 2 (``[release] batch``)."""
     assert config.release is not None
@@ -221,7 +228,13 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
     taken = 0 if first else _take_over(s, members, version)
     batch = 1 if first else state.batch
     found = _histograms(s, members, None if erase else batch)
-    checks = Checks(Judge(s.config.models, s.counted, _numeric(s)), found.joining, found.leaving, batch)
+    checks = Checks(
+        Judge(s.config.models, s.counted, _numeric(s)),
+        found.joining,
+        found.leaving,
+        batch,
+        0 if first else cohort_of(s),
+    )
     withdrawn = _withdraw(s, members, found, checks) if erase else 0
     found = _histograms(s, members, None) if withdrawn else found
     plan = cohorts.decide(

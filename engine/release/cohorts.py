@@ -6,7 +6,8 @@ version: each block its own cohort).  A cohort's rows change in two ways only, a
 can isolate, knowing who joined and who left:
 
 - **a cohort forms** — the block's waiting people (joiners, people of suppressed blocks) enter together, when
-  they are at least ``batch`` rows and their rows pass every model as a block;
+  they are at least ``batch`` rows (after a series' first version, at least ``series_cohort`` where that is more)
+  and their rows pass every model as a block;
 - **stand-ins leave** — rows of people who left stay published (*stand-ins*) until they leave together: all
   of the cohort's stand-ins at once, when they are at least ``batch`` rows, the cohort keeps at least
   ``batch`` live rows, and both the leaving rows and the rows that stay pass every model as blocks; a cohort
@@ -60,12 +61,14 @@ class Cohort:
 @dataclass(frozen=True)
 class Checks:
     """How a batch is judged: the release's models (``judge``) against the table it enters (``joining``: the
-    source's distribution tonight) or leaves (``leaving``: the last version's), and the smallest batch."""
+    source's distribution tonight) or leaves (``leaving``: the last version's), the smallest batch, and the fewest
+    rows a cohort forms with (``cohort``, ``[release] series_cohort``; at most ``batch`` changes nothing)."""
 
     judge: Judge
     joining: Mapping[str, Mapping[str, int]]
     leaving: Mapping[str, Mapping[str, int]]
     batch: int
+    cohort: int = 0
 
     def passes(self, hist: Histogram, table: Mapping[str, Mapping[str, int]]) -> bool:
         values, counts = hist
@@ -156,7 +159,7 @@ def by_size(cohorts: Sequence[Cohort], batch: int) -> tuple[list[Cohort], Sized]
 
 def _join(hist: Histogram, checks: Checks, coins: Flipper, block: str) -> str | None:
     """Why ``block``'s waiting rows do not form a cohort tonight, or ``None``."""
-    if rows(hist) < checks.batch:
+    if rows(hist) < max(checks.batch, checks.cohort):
         return "too few"
     if not checks.passes(hist, checks.joining):
         return "models"

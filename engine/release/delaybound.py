@@ -32,7 +32,7 @@ from veil.counts import SizeHistogram
 from veil import queries as q
 from veil.queries import members as mq
 from veil.queries.ddl import create_table
-from veil.release.cohort_series import Series, State, members_of
+from veil.release.cohort_series import Series, State, cohort_of, members_of
 
 SETTLE = 7  # nights a series runs before its join rate is read
 COARSEST = 8  # a move keeps at least 1/COARSEST of the node's blocks: a slow table stays useful, its joiners wait
@@ -124,7 +124,7 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
     members = s.members(state)
     what = "reading the series' joiners"
     joined = int(s.session.scalar(mq.joined_after(members, version - 1 - nights), what))
-    need = needed_rows(state.batch, join_rate(joined, s.wh.rows, nights), delay)
+    need = needed_rows(max(state.batch, cohort_of(s)), join_rate(joined, s.wh.rows, nights), delay)
     if need is None:
         return state, {}
     floor = BlockFloor(need, 1.0)
