@@ -223,9 +223,13 @@ def moved(
 
 @COHORT_NOT_ON_SPARK
 @pytest.mark.backend
-@pytest.mark.parametrize("capped", [False, True], ids=["finest", "capped"])
-def test_no_one_is_singled_out_by_differences_intersections_or_replay(db: Db, cleanup, capped: bool) -> None:
-    world, path, out, cat = setup(db, capped=capped)
+@pytest.mark.parametrize(
+    "capped, extra", [(False, ""), (True, ""), (False, "series_cohort = 5\n")], ids=["finest", "capped", "cohort5"]
+)
+def test_no_one_is_singled_out_by_differences_intersections_or_replay(
+    db: Db, cleanup, capped: bool, extra: str
+) -> None:
+    world, path, out, cat = setup(db, extra=extra, capped=capped)
     outcomes = run_nights(world, path, 9)
     assert all(o.status == "published" for o in outcomes)
     kept = versions(db, out)
