@@ -131,7 +131,7 @@ def cohort_of(s: Series) -> int:
     """The fewest joiners a cohort forms with after a series' first version (``[release] series_cohort``; 0:
     ``batch`` decides alone)."""
     rel = s.config.release
-    return rel.series_cohort or 0 if rel is not None else 0
+    return (rel.series_cohort or 0) if rel is not None else 0
 
 
 def batch_of(config: Config) -> int:
