@@ -8,7 +8,7 @@ so far).  Results in ``bench/results/series_<rows>_<nights>.json``; a table ever
 
     .venv/bin/python bench/bench_series.py [--rows 100000] [--nights 365] [--change 0.001] [--every 30]
         [--sensitive occupation+income] [--series-block 667 [--series-block-share 0.95]] [--series-delay 90]
-        [--keep 45,365]
+        [--series-budget 0.06] [--tag TAG] [--keep 45,365]
 
 ``--keep``: the warehouse file as those nights left it, copied to ``bench/.work/<results name>_night<N>.duckdb``
 (its path and the run's config in the results, ``kept``) for ``bench/bench_series_replay.py``, which runs the
@@ -163,6 +163,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         release += f"series_standing = {args.series_standing}\n"
     if args.series_cohort is not None:
         release += f"series_cohort = {args.series_cohort}\n"
+    if args.series_budget is not None:
+        release += f"series_budget = {args.series_budget}\n"
     config = census_config("duckdb", path, "series_census", args.sensitive.split("+"), release)
     run_cli("init", "--config", str(config))
     nights, entered_all = [], []
@@ -237,7 +239,9 @@ def _name(args: argparse.Namespace) -> str:
     standing = f"_standing{args.series_standing:g}" if args.series_standing is not None else ""
     change = f"_change{args.change:g}" if args.change != CHANGE else ""  # 0.1%, the default, unnamed as before
     cohort = f"_cohort{args.series_cohort}" if args.series_cohort is not None else ""
-    return f"series_{args.rows}_{args.nights}{change}{floor}{delay}{standing}{cohort}"
+    budget = f"_budget{args.series_budget:g}" if args.series_budget is not None else ""
+    tag = f"_{args.tag}" if args.tag else ""
+    return f"series_{args.rows}_{args.nights}{change}{floor}{delay}{standing}{cohort}{budget}{tag}"
 
 
 def main() -> None:
@@ -254,6 +258,8 @@ def main() -> None:
         "--series-standing", type=float, default=None, help="[release] series_standing (default: Veil's, 0.01; §9.5)"
     )
     ap.add_argument("--series-cohort", type=int, default=None, help="[release] series_cohort (docs/series.md §9.5)")
+    ap.add_argument("--series-budget", type=float, default=None, help="[release] series_budget (docs/series.md §2b)")
+    ap.add_argument("--tag", default="", help="appended to the results' name")
     ap.add_argument("--flatness", metavar="RESULTS", help="print the flatness of a results file's nights and stop")
     ap.add_argument("--keep", metavar="N,N", help="copy the warehouse file after these nights (bench_series_replay.py)")
     args = ap.parse_args()

@@ -135,6 +135,7 @@ class ReleaseConfig:
     series_standing: float = 0.01  # a cohort series' first version: blocks for at most this share standing in (§9.5)
     series_delay: int = 90  # nights: a cohort series moves its node up when joiners would wait longer (0: never)
     series_cohort: int | None = None  # a cohort series: the fewest joiners a cohort forms with (default: batch; §9.5)
+    series_budget: float = 0.06  # a cohort series plans node and cohorts for at most this share held (§2b; 0: no plan)
     new_series: bool = False  # ``veil release --new-series``: this version begins a new series (not in the TOML)
     erase_departed: bool = False  # ``veil release --erase-departed``: every stand-in leaves tonight (not in the TOML)
     report: str | None = None  # folder (relative to the config) for a report per published version
@@ -523,6 +524,7 @@ def _release(r: Table) -> ReleaseConfig:
         series_standing=float(r.get("series_standing", (int, float), d["series_standing"])),
         series_delay=r.get("series_delay", int, d["series_delay"]),
         series_cohort=r.get("series_cohort", int, d["series_cohort"]),
+        series_budget=float(r.get("series_budget", (int, float), d["series_budget"])),
         report=r.get("report", str, d["report"]),
     )
     r.finish()
@@ -531,7 +533,7 @@ def _release(r: Table) -> ReleaseConfig:
 
 def _check_series_block(r: Table, release: ReleaseConfig) -> None:
     """``series_block`` (a cohort series' floor on block sizes, docs/series.md §9.4) and its share,
-    ``series_standing`` and ``series_cohort`` (§9.5), and ``series_delay`` (§2a)."""
+    ``series_standing`` and ``series_cohort`` (§9.5), ``series_delay`` (§2a) and ``series_budget`` (§2b)."""
     if release.series_block is not None:
         if release.series != "cohort":
             raise r.error("series_block", f'applies to series = "cohort" only, not {release.series!r}')
@@ -541,13 +543,16 @@ def _check_series_block(r: Table, release: ReleaseConfig) -> None:
         raise r.error("series_block_share", "needs series_block (the rows a block must hold)")
     if not 0 < release.series_block_share <= 1:
         raise r.error("series_block_share", f"must be a fraction in (0, 1], got {release.series_block_share!r}")
-    for key in ("series_standing", "series_delay", "series_cohort"):
+    for key, what in (
+        ("series_standing", "floor"),
+        ("series_delay", ""),
+        ("series_cohort", ""),
+        ("series_budget", "plan"),
+    ):
         if r.has(key) and release.series != "cohort":
             raise r.error(key, f'applies to series = "cohort" only, not {release.series!r}')
-    if not 0 <= release.series_standing < 1:
-        raise r.error(
-            "series_standing", f"must be 0 (no floor) or a fraction in (0, 1), got {release.series_standing!r}"
-        )
+        if what and not 0 <= getattr(release, key) < 1:
+            raise r.error(key, f"must be 0 (no {what}) or a fraction in (0, 1), got {getattr(release, key)!r}")
     if release.series_delay < 0:
         raise r.error("series_delay", f"must be 0 (no bound) or a number of nights, got {release.series_delay!r}")
     if release.series_cohort is not None and release.series_cohort < 2:

@@ -374,6 +374,22 @@ def joined_after(members: sa.Table, version: int) -> sa.Select[Any]:
     return sa.select(sa.func.count()).select_from(members).where(members.c.veil_joined > version)
 
 
+def cohort_rows(members: sa.Table) -> sa.Select[Any]:
+    """How many cohorts show each (live rows, standing rows) pair: what the series' plan projects
+    (``veil.release.seriesplan``)."""
+
+    def rows_in(state: int) -> Any:
+        return sa.func.sum(sa.case((members.c.veil_state == state, 1), else_=0))
+
+    each = (
+        sa.select(rows_in(LIVE).label("live"), rows_in(GONE).label("gone"))
+        .where(members.c.veil_state != PENDING)
+        .group_by(members.c.veil_cohort)
+        .subquery("c")
+    )
+    return sa.select(each.c.live, each.c.gone, sa.func.count().label("n")).group_by(each.c.live, each.c.gone)
+
+
 def unmapped(members: sa.Table, column: str, dim: Any, level: int) -> sa.Select[Any]:
     """How many members show a label of ``column`` that ``dim`` (its dimension table) has at no row at ``level``:
     the node cannot move up for them (``relabeled``)."""

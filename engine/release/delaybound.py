@@ -22,9 +22,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
+import sqlalchemy as sa
 
 from veil import log
 from veil.blockfloor import BlockFloor
@@ -32,6 +33,7 @@ from veil.counts import SizeHistogram
 from veil import queries as q
 from veil.queries import members as mq
 from veil.queries.ddl import create_table
+from veil.release import seriesplan
 from veil.release.cohort_series import Series, State, cohort_of, members_of
 
 SETTLE = 7  # nights a series runs before its join rate is read
@@ -39,6 +41,12 @@ COARSEST = 8  # a move keeps at least 1/COARSEST of the node's blocks: a slow ta
 WINDOW = 30  # nights of joins the rate is read over
 
 Node = tuple[int, ...]
+
+
+class Floor(Protocol):
+    """What ``rise`` asks of a node's block sizes: a ``BlockFloor``, or the plan's ``seriesplan.Budget``."""
+
+    def admits(self, sizes: SizeHistogram | np.ndarray) -> bool: ...
 
 
 def join_rate(joined: int, rows: int, nights: int) -> float:
@@ -62,7 +70,7 @@ def rise(
     current: Sequence[int],
     heights: Sequence[int],
     sizes_of: Callable[[Node], SizeHistogram | np.ndarray],
-    floor: BlockFloor,
+    floor: Floor,
     fewest: int = 1,
 ) -> Node | None:
     """``current`` when ``floor`` holds on it; else, among the nodes above it where it holds that keep at least
@@ -112,33 +120,72 @@ def discernibility(sizes: SizeHistogram | np.ndarray) -> float:
     return float(np.square(np.asarray(sizes, dtype=np.float64)).sum())
 
 
-def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, Any]]:
-    """Tonight's node of a series whose ``[release] series_delay`` is set: its node, or the one ``rise`` finds
-    above it when its blocks are too small for the bound at the join rate seen so far (the members' labels
-    moved up with it, the catalog's ``series_state`` too); and the note saying why it moved or could not."""
+def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, Any], int]:
+    """Tonight's node of a series whose ``[release] series_delay`` is set, and the fewest rows a joiners' cohort
+    forms with tonight.  With ``[release] series_budget``, first the plan's (``seriesplan``: the finest node at or
+    above the series' where some cohort size keeps the rows withheld and standing in within the budget); then, from
+    there, the node ``rise`` finds for the bound at the join rate seen so far.  The members' labels move up with
+    the node, the catalog's ``series_state`` too; the note says why."""
     rel = s.config.release
     delay = rel.series_delay if rel is not None else 0
+    least = max(state.batch, cohort_of(s))
     nights = min(WINDOW, version - 1 - state.started)
     if delay == 0 or version - state.started < SETTLE or nights < 1:
-        return state, {}
+        return state, {}, least
     members = s.members(state)
     what = "reading the series' joiners"
     joined = int(s.session.scalar(mq.joined_after(members, version - 1 - nights), what))
-    need = needed_rows(max(state.batch, cohort_of(s)), join_rate(joined, s.wh.rows, nights), delay)
-    if need is None:
-        return state, {}
-    floor = BlockFloor(need, 1.0)
-    fewest = math.ceil(blocks(s.wh.sizes(state.node)) / COARSEST)
-    target = rise(state.node, s.wh.heights, s.wh.sizes, floor, fewest)
-    if target == state.node:
-        return state, {}
+    rate = join_rate(joined, s.wh.rows, nights)
+    if rate <= 0:
+        return state, {}, least
+    budget = rel.series_budget if rel is not None else 0.0
+    planned = _planned(s, state, members, rate, least, budget) if budget else None
+    start, size = (planned[0], planned[1]) if planned is not None else (state.node, least)
+    floor = BlockFloor(needed_rows(size, rate, delay) or 1, 1.0)
     why = f"{joined} joiners in {nights} nights; to publish them within {delay} nights, {floor.describe()}"
+    if planned is not None:
+        why += f"; cohorts of {size} keep {planned[2]:.1%} withheld or standing in (series_budget {budget:g})"
+    note: dict[str, Any] = {"joiners_cohort": size} if budget else {}
+    if budget and planned is None:
+        note["node_budget"] = f"no node keeps {budget:g}"
+    fewest = math.ceil(blocks(s.wh.sizes(start)) / COARSEST)
+    target = rise(start, s.wh.heights, s.wh.sizes, floor, fewest)
     if target is None:
         log.log.warning(
-            f"release {s.name!r}: no node above {list(state.node)} with at least {fewest} blocks holds "
+            f"release {s.name!r}: no node above {list(start)} with at least {fewest} blocks holds "
             f"{floor.describe()}; [release] series_delay cannot hold at this churn"
         )
-        return state, {"node_delay": f"unreachable with at least {fewest} blocks: {why}"}
+        note["node_delay"] = f"unreachable with at least {fewest} blocks: {why}"
+        target = start
+    if target == state.node:
+        return state, note, size
+    moved, more = _move(s, state, members, target, why)
+    return moved, {**note, **more}, size
+
+
+def _planned(
+    s: Series, state: State, members: sa.Table, rate: float, least: int, budget: float
+) -> tuple[Node, int, float] | None:
+    """The plan's node, cohort size and predicted share (``seriesplan``), or ``None`` when no node of at least
+    ``seriesplan.FEWEST`` blocks (or the series' own) keeps the budget."""
+    what = "reading the series' cohorts"
+    formed = {(int(live), int(gone)): int(n) for live, gone, n in s.session.rows(mq.cohort_rows(members), what)}
+    outlook = seriesplan.Outlook(s.wh.rows, rate, state.batch, formed)
+
+    def best(sizes: SizeHistogram | np.ndarray) -> tuple[int, float]:
+        return outlook.cohort(blocks(sizes), least)
+
+    fewest = min(seriesplan.FEWEST, blocks(s.wh.sizes(state.node)))
+    target = rise(state.node, s.wh.heights, s.wh.sizes, seriesplan.Budget(best, budget), fewest)
+    if target is None:
+        log.log.warning(f"release {s.name!r}: no node above {list(state.node)} keeps [release] series_budget")
+        return None
+    size, share = best(s.wh.sizes(target))
+    return target, size, share
+
+
+def _move(s: Series, state: State, members: sa.Table, target: Node, why: str) -> tuple[State, dict[str, Any]]:
+    """The series moved up to ``target``: the members' labels, then ``series_state``."""
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(state.node, target)) if a != b]
     qis = list(s.wh.attributes)
     what = "moving the series' node up"

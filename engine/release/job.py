@@ -200,6 +200,7 @@ def _cohort(run: Run) -> Outcome:
         )
     result: SearchResult | None = None
     failpoint("search")
+    cohort: int | None = None  # tonight's fewest rows a joiners' cohort forms with (the plan's, or the config's)
     if first:
         previous = list(state.node) if state is not None else None
         reason = "a new series" if state is not None else "first version"
@@ -207,7 +208,7 @@ def _cohort(run: Run) -> Outcome:
     else:
         assert state is not None
         note = {"node": "series", "previous_node": list(state.node)}
-        state, moved = delaybound.keep_bound(s, state, version)
+        state, moved, cohort = delaybound.keep_bound(s, state, version)
         node, note = state.node, {**note, **moved}
     counts = wh.counts(node)
     wh.end_counting()
@@ -216,7 +217,7 @@ def _cohort(run: Run) -> Outcome:
     run.on_step("the series step: tonight's arrivals and departures")
     state = cohort_series.start(s, node, version, state) if first else state
     assert state is not None
-    night = cohort_series.night(s, state, version, first, rel.erase_departed)
+    night = cohort_series.night(s, state, version, first, rel.erase_departed, cohort)
     info = {**night.info, **note}
     if first:  # the search's suppressed rows are its own count; what else waits is deferred
         info["rows_deferred"] = night.waiting - int(counts.sizes[suppressed].sum())
