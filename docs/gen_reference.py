@@ -442,6 +442,11 @@ MEANINGS: dict[str, dict[str, str]] = {
                          "`batch`): larger cohorts shed their stand-ins in batches for longer, at the cost of the "
                          "joiners' wait, which the delay bound counts in cohorts of this size "
                          "([series](../series.md#95-what-any-rule-leaves-standing))",
+        "series_budget": "the share of the table a cohort series plans to keep withheld or standing in over the "
+                         "next year (default 0.06; 0: no plan): once it has run a week, each night it predicts that "
+                         "share from the churn seen and moves its node up, and asks its joiners for larger "
+                         "cohorts, where needed to stay within it "
+                         "([series](../series.md#2b-the-series-plan))",
         "keep_versions": "versions whose rows stay queryable (`<name>_v<N>`); older ones expire "
                          "([publication](../publication.md))",
         "report": "a folder (relative to the config) where each published version's report goes: "

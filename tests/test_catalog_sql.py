@@ -143,6 +143,7 @@ def ddl() -> dict[str, Any]:
         "members_taken_over": mq.taken_over(members),
         # the node moves up for the joiners' delay bound (docs/series.md §2a)
         "members_joined_after": mq.joined_after(members, 7),
+        "members_cohort_rows": mq.cohort_rows(members),
         "members_unmapped": mq.unmapped(members, "Zip Code", q.Layout((3, 1), 0).dim(0), 1),
         "members_relabeled": mq.relabeled(
             members,

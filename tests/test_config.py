@@ -773,6 +773,9 @@ def test_a_table_that_is_not_one_is_quoted(tmp_path: Path) -> None:
         ('series = "off"\nseries_cohort = 50', r"key 'series_cohort' applies to series = \"cohort\" only"),
         ("series_cohort = 1", r"'series_cohort' must be at least 2 rows, got 1"),
         ("series_cohort = 2.5", r"'series_cohort' must be"),
+        ('series = "off"\nseries_budget = 0.05', r"key 'series_budget' applies to series = \"cohort\" only"),
+        ("series_budget = 1", r"'series_budget' must be 0 \(no plan\) or a fraction in \(0, 1\), got 1.0"),
+        ('series_budget = "half"', r"'series_budget' must be"),
     ],
 )
 def test_series_block_errors_name_the_key(tmp_path: Path, keys: str, message: str) -> None:
@@ -792,6 +795,7 @@ def test_series_block_reads_rows_and_share(tmp_path: Path) -> None:
     c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_delay = 0\n'))
     assert c.release is not None and c.release.series_delay == 0
     assert c.release.series_standing == 0.01  # the first version's blocks capped by default (docs/series.md §9.5)
+    assert c.release.series_budget == 0.06  # later versions planned for 6% held at most (docs/series.md §2b)
     c = cfg.load(write(tmp_path, text + '\n[release]\nname = "x"\nseries_standing = 0\n'))
     assert c.release is not None and c.release.series_standing == 0
     assert c.release.series_cohort is None  # joiners' cohorts of `batch` rows by default (docs/series.md §9.5)

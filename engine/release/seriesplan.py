@@ -38,18 +38,19 @@ FEWEST = 8  # the plan keeps at least this many blocks (or the series' own, if f
 
 def standing_in(live: int, gone: int, batch: int, p: np.ndarray) -> np.ndarray:
     """Expected stand-ins of a cohort showing ``live`` rows of people still there and ``gone`` stand-ins, once each
-    of its live people has left with probability ``p`` (one figure per ``p``).  With ``D`` leavers among its
-    ``n = live + gone`` rows, it sheds them ``batch`` at a time while ``batch`` live rows stay (``D mod batch``
-    stand in), then keeps each one shown until the last has left (it then leaves whole)."""
-    n = live + gone
+    of its live people has left with probability ``p`` (one figure per ``p``).  While it keeps ``batch`` live rows
+    its stand-ins leave ``batch`` or more at a time (``gone`` of ``batch`` or more at once), so ``D mod batch`` of
+    ``D`` leavers stand in; past that each leaver stays shown until the last has left, and the cohort leaves whole."""
+    if live >= batch and gone >= batch:
+        gone = 0
     d = np.arange(live + 1)
     logfact = np.concatenate([[0.0], np.cumsum(np.log(np.arange(1, live + 1, dtype=np.float64)))])
     q = np.clip(np.asarray(p, dtype=np.float64), 1e-12, 1 - 1e-12)[:, None]
     pmf = np.exp(logfact[live] - logfact[d] - logfact[live - d] + d * np.log(q) + (live - d) * np.log1p(-q))
     total = gone + d
-    shed = max(n - batch, 0) // batch * batch
-    stand = np.where(n - total >= batch, total % batch, total - shed)
-    stand = np.where(total == n, 0, stand)
+    shed = (live + gone - batch) // batch * batch if live >= batch else 0  # the last batch leaves with batch live
+    stand = np.where(live - d >= batch, total % batch, total - shed)
+    stand = np.where(d == live, 0, stand)
     return np.asarray(pmf @ stand.astype(np.float64))
 
 

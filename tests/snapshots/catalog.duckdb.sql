@@ -229,6 +229,12 @@ SELECT count(*) AS count_1
 FROM veil.census_members 
 WHERE veil.census_members.veil_joined > $1;
 
+-- members_cohort_rows
+SELECT c.live, c.gone, count(*) AS n 
+FROM (SELECT sum(CASE WHEN (veil.census_members.veil_state = $1) THEN $2 ELSE $3 END) AS live, sum(CASE WHEN (veil.census_members.veil_state = $4) THEN $5 ELSE $6 END) AS gone 
+FROM veil.census_members 
+WHERE veil.census_members.veil_state != $7 GROUP BY veil.census_members.veil_cohort) AS c GROUP BY c.live, c.gone;
+
 -- members_unmapped
 SELECT count(*) AS count_1 
 FROM veil.census_members 

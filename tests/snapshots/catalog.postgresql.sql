@@ -229,6 +229,12 @@ SELECT count(*) AS count_1
 FROM veil.census_members 
 WHERE veil.census_members.veil_joined > %(veil_joined_1)s::INTEGER;
 
+-- members_cohort_rows
+SELECT c.live, c.gone, count(*) AS n 
+FROM (SELECT sum(CASE WHEN (veil.census_members.veil_state = %(veil_state_1)s::SMALLINT) THEN %(param_1)s::INTEGER ELSE %(param_2)s::INTEGER END) AS live, sum(CASE WHEN (veil.census_members.veil_state = %(veil_state_2)s::SMALLINT) THEN %(param_3)s::INTEGER ELSE %(param_4)s::INTEGER END) AS gone 
+FROM veil.census_members 
+WHERE veil.census_members.veil_state != %(veil_state_3)s::SMALLINT GROUP BY veil.census_members.veil_cohort) AS c GROUP BY c.live, c.gone;
+
 -- members_unmapped
 SELECT count(*) AS count_1 
 FROM veil.census_members 
