@@ -19,6 +19,7 @@ cohorts that each pass, and the models a cohort series admits are monotone).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import replace
@@ -143,11 +144,11 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
     start, size = (planned[0], planned[1]) if planned is not None else (state.node, least)
     floor = BlockFloor(needed_rows(size, rate, delay) or 1, 1.0)
     why = f"{joined} joiners in {nights} nights; to publish them within {delay} nights, {floor.describe()}"
+    note: dict[str, Any] = {}
     if planned is not None:
-        why += f"; cohorts of {size} keep {planned[2]:.1%} withheld or standing in (series_budget {budget:g})"
-    note: dict[str, Any] = {"joiners_cohort": size} if budget else {}
-    if budget and planned is None:
-        note["node_budget"] = f"no node keeps {budget:g}"
+        kept = f"cohorts of {size} keep {planned[2]:.1%} withheld or standing in"
+        why += f"; {kept} (series_budget {budget:g})" if planned[3] else f"; at best {kept}"
+        note = {"joiners_cohort": size, **({} if planned[3] else {"node_budget": f"no node keeps {budget:g}"})}
     fewest = math.ceil(blocks(s.wh.sizes(start)) / COARSEST)
     target = rise(start, s.wh.heights, s.wh.sizes, floor, fewest)
     if target is None:
@@ -165,23 +166,33 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
 
 def _planned(
     s: Series, state: State, members: sa.Table, rate: float, least: int, budget: float
-) -> tuple[Node, int, float] | None:
-    """The plan's node, cohort size and predicted share (``seriesplan``), or ``None`` when no node of at least
-    ``seriesplan.FEWEST`` blocks (or the series' own) keeps the budget."""
+) -> tuple[Node, int, float, bool]:
+    """The plan's node, cohort size and predicted share (``seriesplan``), and whether it keeps the budget: the
+    finest node of at least ``seriesplan.FEWEST`` blocks (or the series' own number) that keeps it, else the one
+    whose prediction is least (ties: the finer), which the walk has then visited whole."""
     what = "reading the series' cohorts"
     formed = {(int(live), int(gone)): int(n) for live, gone, n in s.session.rows(mq.cohort_rows(members), what)}
     outlook = seriesplan.Outlook(s.wh.rows, rate, state.batch, formed)
+    planned: dict[Node, tuple[int, float, float]] = {}  # the nodes walked: cohort size, share, Σ size²
 
-    def best(sizes: SizeHistogram | np.ndarray) -> tuple[int, float]:
-        return outlook.cohort(blocks(sizes), least)
+    @functools.cache
+    def best(n_blocks: int) -> tuple[int, float]:
+        return outlook.cohort(n_blocks, least)
+
+    def sized(node: Node) -> SizeHistogram | np.ndarray:
+        sizes = s.wh.sizes(node)
+        if blocks(sizes) >= fewest:
+            planned[tuple(node)] = (*best(blocks(sizes)), discernibility(sizes))
+        return sizes
 
     fewest = min(seriesplan.FEWEST, blocks(s.wh.sizes(state.node)))
-    target = rise(state.node, s.wh.heights, s.wh.sizes, seriesplan.Budget(best, budget), fewest)
-    if target is None:
-        log.log.warning(f"release {s.name!r}: no node above {list(state.node)} keeps [release] series_budget")
-        return None
-    size, share = best(s.wh.sizes(target))
-    return target, size, share
+    target = rise(state.node, s.wh.heights, sized, seriesplan.Budget(lambda h: best(blocks(h)), budget), fewest)
+    if target is not None:
+        size, share, _ = planned[target]
+        return target, size, share, True
+    nearest = min(planned, key=lambda n: (planned[n][1], planned[n][2], n))
+    log.log.warning(f"release {s.name!r}: no node above {list(state.node)} keeps [release] series_budget")
+    return nearest, planned[nearest][0], planned[nearest][1], False
 
 
 def _move(s: Series, state: State, members: sa.Table, target: Node, why: str) -> tuple[State, dict[str, Any]]:
