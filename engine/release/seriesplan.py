@@ -57,8 +57,7 @@ def standing_in(live: int, gone: int, batch: int, p: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Outlook:
     """What the plan reads: tonight's rows, the join rate (joiners per row per night; people are taken to leave at
-    it), the smallest batch, and the cohorts formed — how many show each
-    (live, standing) pair of row counts."""
+    it), the smallest batch, and the cohorts formed: how many show each (live, standing) pair of row counts."""
 
     rows: int
     rate: float
