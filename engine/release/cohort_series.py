@@ -208,10 +208,10 @@ def start(s: Series, node: Sequence[int], version: int, previous: State | None) 
     return state
 
 
-def night(s: Series, state: State, version: int, first: bool, erase: bool = False, cohort: int | None = None) -> Night:
+def night(s: Series, state: State, version: int, first: bool, erase: bool = False, cohort: int = 0) -> Night:
     """Tonight's step (docs/series.md §2), in the release's transaction; returns what the version publishes.
-    ``cohort``: the fewest rows a joiners' cohort forms with tonight (default: ``cohort_of``; the plan's,
-    ``veil.release.delaybound.keep_bound``)."""
+    ``cohort``: the fewest rows a joiners' cohort forms with tonight (``veil.release.delaybound.keep_bound``'s;
+    0 in a series' first version)."""
     members = s.members(state)
     qis = list(s.wh.attributes)
     not_null = list(s.config.sensitive) if s.config.source.nulls == "drop" else []
@@ -235,7 +235,7 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
         found.joining,
         found.leaving,
         batch,
-        0 if first else cohort if cohort is not None else cohort_of(s),
+        cohort,
     )
     withdrawn = _withdraw(s, members, found, checks) if erase else 0
     found = _histograms(s, members, None) if withdrawn else found

@@ -200,7 +200,7 @@ def _cohort(run: Run) -> Outcome:
         )
     result: SearchResult | None = None
     failpoint("search")
-    cohort: int | None = None  # tonight's fewest rows a joiners' cohort forms with (the plan's, or the config's)
+    cohort = 0  # tonight's fewest rows a joiners' cohort forms with (none in a first version: keep_bound's after)
     if first:
         previous = list(state.node) if state is not None else None
         reason = "a new series" if state is not None else "first version"

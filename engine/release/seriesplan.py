@@ -24,7 +24,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -64,13 +64,9 @@ class Outlook:
     batch: int
     cohorts: Mapping[tuple[int, int], int]
     horizon: int = HORIZON
-    _ages: np.ndarray = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "_ages", np.linspace(0.0, self.horizon, POINTS * STEPS + 1))
 
     def points(self) -> np.ndarray:
-        return self._ages[STEPS::STEPS]
+        return _ages(self.horizon)[STEPS::STEPS]
 
     @functools.cached_property
     def formed(self) -> np.ndarray:
@@ -119,8 +115,12 @@ class Budget:
 def _joining(size: int, batch: int, rate: float, rows: int, horizon: int) -> np.ndarray:
     """Joiners entering in cohorts of ``size`` from tonight on, ``rate · rows`` a night: at each eighth ``t`` of the
     horizon, the cohorts formed at ``s < t`` (``rate · rows / size`` a night) hold ``standing_in`` at age ``t − s``."""
-    ages = np.linspace(0.0, horizon, POINTS * STEPS + 1)
-    each = standing_in(size, 0, batch, 1 - np.exp(-rate * ages))
+    each = standing_in(size, 0, batch, 1 - np.exp(-rate * _ages(horizon)))
     step = horizon / (POINTS * STEPS)
     cumulative = np.concatenate([[0.0], np.cumsum((each[1:] + each[:-1]) / 2 * step)])
     return np.asarray(cumulative[STEPS::STEPS] * rate * rows / size)
+
+
+def _ages(horizon: int) -> np.ndarray:
+    """The nights from tonight at which a cohort's stand-ins are computed: ``STEPS`` to each eighth of the horizon."""
+    return np.linspace(0.0, horizon, POINTS * STEPS + 1)
