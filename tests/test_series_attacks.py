@@ -464,3 +464,14 @@ def test_the_series_plan_moves_up_for_its_budget_and_singles_no_one_out(db: Db, 
     candidates = attribute(world, kept)
     assert all(world.people[p][2] in c for p, c in candidates.items())
     assert {p: c for p, c in candidates.items() if len(c) < 2} == {}
+    history = {
+        r["version"]: r for r in json.loads(run_veil("releases", "--config", str(path), "--json").stdout)["releases"]
+    }
+    assert history[8]["series_notes"]["node"] == "series, moved up"  # the publisher reads the move, and why
+    assert history[8]["series_notes"]["joiners_cohort"] == asked[8]
+    last = outcomes[-1]
+    assert history[last.version]["standing_in"] == last.series["standing_in"]
+    text = run_veil("releases", "--config", str(path)).stdout
+    line = next(x for x in text.splitlines() if x.strip().startswith("v8;"))
+    assert f"moved up from {history[8]['series_notes']['previous_node']}: " in line, line
+    assert f"joiners' cohorts of {asked[8]}" in line and " standing in" in line, line

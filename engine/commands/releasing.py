@@ -4,7 +4,7 @@ pointer readers follow."""
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
@@ -134,30 +134,46 @@ def releases(
         def show() -> None:
             say(f"release {doc['name']!r}: current version {doc['current']}")
             for r in doc["releases"]:
-                achieved = ", ".join(
-                    f"{k} {v:.4g}" if v is not None else f"{k} ∞" for k, v in (r["achieved"] or {}).items()
-                )
-                counts = (
-                    f"{r['rows_published']} published, {r['rows_suppressed']} suppressed, "
-                    f"{r['rows_deferred'] or 0} deferred"
-                    if r["rows_published"] is not None
-                    else ""
-                )
-                parts = [
-                    f"v{r['version']}" if r["version"] is not None else "-",
-                    r["status"] + (" (current)" if r["current"] else ""),
-                    f"node {r['node']}" if r["node"] else "",
-                    counts,
-                    achieved,
-                    f"started {r['started_at']}",
-                    f"published {r['published_at']}" if r["published_at"] else "",
-                    r["message"] or "",
-                ]
-                say("  " + "; ".join(p for p in parts if p))
+                say("  " + "; ".join(p for p in _history_line(r) if p))
 
         return Result({"status": "ok", **doc}, OK, show)
 
     finish("releases", Options(as_json, quiet, verbose, wait, log_format.value), body)
+
+
+def _history_line(r: dict[str, Any]) -> list[str]:
+    """The parts of one run's line in ``veil releases``."""
+    achieved = ", ".join(f"{k} {v:.4g}" if v is not None else f"{k} ∞" for k, v in (r["achieved"] or {}).items())
+    counts = ""
+    if r["rows_published"] is not None:
+        counts = (
+            f"{r['rows_published']} published, {r['rows_suppressed']} suppressed, {r['rows_deferred'] or 0} deferred"
+        )
+        counts += f", {r['standing_in']} standing in" if r["standing_in"] is not None else ""
+    return [
+        f"v{r['version']}" if r["version"] is not None else "-",
+        r["status"] + (" (current)" if r["current"] else ""),
+        f"node {r['node']}" if r["node"] else "",
+        counts,
+        *_series_notes(r["series_notes"]),
+        achieved,
+        f"started {r['started_at']}",
+        f"published {r['published_at']}" if r["published_at"] else "",
+        r["message"] or "",
+    ]
+
+
+def _series_notes(notes: dict[str, Any]) -> list[str]:
+    """What a publisher watches in a series (docs/how-to/nightly-job.md): a move up and why, the joiners' cohort
+    size the series' plan asked, and the bounds it could not keep (docs/series.md §2a, §2b).  ``--json`` has every
+    note."""
+    moved = notes.get("node") == "series, moved up"
+    return [
+        f"moved up from {notes.get('previous_node')}: {notes.get('node_reason')}" if moved else "",
+        f"joiners' cohorts of {notes['joiners_cohort']}" if "joiners_cohort" in notes else "",
+        f"series_budget: {notes['node_budget']}" if "node_budget" in notes else "",
+        f"series_delay: {notes['node_delay']}" if "node_delay" in notes else "",
+    ]
 
 
 @app.command()

@@ -31,9 +31,14 @@ def _time(value: Any) -> str | None:
     return (value if value.tzinfo is not None else value.replace(tzinfo=dt.timezone.utc)).isoformat(timespec="seconds")
 
 
+SERIES_NOTES = ("node", "previous_node", "node_reason", "node_floor", "node_delay", "node_budget", "joiners_cohort")
+"""What a night's record says about its node and the series' plan (docs/series.md §2a, §2b), as ``veil releases``
+shows it."""
+
+
 def releases(config: Config) -> dict[str, Any]:
-    """Every run of the release, oldest first: version, status, node, rows, achieved levels, times; and the
-    version the views show now."""
+    """Every run of the release, oldest first: version, status, node, rows (of a cohort series: standing in too),
+    achieved levels, times, the node's notes (``SERIES_NOTES``); and the version the views show now."""
     rel = require_release(config)
     _, session, ctx = connect(config, 0.0)
     try:
@@ -59,6 +64,8 @@ def releases(config: Config) -> dict[str, Any]:
                 "published_at": _time(published),
                 "current": status == Status.PUBLISHED and version == current,
                 "series": step.get("policy"),
+                "standing_in": step.get("standing_in"),
+                "series_notes": {k: step[k] for k in SERIES_NOTES if step.get(k) is not None},
                 "message": error,
             }
         )
