@@ -62,6 +62,7 @@ SCHEME = "sc://"
 EXTRA = "pip install 'veil[spark]'"
 CONNECT_TIMEOUT = 10.0
 log = logging.getLogger("veil.backends.spark")
+DROP_TRIES, DROP_PAUSE = 3, 0.5  # a working view's drop at the end of a run: tries, and seconds to wait more each
 OPEN_COST = 1024  # bytes a file is counted as when small files are packed into a task (``SparkBackend.session``)
 
 
@@ -466,12 +467,23 @@ class SparkSQLSession(Session):
         their cached rows) and end the server-side session."""
         with contextlib.suppress(Exception):
             self.spark.interruptAll()
-        with contextlib.suppress(Exception):
-            for name in sorted(self.working):
-                self.spark.catalog.dropTempView(self.view_name(name))
-            self.working.clear()
+        for name in sorted(self.working):
+            self._drop_view(name)
+        self.working.clear()
         with contextlib.suppress(Exception):
             self.spark.stop()
+
+    def _drop_view(self, name: str) -> None:
+        """Drop working view ``name``, trying again while the server still winds down what ``interruptAll``
+        stopped (a stopped run that left its base cached held the cluster's memory until the session expired)."""
+        for attempt in range(DROP_TRIES):
+            try:
+                self.spark.catalog.dropTempView(self.view_name(name))
+                return
+            except Exception as exc:  # grpc and pyspark errors alike; the run is ending either way
+                log.debug("dropping working view %s (try %d): %s", name, attempt + 1, _reason(exc))
+                time.sleep(DROP_PAUSE * (attempt + 1))
+        log.warning("could not drop working view %s: Spark frees it when the session expires", self.view_name(name))
 
 
 class _ArrowResult:

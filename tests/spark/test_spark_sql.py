@@ -168,3 +168,44 @@ def test_the_source_fingerprint_hashes_rows_with_xxhash64() -> None:
     src = q.source_table("raw", "Patients", {"Zip Code": sa.Text(), "age": sa.Integer()})
     sql = str(compile_sql(q.fingerprint(src, ["Zip Code", "age"])))
     assert "coalesce(sum(CAST(xxhash64(`raw`.`Patients`.`Zip Code`, `raw`.`Patients`.`age`) AS DECIMAL(38, 0)))" in sql
+
+
+def test_a_stopped_run_drops_its_views_when_the_server_is_still_busy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``close`` after a signal: ``interruptAll`` returns before the server has wound down, and a drop sent then may
+    fail; it is tried again, so the working view's cached rows do not outlive the run (every view dropped, the
+    session stopped), and a view that cannot be dropped does not keep the others or the session alive."""
+    from veil.backends import spark as backend
+
+    class Catalog:
+        def __init__(self, failing: dict[str, int]) -> None:
+            self.failing, self.dropped = failing, []
+
+        def dropTempView(self, name: str) -> bool:  # noqa: N802 (pyspark's name)
+            if self.failing.get(name, 0) > 0:
+                self.failing[name] -= 1
+                raise RuntimeError("INVALID_HANDLE.OPERATION_ABANDONED")
+            self.dropped.append(name)
+            return True
+
+    class Client:
+        def __init__(self, failing: dict[str, int]) -> None:
+            self.catalog, self.calls = Catalog(failing), []
+
+        def interruptAll(self) -> list[str]:  # noqa: N802
+            self.calls.append("interruptAll")
+            return []
+
+        def stop(self) -> None:
+            self.calls.append("stop")
+
+    client = Client({"veil_base_r1": 1, "veil_dim_0_r1": 99})
+    session = backend.SparkSQLSession(object(), client)  # type: ignore[arg-type]
+    session.working = {"veil_base", "veil_dim_0", "veil_counts"}
+    session.renamed.update(
+        {"veil_base": "veil_base_r1", "veil_dim_0": "veil_dim_0_r1", "veil_counts": "veil_counts_r1"}
+    )
+    monkeypatch.setattr(backend, "DROP_PAUSE", 0.0)
+    session.close()
+    assert client.catalog.dropped == ["veil_base_r1", "veil_counts_r1"]  # the base on its second try
+    assert client.catalog.failing["veil_dim_0_r1"] == 99 - backend.DROP_TRIES
+    assert client.calls == ["interruptAll", "stop"] and session.working == set()
