@@ -323,6 +323,20 @@ def test_veil_report_node_and_release(inpatient: Db, tmp_path: Path) -> None:
         assert doc["workload"] is None and 'data-chart="workload"' not in html and "Workload error" not in html
         assert [a["level"] for a in doc["utility_per_attribute"]] == [1, 2, 1]
         assert 'data-chart="attribute-utility"' in html
+        # the cohort series so far, from the catalog's record of each night: one version, nothing held back
+        assert doc["series"] == [
+            {
+                "version": 1,
+                "rows_published": 12,
+                "rows_deferred": 0,
+                "standing_in": 0,
+                "node": [1, 2, 1],
+                "moved_up": False,
+            }
+        ]
+        assert 'data-chart="series"' in html and doc["provenance"]["series"]["from"] == "catalog"
+        node_doc = embedded((tmp_path / "node.html").read_text())
+        assert node_doc["series"] is None and "series" not in node_doc["provenance"]
         missing = run_veil("report", "--config", str(path), "--release", "2", "--out", str(tmp_path / "x.html"))
         assert missing.returncode == 1 and "no published version 2" in missing.stderr
         assert not (tmp_path / "x.html").exists()
@@ -403,6 +417,56 @@ def test_page_escapes_hostile_names() -> None:
     assert "<script>alert(1)" not in html and html.count("<script") == 2
     assert embedded(html)["title"] == hostile
     self_contained(html)
+
+
+def test_a_series_section_shows_each_nights_held_rows_and_the_moves() -> None:
+    """``seriesview.points`` from ``veil releases``' record: shares of the people in the source that night
+    (published less standing in, plus deferred), by hand; a failed run, another policy and later versions are left
+    out; the page's section says the last night's figures and where the node moved, the chart marks each point."""
+    from veil.report import charts, content
+    from veil.report.seriesview import points
+
+    def run(v: int | None, status: str, pub: int | None, dfr: int, stand: int | None, moved: bool = False) -> dict:
+        notes = {"node": "series, moved up"} if moved else {"node": "series"}
+        node = [1, 1] if moved or (v or 0) > 3 else [0, 1]
+        return {"version": v, "status": status, "series": "cohort", "rows_published": pub, "rows_deferred": dfr,
+                "standing_in": stand, "node": node, "series_notes": notes}  # fmt: skip
+
+    history = [
+        run(1, "expired", 200, 0, 0),
+        run(2, "published", 198, 4, 3),  # 198 − 3 + 4 = 199 people: 4/199 deferred, 3/199 standing in
+        run(None, "failed", None, 0, None),
+        run(3, "published", 203, 12, 10),  # 205 people
+        run(4, "published", 205, 5, 6, moved=True),  # 204 people
+        {**run(5, "published", 210, 0, 0), "series": "refuse", "standing_in": None},
+        run(6, "published", 210, 0, 0),
+    ]
+    got = points(history, upto=5)
+    assert [p.version for p in got] == [1, 2, 3, 4]
+    assert [p.table for p in got] == [200, 199, 205, 204]
+    assert got[1].deferred_share == pytest.approx(4 / 199) and got[1].standing_share == pytest.approx(3 / 199)
+    assert [p.moved for p in got] == [False, False, False, True] and got[3].node == (1, 1)
+    svg = charts.series_svg(got)
+    assert "version 2: 2% of 199 rows deferred (4 rows)" in svg, svg[:2000]
+    assert "version 4: the node moved up to [1, 1]" in svg
+    base = content.ReportData("t", "s", 1, 1, np.array([1]), ("q",), None, None, None, [], [], [], [], _empty_audit())
+    html = render(replace(base, series=got))
+    assert 'data-chart="series"' in html and "Version 4: 2.5% deferred, 2.9% standing in." in html
+    assert "moved up at version 4 (dashed)" in html
+    assert embedded(html)["series"][3] == {
+        "version": 4, "rows_published": 205, "rows_deferred": 5, "standing_in": 6, "node": [1, 1], "moved_up": True
+    }  # fmt: skip
+    assert 'data-chart="series"' not in render(base) and embedded(render(base))["series"] is None
+
+
+def _empty_audit() -> object:
+    from veil.adversary.attacks import audit_counts
+    from veil.auditsettings import AuditSettings
+    from veil.counts import NodeCounts, SensitiveDomain
+
+    dom = SensitiveDomain("d", np.array(["a", "b"], dtype=object), np.array([1, 1]))
+    nc = NodeCounts.from_cells(("q",), (0,), [[0], [0]], [[0], [1]], np.array([1, 1]), (1,), (dom,))
+    return audit_counts(nc, AuditSettings(), (), "s", lambda b: ["x"])
 
 
 def test_numbers_read_as_numbers() -> None:

@@ -34,7 +34,8 @@ from veil.lattice import Lattice
 from veil.counts import NodeCounts, full_levels
 from veil.metrics import REGISTRY, Metric, make_metric
 from veil.privacy import Specification
-from veil.report import content, page
+from veil.release.history import releases
+from veil.report import content, page, seriesview
 from veil.search import SearchResult
 from veil.warehouse import Warehouse
 
@@ -258,6 +259,7 @@ def release_report(
     on_step(f"counting {config.source.qualified} at its original values")
     before = source_sizes(config)
     workload, quality = release_utility(config, record, on_step, wh)
+    history = releases(config)["releases"]
     data = content.for_release(
         title,
         record,
@@ -268,6 +270,7 @@ def release_report(
         workload=workload,
         attribute_utility=quality,
         source=config.source.qualified,
+        series=seriesview.points(history, record.version),
     )
     return write_html(out, data)
 

@@ -20,6 +20,7 @@ from typing import Any
 import altair as alt
 
 from veil.report.content import Distribution, HeightRow, SizeBin
+from veil.report.seriesview import SeriesPoint
 from veil.report.formatting import human, percent
 
 PASS, FAIL, NONE, CHOSEN, MINIMAL, BELOW_K, TABLE = (
@@ -454,3 +455,46 @@ def attribute_utility_svg(attributes: Sequence[dict[str, Any]]) -> str:
         .properties(width=NARROW, height=alt.Step(8))
     )
     return to_svg(chart)
+
+
+def series_svg(points: Sequence[SeriesPoint]) -> str:
+    """A cohort series over its versions: the shares of the table deferred and standing in each night, and a
+    dashed rule where the node moved up (``seriesview``)."""
+    measures = (("deferred (waiting to be published)", "deferred"), ("standing in for people who left", "standing"))
+    rows = [
+        {
+            "version": p.version,
+            "measure": name,
+            "share": getattr(p, f"{key}_share"),
+            "detail": f"version {p.version}: {percent(getattr(p, f'{key}_share'))} of {human(p.table)} rows "
+            f"{name.split(' (')[0]} ({human(p.deferred if key == 'deferred' else p.standing_in)} rows), "
+            f"node {list(p.node)}",
+        }
+        for p in points
+        for name, key in measures
+    ]
+    x = alt.X("version:Q", title="version", axis=alt.Axis(format="d", tickMinStep=1))
+    colour = alt.Color("measure:N", title=None, scale=alt.Scale(domain=[m for m, _ in measures], range=SERIES[:2]))
+    lines = (
+        alt.Chart(_data(rows))
+        .mark_line(point=alt.OverlayMarkDef(size=24 if len(points) <= 100 else 6), strokeWidth=2)
+        .encode(
+            x=x,
+            y=alt.Y("share:Q", title="share of the table's rows", axis=alt.Axis(format="%")),
+            color=colour,
+            description="detail:N",
+        )
+    )
+    moves = [
+        {"version": p.version, "detail": f"version {p.version}: the node moved up to {list(p.node)}"}
+        for p in points
+        if p.moved
+    ]
+    layers: list[alt.Chart] = [lines]
+    if moves:
+        layers.append(
+            alt.Chart(_data(moves))
+            .mark_rule(color=CHOSEN, strokeDash=[4, 3], strokeWidth=1.5)
+            .encode(x=alt.X("version:Q"), description="detail:N")
+        )
+    return to_svg(alt.layer(*layers).properties(width=WIDE - 120, height=200))

@@ -30,6 +30,7 @@ from veil.adversary.exposure import Audit, Exposure, Label, shown
 from veil.adversary.histogram import Histogram
 from veil.adversary.prosecutor import Prosecutor, prosecutor
 from veil.adversary.subject import ReleaseRecord
+from veil.report.seriesview import SeriesPoint
 
 Node = tuple[int, ...]
 Evaluation = tuple[Node, bool, int, "float | None"]
@@ -143,6 +144,7 @@ class ReportData:
     attribute_utility: list[dict[str, Any]] | None = None  # ARX's quality per quasi-identifier (veil.utility)
     reidentification: list[dict[str, Any]] | None = None  # veil risk's figures before and after (reidentification_view)
     provenance: dict[str, dict[str, Any]] | None = None  # where each section's figures come from (``provenance``)
+    series: list[SeriesPoint] | None = None  # a cohort series' versions up to this one (``seriesview``)
 
     def lattice(self) -> dict[str, Any] | None:
         if self.heights is None:
@@ -428,6 +430,7 @@ def provenance(
         recounted = {**version, "node": at, "as_of": "generated"}
         catalog = {**version, "from": "catalog", "as_of": record.published_at}
         kept = {**now, "suppressed": "blocks failing the models at that node"}
+    series = {} if record is None else {"series": {**catalog, "as_of": "generated", "versions": "up to this one"}}
     return {
         "lattice": catalog,
         "headline.models_holding": catalog,
@@ -436,6 +439,7 @@ def provenance(
         "reidentification.before": before,
         "workload": kept,
         "utility_per_attribute": kept,
+        **series,
     }
 
 
@@ -506,11 +510,13 @@ def for_release(
     workload: WorkloadView | None = None,
     attribute_utility: list[dict[str, Any]] | None = None,
     source: str | None = None,
+    series: list[SeriesPoint] | None = None,
 ) -> ReportData:
     """A published version: levels as the catalog recorded them, utility recomputed from its recount;
     ``source_sizes``: the source's block sizes at the bottom node (the risk before); ``workload`` and
     ``attribute_utility``: at the version's node, from the source as it stands (``veil.report.release_utility``);
-    ``source``: that source table (the JSON's ``provenance``)."""
+    ``source``: that source table (the JSON's ``provenance``); ``series``: a cohort series' versions up to this one
+    (``seriesview.points``)."""
     by_label = {f"{m.type}:{m.attribute}" if m.attribute else m.type: m for m in models}
     levels = [Level(by_label[k].describe() if k in by_label else k, v, True, 0) for k, v in record.achieved.items()]
     sizes = counts.sizes.astype(np.float64)
@@ -548,4 +554,5 @@ def for_release(
         attribute_utility=attribute_utility,
         reidentification=reidentification_view(models, source_sizes, counts.sizes),
         provenance=None if source is None else provenance(source, record.node, record),
+        series=series or None,
     )

@@ -14,11 +14,13 @@ import json
 import math
 from html import escape
 from importlib import resources
+from collections.abc import Sequence
 from typing import Any
 
 from veil.report import charts
 from veil.report.content import Distribution, Evaluation, Headline, ReportData
 from veil.report.formatting import human, percent, plain_text
+from veil.report.seriesview import SeriesPoint
 from veil.adversary.prosecutor import Prosecutor
 
 MINIMAL_LISTED = 12  # minimal nodes listed in the table under the lattice
@@ -409,6 +411,25 @@ def _lattice(data: ReportData) -> str:
     return "".join(parts)
 
 
+def _series(points: Sequence[SeriesPoint]) -> str:
+    """A cohort series' versions up to this one: what each night held back, and where the node moved up."""
+    last, moves = points[-1], [p.version for p in points if p.moved]
+    moved = (
+        f" The node moved up at version{'s' if len(moves) > 1 else ''} {', '.join(map(str, moves))} (dashed)."
+        if moves
+        else ""
+    )
+    return (
+        f'<p class="muted">Every version of this cohort series up to version {last.version}, as the catalog '
+        "recorded each night: the newcomers still waiting to enter in a batch (deferred) and the rows still shown for "
+        "people who left (standing in), each as a share of the people in the source that night (Veil's docs: "
+        "A series of releases). "
+        f"Version {last.version}: {escape(percent(last.deferred_share))} deferred, "
+        f"{escape(percent(last.standing_share))} standing in.{moved} Hover a point for its figures.</p>"
+        + _figure("series", charts.series_svg(points))
+    )
+
+
 def _document(data: ReportData, h: Headline) -> dict[str, Any]:
     worst = h.worst
     return {
@@ -432,6 +453,7 @@ def _document(data: ReportData, h: Headline) -> dict[str, Any]:
         "utility_per_attribute": data.attribute_utility,
         "reidentification": data.reidentification,
         "provenance": data.provenance,
+        "series": None if data.series is None else [p.document() for p in data.series],
     }
 
 
@@ -448,6 +470,8 @@ def render(data: ReportData) -> str:
         ("utility", "Utility", _utility(data) + _workload(data) + _attribute_utility(data)),
         ("lattice", "Generalization lattice", _lattice(data)),
     ]
+    if data.series:
+        sections.insert(-1, ("series", "The series", _series(data.series)))
     body = (
         f'<header><h1>{escape(data.title)}</h1><p class="sub">{escape(data.subject)} · generated '
         f"{escape(data.generated)} by Veil</p></header>"
