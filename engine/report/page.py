@@ -13,8 +13,8 @@ from __future__ import annotations
 import json
 import math
 from html import escape
-from importlib import resources
 from collections.abc import Sequence
+from importlib import resources
 from typing import Any
 
 from veil.report import charts
@@ -420,8 +420,8 @@ def _series(points: Sequence[SeriesPoint]) -> str:
         else ""
     )
     return (
-        f'<p class="muted">Every version of this cohort series up to version {last.version}, as the catalog '
-        "recorded each night: the newcomers still waiting to enter in a batch (deferred) and the rows still shown for "
+        f'<p class="muted">Every version of the release under the cohort series policy up to version {last.version}, '
+        "as the catalog recorded each night (its own record, which analysts cannot read): the newcomers still waiting to enter in a batch (deferred) and the rows still shown for "
         "people who left (standing in), each as a share of the people in the source that night (Veil's docs: "
         "A series of releases). "
         f"Version {last.version}: {escape(percent(last.deferred_share))} deferred, "
