@@ -246,9 +246,12 @@ def report(
     """One self-contained HTML report (lattice, blocks, distributions, levels, utility, audit) of a release or node."""
 
     def body() -> Result:
+        from veil.release.history import releases
         from veil.report import build_report
 
-        path = build_report(load_config(config), out_file, node=node, release=release, on_step=log.step)
+        conf = load_config(config)
+        history = releases(conf)["releases"] if release is not None else ()
+        path = build_report(conf, out_file, node=node, release=release, on_step=log.step, history=history)
         return Result({"status": "ok", "out": str(path)}, OK, lambda: say(f"report written to {path}"))
 
     finish("report", Options(as_json, quiet, verbose, wait, log_format.value), body)

@@ -266,6 +266,7 @@ def _report(
     folder = run.rel.report
     if folder is None or outcome.version is None or outcome.node is None or run.dry_run:
         return outcome
+    from veil.release.history import releases
     from veil.report import write_report  # the report's modules load only when a report is asked for
 
     run.on_step(f"writing the report into {folder}")
@@ -280,7 +281,14 @@ def _report(
         )
     try:
         path = write_report(
-            Path(folder), run.config, run.wh, result, outcome.node, name=run.rel.name, version=outcome.version
+            Path(folder),
+            run.config,
+            run.wh,
+            result,
+            outcome.node,
+            name=run.rel.name,
+            version=outcome.version,
+            history=releases(run.config)["releases"],
         )
     except (OSError, VeilError) as exc:
         log.log.warning(

@@ -11,7 +11,7 @@ here, and this package loads only when a report is asked for.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,7 +34,6 @@ from veil.lattice import Lattice
 from veil.counts import NodeCounts, full_levels
 from veil.metrics import REGISTRY, Metric, make_metric
 from veil.privacy import Specification
-from veil.release.history import releases
 from veil.report import content, page, seriesview
 from veil.search import SearchResult
 from veil.warehouse import Warehouse
@@ -174,14 +173,16 @@ def write_report(
     *,
     name: str,
     version: int | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> Path:
     """For the release job: ``<directory>/<name>_v<version>.html`` — the published version as ``veil report
     --release N`` shows it (its rows recounted; nothing a suppressed block or a held-back row holds, whose labels
     and values it did not publish) — or, without a version, ``<name>.html`` for ``node`` of the run's own
-    warehouse and search result.  ``directory`` relative to the config."""
+    warehouse and search result.  ``directory`` relative to the config; ``history``: the release's runs as
+    ``veil releases`` reads them (a cohort series' versions: ``seriesview``)."""
     folder = directory if directory.is_absolute() else config.path.parent / directory
     if version is not None:
-        return release_report(config, folder / f"{name}_v{version}.html", version, wh=wh)
+        return release_report(config, folder / f"{name}_v{version}.html", version, wh=wh, history=history)
     title = f"Veil report — {name}"
     return write_html(folder / f"{name}.html", node_report(config, wh, result, node, title))
 
@@ -247,10 +248,12 @@ def release_report(
     node: str | None = None,
     on_step: Callable[[str], None] = lambda _m: None,
     wh: Warehouse | None = None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> Path:
     """``veil report --release N``: the published version recounted, its levels as the catalog recorded them,
     and (``release_utility``) its node's workload errors and utility per attribute on the source as it stands
-    (``wh``: the release job's warehouse, when it writes the report of the version it just published)."""
+    (``wh``: the release job's warehouse, when it writes the report of the version it just published); with
+    ``history`` (the release's runs, ``veil releases``' record) a cohort series' versions up to it."""
     with open_subject(config, node=node, release=release, on_step=on_step) as (subject, _wh):
         record = subject.release
         assert record is not None
@@ -259,7 +262,6 @@ def release_report(
     on_step(f"counting {config.source.qualified} at its original values")
     before = source_sizes(config)
     workload, quality = release_utility(config, record, on_step, wh)
-    history = releases(config)["releases"]
     data = content.for_release(
         title,
         record,
@@ -282,11 +284,12 @@ def build_report(
     node: str | None = None,
     release: int | None = None,
     on_step: Callable[[str], None] = lambda _m: None,
+    history: Sequence[Mapping[str, Any]] = (),
 ) -> Path:
-    """``veil report``: a published version (``release``), or a candidate ``node`` (default: the search's
-    choice) with the lattice as the configured search evaluated it."""
+    """``veil report``: a published version (``release``; ``history``: its runs, for a cohort series' section),
+    or a candidate ``node`` (default: the search's choice) with the lattice as the configured search evaluated it."""
     if release is not None:
-        return release_report(config, out, release, node=node, on_step=on_step)
+        return release_report(config, out, release, node=node, on_step=on_step, history=history)
     backend = open_backend(config.source.resolved_url())
     with backend.session() as session:
         wh = prepared_warehouse(session, config, on_step, rollup=True)
