@@ -13,7 +13,6 @@ size.  Results: bench/results/plan_horizon.json.
 from __future__ import annotations
 
 import argparse
-import math
 from typing import Any
 
 from common import save
@@ -40,13 +39,11 @@ def choices(rows: int, first: int, batch: int) -> dict[str, Any]:
 def trajectory(rows: int, first: int, batch: int) -> dict[str, Any]:
     """On the series' node, at 0.1% churn over a year: withheld and the stand-ins at each eighth, per cohort size."""
     outlook = Outlook(rows, RATES["0.1%"], batch, {(rows // first, 0): first})
-    per_block = outlook.rate * rows / first
     out: dict[str, Any] = {"nights": [round(float(t), 1) for t in outlook.points()]}
     for m in sorted({g * batch for g in GRID}):
-        gathered = m + 1.5 * per_block
-        standing = outlook.formed + outlook.joining(math.ceil(gathered))
+        withheld, standing = outlook.held(first, m)
         out[str(m)] = {
-            "withheld_pct": round(100 * first * (gathered - 1) / 2 / rows, 2),
+            "withheld_pct": round(100 * withheld / rows, 2),
             "standing_pct": [round(100 * float(s) / rows, 2) for s in standing],
         }
     return out

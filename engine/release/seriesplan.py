@@ -81,14 +81,18 @@ class Outlook:
         """The stand-ins of the cohorts of ``size`` joiners still to form, at each of the horizon's points."""
         return _joining(size, self.batch, self.rate, self.rows, self.horizon)
 
+    def held(self, blocks: int, size: int) -> tuple[float, np.ndarray]:
+        """The rows withheld (gathering cohorts of ``size`` on a node of ``blocks`` blocks), and the stand-ins at
+        each of the horizon's points."""
+        per_block = self.rate * self.rows / max(blocks, 1)
+        gathered = size + 1.5 * per_block  # a night's arrivals overshoot, and a coin may hold a cohort a night
+        return blocks * (gathered - 1) / 2, self.formed + self.joining(math.ceil(gathered))
+
     def share(self, blocks: int, size: int) -> float:
         """The largest share of the table withheld or standing in over the horizon, for cohorts of ``size`` on a
         node of ``blocks`` blocks."""
-        per_block = self.rate * self.rows / max(blocks, 1)
-        gathered = size + 1.5 * per_block  # a night's arrivals overshoot, and a coin may hold a cohort a night
-        withheld = blocks * (gathered - 1) / 2
-        worst = float(np.max(self.formed + self.joining(math.ceil(gathered)))) + withheld
-        return worst / self.rows if self.rows else 0.0
+        withheld, standing = self.held(blocks, size)
+        return (float(np.max(standing)) + withheld) / self.rows if self.rows else 0.0
 
     def cohort(self, blocks: int, least: int) -> tuple[int, float]:
         """The joiners' cohort size of at least ``least`` rows whose share is smallest on a node of ``blocks``

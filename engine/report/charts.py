@@ -460,21 +460,23 @@ def attribute_utility_svg(attributes: Sequence[dict[str, Any]]) -> str:
 def series_svg(points: Sequence[SeriesPoint]) -> str:
     """A cohort series over its versions: the shares of the table deferred and standing in each night, and a
     dashed rule where the node moved up (``seriesview``)."""
-    measures = (("deferred (waiting to be published)", "deferred"), ("standing in for people who left", "standing"))
+    deferred, standing = "deferred (waiting to be published)", "standing in for people who left"
     rows = [
         {
             "version": p.version,
-            "measure": name,
-            "share": getattr(p, f"{key}_share"),
-            "detail": f"version {p.version}: {percent(getattr(p, f'{key}_share'))} of {human(p.table)} rows "
-            f"{name.split(' (')[0]} ({human(p.deferred if key == 'deferred' else p.standing_in)} rows), "
+            "measure": measure,
+            "share": share,
+            "detail": f"version {p.version}: {percent(share)} of {human(p.table)} rows {what} ({human(held)} rows), "
             f"node {list(p.node)}",
         }
         for p in points
-        for name, key in measures
+        for measure, what, share, held in (
+            (deferred, "deferred", p.deferred_share, p.deferred),
+            (standing, standing, p.standing_share, p.standing_in),
+        )
     ]
     x = alt.X("version:Q", title="version", axis=alt.Axis(format="d", tickMinStep=1))
-    colour = alt.Color("measure:N", title=None, scale=alt.Scale(domain=[m for m, _ in measures], range=SERIES[:2]))
+    colour = alt.Color("measure:N", title=None, scale=alt.Scale(domain=[deferred, standing], range=SERIES[:2]))
     lines = (
         alt.Chart(_data(rows))
         .mark_line(point=alt.OverlayMarkDef(size=24 if len(points) <= 100 else 6), strokeWidth=2)
