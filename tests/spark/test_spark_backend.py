@@ -84,7 +84,9 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
     body = ADULT.replace("[search]\n", "[search]\nlocal_cells = 0\n", 1)
     assert "local_cells = 0" in body
     path = twins.config_path("spark", "adult", body, "sigterm")
-    proc = prewarmed.Popen(["search", "--config", str(path), "--strategy", "brute-force", "--json"], env={**os.environ})
+    # --verbose: each statement and each try at dropping a view is in the log the failure message shows
+    args = ["search", "--config", str(path), "--strategy", "brute-force", "--json", "--verbose"]
+    proc = prewarmed.Popen(args, env={**os.environ})
     try:
         deadline = time.monotonic() + 300
         while not any(name.startswith("In-memory table veil_base_") for _, name in cached_tables() - before):
@@ -98,9 +100,8 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
             proc.kill()
     assert proc.returncode != 0
     left = cached_until(lambda now: not now - before) - before
-    assert left == set(), (
-        f"{left} cached after the run ended; its log: {proc.stderr.read()[-600:] if proc.stderr else ''}"
-    )
+    log = proc.stderr.read().splitlines() if proc.stderr else []
+    assert left == set(), f"{left} cached after the run ended, its last log lines: {log[-25:]}"
 
 
 def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
