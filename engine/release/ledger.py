@@ -119,13 +119,19 @@ def read_dictionary(session: Session, ledger: Ledger) -> None:
     """The ledger's dictionary of blocks and values (``ledger.first_block``, ``first_value``: the ids this run
     adds start there)."""
     t, name = ledger.tables, ledger.name
-    for ident, labels in sorted(
-        session.rows(q.ledger.of_release(t.series_blocks, name, "id", "labels"), "reading the ledger's blocks")
-    ):
+    blocks, values = session.together(  # two reads, sent at once where each is a remote job (Spark)
+        [
+            lambda: session.rows(
+                q.ledger.of_release(t.series_blocks, name, "id", "labels"), "reading the ledger's blocks"
+            ),
+            lambda: session.rows(
+                q.ledger.of_release(t.series_values, name, "id", "value"), "reading the ledger's values"
+            ),
+        ]
+    )
+    for ident, labels in sorted(blocks):
         ledger.dictionary.add_block(tuple(json.loads(labels)), int(ident))
-    for ident, value in sorted(
-        session.rows(q.ledger.of_release(t.series_values, name, "id", "value"), "reading the ledger's values")
-    ):
+    for ident, value in sorted(values):
         ledger.dictionary.add_value(json.loads(value), int(ident), key=value)
     ledger.first_block, ledger.first_value = len(ledger.dictionary.blocks), len(ledger.dictionary.values)
 
