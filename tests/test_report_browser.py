@@ -245,8 +245,8 @@ def test_census_report_reads_at_scale(browser: object, census: Path, tmp_path: P
 
         init(conf)
         assert release(conf).exit_code == 0
-    asked = {"release": 1, "history": releases(conf)["releases"]} if which == "release" else {}
-    page = build_report(conf, tmp_path / f"census-{which}.html", **asked)  # type: ignore[arg-type]
+    version, history = (1, releases(conf)["releases"]) if which == "release" else (None, [])
+    page = build_report(conf, tmp_path / f"census-{which}.html", release=version, history=history)
     expect = {"blocks", "distribution:occupation", "distribution:income", "lattice", "node"}
     charts, facts = open_and_check(browser, page, expect=expect | ({"series"} if which == "release" else set()))
     assert facts["loaded"] < 3_000, facts
