@@ -45,6 +45,8 @@ PRELOAD = (
 )
 # A variable the interpreter reads at start-up: a command changing one runs as a plain subprocess.
 STARTUP_VARIABLES = ("PYTHON", "LC_", "LANG", "OPENBLAS", "OMP_", "MKL_")
+DUMP_WAIT = 3.0  # seconds a hung command has to write its stacks, and its readers to end once it is killed
+TAIL = 6000  # characters of a hung command's stderr shown
 # The server runs under this name (see _Server); an interpreter without it beside it runs plain subprocesses.
 VEIL_SCRIPT = Path(sys.executable).with_name("veil")
 
@@ -81,6 +83,8 @@ def serve(path):
             for target, fd in enumerate(fds):
                 os.dup2(fd, target)
                 os.close(fd)
+            import faulthandler
+            faulthandler.register(signal.SIGUSR2, all_threads=True)  # every thread's stack, asked when it hangs
             return json.loads(message)
         for fd in fds:
             os.close(fd)
@@ -252,8 +256,30 @@ class Forked:
         for reader in self._readers:
             reader.join(None if deadline is None else max(deadline - time.monotonic(), 0))
             if reader.is_alive():
-                raise subprocess.TimeoutExpired(self.args, timeout or 0.0)
+                raise self._hung(timeout or 0.0)
         self.stdout.close()
         self.stderr.close()
         self.wait(None if deadline is None else max(deadline - time.monotonic(), 0))
         return self._texts["stdout"], self._texts["stderr"]
+
+    def _hung(self, timeout: float) -> Hung:
+        """A command still running after ``timeout``: its threads' stacks (``faulthandler``) and what it wrote, then
+        killed, so the failure says where it hung."""
+        self.send_signal(signal.SIGUSR2)
+        time.sleep(DUMP_WAIT)
+        self.kill()
+        for reader in self._readers:
+            reader.join(DUMP_WAIT)
+        err = self._texts.get("stderr", "(its stderr still open)")
+        return Hung(self.args, timeout, err[-TAIL:])
+
+
+class Hung(subprocess.TimeoutExpired):
+    """``TimeoutExpired`` whose message carries the end of the command's stderr: its stacks when it hung."""
+
+    def __init__(self, args: list[str], timeout: float, tail: str) -> None:
+        super().__init__(args, timeout)
+        self.tail = tail
+
+    def __str__(self) -> str:
+        return f"{super().__str__()}; the end of its stderr, stacks dumped before it was killed:\n{self.tail}"
