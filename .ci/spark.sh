@@ -23,7 +23,12 @@ _veil_spark_prev_trap="$(trap -p EXIT | sed -E "s/^trap -- '(.*)' EXIT$/\1/")"
 # shellcheck disable=SC2064
 trap "_veil_spark_stop; ${_veil_spark_prev_trap:-:}" EXIT
 
-echo "ci: starting the Spark cluster"
+# The suite sends thousands of small statements, each loading classes of its own: on a fresh cluster half of the
+# JVMs' CPU went to compiling them with C2, code that never runs long enough to pay it back.  C1 alone, in a code
+# cache large enough to hold it (C1 alone gets 48 MB by default: filled, the JIT stopped), for the suite's cluster
+# (docs/spark.md §9, "The JIT and the test suite"); cluster.sh's default JIT stays for everything else.
+export VEIL_SPARK_JAVA_OPTS="${VEIL_SPARK_JAVA_OPTS:--XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=512m}"
+echo "ci: starting the Spark cluster (JVM options: $VEIL_SPARK_JAVA_OPTS)"
 if ! VEIL_TEST_SPARK_URL="$(VEIL_SPARK_PYTHON="$_veil_spark_repo/.venv/bin/python" "$_veil_spark_repo/deploy/spark/cluster.sh" start | tail -n 1)"; then
   for _veil_log in "$_veil_spark_repo"/deploy/spark/run/logs/*.log; do
     echo "ci: --- last lines of $_veil_log" >&2

@@ -12,6 +12,8 @@
 #                            --python overrides); install it with  pip install 'veil[spark]'
 #   VEIL_SPARK_DIR           state directory: pids, logs, warehouse, metastore (default: deploy/spark/run)
 #   VEIL_SPARK_CONNECT_PORT  Spark Connect port (default 15002); VEIL_SPARK_MASTER_PORT (default 7077)
+#   VEIL_SPARK_JAVA_OPTS     JVM options for every JVM of the cluster (daemons, Connect driver, executors);
+#                            .ci/spark.sh sets the JIT the test suite's many small statements want
 # Memory: about 3 GB in all (daemons 192 MB heap each, two executors and the Connect driver 640 MB each).
 set -euo pipefail
 
@@ -27,7 +29,7 @@ DAEMONS=(master worker1 worker2 connect)
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-usage() { sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 command_word="${1:-}"
 [ -n "$command_word" ] || usage 1
@@ -127,7 +129,8 @@ start() {
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/warehouse" "$STATE/local" "$STATE/work"
   STATE="$(cd "$STATE" && pwd)"
   export SPARK_LOCAL_IP="$HOST" SPARK_DAEMON_MEMORY=192m PYSPARK_PYTHON="$PYTHON"
-  export SPARK_DAEMON_JAVA_OPTS="-Dveil.spark.dir=$STATE -Dspark.worker.cleanup.enabled=true"
+  local java_opts="${VEIL_SPARK_JAVA_OPTS:-}"
+  export SPARK_DAEMON_JAVA_OPTS="-Dveil.spark.dir=$STATE -Dspark.worker.cleanup.enabled=true $java_opts"
   export SPARK_CONF_DIR="$STATE/conf"   # an empty conf dir: nothing from elsewhere leaks in
   mkdir -p "$SPARK_CONF_DIR"
 
@@ -152,7 +155,8 @@ start() {
       --class org.apache.spark.sql.connect.service.SparkConnectServer \
       --name veil-spark-connect \
       --master "spark://$HOST:$MASTER_PORT" \
-      --driver-java-options "-Dveil.spark.dir=$STATE -Dderby.system.home=$STATE" \
+      --driver-java-options "-Dveil.spark.dir=$STATE -Dderby.system.home=$STATE $java_opts" \
+      --conf spark.executor.extraJavaOptions="$java_opts" \
       --conf spark.executor.memory=640m \
       --conf spark.executor.cores=1 \
       --conf spark.cores.max=2 \
