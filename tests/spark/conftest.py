@@ -37,6 +37,7 @@ __all__ = [
     "Twins",
     "cached_tables",
     "cached_until",
+    "driver_log",
 ]  # Spark found as tests/conftest.py finds it
 
 
@@ -57,6 +58,17 @@ def cached_until(done: Callable[[set[tuple[int, str]]], bool], timeout: float = 
         if done(now) or time.monotonic() > deadline:
             return now
         time.sleep(0.25)
+
+
+def driver_log(*patterns: str) -> list[str]:
+    """The lines of the Connect server's log (``cluster.sh``'s, under ``VEIL_SPARK_DIR``) that contain any of
+    ``patterns``: a failure's evidence from the driver's side (listener events it dropped, say)."""
+    state = Path(os.environ.get("VEIL_SPARK_DIR", Path(__file__).parents[2] / "deploy" / "spark" / "run"))
+    log = state / "logs" / "connect.log"
+    if not log.exists():
+        return [f"(no driver log at {log})"]
+    with log.open(encoding="utf-8", errors="replace") as fh:
+        return [line.rstrip() for line in fh if any(p in line for p in patterns)]
 
 
 # --- the tables --------------------------------------------------------------------------------------------

@@ -13,7 +13,7 @@ import pytest
 import sqlalchemy as sa
 
 from tests.conftest import inpatient_body
-from tests.spark.conftest import SPARK_ENV, SPARK_URL, Twins, cached_tables, cached_until
+from tests.spark.conftest import SPARK_ENV, SPARK_URL, Twins, cached_tables, cached_until, driver_log
 from tests.spark.test_same_answers import ADULT
 from tests import prewarmed
 from veil import config as cfg
@@ -101,7 +101,10 @@ def test_sigterm_drops_the_views_too(twins: Twins) -> None:
     assert proc.returncode != 0
     left = cached_until(lambda now: not now - before) - before
     log = proc.stderr.read().splitlines() if proc.stderr else []
-    assert left == set(), f"{left} cached after the run ended, its last log lines: {log[-40:]}"
+    # the storage list is the driver's status store, fed by its listener bus: a bus that fell behind under load
+    # drops events (its log says so), and a dropped block removal would leave a freed base listed
+    dropped = driver_log("Dropping event", "Dropped ")[-5:]
+    assert left == set(), f"{left} cached after the run ended, its last log lines: {log[-40:]}; driver: {dropped}"
 
 
 def test_hostile_names_and_an_unsupported_type(twins: Twins) -> None:
