@@ -294,8 +294,8 @@ class SparkDb(Db):
     session (``veil.backends.spark``), compiled for Spark SQL, and a test's SQL text is read with double-quoted
     identifiers (``spark.sql.ansi.doubleQuotedIdentifiers``) as DuckDB and PostgreSQL read it; tables are created
     from their SQLAlchemy types and loaded as Arrow.  A config's ``[release]`` without a ``series`` key gets
-    ``series = "refuse"``: the default, "cohort", keeps its members in a table Spark cannot update (docs/spark.md
-    §7) and is refused there."""
+    ``series = "refuse"``: the default, "cohort", costs a Spark release its members' statements (docs/spark.md §7),
+    and has Spark runs of its own (``tests/test_series_failures.py``, ``tests/test_series_attacks.py``)."""
 
     @property
     def engine(self) -> sa.Engine:

@@ -85,6 +85,14 @@ def test_a_first_version_forms_every_passing_block() -> None:
     assert plan.form == ["a"] and plan.joining["models"] == 2
 
 
+def test_new_cohorts_are_in_block_order_whatever_order_the_blocks_came_in() -> None:
+    """Their ids follow ``plan.form``: a night run again (``--force``, or on another backend, whose rows come in
+    another order) numbers its cohorts, and so draws their coins, alike."""
+    blocks = {b: hist("flu", "cold") for b in ("b\x1f1", "a\x1f2", "c\x1f0", "a\x1f1")}
+    orders = [dict(sorted(blocks.items())), dict(reversed(sorted(blocks.items()))), blocks]
+    assert [decide(o, [], checks(), Always(True)).form for o in orders] == [sorted(blocks)] * 3
+
+
 def test_coins_are_keyed_by_secret_night_and_batch() -> None:
     a, b = Coins(b"\x01" * 32, "people", 3), Coins(b"\x02" * 32, "people", 3)
     flips = [

@@ -19,6 +19,7 @@ from veil.backends.base import Backend
 from veil.errors import ConfigError, ReleaseError
 from veil.queries.source import RowHash
 from veil.registry import BACKENDS
+from veil.release import memberstore
 from veil.release.publication import PUBLICATIONS, Publication, check_grants, publication_for
 
 ENGINE = Path(__file__).resolve().parent.parent / "engine"
@@ -109,9 +110,7 @@ def test_the_row_fingerprint_is_compiled_per_dialect() -> None:
 
 
 def _publication(protocol: str, **flags: Any) -> Publication:
-    backend = SimpleNamespace(
-        **{"name": "Warehouse", "publication": protocol, "row_updates": True, "grants": False, **flags}
-    )
+    backend = SimpleNamespace(**{"name": "Warehouse", "publication": protocol, "grants": False, **flags})
     session: Any = SimpleNamespace(backend=backend)
     config: Any = SimpleNamespace(
         release=SimpleNamespace(schema="published", name="people", catalog_schema="veil"),
@@ -124,15 +123,13 @@ def _publication(protocol: str, **flags: Any) -> Publication:
 
 def test_the_protocol_decides_what_a_backend_cannot_do() -> None:
     transactional = _publication("transactional")
-    autocommit = _publication("autocommit", row_updates=False)
+    autocommit = _publication("autocommit")
     assert type(transactional).__name__ == "TransactionalPublication" and transactional.schema == "published"
     transactional.rehearse()  # the release's transaction, rolled back
     with pytest.raises(ReleaseError, match="--dry-run: Warehouse commits every statement on its own"):
         autocommit.rehearse()
-    transactional.check_policy("cohort", "veil.toml")
-    autocommit.check_policy("refuse", "veil.toml")
-    with pytest.raises(ConfigError, match=r"series = \"cohort\" keeps its members .* Warehouse has no UPDATE"):
-        autocommit.check_policy("cohort", "veil.toml")
+    # a cohort series' members: changed in the run's transaction, or a table per version its catalog row commits
+    assert transactional.member_store is memberstore.IN_PLACE and autocommit.member_store is memberstore.GENERATIONS
     check_grants(autocommit.session, [])
     with pytest.raises(ConfigError, match="grant_select_to is set, but Warehouse has no roles to grant to"):
         check_grants(autocommit.session, ["analyst"])

@@ -157,7 +157,7 @@ def test_no_node_satisfies_exit_2(inpatient: Db, pg_cleanup) -> None:
 @pytest.mark.notimpl(
     ["spark"],
     reason=(
-        "changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+        "changes the source with DELETE, which Spark's tables refuse; the "
         "autocommit publication's failures, kills and orphans are "
         "tests/spark/test_release_spark.py's"
     ),
@@ -186,7 +186,7 @@ def test_failure_at_any_step_keeps_the_previous_release(inpatient: Db, pg_cleanu
 @pytest.mark.notimpl(
     ["spark"],
     reason=(
-        "changes the source with DELETE, which Spark's tables refuse (Backend.row_updates); the "
+        "changes the source with DELETE, which Spark's tables refuse; the "
         "autocommit publication's failures, kills and orphans are "
         "tests/spark/test_release_spark.py's"
     ),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from veil.errors import BackendError, ConfigError
+from veil.errors import BackendError
 import sqlalchemy as sa
 
 from veil import config as cfg
@@ -33,13 +33,6 @@ BASE = [
     ("b1", 35, "hiv"),
     ("b2", 30, "cancer"),
 ]
-# ``series = "cohort"`` is refused on Spark (its members table changes every night: docs/spark.md §7)
-COHORT_NOT_ON_SPARK = pytest.mark.notimpl(
-    ["spark"],
-    raises=ConfigError,
-    reason='series = "cohort" is refused on Spark: its members table changes every night (docs/spark.md §7)',
-)
-
 BODY = """
 [[quasi_identifiers]]
 column = "zip"
@@ -548,7 +541,6 @@ def test_a_series_in_many_shards_publishes_and_records_what_one_pass_does(
         assert len(versions(db, out)) == 6
 
 
-@COHORT_NOT_ON_SPARK
 def test_a_series_floor_picks_the_optimum_among_nodes_with_large_blocks(db: Db, cleanup) -> None:
     """``[release] series_block`` (docs/series.md §9.4): the series' node is the optimum among the nodes where
     every block holds at least 8 rows; later nights keep it."""

@@ -11,14 +11,13 @@ import pytest
 from veil import config as cfg
 from veil.release import init, release
 from tests.conftest import Db
-from tests.test_series_db import COHORT_NOT_ON_SPARK, change, cleanup, people_db, versions  # noqa: F401 (fixture)
+from tests.test_series_db import change, cleanup, people_db, versions  # noqa: F401 (fixture)
 
 
 def _rows(db: Db, out: str, version: int) -> Counter[tuple[str, ...]]:
     return Counter(tuple(map(str, r)) for r in versions(db, out)[version - 1].rows)
 
 
-@COHORT_NOT_ON_SPARK
 @pytest.mark.backend
 def test_a_newcomer_with_a_stand_ins_row_takes_it_over(db: Db, cleanup) -> None:
     path, out, _ = people_db(db, "cohort")

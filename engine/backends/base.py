@@ -49,7 +49,6 @@ class Backend:
     publication: ClassVar[str] = "transactional"
     lock_timeout: ClassVar[bool] = False  # set_config('lock_timeout'): give up waiting for a lock (release)
     view_dependencies: ClassVar[bool] = True  # DROP VIEW refuses while another view depends on it
-    row_updates: ClassVar[bool] = True  # UPDATE/DELETE on tables (else the catalog is append-only, docs/spark.md)
     migrations: ClassVar[bool] = True  # Alembic can migrate the catalog (else it is created from its metadata)
     exclusive_writer: ClassVar[bool] = False  # a writing connection locks out every other (the file lock)
     block_tests: ClassVar[bool] = False  # threshold tests on histograms in SQL (queries.node_statistics)

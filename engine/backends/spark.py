@@ -18,10 +18,11 @@ declared as capability flags:
 - the source's columns come from the Spark catalog (``listColumns``), not ``information_schema``
   (``SparkSQLSession.source_columns``).
 - ``advisory_locks = False``, ``grants = False``.
-- ``row_updates = False``: Spark's built-in tables have no ``UPDATE``/``DELETE``; the catalog's tables are
-  append-only logs partitioned by day behind views (``veil.queries.appendonly``; compacted weekly by
-  ``veil.release.compaction``), and this session turns an ``INSERT``/``UPDATE`` of one into one append to its
-  log.
+- Spark's built-in tables have no ``UPDATE``/``DELETE``: the catalog's tables are append-only logs partitioned by
+  day behind views (``veil.queries.appendonly``; compacted weekly by ``veil.release.compaction``), and this
+  session turns an ``INSERT``/``UPDATE`` of one into one append to its log.  A table the run marks as its own
+  until its version commits (``queries.ddl.private``: a cohort series' members generation) takes an ``UPDATE`` or
+  ``DELETE`` as a copy swapped in (``queries.spark.rewritten``).
 - ``migrations = False``: Alembic cannot run here; ``veil init`` creates the catalog from its SQLAlchemy
   metadata (``veil.catalog``).
 """
@@ -43,6 +44,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 import numpy as np
 import sqlalchemy as sa
+from sqlalchemy.sql.util import find_tables
 
 from veil.backends.base import Backend, Factor, Session
 from veil.backends.deferredsignals import DeferredSignals
@@ -89,7 +91,6 @@ class SparkBackend(Backend):
     default_schema: ClassVar[str] = "default"
     publication: ClassVar[str] = "autocommit"  # no multi-statement transactions (``veil.release.autocommit``)
     batch_sizes: ClassVar[bool] = True  # ~1 s a job whatever the rows: a search's next nodes go in one job
-    row_updates: ClassVar[bool] = False
     migrations: ClassVar[bool] = False
 
     @classmethod
@@ -238,10 +239,16 @@ class SparkSQLSession(Session):
             raise TypeError("SparkSQLSession.execute takes one parameter set; use bulk_load for many rows")
         if isinstance(stmt, sa.Delete) and _working_name(stmt.table) in self.working:
             return self._delete_from_working(stmt, what)
+        if isinstance(stmt, (sa.Update, sa.Delete)) and sq.is_private(stmt.table):
+            for step in sq.rewritten(stmt):  # a copy swapped in: the run's own table (``sq.private``)
+                self.arrow(step, what)
+            return _ArrowResult(_pa().table({}))
         if isinstance(stmt, (sa.Insert, sa.Update)):
             log = self._log_of(stmt.table)
             if log is not None:
                 stmt = appendonly.logged(stmt, log, self._next_seq())
+        if isinstance(stmt, CreateTableAs) and stmt.temporary and _reads_private(stmt.select):
+            return self._checkpointed(stmt, what)
         if isinstance(stmt, CreateTableAs) and stmt.temporary:
             stmt = sq.run_owned(stmt)
         self._track(stmt)  # before it runs: a run stopped while a view is being cached still drops it
@@ -259,6 +266,19 @@ class SparkSQLSession(Session):
         if name is not None:
             self.working.add(name)
             self.renamed.setdefault(name, f"{name}_{self.marker}")
+
+    def _checkpointed(self, stmt: CreateTableAs, what: str) -> _ArrowResult:
+        """A working table read from a private table (``queries.ddl.private``) keeps its rows, not a plan that reads
+        the table: the table's next change swaps it (``sq.rewritten``), and dropping or renaming a table uncaches
+        every cached plan that reads it, which would then read the new rows, or files no longer there."""
+        self._track(stmt)
+        with self._timed(what):
+            frame = self._sql(stmt.select, what)
+            try:
+                frame.localCheckpoint(eager=True).createOrReplaceTempView(self.view_name(stmt.table.name))
+            except Exception as exc:
+                raise self.fail(exc, what) from None
+        return _ArrowResult(_pa().table({}))
 
     def _delete_from_working(self, stmt: sa.Delete, what: str) -> _ArrowResult:
         """A view cannot be deleted from: it becomes the rows it keeps (computed and cached again)."""
@@ -517,6 +537,10 @@ def _address(url: str) -> tuple[str, int]:
     if not m:
         raise BackendError(f"not a Spark Connect URL: {url.split(';', 1)[0]!r} (expected sc://host:15002)")
     return m.group(1).strip("[]"), int(m.group(2) or 15002)
+
+
+def _reads_private(select: Any) -> bool:
+    return any(sq.is_private(t) for t in find_tables(select))
 
 
 def _working_name(table: Any) -> str | None:

@@ -272,6 +272,22 @@ def count_rows(table: sa.TableClause) -> sa.Select[Any]:
     return sa.select(sa.func.count()).select_from(table)
 
 
+PRIVATE = "veil.private"  # ``Table.info`` key: the run's own table until its version commits (``private``)
+
+
+def private(table: sa.Table) -> sa.Table:
+    """``table`` marked as the run's own until its version commits — a cohort series' members generation
+    (``veil.release.memberstore``): where statements commit on their own (Spark) the session may apply an
+    ``UPDATE`` or ``DELETE`` of it as a copy swapped in (``veil.queries.spark.rewritten``), which is not atomic, so
+    no other table is marked.  Backends with transactions ignore the mark.
+
+    >>> private(sa.Table("m", sa.MetaData())).info[PRIVATE]
+    True
+    """
+    table.info[PRIVATE] = True
+    return table
+
+
 def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 

@@ -15,7 +15,6 @@ applied from two small temporary tables.  A version's rows are the members publi
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -352,11 +351,6 @@ def record_state(state: sa.Table, values: Mapping[str, Any]) -> sa.Insert:
     return state.insert().values(dict(values))
 
 
-def advance(state: sa.Table, name: str, next_cohort: int) -> sa.Update:
-    """The next cohort id, once tonight's cohorts took theirs."""
-    return sa.update(state).where(state.c.name == name).values(next_cohort=next_cohort)
-
-
 def withdraw(members: sa.Table) -> sa.Update:
     """The cohorts in ``veil_leaving`` leave the release whole, their people waiting again (an erasure left them
     too small or failing the models: docs/series.md §2)."""
@@ -421,11 +415,17 @@ def relabeled(members: sa.Table, into: sa.Table, changes: Sequence[tuple[str, An
     return into.insert().from_select(list(columns), sa.select(*columns.values()).select_from(joined))
 
 
+def generation(schema: str, previous: str, table: str) -> CreateTableAs:
+    """``<schema>.<table>``, a new members table: a copy of ``previous`` (``veil.release.memberstore``: a version's
+    own members where statements commit on their own).
+
+    >>> print(generation("veil", "c_members_v3", "c_members_v4"))  # doctest: +NORMALIZE_WHITESPACE
+    CREATE TABLE veil.c_members_v4 AS SELECT * FROM veil.c_members_v3
+    """
+    copy: sa.Select[Any] = sa.select(sa.literal_column("*")).select_from(sa.table(previous, schema=schema))
+    return CreateTableAs(sa.table(table, schema=schema), copy, temporary=False)
+
+
 def copied(source: sa.Table, into: sa.Table) -> sa.Insert:
     """Every row of ``source`` into ``into``, a table of the same columns."""
     return into.insert().from_select([c.name for c in source.c], sa.select(*source.c))
-
-
-def move(state: sa.Table, name: str, node: Sequence[int]) -> sa.Update:
-    """The series' node, once it moved up."""
-    return sa.update(state).where(state.c.name == name).values(node=json.dumps([int(x) for x in node]))

@@ -32,7 +32,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-from veil.queries.ddl import CreateTableAs
+from veil.queries.ddl import PRIVATE, CreateTableAs, drop_table, private  # noqa: F401 (private: the examples)
 from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
 from veil.queries.nodes import TinyInteger
 from veil.queries.release import SameOrBothNull
@@ -297,6 +297,94 @@ def kept_rows(delete: sa.Delete) -> sa.Select[Any]:
     if where is None:
         return select.where(sa.false())
     return select.where(sa.not_(sa.func.coalesce(where, sa.false())))
+
+
+def is_private(table: Any) -> bool:
+    """Whether ``table`` is a catalog table marked as the run's own (``queries.ddl.private``)."""
+    return isinstance(table, sa.Table) and table.schema is not None and bool(table.info.get(PRIVATE))
+
+
+def changed_rows(stmt: sa.Update | sa.Delete) -> sa.Select[Any]:
+    """The rows of ``stmt``'s table once an ``UPDATE`` or ``DELETE`` ran (``NULL`` conditions change nothing, as
+    in SQL): a set column becomes ``CASE WHEN <where> THEN <value> ELSE <column> END``, cast to its type.
+
+    >>> t = sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), sa.Column("st", sa.SmallInteger), schema="c")
+    >>> print(compile_sql(changed_rows(sa.update(t).where(t.c.id > 5).values(st=2))))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT `c`.`m`.`id`, CAST(CASE WHEN coalesce(`c`.`m`.`id` > :id_1, false) THEN :param_1 ELSE `c`.`m`.`st` END
+    AS SMALLINT) AS `st`
+    FROM `c`.`m`
+    >>> print(compile_sql(changed_rows(sa.delete(t).where(t.c.st == 0))))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT *
+    FROM `c`.`m`
+    WHERE NOT coalesce(`c`.`m`.`st` = :st_1, false)
+    """
+    if isinstance(stmt, sa.Delete):
+        return kept_rows(stmt)
+    table = stmt.table
+    assert isinstance(table, sa.Table)
+    values = {k if isinstance(k, str) else k.key: v for k, v in (getattr(stmt, "_values", None) or {}).items()}
+    where = stmt.whereclause
+    hit = sa.true() if where is None else sa.func.coalesce(where, sa.false())
+    out: list[Any] = []
+    for c in table.columns:
+        if c.name not in values:
+            out.append(c)
+            continue
+        value = values[c.name]
+        value = value if isinstance(value, sa.ClauseElement) else sa.literal(value)
+        out.append(sa.cast(sa.case((hit, value), else_=c), c.type).label(c.name))
+    return sa.select(*out).select_from(table)
+
+
+def swap_table(table: sa.Table) -> sa.Table:
+    """Where ``rewritten`` writes ``table``'s rows before they replace it."""
+    return sa.Table(
+        f"{table.name}_veil_next",
+        sa.MetaData(),
+        *(sa.Column(c.name, c.type) for c in table.columns),
+        schema=table.schema,
+    )
+
+
+class RefreshTable(Executable, ClauseElement):
+    """``REFRESH TABLE <table>``: the session forgets the files it listed for the table (a table renamed to its
+    name has others)."""
+
+    inherit_cache = False
+
+    def __init__(self, table: sa.TableClause) -> None:
+        self.table = table
+
+
+@compiles(RefreshTable, "spark")
+def _refresh_table(element: RefreshTable, compiler: Any, **kw: Any) -> str:
+    return f"REFRESH TABLE {compiler.preparer.format_table(element.table)}"
+
+
+def rewritten(stmt: sa.Update | sa.Delete) -> list[Any]:
+    """An ``UPDATE`` or ``DELETE`` of a private table (``queries.ddl.private``) as Spark can run it: the changed
+    rows into a table beside it, the table dropped, that one renamed to its name, and the files listed for the
+    name forgotten.
+
+    >>> t = private(sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), schema="c"))
+    >>> for s in rewritten(sa.delete(t).where(t.c.id == 1)):
+    ...     print(str(compile_sql(s)).split(" AS ")[0].replace(chr(10), " "))
+    DROP TABLE IF EXISTS `c`.`m_veil_next`
+    CREATE TABLE `c`.`m_veil_next`
+    DROP TABLE IF EXISTS `c`.`m`
+    ALTER TABLE `c`.`m_veil_next` RENAME TO `c`.`m`
+    REFRESH TABLE `c`.`m`
+    """
+    table = stmt.table
+    assert isinstance(table, sa.Table) and table.schema is not None
+    swap = swap_table(table)
+    return [
+        drop_table(swap.name, table.schema),
+        CreateTableAs(swap, changed_rows(stmt), temporary=False),
+        drop_table(table.name, table.schema),
+        RenameTable(swap, table),
+        RefreshTable(table),
+    ]
 
 
 # --- the autocommit publication's statements (``veil.queries.publication``) as Spark SQL (docs/spark.md) --------

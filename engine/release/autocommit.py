@@ -27,7 +27,7 @@ import time
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any, NamedTuple
+from typing import Any, ClassVar, NamedTuple
 
 import sqlalchemy as sa
 
@@ -40,6 +40,7 @@ from veil.queries import appendonly
 from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import PUBLICATIONS, Publication
+from veil.release.memberstore import GENERATIONS, MemberStore
 from veil.release import compaction
 from veil.release.process import failpoint, now
 from veil.release.runs import Runs
@@ -60,6 +61,8 @@ class Recovered(NamedTuple):
 @PUBLICATIONS.register("autocommit")
 class AutocommitPublication(Publication):
     """Version N in tables of its own, shown by switching the views; see the module's docstring."""
+
+    member_store: ClassVar[MemberStore] = GENERATIONS  # a cohort series' members: a table per version
 
     def lock(self, wait: float) -> AbstractContextManager[None]:
         """A lock table in the catalog schema (``table_lock``)."""

@@ -3,8 +3,10 @@ decided from bounded per-person state, not from every earlier version.
 
 A series begins at a version — the release's first, or one run with ``--new-series`` — at the node the search
 chooses, and keeps that node, those quasi-identifiers and hierarchies, those published columns and models
-(its *shape*) for every later version.  Its state is one catalog row (``series_state``: the node, the shape's
-digest, the secret of its coins, the next cohort id) and the members table (``veil.queries.members``).  Each
+(its *shape*) for every later version.  Its state is a catalog row (``series_state``: the node, the shape's
+digest, the secret of its coins, the next cohort id) and the members table it names (``veil.queries.members``),
+kept as the backend's publication protocol can (``veil.release.memberstore``: in place, or a generation per
+version).  Each
 night: tonight's rows are counted (``veil_now``); published people who left become stand-ins; people who left
 while waiting are forgotten; newcomers wait; ``veil.release.cohorts`` decides which blocks' waiting rows form a
 cohort and which cohorts' stand-ins leave; the members table takes the decisions; the version is every member
@@ -18,7 +20,7 @@ import hashlib
 import json
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -32,10 +34,13 @@ from veil.errors import ConfigError, ReleaseError
 from veil.files import MAX_HIERARCHY_BYTES, read_bounded
 from veil.hierarchy import CsvSpec, RowsSpec
 from veil.models.base import Needs
-from veil.release import blockgaps, cohorts, seriestrend
+from veil.release import blockgaps, cohorts, memberstore, seriestrend
 from veil.release.cohorts import Checks, Cohort, Histogram, Sized
 from veil.release.differences import Judge
 from veil.release.ledger import canonical
+from veil.release.memberstore import MemberStore
+from veil.release.process import failpoint
+from veil.release.runs import Runs
 from veil.release.secret import Coins, new_secret
 from veil.queries import members as mq
 from veil.queries.ddl import create_table, relation
@@ -113,11 +118,14 @@ def require_monotone(config: Config) -> None:
             )
 
 
-def load(session: Session, tables: catalog.CatalogTables, name: str) -> State | None:
-    found = session.rows(mq.state_of(tables.series_state, name), "reading the series")
-    if not found:
+def load(session: Session, tables: catalog.CatalogTables, name: str, runs: Runs) -> State | None:
+    """The series of release ``name`` as its last committed version left it (``memberstore.current``; ``runs``:
+    the release's runs)."""
+    found = {r[4]: r for r in session.rows(mq.state_of(tables.series_state, name), "reading the series")}
+    chosen = memberstore.current(name, found, runs.kept())
+    if chosen is None:
         return None
-    s, started, node, shp, members, batch, nxt, secret = found[0]
+    s, started, node, shp, members, batch, nxt, secret = found[chosen]
     return State(int(s), int(started), tuple(json.loads(node)), shp, members, int(batch), int(nxt), secret)
 
 
@@ -154,21 +162,48 @@ class Series:
     wh: Warehouse
     published: tuple[str, ...]
     identity: tuple[str, ...]
+    store: MemberStore  # where the members are kept between nights (the publication protocol's)
     counted: list[str] = field(init=False)  # the sensitive columns the models read
     carried: int | None = None  # a new series: the people the last one published who were still there
 
     def __post_init__(self) -> None:
         self.counted = list(sensitive_needed(self.config))
 
+    @property
+    def schema(self) -> str:
+        return self.tables.series_state.schema or ""
+
     def members(self, state: State) -> sa.Table:
-        return members_of(self.wh, self.tables.series_state.schema or "", state.members, self.published)
+        return self.store.table(members_of(self.wh, self.schema, state.members, self.published))
+
+    def tonight(self, previous: State | None, version: int, runs: Runs, fresh: bool) -> str:
+        """The members table version ``version`` works on (``MemberStore.tonight``); ``previous``'s is kept."""
+        kept = previous.members if previous is not None else None
+        return self.store.tonight(self.session, self.schema, self.name, kept, version, runs, fresh)
+
+    def record(self, state: State) -> None:
+        """The series' ``series_state`` row as tonight's step leaves it (``MemberStore.record``)."""
+        values = {
+            "name": self.name,
+            "series": state.series,
+            "started_version": state.started,
+            "node": json.dumps([int(x) for x in state.node]),
+            "attributes": json.dumps(list(self.wh.attributes)),
+            "columns": json.dumps(list(self.published)),
+            "shape": state.shape,
+            "members": state.members,
+            "batch": state.batch,
+            "next_cohort": state.next_cohort,
+            "secret": state.secret,
+        }
+        self.store.record(self.session, self.tables.series_state, values)
 
 
-def start(s: Series, node: Sequence[int], version: int, previous: State | None) -> State:
-    """A new series at ``node`` from version ``version``: a fresh members table (the previous series' dropped),
-    a fresh secret, the shape it keeps (in the release's transaction)."""
-    schema = s.tables.series_state.schema or ""
-    table = q.dimensions.fit(f"{s.name}_members")
+def start(s: Series, node: Sequence[int], version: int, previous: State | None, table: str) -> State:
+    """A new series at ``node`` from version ``version``: a fresh members table ``table`` (the previous series'
+    dropped where it has the same name), a fresh secret, the shape it keeps; its ``series_state`` row is written
+    at the night's end (``night``)."""
+    schema = s.schema
     state = State(
         previous.series + 1 if previous else 1,
         version,
@@ -185,31 +220,13 @@ def start(s: Series, node: Sequence[int], version: int, previous: State | None) 
         s.carried = int(live[0][-1]) if live else 0
     s.session.execute(q.drop_table(table, schema), f"dropping {schema}.{table}")
     s.session.execute(create_table(s.members(state)), f"creating {schema}.{table}")
-    s.session.execute(mq.forget_state(s.tables.series_state, s.name), "starting a series")
-    s.session.execute(
-        mq.record_state(
-            s.tables.series_state,
-            {
-                "name": s.name,
-                "series": state.series,
-                "started_version": version,
-                "node": json.dumps(list(state.node)),
-                "attributes": json.dumps(list(s.wh.attributes)),
-                "columns": json.dumps(list(s.published)),
-                "shape": state.shape,
-                "members": table,
-                "batch": state.batch,
-                "next_cohort": 1,
-                "secret": state.secret,
-            },
-        ),
-        "starting a series",
-    )
     return state
 
 
 def night(s: Series, state: State, version: int, first: bool, erase: bool = False, cohort: int = 0) -> Night:
-    """Tonight's step (docs/series.md §2), in the release's transaction; returns what the version publishes.
+    """Tonight's step (docs/series.md §2) on the members table ``state`` names (in the release's transaction, or the
+    run's own generation: ``veil.release.memberstore``), its ``series_state`` row written last; returns what the
+    version publishes.
     ``cohort``: the fewest rows a joiners' cohort forms with tonight (``veil.release.delaybound.keep_bound``'s;
     0 in a series' first version)."""
     members = s.members(state)
@@ -247,7 +264,8 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
         found.sized,
     )
     next_cohort = _apply(s, members, plan, state.next_cohort, version)
-    s.session.execute(mq.advance(s.tables.series_state, s.name, next_cohort), "recording the series")
+    failpoint("series")  # the members changed, the series' row not yet written
+    s.record(replace(state, next_cohort=next_cohort))
     night = _night(s, members, plan, found, version, erased, state)
     night.info["taken_over"] = taken
     if erase:
@@ -482,7 +500,7 @@ def audit(
     """``veil audit --series`` for a cohort series (docs/series.md §6): the current series' state, whether every
     cohort's published rows hold at least ``batch`` rows and pass the models (they must), every series start after
     the first and every erasure (``history``: each published version's ``series`` record)."""
-    state = load(session, tables, name)
+    state = load(session, tables, name, Runs.read(session, tables.releases, name))
     if state is None:
         return None
     qis, counted = list(config.attributes), list(sensitive_needed(config))

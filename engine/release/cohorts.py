@@ -110,10 +110,12 @@ def rows(hist: Histogram) -> int:
 def decide(
     pending: Mapping[str, Histogram], cohorts: Sequence[Cohort], checks: Checks, coins: Flipper, sized: Sized = Sized()
 ) -> Plan:
-    """The night's plan: the blocks whose waiting rows form a cohort, the cohorts whose stand-ins leave (in
-    cohort order), from the histograms of ``cohorts`` and the sizes of the others (``sized``)."""
+    """The night's plan: the blocks whose waiting rows form a cohort (in block order, which the new cohorts' ids
+    follow: whatever order the database returned the blocks in, a night run again numbers its cohorts alike and
+    draws their coins alike), the cohorts whose stand-ins leave (in cohort order), from the histograms of
+    ``cohorts`` and the sizes of the others (``sized``)."""
     plan = Plan()
-    for block, hist in pending.items():
+    for block, hist in sorted(pending.items(), key=lambda item: item[0]):
         why = _join(hist, checks, coins, block)
         if why is None:
             plan.form.append(block)

@@ -126,7 +126,7 @@ def keep_bound(s: Series, state: State, version: int) -> tuple[State, dict[str, 
     forms with tonight.  With ``[release] series_budget``, first the plan's (``seriesplan``: the finest node at or
     above the series' where some cohort size keeps the rows withheld and standing in within the budget); then, from
     there, the node ``rise`` finds for the bound at the join rate seen so far.  The members' labels move up with
-    the node, the catalog's ``series_state`` too; the note says why."""
+    the node (``series_state`` records it at the night's end); the note says why."""
     rel = s.config.release
     delay = rel.series_delay if rel is not None else 0
     least = max(state.batch, cohort_of(s))
@@ -196,7 +196,8 @@ def _planned(
 
 
 def _move(s: Series, state: State, members: sa.Table, target: Node, why: str) -> tuple[State, dict[str, Any]]:
-    """The series moved up to ``target``: the members' labels, then ``series_state``."""
+    """The series moved up to ``target``: the members' labels (``series_state`` records the node at the night's
+    end, ``cohort_series.night``)."""
     changed = [(i, a, b) for i, (a, b) in enumerate(zip(state.node, target)) if a != b]
     qis = list(s.wh.attributes)
     what = "moving the series' node up"
@@ -207,7 +208,6 @@ def _move(s: Series, state: State, members: sa.Table, target: Node, why: str) ->
             return state, {"node_delay": f"not moved ({missing} labels of {qis[i]!r} unknown): {why}"}
     log.log.info(f"release {s.name!r}: moving the series' node up from {list(state.node)} to {list(target)}: {why}")
     _relabel(s, state, [(qis[i], s.wh.layout.dim(i), a, b) for i, a, b in changed])
-    s.session.execute(mq.move(s.tables.series_state, s.name, target), what)
     note = {"node": "series, moved up", "previous_node": list(state.node), "node_reason": why}
     return replace(state, node=target), note
 

@@ -23,10 +23,11 @@ Once the commit happened, the version is published whatever happens next: a step
 expired versions' views, the report) that fails or is interrupted leaves the row ``published``, and the run
 ends with a warning and exit 0; the next run, a skipped one too, finishes the clean-up (``veil.release.stops``).
 
-Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, materialize, verify, views,
-catalog; after the commit: committed, cleanup-views, cleaned, report); ``VEIL_FAILPOINT=corrupt`` deletes rows
-of the new version before verification (which must then fail); ``VEIL_FAILPOINT=pause:<step>`` sleeps there
-so a test can kill or interrupt the process; ``stall:<step>`` runs a long statement there instead.
+Test failpoints: ``VEIL_FAILPOINT=<step>`` raises at that step (search, series — a cohort series' members
+changed, its row not written —, materialize, verify, views, catalog; after the commit: committed, cleanup-views,
+cleaned, report); ``VEIL_FAILPOINT=corrupt`` deletes rows of the new version before verification (which must then
+fail); ``VEIL_FAILPOINT=pause:<step>`` sleeps there so a test can kill or interrupt the process; ``stall:<step>``
+runs a long statement there instead.
 """
 
 from __future__ import annotations
@@ -185,10 +186,10 @@ def _cohort(run: Run) -> Outcome:
     or moves it up for the joiners' delay bound (``veil.release.delaybound``), and refuses a config that changed
     what the series keeps (its shape)."""
     config, session, wh, rel = run.config, run.session, run.wh, run.rel
-    run.publication.check_policy(rel.series, str(config.path))
     cohort_series.require_monotone(config)
-    s = cohort_series.Series(session, run.tables, rel.name, config, wh, tuple(run.published), _identity(run))
-    state = cohort_series.load(session, run.tables, rel.name)
+    store = run.publication.member_store
+    s = cohort_series.Series(session, run.tables, rel.name, config, wh, tuple(run.published), _identity(run), store)
+    state = cohort_series.load(session, run.tables, rel.name, run.runs)
     version = _next_version(run)
     first = state is None or rel.new_series
     if not first and state is not None and state.shape != cohort_series.shape(config, wh, s.published, s.identity):
@@ -205,17 +206,18 @@ def _cohort(run: Run) -> Outcome:
         previous = list(state.node) if state is not None else None
         reason = "a new series" if state is not None else "first version"
         node, note, result = nodechoice.search(run, previous, reason, nodechoice.block_floors(config, wh.rows))
-    else:
+    members = s.tonight(state, version, run.runs, fresh=first)  # the members table tonight's step changes
+    if not first:
         assert state is not None
         note = {"node": "series", "previous_node": list(state.node)}
-        state, moved, cohort = delaybound.keep_bound(s, state, version)
+        state, moved, cohort = delaybound.keep_bound(s, replace(state, members=members), version)
         node, note = state.node, {**note, **moved}
     counts = wh.counts(node)
     wh.end_counting()
     suppressed = run.spec.evaluate(counts, wh.rows).failing if first else np.zeros(counts.n_blocks, dtype=bool)
     counts = counts.uncached()
     run.on_step("the series step: tonight's arrivals and departures")
-    state = cohort_series.start(s, node, version, state) if first else state
+    state = cohort_series.start(s, node, version, state, members) if first else state
     assert state is not None
     night = cohort_series.night(s, state, version, first, rel.erase_departed, cohort)
     info = {**night.info, **note}

@@ -42,6 +42,7 @@ from veil.config import Config, require_release
 from veil.errors import ConfigError, ReleaseError, VeilError
 from veil.queries.ddl import drop_table, drop_view
 from veil.registry import Registry
+from veil.release.memberstore import IN_PLACE, MemberStore
 from veil.release.runs import Runs
 
 if TYPE_CHECKING:  # ``veil releases`` and ``veil rollback`` load no warehouse
@@ -86,6 +87,10 @@ class Publication(ABC):
     # is written once the version is verified, before any view shows it.
     staged_ledger: ClassVar[bool] = False
 
+    # Where a cohort series keeps its members between nights (``veil.release.memberstore``): changed in place in
+    # the run's transaction, or a table per version that the run's catalog row commits.
+    member_store: ClassVar[MemberStore] = IN_PLACE
+
     # --- one run at a time, and what earlier runs left -------------------------------------------------------
 
     @abstractmethod
@@ -100,16 +105,6 @@ class Publication(ABC):
     @abstractmethod
     def rehearse(self) -> None:
         """``veil release --dry-run``: refused where what a run writes cannot be rolled back."""
-
-    def check_policy(self, policy: str, where: str) -> None:
-        """Refuse a series policy the backend cannot keep: ``cohort`` keeps its members in a catalog table that
-        changes every night, which needs UPDATE and DELETE (``Backend.row_updates``)."""
-        if policy == "cohort" and not self.session.backend.row_updates:
-            raise ConfigError(
-                f'{where}: [release] series = "cohort" keeps its members in a catalog table that '
-                f"changes every night, and {self.session.backend.name} has no UPDATE or DELETE: use "
-                'series = "refuse" or "off" (docs/spark.md)'
-            )
 
     # --- a version ----------------------------------------------------------------------------------------------
 

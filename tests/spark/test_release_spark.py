@@ -55,7 +55,7 @@ def _spark() -> Any:
 def target(twins: Twins) -> Iterator[Target]:
     name = f"inp_{uuid.uuid4().hex[:6]}"
     pub, cat = f"{twins.schema}_{name}_pub", f"{twins.schema}_{name}_cat"
-    # series = "refuse": the cohort series needs UPDATE and DELETE, which Spark's tables lack (docs/spark.md §7)
+    # series = "refuse": the autocommit publication's steps, without a cohort series' (tests/test_series_failures.py)
     section = (
         f'\n[release]\nname = "{name}"\nschema = "{{schema}}"\ncatalog_schema = "{{cat}}"\ndrop_columns = ["id"]\n'
         'series = "refuse"\n'
