@@ -136,6 +136,14 @@ def ddl() -> dict[str, Any]:
         "members_undecided": mq.undecided(["Zip Code", HOSTILE], ["condition"], 10),
         "members_by_size": mq.by_size(10),
         "members_totals": mq.totals(["condition"]),
+        # the night's changes of the members (docs/series.md §2)
+        "members_leave": mq.leave(members, 7),
+        "members_forget": mq.forget(members),
+        "members_arrive": mq.arrive(members, ["Zip Code", HOSTILE, "condition"], 7),
+        "members_form": mq.form(members, ["Zip Code", HOSTILE], 7),
+        "members_depart": mq.depart(members),
+        "members_withdraw": mq.withdraw(members),
+        "members_erase": mq.erase(members),
         # a waiting member takes over a stand-in with the same row (docs/series.md §2)
         "members_takeovers": mq.takeovers(members),
         "members_taking_count": mq.taking_count(),
@@ -154,7 +162,14 @@ def ddl() -> dict[str, Any]:
             mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()}),
             members,
         ),
-        "series_move": mq.move(catalog.tables("veil").series_state, "census", (2, 0)),
+        # the series' row, written at the night's end (in place: replaced; on Spark: appended, docs/spark.md §7)
+        "series_state_of": mq.state_of(catalog.tables("veil").series_state, "census"),
+        "series_forget_state": mq.forget_state(catalog.tables("veil").series_state, "census"),
+        "series_record_state": mq.record_state(
+            catalog.tables("veil").series_state, {"name": "census", "members": "census_members_v4", "next_cohort": 9}
+        ),
+        # a version's own members where statements commit on their own (``veil.release.memberstore``)
+        "members_generation": mq.generation("veil", "census_members_v3", "census_members_v4"),
     }
 
 
@@ -180,7 +195,25 @@ def spark() -> dict[str, Any]:
             and target.name in appendonly.LOGGED
         ):
             stmt = appendonly.logged(stmt, appendonly.log_table(target), 42)
+        elif isinstance(stmt, sa.Update | sa.Delete) and isinstance(target, sa.Table):
+            if appendonly.stored_as_log(target):
+                continue  # never sent on Spark: the catalog takes appends only
+            # the members generation, the run's own: each change a copy swapped in (docs/spark.md §7)
+            for i, step in enumerate(sq.rewritten(stmt)):
+                out[f"{name}_{i}"] = step
+            continue
         out[name] = stmt
+    # a cohort series' night (docs/spark.md §7): the members generation copied, each change of it a copy swapped in,
+    # the series' row appended
+    night = ddl()
+    out["members_generation"] = night["members_generation"]
+    out["members_arrive"] = night["members_arrive"]
+    for name in ("leave", "forget", "form", "depart", "withdraw", "erase", "take_over", "taken_over"):
+        for i, step in enumerate(sq.rewritten(night[f"members_{name}"])):
+            out[f"members_{name}_{i}"] = step
+    out["series_record_state"] = appendonly.logged(
+        night["series_record_state"], appendonly.log_table(t.series_state), 42
+    )
     compacted = appendonly.Layout(20_010, 19_997)
     for table in (t.releases, t.release_nodes):
         out[f"compact_{table.name}"] = appendonly.compacted(table, compacted, 20_017)

@@ -19,7 +19,10 @@ from tests.conftest import Db
 from tests.test_series_attacks import attribute, members_of, run_nights, setup, versions
 from tests.test_series_db import cleanup  # noqa: F401 (fixture)
 
-STEPS = ("search", "series", "materialize", "verify", "views", "catalog")
+# before the series step; after its members changed and before its row; after its row, before the version's rows;
+# with the views switched and no catalog row (Spark's next run records that version and goes on from its members).
+# The publication's own steps in between (verify, views) fail alike: tests/test_release.py, tests/spark.
+STEPS = ("search", "series", "materialize", "catalog")
 
 
 def series_now(db: Db, cat: str) -> tuple[Any, list[tuple[str, ...]]]:
@@ -65,7 +68,7 @@ def test_a_night_failing_at_any_step_leaves_the_series_as_published(
     assert not tables & {generation("people", int(v)) for (v,) in failed}  # the failed nights' tables dropped
     audit = exposure(cfg.load(path))["cohort"]
     assert audit["cohorts_below_batch"] == 0 and audit["cohorts_failing_models"] == 0
-    for n in (3, 4):  # two nights more, numbered as the reader counts versions (version v on night v - 1)
+    for n in (3,):  # a night more, numbered as the reader counts versions (version v on night v - 1)
         world.night(n, 3, [("a1", 20)] * 3 + [("b2", 35)], ("b1", 30), successors=1)
         assert release(cfg.load(path)).status == "published"
     kept = versions(db, out)

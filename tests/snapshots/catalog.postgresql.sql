@@ -202,6 +202,41 @@ WHERE s.gone > %(gone_1)s::INTEGER AND (s.live = %(live_2)s::INTEGER OR s.gone <
 SELECT veil_histograms.veil_state, veil_histograms.condition, sum(veil_histograms.n) AS n 
 FROM veil_histograms GROUP BY veil_histograms.veil_state, veil_histograms.condition;
 
+-- members_leave
+UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_gone=%(veil_gone)s::INTEGER WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND NOT (EXISTS (SELECT * 
+FROM veil_now 
+WHERE veil.census_members.veil_id = veil_now.veil_id));
+
+-- members_forget
+DELETE FROM veil.census_members WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND NOT (EXISTS (SELECT * 
+FROM veil_now 
+WHERE veil.census_members.veil_id = veil_now.veil_id));
+
+-- members_arrive
+INSERT INTO veil.census_members (veil_id, veil_state, veil_joined, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil_now.veil_id, %(param_1)s::SMALLINT AS anon_1, %(param_2)s::INTEGER AS anon_2, veil_now."Zip Code", veil_now."x""; DROP TABLE t; --", veil_now.condition 
+FROM veil_now 
+WHERE NOT (EXISTS (SELECT * 
+FROM veil.census_members 
+WHERE veil.census_members.veil_id = veil_now.veil_id));
+
+-- members_form
+UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=(SELECT veil_forming.veil_cohort 
+FROM veil_forming 
+WHERE veil_forming.g0 = veil.census_members."Zip Code" AND veil_forming.g1 = veil.census_members."x""; DROP TABLE t; --"), veil_since=%(veil_since)s::INTEGER WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND (EXISTS (SELECT * 
+FROM veil_forming 
+WHERE veil_forming.g0 = veil.census_members."Zip Code" AND veil_forming.g1 = veil.census_members."x""; DROP TABLE t; --"));
+
+-- members_depart
+DELETE FROM veil.census_members WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND veil.census_members.veil_cohort IN (SELECT veil_leaving.veil_cohort 
+FROM veil_leaving);
+
+-- members_withdraw
+UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=%(veil_cohort)s::BIGINT, veil_since=%(veil_since)s::INTEGER WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND veil.census_members.veil_cohort IN (SELECT veil_leaving.veil_cohort 
+FROM veil_leaving);
+
+-- members_erase
+DELETE FROM veil.census_members WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT;
+
 -- members_takeovers
 CREATE TEMPORARY TABLE veil_taking AS SELECT anon_1.veil_id AS veil_waiting, anon_2.veil_id AS veil_standing, anon_2.veil_cohort 
 FROM (SELECT w.veil_id AS veil_id, w.veil_cohort AS veil_cohort, w."Zip Code" AS "Zip Code", w."x""; DROP TABLE t; --" AS "x""; DROP TABLE t; --", w.condition AS condition, row_number() OVER (PARTITION BY w."Zip Code", w."x""; DROP TABLE t; --", w.condition ORDER BY w.veil_id) AS veil_rank 
@@ -252,5 +287,17 @@ FROM veil_dim_1 AS d1) AS up1 ON veil.census_members."x""; DROP TABLE t; --" = u
 INSERT INTO veil.census_members (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members_moving.veil_id, veil.census_members_moving.veil_state, veil.census_members_moving.veil_cohort, veil.census_members_moving.veil_joined, veil.census_members_moving.veil_since, veil.census_members_moving.veil_gone, veil.census_members_moving."Zip Code", veil.census_members_moving."x""; DROP TABLE t; --", veil.census_members_moving.condition 
 FROM veil.census_members_moving;
 
--- series_move
-UPDATE veil.series_state SET node=%(node)s::VARCHAR WHERE veil.series_state.name = %(name_1)s::VARCHAR;
+-- series_state_of
+SELECT veil.series_state.series, veil.series_state.started_version, veil.series_state.node, veil.series_state.shape, veil.series_state.members, veil.series_state.batch, veil.series_state.next_cohort, veil.series_state.secret 
+FROM veil.series_state 
+WHERE veil.series_state.name = %(name_1)s::VARCHAR;
+
+-- series_forget_state
+DELETE FROM veil.series_state WHERE veil.series_state.name = %(name_1)s::VARCHAR;
+
+-- series_record_state
+INSERT INTO veil.series_state (name, members, next_cohort) VALUES (%(name)s::VARCHAR, %(members)s::VARCHAR, %(next_cohort)s::BIGINT);
+
+-- members_generation
+CREATE TABLE veil.census_members_v4 AS SELECT * 
+FROM veil.census_members_v3;

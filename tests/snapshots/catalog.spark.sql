@@ -85,13 +85,6 @@ SELECT DISTINCT `veil`.`hierarchies`.`digest`
 FROM `veil`.`hierarchies` 
 WHERE `veil`.`hierarchies`.`digest` IN (:digest_1_1, :digest_1_2) AND `veil`.`hierarchies`.`definition` IS NOT NULL;
 
--- forget_hierarchy_texts
-UPDATE `veil`.`hierarchies` SET `definition`=:definition WHERE `veil`.`hierarchies`.`definition` IS NOT NULL AND `veil`.`hierarchies`.`release_id` IN (SELECT `veil`.`releases`.`id` 
-FROM `veil`.`releases` 
-WHERE `veil`.`releases`.`status` = :status_1) AND (`veil`.`hierarchies`.`digest` NOT IN (SELECT `used`.`digest` 
-FROM `veil`.`hierarchies` AS `used` JOIN `veil`.`releases` ON `veil`.`releases`.`id` = `used`.`release_id` 
-WHERE `veil`.`releases`.`status` = :status_2 AND `used`.`digest` IS NOT NULL));
-
 -- published_versions
 SELECT `veil`.`releases`.`version` 
 FROM `veil`.`releases` 
@@ -183,6 +176,176 @@ WHERE `veil`.`series_versions`.`name` = :name_1;
 INSERT INTO `veil`.`releases_log` (`id`, `name`, `version`, `status`, `started_at`, `finished_at`, `published_at`, `config`, `config_hash`, `source_fingerprint`, `node`, `achieved`, `metrics`, `rows_read`, `rows_published`, `rows_suppressed`, `output_table`, `error`, `backend`, `rows_dropped_null`, `rows_deferred`, `series`, `expired_at`, `veil_seq`, `veil_day`) SELECT `veil`.`releases`.`id`, `veil`.`releases`.`name`, CAST(:param_1 AS INT) AS `version`, `veil`.`releases`.`status`, `veil`.`releases`.`started_at`, `veil`.`releases`.`finished_at`, `veil`.`releases`.`published_at`, `veil`.`releases`.`config`, `veil`.`releases`.`config_hash`, `veil`.`releases`.`source_fingerprint`, `veil`.`releases`.`node`, `veil`.`releases`.`achieved`, `veil`.`releases`.`metrics`, `veil`.`releases`.`rows_read`, `veil`.`releases`.`rows_published`, `veil`.`releases`.`rows_suppressed`, `veil`.`releases`.`output_table`, CAST(:param_2 AS STRING) AS `error`, `veil`.`releases`.`backend`, `veil`.`releases`.`rows_dropped_null`, `veil`.`releases`.`rows_deferred`, `veil`.`releases`.`series`, `veil`.`releases`.`expired_at`, :param_3 AS `veil_seq`, :param_4 AS `veil_day` 
 FROM `veil`.`releases` 
 WHERE `veil`.`releases`.`id` = :id_1;
+
+-- members_generation
+CREATE TABLE `veil`.`census_members_v4` AS SELECT * 
+FROM `veil`.`census_members_v3`;
+
+-- members_arrive
+INSERT INTO `veil`.`census_members` (`veil_id`, `veil_state`, `veil_joined`, `Zip Code`, `x"; DROP TABLE t; --`, `condition`) SELECT `veil_now`.`veil_id`, :param_1 AS `anon_1`, :param_2 AS `anon_2`, `veil_now`.`Zip Code`, `veil_now`.`x"; DROP TABLE t; --`, `veil_now`.`condition` 
+FROM `veil_now` 
+WHERE NOT (EXISTS (SELECT * 
+FROM `veil`.`census_members` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`));
+
+-- members_leave_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_leave_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil`.`census_members`.`veil_cohort`, `veil`.`census_members`.`veil_joined`, `veil`.`census_members`.`veil_since`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_gone` END AS INT) AS `veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
+FROM `veil`.`census_members`;
+
+-- members_leave_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_leave_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_leave_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_forget_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_forget_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT * 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false);
+
+-- members_forget_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_forget_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_forget_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_form_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_form_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN (SELECT `veil_forming`.`veil_cohort` 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
+FROM `veil`.`census_members`;
+
+-- members_form_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_form_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_form_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_depart_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_depart_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT * 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false);
+
+-- members_depart_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_depart_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_depart_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_withdraw_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_withdraw_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false) THEN :param_3 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
+FROM `veil`.`census_members`;
+
+-- members_withdraw_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_withdraw_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_withdraw_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_erase_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_erase_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT * 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1, false);
+
+-- members_erase_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_erase_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_erase_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_take_over_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_take_over_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN (SELECT `veil_taking`.`veil_cohort` 
+FROM `veil_taking` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
+FROM `veil`.`census_members`;
+
+-- members_take_over_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_take_over_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_take_over_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_taken_over_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_taken_over_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT * 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_standing` 
+FROM `veil_taking`), false);
+
+-- members_taken_over_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_taken_over_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_taken_over_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- series_record_state
+INSERT INTO `veil`.`series_state_log` (`name`, `series`, `started_version`, `node`, `attributes`, `columns`, `shape`, `members`, `batch`, `next_cohort`, `secret`, `veil_seq`, `veil_day`) SELECT CAST(:param_1 AS STRING) AS `name`, CAST(NULL AS INT) AS `series`, CAST(NULL AS INT) AS `started_version`, CAST(NULL AS STRING) AS `node`, CAST(NULL AS STRING) AS `attributes`, CAST(NULL AS STRING) AS `columns`, CAST(NULL AS STRING) AS `shape`, CAST(:param_2 AS STRING) AS `members`, CAST(NULL AS INT) AS `batch`, CAST(:param_3 AS BIGINT) AS `next_cohort`, CAST(NULL AS STRING) AS `secret`, :param_4 AS `veil_seq`, :param_5 AS `veil_day`;
 
 -- compact_releases
 CREATE TABLE `veil`.`releases_base_20017` AS SELECT /*+ COALESCE(1) */ `ranked`.`id`, `ranked`.`name`, `ranked`.`version`, `ranked`.`status`, `ranked`.`started_at`, `ranked`.`finished_at`, `ranked`.`published_at`, `ranked`.`config`, `ranked`.`config_hash`, `ranked`.`source_fingerprint`, `ranked`.`node`, `ranked`.`achieved`, `ranked`.`metrics`, `ranked`.`rows_read`, `ranked`.`rows_published`, `ranked`.`rows_suppressed`, `ranked`.`output_table`, `ranked`.`error`, `ranked`.`backend`, `ranked`.`rows_dropped_null`, `ranked`.`rows_deferred`, `ranked`.`series`, `ranked`.`expired_at`, `ranked`.`veil_seq`, `ranked`.`veil_day` 
