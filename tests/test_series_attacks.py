@@ -121,7 +121,8 @@ def versions(db: Db, out: str) -> dict[int, tuple[tuple[int, ...], list[tuple[st
     kept = {}
     for v, node in db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version'):
         rows = [tuple(map(str, r)) for r in db.query(f'SELECT zip, age, disease FROM "{out}".people_v{int(v)}')]
-        # a version a later run recorded has no node in ``_releases`` (docs/spark.md §5): its labels say it
+        # a cohort series' version a later run recorded has no node in ``_releases`` (docs/spark.md §5): the
+        # series ledger, where that run reads it, records the other policies' versions only; its labels say it
         kept[int(v)] = (tuple(json.loads(node)) if node is not None else node_of(rows), rows)
     return kept
 

@@ -366,16 +366,21 @@ def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, va
     )
 
 
-def adopt_run(releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str) -> sa.Update:
+def adopt_run(
+    releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str, ledger: sa.Table
+) -> sa.Update:
     """Spark: a run killed after its views showed ``version`` (verified) and before its row said so — recorded
-    ``published`` by the next run (``veil.release.autocommit.recover``)."""
-    r = releases
+    ``published`` by the next run (``veil.release.autocommit.recover``), with the node the series ledger
+    (``ledger``: ``series_versions``, written before the views) recorded for it."""
+    r, v = releases, ledger
+    node = sa.select(sa.func.max(v.c.node)).where(v.c.version == version, v.c.release_id == release_id)
     return (
         sa.update(r)
         .where(r.c.id == release_id)
         .values(
             status=Status.PUBLISHED.value,
             version=version,
+            node=node.scalar_subquery(),
             published_at=when,
             finished_at=when,
             error=error,

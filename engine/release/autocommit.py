@@ -316,7 +316,9 @@ def _adopt(
     # appended whole, read by nothing first, as ``move_pointer`` does: the log's view shows the newest entry
     session.execute(pub.add_pointer(tables.publications, name, schema, version, when), "moving the pointer")
     session.execute(
-        qc.adopt_run(tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}"),
+        qc.adopt_run(
+            tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}", tables.series_versions
+        ),
         "recording the version the views show",
     )
 

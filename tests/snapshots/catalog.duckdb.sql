@@ -101,7 +101,9 @@ FROM veil.series_versions
 WHERE veil.series_versions.name = $1;
 
 -- adopt_run
-UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, output_table=$5, error=$6 WHERE veil.releases.id = $7;
+UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, node=(SELECT max(veil.series_versions.node) AS max_1 
+FROM veil.series_versions 
+WHERE veil.series_versions.version = $5 AND veil.series_versions.release_id = $6), output_table=$7, error=$8 WHERE veil.releases.id = $9;
 
 -- ledger_versions
 SELECT veil.series_versions.version, veil.series_versions.release_id 

@@ -211,6 +211,7 @@ def test_a_failure_at_every_step_leaves_the_previous_verified_version(
     published = {r["version"]: r for r in history["releases"] if r["status"] == "published"}
     assert history["current"] == 5 and sorted(published) == [1, 4, 5]
     assert "recorded by a later run" in published[4]["message"]
+    assert published[4]["node"] == published[5]["node"] == [1, 2, 1]  # the node the ledger recorded for v4
     state = _state(t)
     assert set(state["shown"].values()) == {5} and state["rows"] == v1_rows  # same data, same node
     assert rollback(conf, 4)["version"] == 4
