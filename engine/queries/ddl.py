@@ -288,6 +288,15 @@ def private(table: sa.Table) -> sa.Table:
     return table
 
 
+def swapped(name: str) -> str:
+    """Where a private table's changed rows are written before they replace it (``veil.queries.spark.rewritten``).
+
+    >>> swapped("m")
+    'm_veil_next'
+    """
+    return f"{name}_veil_next"
+
+
 def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 

@@ -32,7 +32,7 @@ from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import compiler
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
-from veil.queries.ddl import PRIVATE, CreateTableAs, drop_table, private  # noqa: F401 (private: the examples)
+from veil.queries.ddl import PRIVATE, CreateTableAs, drop_table, private, swapped  # noqa: F401 (private: the examples)
 from veil.queries.publication import CreateLock, CreateViewAt, RenameTable, ShowProperties
 from veil.queries.nodes import TinyInteger
 from veil.queries.release import SameOrBothNull
@@ -336,16 +336,6 @@ def changed_rows(stmt: sa.Update | sa.Delete) -> sa.Select[Any]:
     return sa.select(*out).select_from(table)
 
 
-def swap_table(table: sa.Table) -> sa.Table:
-    """Where ``rewritten`` writes ``table``'s rows before they replace it."""
-    return sa.Table(
-        f"{table.name}_veil_next",
-        sa.MetaData(),
-        *(sa.Column(c.name, c.type) for c in table.columns),
-        schema=table.schema,
-    )
-
-
 class RefreshTable(Executable, ClauseElement):
     """``REFRESH TABLE <table>``: the session forgets the files it listed for the table (a table renamed to its
     name has others)."""
@@ -377,7 +367,7 @@ def rewritten(stmt: sa.Update | sa.Delete) -> list[Any]:
     """
     table = stmt.table
     assert isinstance(table, sa.Table) and table.schema is not None
-    swap = swap_table(table)
+    swap = sa.table(swapped(table.name), schema=table.schema)
     return [
         drop_table(swap.name, table.schema),
         CreateTableAs(swap, changed_rows(stmt), temporary=False),

@@ -34,7 +34,7 @@ from veil.counts import SizeHistogram
 from veil import queries as q
 from veil.queries import members as mq
 from veil.queries.ddl import create_table
-from veil.release import seriesplan
+from veil.release import memberstore, seriesplan
 from veil.release.cohort_series import Series, State, cohort_of, members_of
 
 SETTLE = 7  # nights a series runs before its join rate is read
@@ -216,7 +216,7 @@ def _relabel(s: Series, state: State, changes: list[tuple[str, Any, int, int]]) 
     """The members table again, with ``changes``' labels moved up: copied into a table beside it, then back."""
     schema, what = s.tables.series_state.schema or "", "moving the series' node up"
     members = s.members(state)
-    moving = members_of(s.wh, schema, q.dimensions.fit(f"{state.members}_moving"), s.published)
+    moving = members_of(s.wh, schema, memberstore.moving(state.members), s.published)
     s.session.execute(q.drop_table(moving.name, schema), what)
     s.session.execute(create_table(moving), what)
     s.session.execute(mq.relabeled(members, moving, changes), what)

@@ -27,7 +27,7 @@ import sqlalchemy as sa
 from veil import queries as q
 from veil.backends.base import Session
 from veil.queries import members as mq
-from veil.queries.ddl import private
+from veil.queries.ddl import private, swapped
 from veil.release.runs import Runs
 
 
@@ -47,6 +47,15 @@ def generation(name: str, version: int) -> str:
     'census_members_v12'
     """
     return q.dimensions.fit(f"{name}_members_v{version}")
+
+
+def moving(members: str) -> str:
+    """Where a members table's rows are relabeled when the series' node moves up (``delaybound``).
+
+    >>> moving("census_members_v12")
+    'census_members_v12_moving'
+    """
+    return q.dimensions.fit(f"{members}_moving")
 
 
 def current(name: str, members: Collection[str], kept: Iterable[int]) -> str | None:
@@ -101,7 +110,7 @@ class Generations:
         of runs that failed, the one before ``previous``), then ``previous`` copied into it — unless the version
         begins a new series (``fresh``: its caller makes the table, and drops nothing it reads)."""
         ours = {generation(name, v) for v in runs.numbered() | {version}} - {previous}
-        leftovers = {n for g in ours for n in (g, f"{g}_veil_next", q.dimensions.fit(f"{g}_moving"))}
+        leftovers = {n for g in ours for n in (g, swapped(g), moving(g))}
         what = "dropping the members tables of other versions"
         for found in sorted(leftovers & set(session.relations(schema))):
             session.execute(q.drop_table(found, schema), what)
