@@ -102,7 +102,17 @@ def statements() -> dict[str, Any]:
         "series_records": qc.series_records(r, "census"),
         "ledger_columns": q.ledger.of_release(t.series_versions, "census", "columns"),
         # Spark's repair of what a killed run left (veil.release.autocommit.recover)
-        "adopt_run": qc.adopt_run(r, RUN, 7, WHEN, "recorded by a later run", "published.census_v7", t.series_versions),
+        "adopt_run": qc.adopt_run(
+            r,
+            RUN,
+            7,
+            WHEN,
+            "recorded by a later run",
+            "published.census_v7",
+            t.series_versions,
+            t.series_state,
+            "census_members_v7",
+        ),
         "ledger_versions": q.ledger.of_release(t.series_versions, "census", "version", "release_id"),
         "keep_number": qc.keep_number(r, RUN, 7, "interrupted after the ledger recorded version 7"),
     }

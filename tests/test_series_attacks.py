@@ -121,19 +121,10 @@ def versions(db: Db, out: str) -> dict[int, tuple[tuple[int, ...], list[tuple[st
     kept = {}
     for v, node in db.query(f'SELECT version, node FROM "{out}".people_releases ORDER BY version'):
         rows = [tuple(map(str, r)) for r in db.query(f'SELECT zip, age, disease FROM "{out}".people_v{int(v)}')]
-        # a cohort series' version a later run recorded has no node in ``_releases`` (docs/spark.md §5): the
-        # series ledger, where that run reads it, records the other policies' versions only; its labels say it
-        kept[int(v)] = (tuple(json.loads(node)) if node is not None else node_of(rows), rows)
+        # a version a later run recorded (Spark, docs/spark.md §5) carries the node its series recorded, too
+        assert node is not None, f"version {v} shows no node"
+        kept[int(v)] = (tuple(json.loads(node)), rows)
     return kept
-
-
-def node_of(rows: list[tuple[str, str, str]]) -> tuple[int, ...]:
-    """The node of a version's rows, read off their labels (each level's labels differ here)."""
-
-    def level(chain: dict[str, tuple[str, ...]], text: str) -> int:
-        return min(n for n in range(3) if any(label(chain, v, n) == text for v in chain))
-
-    return max(level(ZIPS, r[0]) for r in rows), max(level(AGES, r[1]) for r in rows)
 
 
 def members_of(db: Db, cat: str) -> str:

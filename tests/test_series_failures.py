@@ -2,11 +2,16 @@
 (docs/series.md §2; ``veil.release.memberstore``): on DuckDB and PostgreSQL the run's transaction rolls the
 members and the ``series_state`` row back; on Spark, where every statement commits, the night works on a members
 table of its own version and appends its row, and the next night reads the row of the newest version the catalog
-holds as published — the failed run's table is dropped, its row never read.  Then the series goes on: published,
-every cohort a batch that passes, and the reader of tests/test_series_attacks.py singles no one out."""
+holds as published — the failed run's table is dropped, its row never read.  A run killed outright (SIGKILL: no
+handler runs, its lock and its ``running`` row stay behind) leaves the series alike.  Then the series goes on:
+published, every cohort a batch that passes, and the reader of tests/test_series_attacks.py singles no one out."""
 
 from __future__ import annotations
 
+import os
+import signal
+import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,14 +20,42 @@ from veil import config as cfg
 from veil.errors import ReleaseError
 from veil.release import exposure, release
 from veil.release.memberstore import generation
+from tests import prewarmed
 from tests.conftest import Db
 from tests.test_series_attacks import attribute, members_of, run_nights, setup, versions
 from tests.test_series_db import cleanup  # noqa: F401 (fixture)
 
-# before the series step; after its members changed and before its row; after its row, before the version's rows;
-# with the views switched and no catalog row (Spark's next run records that version and goes on from its members).
-# The publication's own steps in between (verify, views) fail alike: tests/test_release.py, tests/spark.
-STEPS = ("search", "series", "materialize", "catalog")
+# before the series step (raised); after its members changed and before its row (killed); after its row, before the
+# version's rows (raised); with the views switched and no catalog row (killed: Spark's next run records that version
+# and goes on from its members).  The publication's own steps in between (verify, views) fail alike:
+# tests/test_release.py, tests/test_release_faults.py, tests/spark.
+STEPS = (("search", "error"), ("series", "SIGKILL"), ("materialize", "error"), ("catalog", "SIGKILL"))
+KILL_WAIT = 600  # seconds for a run to reach its failpoint: a Spark run opens its own session first
+
+
+def killed_at(path: Path, step: str) -> None:
+    """``veil release`` paused at ``step`` and killed there with SIGKILL: nothing of Veil's runs after it."""
+    mark = path.with_name(f"killed-{step}")
+    env = {
+        **os.environ,
+        "VEIL_FAILPOINT": f"pause:{step}",
+        "VEIL_FAILPOINT_SECONDS": str(KILL_WAIT),
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
+    proc = prewarmed.Popen(["release", "--config", str(path)], env=env)
+    try:
+        deadline = time.monotonic() + KILL_WAIT
+        while not mark.exists():
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, f"the release never reached step {step!r}"
+            time.sleep(0.2)
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait(60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
+    assert proc.returncode == -signal.SIGKILL, step
 
 
 def series_now(db: Db, cat: str) -> tuple[Any, list[tuple[str, ...]]]:
@@ -53,15 +86,20 @@ def test_a_night_failing_at_any_step_leaves_the_series_as_published(
     run_nights(world, path, 1)
     before = series_now(db, cat)
     world.night(2, 3, [("a1", 20)] * 3 + [("b2", 35)])  # leavers and joiners for the failing nights to take in
-    for step in STEPS:
-        monkeypatch.setenv("VEIL_FAILPOINT", step)
-        with pytest.raises(ReleaseError, match=f"injected failure at step '{step}'"):
-            release(cfg.load(path))
-        assert series_now(db, cat) == before, step
-    monkeypatch.delenv("VEIL_FAILPOINT")
+    for step, fault in STEPS:
+        if fault == "SIGKILL":
+            killed_at(path, step)
+        else:
+            monkeypatch.setenv("VEIL_FAILPOINT", step)
+            with pytest.raises(ReleaseError, match=f"injected failure at step '{step}'"):
+                release(cfg.load(path))
+            monkeypatch.delenv("VEIL_FAILPOINT")
+        assert series_now(db, cat) == before, (step, fault)
     outcome = release(cfg.load(path))
     assert outcome.status == "published"
     state, _members = series_now(db, cat)
+    statuses = [s for (s,) in db.query(f'SELECT status FROM "{cat}".releases ORDER BY started_at')]
+    assert "running" not in statuses  # the killed runs' rows: failed, or (Spark) the adopted version's published
     failed = db.query(f"SELECT version FROM \"{cat}\".releases WHERE status = 'failed' AND version IS NOT NULL")
     tables = members_tables(db, cat)  # the current one, and the one before it until the next night
     assert state[0] in tables and len(tables) <= 2

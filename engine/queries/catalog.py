@@ -367,20 +367,30 @@ def publish_run(releases: sa.Table, release_id: str, version: int, when: Any, va
 
 
 def adopt_run(
-    releases: sa.Table, release_id: str, version: int, when: Any, error: str, output_table: str, ledger: sa.Table
+    releases: sa.Table,
+    release_id: str,
+    version: int,
+    when: Any,
+    error: str,
+    output_table: str,
+    ledger: sa.Table,
+    state: sa.Table,
+    members: str,
 ) -> sa.Update:
     """Spark: a run killed after its views showed ``version`` (verified) and before its row said so — recorded
-    ``published`` by the next run (``veil.release.autocommit.recover``), with the node the series ledger
-    (``ledger``: ``series_versions``, written before the views) recorded for it."""
-    r, v = releases, ledger
-    node = sa.select(sa.func.max(v.c.node)).where(v.c.version == version, v.c.release_id == release_id)
+    ``published`` by the next run (``veil.release.autocommit.recover``), with the node the series recorded for it
+    before the views: the ledger's (``ledger``: ``series_versions``), or for a cohort series the ``series_state``
+    row (``state``) of the version's members table ``members``."""
+    r, v, s = releases, ledger, state
+    ledgered = sa.select(sa.func.max(v.c.node)).where(v.c.version == version, v.c.release_id == release_id)
+    kept = sa.select(sa.func.max(s.c.node)).where(s.c.members == members)
     return (
         sa.update(r)
         .where(r.c.id == release_id)
         .values(
             status=Status.PUBLISHED.value,
             version=version,
-            node=node.scalar_subquery(),
+            node=sa.func.coalesce(ledgered.scalar_subquery(), kept.scalar_subquery()),
             published_at=when,
             finished_at=when,
             error=error,

@@ -40,7 +40,7 @@ from veil.queries import appendonly
 from veil.queries import catalog as qc
 from veil.queries.ddl import drop_table, drop_view, relation
 from veil.release.publication import PUBLICATIONS, Publication
-from veil.release.memberstore import GENERATIONS, MemberStore
+from veil.release.memberstore import GENERATIONS, MemberStore, generation
 from veil.release import compaction
 from veil.release.process import failpoint, now
 from veil.release.runs import Runs
@@ -317,7 +317,15 @@ def _adopt(
     session.execute(pub.add_pointer(tables.publications, name, schema, version, when), "moving the pointer")
     session.execute(
         qc.adopt_run(
-            tables.releases, release_id, version, when, message, f"{schema}.{name}_v{version}", tables.series_versions
+            tables.releases,
+            release_id,
+            version,
+            when,
+            message,
+            f"{schema}.{name}_v{version}",
+            tables.series_versions,
+            tables.series_state,
+            generation(name, version),
         ),
         "recording the version the views show",
     )

@@ -101,9 +101,11 @@ FROM veil.series_versions
 WHERE veil.series_versions.name = $1;
 
 -- adopt_run
-UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, node=(SELECT max(veil.series_versions.node) AS max_1 
+UPDATE veil.releases SET version=$1, status=$2, finished_at=$3, published_at=$4, node=coalesce((SELECT max(veil.series_versions.node) AS max_1 
 FROM veil.series_versions 
-WHERE veil.series_versions.version = $5 AND veil.series_versions.release_id = $6), output_table=$7, error=$8 WHERE veil.releases.id = $9;
+WHERE veil.series_versions.version = $5 AND veil.series_versions.release_id = $6), (SELECT max(veil.series_state.node) AS max_2 
+FROM veil.series_state 
+WHERE veil.series_state.members = $7)), output_table=$8, error=$9 WHERE veil.releases.id = $10;
 
 -- ledger_versions
 SELECT veil.series_versions.version, veil.series_versions.release_id 

@@ -101,9 +101,11 @@ FROM veil.series_versions
 WHERE veil.series_versions.name = %(name_1)s::VARCHAR;
 
 -- adopt_run
-UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, node=(SELECT max(veil.series_versions.node) AS max_1 
+UPDATE veil.releases SET version=%(version)s::INTEGER, status=%(status)s::VARCHAR, finished_at=%(finished_at)s::TIMESTAMP WITHOUT TIME ZONE, published_at=%(published_at)s::TIMESTAMP WITHOUT TIME ZONE, node=coalesce((SELECT max(veil.series_versions.node) AS max_1 
 FROM veil.series_versions 
-WHERE veil.series_versions.version = %(version_1)s::INTEGER AND veil.series_versions.release_id = %(release_id_1)s::VARCHAR), output_table=%(output_table)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
+WHERE veil.series_versions.version = %(version_1)s::INTEGER AND veil.series_versions.release_id = %(release_id_1)s::VARCHAR), (SELECT max(veil.series_state.node) AS max_2 
+FROM veil.series_state 
+WHERE veil.series_state.members = %(members_1)s::VARCHAR)), output_table=%(output_table)s::VARCHAR, error=%(error)s::VARCHAR WHERE veil.releases.id = %(id_1)s::VARCHAR;
 
 -- ledger_versions
 SELECT veil.series_versions.version, veil.series_versions.release_id 
