@@ -229,6 +229,8 @@ def spark() -> dict[str, Any]:
         out[f"compact_{table.name}"] = appendonly.compacted(table, compacted, 20_017)
         out[f"switch_{table.name}"] = appendonly.view(table, appendonly.Layout(20_017, 20_010))
         out[f"drop_days_{table.name}"] = appendonly.DropPartitions(appendonly.log_table(table), range(19_998, 20_011))
+    # a cohort series' rows whose members tables later nights dropped are left out (``appendonly.NAMING``)
+    out["compact_series_state"] = appendonly.compacted(t.series_state, compacted, 20_017, ["census_members_v9"])
     return out
 
 

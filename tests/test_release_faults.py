@@ -171,7 +171,7 @@ def run_case(db: Db, schemas: ReleaseSchemas, step: str, fault: str, next_run: s
     ["spark"],
     raises=(AssertionError, IndexError),
     reason=(
-        'its second version (one patient joins) is refused under series = "refuse", the only policy on Spark '
+        'its second version (one patient joins) is refused under series = "refuse", the default of the Spark fixture '
         "(docs/spark.md §7), before the step the fault is injected at; it also reads information_schema and the transactional layout's ``inpatient_rows``"
     ),
 )
@@ -203,7 +203,7 @@ def test_a_fault_after_the_commit_leaves_the_version_published(
     ["spark"],
     raises=AssertionError,
     reason=(
-        'its second version (one patient joins) is refused under series = "refuse", the only policy on Spark '
+        'its second version (one patient joins) is refused under series = "refuse", the default of the Spark fixture '
         "(docs/spark.md §7), before the step the fault is injected at (tests/spark/test_spark_backend.py interrupts Spark's own statements)"
     ),
 )

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from collections.abc import Collection
 from typing import Any
 
 import sqlalchemy as sa
@@ -41,6 +42,10 @@ LOGGED: dict[str, tuple[str, ...]] = {
     "publications": ("name",),
     "series_cells": ("name", "block_id", "value_id", "first_version"),
 }
+# the tables whose entries each name a table of the catalog's schema (by this column): a compaction leaves out the
+# entries whose table is gone — ``series_state``'s rows of the cohort series' versions whose members tables later
+# nights dropped (docs/spark.md §7; nothing reads them again), so it keeps a few rows a series, not one a version
+NAMING: dict[str, str] = {"series_state": "members"}
 UNLOGGED = frozenset({"alembic_version"})  # the revision row: written once, by ``veil init``
 _CATALOG = frozenset(t.name for t in tables("catalog").all())
 
@@ -152,10 +157,15 @@ def _entries(table: sa.Table, layout: Layout, upto: int | None = None) -> dict[s
     return {n: ranked.c[n] for n in names} | {"veil_rn": ranked.c.veil_rn}
 
 
-def _shown(table: sa.Table, layout: Layout, names: list[str], upto: int | None = None) -> sa.Select[Any]:
-    """Columns ``names`` of the entries ``layout`` reads (``_entries``): the newest of each key where it has one."""
+def _shown(
+    table: sa.Table, layout: Layout, names: list[str], upto: int | None = None, existing: Collection[str] | None = None
+) -> sa.Select[Any]:
+    """Columns ``names`` of the entries ``layout`` reads (``_entries``): the newest of each key where it has one;
+    with ``existing``, for a table of ``NAMING``, those whose table is one of ``existing``."""
     found = _entries(table, layout, upto)
     select = sa.select(*(found[n] for n in names))
+    if existing is not None and table.name in NAMING:
+        select = select.where(sa.func.lower(found[NAMING[table.name]]).in_(sorted({n.lower() for n in existing})))
     return select.where(found["veil_rn"] == 1) if "veil_rn" in found else select
 
 
@@ -179,8 +189,9 @@ def view(table: sa.Table, layout: Layout) -> CreateViewAt:
     return CreateViewAt(table, _shown(table, layout, [c.name for c in table.columns]), layout.properties())
 
 
-def compacted(table: sa.Table, layout: Layout, upto: int) -> CreateTableAs:
-    """``CREATE TABLE <table>_base_<upto>``, one file: the entries a view with ``layout`` reads, up to day ``upto``.
+def compacted(table: sa.Table, layout: Layout, upto: int, existing: Collection[str] | None = None) -> CreateTableAs:
+    """``CREATE TABLE <table>_base_<upto>``, one file: the entries a view with ``layout`` reads, up to day ``upto``
+    — for a table of ``NAMING``, those whose table is one of ``existing`` (the catalog schema's tables now).
 
     >>> t = sa.Table("release_nodes", sa.MetaData(), sa.Column("release_id", sa.Text))
     >>> print(compile_sql(compacted(t, Layout(None, 5), 9)))  # doctest: +NORMALIZE_WHITESPACE
@@ -189,8 +200,16 @@ def compacted(table: sa.Table, layout: Layout, upto: int) -> CreateTableAs:
     FROM (SELECT `release_id`, `veil_seq`, `veil_day`
     FROM `release_nodes_log`
     WHERE `release_nodes_log`.`veil_day` <= :veil_day_1) AS `entries`
+    >>> t = sa.Table("series_state", sa.MetaData(), sa.Column("members", sa.Text))
+    >>> print(compile_sql(compacted(t, Layout(None, 5), 9, ["c_members_v8"])))  # doctest: +NORMALIZE_WHITESPACE
+    CREATE TABLE `series_state_base_9` AS SELECT /*+ COALESCE(1) */ `entries`.`members`, `entries`.`veil_seq`,
+    `entries`.`veil_day`
+    FROM (SELECT `members`, `veil_seq`, `veil_day`
+    FROM `series_state_log`
+    WHERE `series_state_log`.`veil_day` <= :veil_day_1) AS `entries`
+    WHERE lower(`entries`.`members`) IN (:lower_1_1)
     """
-    select = _shown(table, layout, [c.name for c in log_table(table).columns], upto)
+    select = _shown(table, layout, [c.name for c in log_table(table).columns], upto, existing)
     return CreateTableAs(base_table(table, upto), select.prefix_with("/*+ COALESCE(1) */"), temporary=False)
 
 

@@ -6,7 +6,9 @@ Once a week (``EVERY`` days since the last), after a run, under the catalog's co
 
 1. each log's entries up to the day ``upto`` (two days before today: the appends still under way write today's
    partition) become one new table ``<table>_base_<upto>``, from the base the view reads and the log's
-   partitions after it — the newest entry of each key where the table's rows change;
+   partitions after it — the newest entry of each key where the table's rows change, and where an entry names
+   a table of the catalog's schema (``appendonly.NAMING``: ``series_state``'s members tables), only those whose
+   table is still there;
 2. each view switches to the new base and the partitions after ``upto`` (one metastore operation each;
    ``releases`` last, whose properties say the catalog is compacted: a compaction stopped before it is done
    again whole, keeping the bases of the views it had switched — they were whole, and are read);
@@ -72,7 +74,7 @@ def compact(session: Session, tables: CatalogTables, today: int) -> int | None:
             if view_layout(session, table, f"reading the properties of {table.name}").watermark == upto:
                 continue
             session.execute(drop_table(base.name, schema), f"dropping {schema}.{base.name}")
-        session.execute(appendonly.compacted(table, before, upto), f"compacting {schema}.{table.name}")
+        session.execute(appendonly.compacted(table, before, upto, found), f"compacting {schema}.{table.name}")
     after = Layout(upto, before.settled)
     for table in logs:
         session.execute(appendonly.view(table, after), f"switching {schema}.{table.name} to its compacted log")

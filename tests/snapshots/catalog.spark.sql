@@ -388,3 +388,11 @@ WHERE `veil`.`release_nodes_log`.`veil_day` > 20017) AS `entries`;
 
 -- drop_days_release_nodes
 ALTER TABLE `veil`.`release_nodes_log` DROP IF EXISTS PARTITION (`veil_day` = 19998), PARTITION (`veil_day` = 19999), PARTITION (`veil_day` = 20000), PARTITION (`veil_day` = 20001), PARTITION (`veil_day` = 20002), PARTITION (`veil_day` = 20003), PARTITION (`veil_day` = 20004), PARTITION (`veil_day` = 20005), PARTITION (`veil_day` = 20006), PARTITION (`veil_day` = 20007), PARTITION (`veil_day` = 20008), PARTITION (`veil_day` = 20009), PARTITION (`veil_day` = 20010);
+
+-- compact_series_state
+CREATE TABLE `veil`.`series_state_base_20017` AS SELECT /*+ COALESCE(1) */ `entries`.`name`, `entries`.`series`, `entries`.`started_version`, `entries`.`node`, `entries`.`attributes`, `entries`.`columns`, `entries`.`shape`, `entries`.`members`, `entries`.`batch`, `entries`.`next_cohort`, `entries`.`secret`, `entries`.`veil_seq`, `entries`.`veil_day` 
+FROM (SELECT `name`, `series`, `started_version`, `node`, `attributes`, `columns`, `shape`, `members`, `batch`, `next_cohort`, `secret`, `veil_seq`, `veil_day` 
+FROM `veil`.`series_state_base_20010` UNION ALL SELECT `name`, `series`, `started_version`, `node`, `attributes`, `columns`, `shape`, `members`, `batch`, `next_cohort`, `secret`, `veil_seq`, `veil_day` 
+FROM `veil`.`series_state_log` 
+WHERE `veil`.`series_state_log`.`veil_day` > :veil_day_1 AND `veil`.`series_state_log`.`veil_day` <= :veil_day_2) AS `entries` 
+WHERE lower(`entries`.`members`) IN (:lower_1_1);

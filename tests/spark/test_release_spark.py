@@ -278,6 +278,50 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     assert statuses == ["published", "failed", "published"]
 
 
+@pytest.mark.spark
+def test_a_compaction_keeps_the_series_rows_of_the_members_tables_still_there(
+    target: Target, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cohort series on Spark appends a ``series_state`` row a version and keeps two members tables
+    (``veil.release.memberstore``): a compaction leaves out the rows whose members table the nights dropped
+    (``appendonly.NAMING``), so the table holds a few rows a series however many versions it had; the rows of
+    the days a compaction leaves alone stay, whatever their table."""
+    from veil.backends import open_backend
+    from veil.queries import members as mq
+    from veil.release import compaction
+
+    real = time.time_ns
+    shift = [0]
+    monkeypatch.setattr(time, "time_ns", lambda: real() + shift[0] * appendonly.NANOS_A_DAY)
+    d0 = appendonly.today()
+    tables = catalog.tables(target.cat)
+    state = tables.series_state
+
+    def row(version: int, day: int) -> None:
+        shift[0] = day
+        members = f"inp_members_v{version}"
+        values = {"name": "inp", "series": 1, "started_version": 1, "node": "[0]", "members": members, "batch": 2}
+        session.execute(mq.record_state(state, values | {"next_cohort": version, "secret": "s"}), "its row")
+
+    with open_backend(SPARK_URL).session() as session:
+        catalog.ensure_schema(session, target.cat)
+        catalog.upgrade(session, target.cat)
+        for version, day in ((1, 0), (2, 2), (3, 4), (4, 6), (5, 9)):  # v5: within the days left alone
+            row(version, day)
+        for version in (3, 4):  # the members tables a night keeps: the current one and the one before it
+            members = sa.Table(
+                f"inp_members_v{version}", sa.MetaData(), sa.Column("veil_id", sa.BigInteger), schema=target.cat
+            )
+            session.execute(create_table(members), "a members table")
+        assert compaction.compact(session, tables, d0 + 9) == d0 + 6
+        kept = session.rows(sa.select(state.c.members, state.c.next_cohort), "the series' rows")
+    assert sorted((str(m), int(n)) for m, n in kept) == [
+        ("inp_members_v3", 3),
+        ("inp_members_v4", 4),
+        ("inp_members_v5", 5),
+    ]
+
+
 # --- without a cluster: the lock's rules and the append-only catalog's statements ------------------------------
 
 
@@ -508,10 +552,10 @@ def test_a_compaction_loses_no_append_made_meanwhile_and_a_stopped_one_is_done_a
         write = appendonly.compacted
         written: list[str] = []
 
-        def readable(table: Any, layout: Any, upto: int) -> Any:  # the switched view reads on while bases are written
-            assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6)))
+        def readable(table: Any, layout: Any, upto: int, existing: Any) -> Any:  # the switched view reads on
+            assert shown() == (expected, sorted(f"[{d}]" for d in (0, 3, 6)))  # while the bases are written
             written.append(table.name)
-            return write(table, layout, upto)
+            return write(table, layout, upto, existing)
 
         monkeypatch.setattr(appendonly, "view", meanwhile)
         monkeypatch.setattr(appendonly, "compacted", readable)
