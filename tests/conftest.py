@@ -27,6 +27,7 @@ import re
 import socket
 import subprocess
 import tempfile
+import time
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -420,6 +421,31 @@ def run_veil(
     """Run the ``veil`` CLI in a process of its own (as a scheduler would), forked from a prewarmed
     interpreter (``tests/prewarmed.py``)."""
     return prewarmed.run(list(args), cwd=cwd, env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+@contextmanager
+def paused_at(config: Path, step: str, wait: float = 600, *extra: str) -> Iterator[Any]:
+    """``veil release --config <config> <extra>`` paused at failpoint ``step`` (``VEIL_FAILPOINT=pause:<step>``):
+    the process, once it is there; on leaving, killed if still running (the caller sends what it tests)."""
+    mark = config.with_name(f"paused-{step}-{uuid.uuid4().hex[:6]}")
+    env = {
+        **os.environ,
+        "VEIL_FAILPOINT": f"pause:{step}",
+        "VEIL_FAILPOINT_SECONDS": str(wait),
+        "VEIL_FAILPOINT_FILE": str(mark),
+    }
+    proc = prewarmed.Popen(["release", "--config", str(config), *extra], env=env)
+    try:
+        deadline = time.monotonic() + wait
+        while not mark.exists():
+            assert proc.poll() is None, proc.communicate()[1][-3000:]
+            assert time.monotonic() < deadline, f"the release never reached step {step!r}"
+            time.sleep(0.2)
+        yield proc
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(60)
 
 
 # One log line of a command whose stderr is not a terminal (veil.log): ISO time, level, command, message.

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import signal
-import time
 from pathlib import Path
 from typing import Any
 
@@ -20,8 +19,7 @@ from veil import config as cfg
 from veil.errors import ReleaseError
 from veil.release import exposure, release
 from veil.release.memberstore import generation
-from tests import prewarmed
-from tests.conftest import Db
+from tests.conftest import Db, paused_at
 from tests.test_series_attacks import attribute, members_of, run_nights, setup, versions
 from tests.test_series_db import cleanup  # noqa: F401 (fixture)
 
@@ -30,31 +28,13 @@ from tests.test_series_db import cleanup  # noqa: F401 (fixture)
 # and goes on from its members).  The publication's own steps in between (verify, views) fail alike:
 # tests/test_release.py, tests/test_release_faults.py, tests/spark.
 STEPS = (("search", "error"), ("series", "SIGKILL"), ("materialize", "error"), ("catalog", "SIGKILL"))
-KILL_WAIT = 600  # seconds for a run to reach its failpoint: a Spark run opens its own session first
 
 
 def killed_at(path: Path, step: str) -> None:
     """``veil release`` paused at ``step`` and killed there with SIGKILL: nothing of Veil's runs after it."""
-    mark = path.with_name(f"killed-{step}")
-    env = {
-        **os.environ,
-        "VEIL_FAILPOINT": f"pause:{step}",
-        "VEIL_FAILPOINT_SECONDS": str(KILL_WAIT),
-        "VEIL_FAILPOINT_FILE": str(mark),
-    }
-    proc = prewarmed.Popen(["release", "--config", str(path)], env=env)
-    try:
-        deadline = time.monotonic() + KILL_WAIT
-        while not mark.exists():
-            assert proc.poll() is None, proc.communicate()[1][-3000:]
-            assert time.monotonic() < deadline, f"the release never reached step {step!r}"
-            time.sleep(0.2)
+    with paused_at(path, step) as proc:
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(60)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(60)
     assert proc.returncode == -signal.SIGKILL, step
 
 

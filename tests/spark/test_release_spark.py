@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
-from tests.conftest import inpatient_body
+from tests.conftest import inpatient_body, paused_at
 from tests.spark.conftest import SPARK_URL, Twins
 from veil import config as cfg
 from veil import catalog
@@ -237,25 +237,7 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     conf = cfg.load(t.spark)
     init(conf)
     assert release(conf).version == 1
-    mark = t.spark.with_suffix(".paused")
-    env = {
-        **os.environ,
-        "VEIL_FAILPOINT": "pause:verify",
-        "VEIL_FAILPOINT_SECONDS": "600",
-        "VEIL_FAILPOINT_FILE": str(mark),
-    }
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "veil.cli", "release", "--config", str(t.spark), "--force"],
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-    )
-    try:
-        deadline = time.monotonic() + 500
-        while not mark.exists():
-            assert proc.poll() is None, proc.communicate()[1].decode()[-2000:]
-            assert time.monotonic() < deadline, "the release never reached its pause"
-            time.sleep(1)
+    with paused_at(t.spark, "verify", 600, "--force") as proc:
         with pytest.raises(BusyError) as busy:
             release(conf, force=True)
         message = str(busy.value)
@@ -263,10 +245,6 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
         assert f"DROP TABLE {t.cat}.veil_lock_{t.name}" in message
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait(30)
     state = _state(t)
     assert f"{t.name}_rows_v2" in state["objects"] and set(state["shown"].values()) == {1}
     assert state["locks"] == [f"veil_lock_{t.name}"]
