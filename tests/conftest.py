@@ -424,7 +424,7 @@ def run_veil(
 
 
 @contextmanager
-def paused_at(config: Path, step: str, wait: float = 600, *extra: str) -> Iterator[Any]:
+def paused_at(config: Path, step: str, *extra: str, wait: float = 600) -> Iterator[Any]:
     """``veil release --config <config> <extra>`` paused at failpoint ``step`` (``VEIL_FAILPOINT=pause:<step>``):
     the process, once it is there; on leaving, killed if still running (the caller sends what it tests)."""
     mark = config.with_name(f"paused-{step}-{uuid.uuid4().hex[:6]}")

@@ -237,7 +237,7 @@ def test_sigkill_mid_release_and_the_lock(target: Target) -> None:
     conf = cfg.load(t.spark)
     init(conf)
     assert release(conf).version == 1
-    with paused_at(t.spark, "verify", 600, "--force") as proc:
+    with paused_at(t.spark, "verify", "--force") as proc:
         with pytest.raises(BusyError) as busy:
             release(conf, force=True)
         message = str(busy.value)
