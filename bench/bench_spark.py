@@ -14,9 +14,12 @@ machine; sampled every 0.2 s) and of the executors (the workers' children).  Res
     .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --before c666707   # same-run A/B on Spark
     .venv/bin/python bench/bench_spark.py --rows 100000 --models k --strategy incognito --before c666707
     .venv/bin/python bench/bench_spark.py --rows 1000000 --release     # and a first release after each search
+    .venv/bin/python bench/bench_spark.py --rows 1000000 --models k --release --before c05e0dc   # releases A/B
 
-``--release``: after each search a first release of the same config into fresh schemas, then the search and a
-release once more (``again``: both warm), and the release ÷ search ratio of each pair.
+``--release``: after each search a first release of the same config into fresh schemas and a later version of it
+(``veil release --force``: version 2, compared with version 1), then the search and the releases once more
+(``again``: all warm), and the release ÷ search ratios of each pair (``release_over_search``,
+``later_over_search``).  With ``--before`` each side releases with its own code.
 
 ``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
 (``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
@@ -118,9 +121,13 @@ def timed_search(config: Path, strategy: str = "optimal") -> dict[str, Any]:
     }
 
 
-def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str, Any]:
+def timed_release(
+    config: Path, backend: str, url: str, duck: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """A first release of ``config`` into fresh schemas (``veil init``, then ``veil release``, each a fresh
-    process): the release's wall seconds and peak RSS, its node and rows; the schemas dropped afterwards."""
+    process), then a later version of it (``veil release --force``: version 2, compared with version 1 as a
+    nightly run's is): each release's wall seconds and peak RSS, its node and rows; the schemas dropped
+    afterwards.  ``env``: run with that code (``bench_ab.earlier_code``), else this checkout's."""
     tag = uuid.uuid4().hex[:6]
     pub, cat = f"bench_pub_{tag}", f"bench_cat_{tag}"
     release = config.with_name(f"{config.stem}_release_{tag}.toml")
@@ -129,26 +136,56 @@ def timed_release(config: Path, backend: str, url: str, duck: Path) -> dict[str,
         f'catalog_schema = "{cat}"\ndrop_columns = ["person_id"]\nseries = "refuse"\n'
     )
     try:
-        run_cli("init", "--config", str(release))
-        wall, doc, code, rss = run_cli("release", "--config", str(release))
-        return {
-            "seconds": round(wall, 2),
-            "peak_rss_mib": rss,
-            "exit": code,
-            "node": doc.get("node"),
-            "rows_published": doc.get("rows_published"),
-            "job_seconds": doc.get("seconds"),
-            "statements": doc.get("statements"),
-        }
+        cli(env, "init", "--config", str(release))
+        first = _released(*cli(env, "release", "--config", str(release)))
+        first["later"] = _released(*cli(env, "release", "--force", "--config", str(release)))
+        return first
     finally:
         _drop_schemas(backend, url, duck, (pub, cat))
         release.unlink()
 
 
-def sampled_release(config: Path, backend: str, url: str, duck: Path) -> dict[str, Any]:
+def _released(wall: float, doc: dict[str, Any], code: int, rss: float) -> dict[str, Any]:
+    return {
+        "seconds": round(wall, 2),
+        "peak_rss_mib": rss,
+        "exit": code,
+        "version": doc.get("version"),
+        "node": doc.get("node"),
+        "rows_published": doc.get("rows_published"),
+        "job_seconds": doc.get("seconds"),
+        "statements": doc.get("statements"),
+    }
+
+
+def cli(env: dict[str, str] | None, *args: str) -> tuple[float, dict[str, Any], int, float]:
+    """``common.run_cli``, or with ``env``'s code: ``veil`` run as ``python -c`` in a fresh interpreter whose
+    ``PYTHONPATH`` imports the earlier commit's package first (as ``bench_ab.search`` does)."""
+    if env is None:
+        return run_cli(*args)
+    from bench_ab import PY, RUN_CLI
+
+    extra = {"PYTHONPYCACHEPREFIX": str(WORK / "pycache"), **env}
+    started = time.perf_counter()
+    res = subprocess.run(
+        ["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", PY, "-c", RUN_CLI, *args, "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **extra},
+    )
+    wall = time.perf_counter() - started
+    if res.returncode not in (0, 2):
+        raise RuntimeError(res.stderr[-600:])
+    peak = [line for line in res.stderr.splitlines() if line.startswith("VEIL-PEAK-RSS-KB ")]
+    return wall, json.loads(res.stdout), res.returncode, round(int(peak[-1].split()[1]) / 1024, 1)
+
+
+def sampled_release(
+    config: Path, backend: str, url: str, duck: Path, env: dict[str, str] | None = None
+) -> dict[str, Any]:
     """``timed_release``, with the Spark processes' peak RSS on Spark."""
     with Sampler() as sampler:
-        out = timed_release(config, backend, url, duck)
+        out = timed_release(config, backend, url, duck, env)
     if backend == "spark":
         out.update(
             spark_driver_peak_rss_mib=round(sampler.driver, 1),
@@ -331,14 +368,21 @@ def main() -> None:
                             spark_executors_peak_rss_mib=round(sampler.executors, 1),
                         )
                     run.update(backend=backend, models=label, code=code, strategy=args.strategy)
-                    if args.release and env is None:
-                        run["release"] = sampled_release(config, backend, args.spark, duck)
+                    if args.release:
+                        run["release"] = sampled_release(config, backend, args.spark, duck, env)
                         # once more, search then release: both warm (a first release is the cluster's first
                         # write of each kind — a Connect server running every night has made them before)
-                        run["again"] = timed_search(config, args.strategy)
-                        run["again"]["release"] = sampled_release(config, backend, args.spark, duck)
-                        run["release_over_search"] = [
-                            round(r["release"]["seconds"] / r["seconds"], 2) for r in (run, run["again"])
+                        again = (
+                            timed_search(config, args.strategy)
+                            if env is None
+                            else ab_search(config, env, args.strategy)
+                        )
+                        run["again"] = again
+                        again["release"] = sampled_release(config, backend, args.spark, duck, env)
+                        pairs = (run, again)
+                        run["release_over_search"] = [round(r["release"]["seconds"] / r["seconds"], 2) for r in pairs]
+                        run["later_over_search"] = [
+                            round(r["release"]["later"]["seconds"] / r["seconds"], 2) for r in pairs
                         ]
                     print(json.dumps(run), flush=True)
                     results["runs"].append(run)
