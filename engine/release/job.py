@@ -37,7 +37,6 @@ import uuid
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import cast
 
 import numpy as np
 
@@ -157,12 +156,14 @@ def _run(
         publishing.expire_views(run, {})  # what an earlier run's clean-up left
         return skipped
     wh = run.wh
-    if run.rel.series == "cohort":  # a cohort series keeps no ledger
-        wh.prepare()
-        _specify(run)
+    wh.prepare()
+    domains = {d.name: d for d in wh.domains}
+    for model in config.models:
+        model.validate(domains)
+    run.spec = Specification(config.models, config.search.max_suppression)
+    if run.rel.series == "cohort":
         return _cohort(run)
-    ledger = cast(ledger_mod.Ledger, session.together([wh.prepare, lambda: _ledger(run)])[1])
-    _specify(run)
+    ledger = ledger_mod.load(session, tables, run.rel.name, cells=False, versions=run.publication.ledger_versions)
     node, note, result = nodechoice.choose_node(run, ledger)
     counts = wh.counts(node)
     wh.end_search()  # the search's floors and kept counts go before the candidate's cells are rolled up
@@ -177,24 +178,6 @@ def _run(
     del ledger
     outcome = publishing.publish(run, content, counts, suppressed, info, result)
     return _report(run, outcome, result, counts, suppressed)
-
-
-def _ledger(run: Run) -> ledger_mod.Ledger:
-    """Every version the ledger recorded, with their cells where the series step compares them all in memory
-    (``Publication.staged_ledger`` False), else their layouts only.  Read beside the source's preparation: where
-    statements are remote jobs sent at once (Spark) the reads run while the source is grouped."""
-    pub = run.publication
-    return ledger_mod.load(
-        run.session, run.tables, run.rel.name, cells=not pub.staged_ledger, versions=pub.ledger_versions
-    )
-
-
-def _specify(run: Run) -> None:
-    """The models checked against the source's domains, and the run's specification of them."""
-    domains = {d.name: d for d in run.wh.domains}
-    for model in run.config.models:
-        model.validate(domains)
-    run.spec = Specification(run.config.models, run.config.search.max_suppression)
 
 
 def _cohort(run: Run) -> Outcome:

@@ -53,7 +53,6 @@ class Ledger:
     stored_chains: set[str] = field(default_factory=set)
     first_block: int = 0
     first_value: int = 0
-    cells_read: bool = False  # ``read_cells`` done: the dictionary and every version's content are here
 
     @property
     def latest(self) -> Version | None:
@@ -105,18 +104,15 @@ def load(
 
 
 def read_cells(session: Session, ledger: Ledger) -> None:
-    """The dictionary of blocks and values, and every loaded version's content (cells valid for it), read narrow;
-    once (``load`` may have read them)."""
-    if ledger.cells_read:
-        return
+    """The dictionary of blocks and values, and every loaded version's content (cells valid for it), read narrow."""
     read_dictionary(session, ledger)
-    if ledger.versions:  # a version's cells are recorded after its row (``record_version``): none without one
-        t, name = ledger.tables, ledger.name
-        what = "reading the ledger's cells"
-        total = session.sizing(q.ledger.rows_of_release(t.series_cells, name), what)
-        cells = read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS), total, what)
-        ledger.versions = with_cells(ledger.versions, cells)
-    ledger.cells_read = True
+    if not ledger.versions:  # a version's cells are recorded after its row (``record_version``): none without one
+        return
+    t, name = ledger.tables, ledger.name
+    what = "reading the ledger's cells"
+    total = session.sizing(q.ledger.rows_of_release(t.series_cells, name), what)
+    cells = read_columns(session, q.ledger.of_release(t.series_cells, name, *CELL_COLUMNS), total, what)
+    ledger.versions = with_cells(ledger.versions, cells)
 
 
 def read_dictionary(session: Session, ledger: Ledger) -> None:

@@ -42,19 +42,10 @@ def publish(
     """The version written, verified, pointed to and recorded; committed (a dry run: rolled back)."""
     rel, session, pub = run.rel, run.session, run.publication
     version, node = content.number, content.node
-    run.on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
-    failpoint("materialize", session)
-    check_grants(session, rel.grant_select_to)  # before anything is written (an autocommit one stays written)
+    _materialize(run, content, counts, suppressed)
     rows_suppressed = int(counts.sizes[suppressed].sum())
     metrics, evaluations = _evaluated(run, result, counts, suppressed, node, rows_suppressed)
-    session.together(  # the run's evaluated nodes and hierarchies, under its id until its row says published
-        [
-            lambda: _materialize(run, content, counts, suppressed),
-            lambda: _record_nodes(session, run.tables, run.release_id, evaluations),
-            lambda: _record_hierarchies(session, run.tables, run.release_id, run.wh),
-        ]
-    )
-    views, achieved = _verified(run, content, rows_suppressed)
+    views, achieved = _verified(run, content, rows_suppressed, evaluations)
     when = content.when
     run.on_step("repointing the views")
     failpoint("views")
@@ -88,8 +79,11 @@ def publish(
 def _materialize(run: Run, content: Content, counts: NodeCounts, suppressed: np.ndarray) -> None:
     """The version's rows inserted into ``<name>_rows``: ``content.rows``, else the source at the node less
     suppressed blocks and the rows held back (``VEIL_FAILPOINT=corrupt``: one of them deleted again)."""
-    config, session, wh = run.config, run.session, run.wh
+    config, rel, session, wh = run.config, run.rel, run.session, run.wh
     version, node = content.number, content.node
+    run.on_step(f"materializing version {version} into {rel.schema}.{rel.name}_rows")
+    failpoint("materialize", session)
+    check_grants(session, rel.grant_select_to)  # before anything is written (an autocommit one stays written)
     types = {c: sa.Text() if c in wh.attributes else wh.columns[c].sa_type for c in run.published}  # QIs: labels
     pub = run.publication
     pub.prepare(types, run.release_id)
@@ -121,10 +115,13 @@ def _materialize(run: Run, content: Content, counts: NodeCounts, suppressed: np.
         )
 
 
-def _verified(run: Run, content: Content, rows_suppressed: int) -> tuple[list[str], dict[str, float | None]]:
+def _verified(
+    run: Run, content: Content, rows_suppressed: int, evaluations: list[tuple[Any, bool, int, float | None]]
+) -> tuple[list[str], dict[str, float | None]]:
     """The version's blocks and dimension tables created, its rows verified independently (``verify``, or the
-    content's own check), then its ledger record if still due; returns the views created and the levels
-    achieved."""
+    content's own check), then its ledger record if still due and the run's evaluated nodes and hierarchies, at once
+    (none reads another; each only under the run's id until its catalog row says published); returns the views
+    created and the levels achieved."""
     pub, wh, version, session = run.publication, run.wh, content.number, run.session
     run.on_step("verifying the release independently")
     failpoint("verify")
@@ -135,8 +132,14 @@ def _verified(run: Run, content: Content, rows_suppressed: int) -> tuple[list[st
         if content.check is not None
         else verify(session, wh, run.spec, pub.block_rows, version, content.shown, content.hidden, rows_suppressed)
     )
-    if content.record is not None:
-        content.record(pub.block_rows)
+    record = content.record
+    session.together(
+        [
+            *([lambda: record(pub.block_rows)] if record is not None else []),
+            lambda: _record_nodes(session, run.tables, run.release_id, evaluations),
+            lambda: _record_hierarchies(session, run.tables, run.release_id, wh),
+        ]
+    )
     return views, achieved
 
 
