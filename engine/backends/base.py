@@ -161,6 +161,12 @@ class Session:
             self._recover()
             raise stopped from None
 
+    def change(self, stmts: Sequence[sa.Update | sa.Delete], what: str) -> None:
+        """``UPDATE`` s and ``DELETE`` s of one table, in order.  Here each runs in the transaction under way; a backend
+        that copies a table to change it copies it once for them all (Spark: ``SparkSQLSession.change``)."""
+        for stmt in stmts:
+            self.execute(stmt, what)
+
     def _recover(self) -> None:
         try:
             self.conn.rollback()

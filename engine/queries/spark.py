@@ -29,7 +29,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import default
 from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql import compiler
+from sqlalchemy.sql import compiler, visitors
 from sqlalchemy.sql.expression import ClauseElement, Executable
 
 from veil.queries.ddl import PRIVATE, CreateTableAs, drop_table, private, swapped  # noqa: F401 (private: the examples)
@@ -304,9 +304,11 @@ def is_private(table: Any) -> bool:
     return isinstance(table, sa.Table) and table.schema is not None and bool(table.info.get(PRIVATE))
 
 
-def changed_rows(stmt: sa.Update | sa.Delete) -> sa.Select[Any]:
-    """The rows of ``stmt``'s table once an ``UPDATE`` or ``DELETE`` ran (``NULL`` conditions change nothing, as
-    in SQL): a set column becomes ``CASE WHEN <where> THEN <value> ELSE <column> END``, cast to its type.
+def changed_rows(*stmts: sa.Update | sa.Delete) -> sa.Select[Any]:
+    """The rows of a table once ``UPDATE`` s and ``DELETE`` s of it ran, in order (``NULL`` conditions change nothing,
+    as in SQL): a set column becomes ``CASE WHEN <where> THEN <value> ELSE <column> END``, cast to its type; a deleted
+    row is left out.  Each statement after the first reads the rows the ones before it left (its table's columns
+    rebased on them), so several changes are one copy of the table.
 
     >>> t = sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), sa.Column("st", sa.SmallInteger), schema="c")
     >>> print(compile_sql(changed_rows(sa.update(t).where(t.c.id > 5).values(st=2))))  # doctest: +NORMALIZE_WHITESPACE
@@ -317,23 +319,61 @@ def changed_rows(stmt: sa.Update | sa.Delete) -> sa.Select[Any]:
     SELECT *
     FROM `c`.`m`
     WHERE NOT coalesce(`c`.`m`.`st` = :st_1, false)
+    >>> both = changed_rows(sa.update(t).where(t.c.id > 5).values(st=2), sa.delete(t).where(t.c.st == 2))
+    >>> print(compile_sql(both))  # doctest: +NORMALIZE_WHITESPACE
+    SELECT `veil_change_0`.`id`, `veil_change_0`.`st`
+    FROM (SELECT `c`.`m`.`id` AS `id`, CAST(CASE WHEN coalesce(`c`.`m`.`id` > :id_1, false) THEN :param_1
+    ELSE `c`.`m`.`st` END AS SMALLINT) AS `st`
+    FROM `c`.`m`) AS `veil_change_0`
+    WHERE NOT coalesce(`veil_change_0`.`st` = :st_1, false)
     """
-    if isinstance(stmt, sa.Delete):
-        return kept_rows(stmt)
-    table = stmt.table
+    table = stmts[0].table
     assert isinstance(table, sa.Table)
-    values = {k if isinstance(k, str) else k.key: v for k, v in (getattr(stmt, "_values", None) or {}).items()}
+    if any(stmt.table is not table for stmt in stmts):
+        raise ValueError("changed_rows: every statement changes one table")
+    if len(stmts) == 1 and isinstance(stmts[0], sa.Delete):
+        return kept_rows(stmts[0])
+    rows: Any = table
+    select = _changed(stmts[0], table, table)
+    for i, stmt in enumerate(stmts[1:]):
+        rows = select.subquery(f"veil_change_{i}")
+        select = _changed(stmt, table, rows)
+    return select
+
+
+def _changed(stmt: sa.Update | sa.Delete, table: sa.Table, rows: Any) -> sa.Select[Any]:
+    """``stmt`` on ``rows``: the table itself, or what earlier statements left of it (``changed_rows``)."""
+
+    def on(expr: Any) -> Any:
+        return expr if rows is table else _rebased(expr, table, rows)
+
     where = stmt.whereclause
-    hit = sa.true() if where is None else sa.func.coalesce(where, sa.false())
+    if isinstance(stmt, sa.Delete):
+        keep = sa.false() if where is None else sa.not_(sa.func.coalesce(on(where), sa.false()))
+        return sa.select(*(rows.c[c.name] for c in table.columns)).select_from(rows).where(keep)
+    values = {k if isinstance(k, str) else k.key: v for k, v in (getattr(stmt, "_values", None) or {}).items()}
+    hit = sa.true() if where is None else sa.func.coalesce(on(where), sa.false())
     out: list[Any] = []
     for c in table.columns:
+        column = rows.c[c.name]
         if c.name not in values:
-            out.append(c)
+            out.append(column)
             continue
         value = values[c.name]
-        value = value if isinstance(value, sa.ClauseElement) else sa.literal(value)
-        out.append(sa.cast(sa.case((hit, value), else_=c), c.type).label(c.name))
-    return sa.select(*out).select_from(table)
+        value = on(value) if isinstance(value, sa.ClauseElement) else sa.literal(value)
+        out.append(sa.cast(sa.case((hit, value), else_=column), c.type).label(c.name))
+    return sa.select(*out).select_from(rows)
+
+
+def _rebased(expr: Any, table: sa.Table, rows: Any) -> Any:
+    """``expr`` with ``table``'s columns read from ``rows`` (a subquery of the same columns), nested selects too."""
+
+    def swap(element: Any, **_kw: Any) -> Any:
+        if isinstance(element, sa.Column) and element.table is table:
+            return rows.c[element.name]
+        return None
+
+    return visitors.replacement_traverse(expr, {}, swap)
 
 
 class RefreshTable(Executable, ClauseElement):
@@ -351,10 +391,10 @@ def _refresh_table(element: RefreshTable, compiler: Any, **kw: Any) -> str:
     return f"REFRESH TABLE {compiler.preparer.format_table(element.table)}"
 
 
-def rewritten(stmt: sa.Update | sa.Delete) -> list[Any]:
-    """An ``UPDATE`` or ``DELETE`` of a private table (``queries.ddl.private``) as Spark can run it: the changed
-    rows into a table beside it, the table dropped, that one renamed to its name, and the files listed for the
-    name forgotten.
+def rewritten(*stmts: sa.Update | sa.Delete) -> list[Any]:
+    """``UPDATE`` s or ``DELETE`` s of a private table (``queries.ddl.private``), in order, as Spark can run them: the
+    changed rows (``changed_rows``: one copy for them all) into a table beside it, the table dropped, that one renamed
+    to its name, and the files listed for the name forgotten.
 
     >>> t = private(sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), schema="c"))
     >>> for s in rewritten(sa.delete(t).where(t.c.id == 1)):
@@ -365,12 +405,12 @@ def rewritten(stmt: sa.Update | sa.Delete) -> list[Any]:
     ALTER TABLE `c`.`m_veil_next` RENAME TO `c`.`m`
     REFRESH TABLE `c`.`m`
     """
-    table = stmt.table
+    table = stmts[0].table
     assert isinstance(table, sa.Table) and table.schema is not None
     swap = sa.table(swapped(table.name), schema=table.schema)
     return [
         drop_table(swap.name, table.schema),
-        CreateTableAs(swap, changed_rows(stmt), temporary=False),
+        CreateTableAs(swap, changed_rows(*stmts), temporary=False),
         drop_table(table.name, table.schema),
         RenameTable(swap, table),
         RefreshTable(table),

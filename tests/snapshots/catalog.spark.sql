@@ -348,6 +348,81 @@ ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 -- members_taken_over_4
 REFRESH TABLE `veil`.`census_members`;
 
+-- members_leave_forget_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_leave_forget_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_gone` END AS INT) AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members`) AS `veil_change_0` 
+WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND NOT (EXISTS (SELECT * 
+FROM `veil_now` 
+WHERE `veil_change_0`.`veil_id` = `veil_now`.`veil_id`)), false);
+
+-- members_leave_forget_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_leave_forget_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_leave_forget_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_take_over_taken_over_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_take_over_taken_over_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN (SELECT `veil_taking`.`veil_cohort` 
+FROM `veil_taking` 
+WHERE `veil`.`census_members`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members`) AS `veil_change_0` 
+WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND `veil_change_0`.`veil_id` IN (SELECT `veil_taking`.`veil_standing` 
+FROM `veil_taking`), false);
+
+-- members_take_over_taken_over_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_take_over_taken_over_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_take_over_taken_over_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_form_depart_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_form_depart_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN (SELECT `veil_forming`.`veil_cohort` 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+FROM `veil_forming` 
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members`) AS `veil_change_0` 
+WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND `veil_change_0`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false);
+
+-- members_form_depart_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_form_depart_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_form_depart_4
+REFRESH TABLE `veil`.`census_members`;
+
 -- series_record_state
 INSERT INTO `veil`.`series_state_log` (`name`, `series`, `started_version`, `node`, `attributes`, `columns`, `shape`, `members`, `batch`, `next_cohort`, `secret`, `veil_seq`, `veil_day`) SELECT CAST(:param_1 AS STRING) AS `name`, CAST(NULL AS INT) AS `series`, CAST(NULL AS INT) AS `started_version`, CAST(NULL AS STRING) AS `node`, CAST(NULL AS STRING) AS `attributes`, CAST(NULL AS STRING) AS `columns`, CAST(NULL AS STRING) AS `shape`, CAST(:param_2 AS STRING) AS `members`, CAST(NULL AS INT) AS `batch`, CAST(:param_3 AS BIGINT) AS `next_cohort`, CAST(NULL AS STRING) AS `secret`, :param_4 AS `veil_seq`, :param_5 AS `veil_day`;
 
