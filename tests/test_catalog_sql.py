@@ -222,7 +222,7 @@ def spark() -> dict[str, Any]:
         for i, step in enumerate(sq.rewritten(night[f"members_{name}"])):
             out[f"members_{name}_{i}"] = step
     # the changes a night makes together, one copy for each pair (``SparkSQLSession.change``)
-    for pair in (("leave", "forget"), ("take_over", "taken_over"), ("form", "depart")):
+    for pair in (("forget", "leave"), ("taken_over", "take_over"), ("depart", "form")):
         for i, step in enumerate(sq.rewritten(*(night[f"members_{name}"] for name in pair))):
             out[f"members_{'_'.join(pair)}_{i}"] = step
     out["series_record_state"] = appendonly.logged(

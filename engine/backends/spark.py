@@ -259,8 +259,11 @@ class SparkSQLSession(Session):
 
     def change(self, stmts: Sequence[sa.Update | sa.Delete], what: str) -> None:
         """Changes of the run's own table (``sq.private``) as one copy swapped in (``sq.rewritten``): a cohort night's
-        members change two or three times at each of three steps, and each copy is the whole table (10M census: a
-        night's leavers and forgotten people 33 and 24 s apart)."""
+        members change twice at each of three steps, and each copy is the whole table (10M census: a night's
+        leavers and forgotten people 33 and 24 s apart).  Callers send a step's ``DELETE`` before its ``UPDATE`` where
+        either order gives the same rows: Spark pushes a filter down through the projection below it, and one above
+        an ``UPDATE``'s flag would join the flag's subquery again (the 1M census's copy of its leavers and forgotten
+        people broadcast the night's rows four times and ran out of the driver's memory)."""
         if len(stmts) > 1 and all(sq.is_private(stmt.table) for stmt in stmts):
             for step in sq.rewritten(*stmts):
                 self.arrow(step, what)

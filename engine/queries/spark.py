@@ -306,15 +306,17 @@ def is_private(table: Any) -> bool:
 
 def changed_rows(*stmts: sa.Update | sa.Delete) -> sa.Select[Any]:
     """The rows of a table once ``UPDATE`` s and ``DELETE`` s of it ran, in order (``NULL`` conditions change nothing,
-    as in SQL): a set column becomes ``CASE WHEN <where> THEN <value> ELSE <column> END``, cast to its type; a deleted
-    row is left out.  Each statement after the first reads the rows the ones before it left (its table's columns
-    rebased on them), so several changes are one copy of the table.
+    as in SQL): an updated row is told by a flag computed once (``veil_hit_<i>``: a condition's subqueries are
+    joined once, not once a set column), a set column becomes ``CASE WHEN <flag> THEN <value> ELSE <column> END``,
+    cast to its type; a deleted row is left out.  Each statement after the first reads the rows the ones before it
+    left (its table's columns rebased on them), so several changes are one copy of the table.
 
     >>> t = sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), sa.Column("st", sa.SmallInteger), schema="c")
     >>> print(compile_sql(changed_rows(sa.update(t).where(t.c.id > 5).values(st=2))))  # doctest: +NORMALIZE_WHITESPACE
-    SELECT `c`.`m`.`id`, CAST(CASE WHEN coalesce(`c`.`m`.`id` > :id_1, false) THEN :param_1 ELSE `c`.`m`.`st` END
+    SELECT `veil_hit_0`.`id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`st` END
     AS SMALLINT) AS `st`
-    FROM `c`.`m`
+    FROM (SELECT `c`.`m`.`id` AS `id`, `c`.`m`.`st` AS `st`, coalesce(`c`.`m`.`id` > :id_1, false) AS `veil_hit`
+    FROM `c`.`m`) AS `veil_hit_0`
     >>> print(compile_sql(changed_rows(sa.delete(t).where(t.c.st == 0))))  # doctest: +NORMALIZE_WHITESPACE
     SELECT *
     FROM `c`.`m`
@@ -322,9 +324,10 @@ def changed_rows(*stmts: sa.Update | sa.Delete) -> sa.Select[Any]:
     >>> both = changed_rows(sa.update(t).where(t.c.id > 5).values(st=2), sa.delete(t).where(t.c.st == 2))
     >>> print(compile_sql(both))  # doctest: +NORMALIZE_WHITESPACE
     SELECT `veil_change_0`.`id`, `veil_change_0`.`st`
-    FROM (SELECT `c`.`m`.`id` AS `id`, CAST(CASE WHEN coalesce(`c`.`m`.`id` > :id_1, false) THEN :param_1
-    ELSE `c`.`m`.`st` END AS SMALLINT) AS `st`
-    FROM `c`.`m`) AS `veil_change_0`
+    FROM (SELECT `veil_hit_0`.`id` AS `id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1
+    ELSE `veil_hit_0`.`st` END AS SMALLINT) AS `st`
+    FROM (SELECT `c`.`m`.`id` AS `id`, `c`.`m`.`st` AS `st`, coalesce(`c`.`m`.`id` > :id_1, false) AS `veil_hit`
+    FROM `c`.`m`) AS `veil_hit_0`) AS `veil_change_0`
     WHERE NOT coalesce(`veil_change_0`.`st` = :st_1, false)
     """
     table = stmts[0].table
@@ -334,35 +337,35 @@ def changed_rows(*stmts: sa.Update | sa.Delete) -> sa.Select[Any]:
     if len(stmts) == 1 and isinstance(stmts[0], sa.Delete):
         return kept_rows(stmts[0])
     rows: Any = table
-    select = _changed(stmts[0], table, table)
-    for i, stmt in enumerate(stmts[1:]):
+    for i, stmt in enumerate(stmts):
+        select = _changed(stmt, table, rows, i)
         rows = select.subquery(f"veil_change_{i}")
-        select = _changed(stmt, table, rows)
     return select
 
 
-def _changed(stmt: sa.Update | sa.Delete, table: sa.Table, rows: Any) -> sa.Select[Any]:
+def _changed(stmt: sa.Update | sa.Delete, table: sa.Table, rows: Any, step: int) -> sa.Select[Any]:
     """``stmt`` on ``rows``: the table itself, or what earlier statements left of it (``changed_rows``)."""
 
-    def on(expr: Any) -> Any:
-        return expr if rows is table else _rebased(expr, table, rows)
+    def on(expr: Any, source: Any) -> Any:
+        return expr if source is table else _rebased(expr, table, source)
 
     where = stmt.whereclause
+    hit = sa.true() if where is None else sa.func.coalesce(on(where, rows), sa.false())
+    columns = [rows.c[c.name] for c in table.columns]
     if isinstance(stmt, sa.Delete):
-        keep = sa.false() if where is None else sa.not_(sa.func.coalesce(on(where), sa.false()))
-        return sa.select(*(rows.c[c.name] for c in table.columns)).select_from(rows).where(keep)
+        return sa.select(*columns).select_from(rows).where(sa.not_(hit))
+    flagged = sa.select(*columns, hit.label("veil_hit")).select_from(rows).subquery(f"veil_hit_{step}")
     values = {k if isinstance(k, str) else k.key: v for k, v in (getattr(stmt, "_values", None) or {}).items()}
-    hit = sa.true() if where is None else sa.func.coalesce(on(where), sa.false())
     out: list[Any] = []
     for c in table.columns:
-        column = rows.c[c.name]
+        column = flagged.c[c.name]
         if c.name not in values:
             out.append(column)
             continue
         value = values[c.name]
-        value = on(value) if isinstance(value, sa.ClauseElement) else sa.literal(value)
-        out.append(sa.cast(sa.case((hit, value), else_=column), c.type).label(c.name))
-    return sa.select(*out).select_from(rows)
+        value = on(value, flagged) if isinstance(value, sa.ClauseElement) else sa.literal(value)
+        out.append(sa.cast(sa.case((flagged.c.veil_hit, value), else_=column), c.type).label(c.name))
+    return sa.select(*out).select_from(flagged)
 
 
 def _rebased(expr: Any, table: sa.Table, rows: Any) -> Any:

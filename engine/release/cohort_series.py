@@ -238,7 +238,7 @@ def night(s: Series, state: State, version: int, first: bool, erase: bool = Fals
         what,
     )
     what = "bringing the series' members up to date"
-    s.session.change([*([] if first else [mq.leave(members, version)]), mq.forget(members)], what)
+    s.session.change([mq.forget(members), *([] if first else [mq.leave(members, version)])], what)
     s.session.execute(mq.arrive(members, list(s.published), version), what)
     s.session.execute(q.drop_table(mq.NOW), what)
     erased = _erase(s, members) if erase else 0
@@ -365,7 +365,7 @@ def _take_over(s: Series, members: sa.Table, version: int) -> int:
     s.session.execute(mq.takeovers(members), what)
     taken = int(s.session.rows(mq.taking_count(), what)[0][0])
     if taken:
-        s.session.change([mq.take_over(members, version), mq.taken_over(members)], what)
+        s.session.change([mq.taken_over(members), mq.take_over(members, version)], what)
     s.session.execute(q.drop_table(mq.TAKING), what)
     return taken
 
@@ -396,17 +396,17 @@ def _apply(s: Series, members: sa.Table, plan: cohorts.Plan, next_cohort: int, v
     qis = list(s.wh.attributes)
     what = "applying the series step"
     changes: list[sa.Update | sa.Delete] = []
-    if plan.form:
-        forming = mq.forming_table(qis)
-        s.session.execute(create_table(forming), what)
-        s.session.bulk_load(forming, [(next_cohort + i, *key.split(SEP)) for i, key in enumerate(plan.form)], what)
-        changes.append(mq.form(members, qis, version))
     if plan.remove:
         leaving = mq.leaving_table()
         s.session.execute(create_table(leaving), what)
         s.session.bulk_load(leaving, [(c,) for c in plan.remove], what)
         changes.append(mq.depart(members))
-    s.session.change(changes, what)  # waiting rows of the new cohorts published, stand-ins of leaving cohorts gone
+    if plan.form:
+        forming = mq.forming_table(qis)
+        s.session.execute(create_table(forming), what)
+        s.session.bulk_load(forming, [(next_cohort + i, *key.split(SEP)) for i, key in enumerate(plan.form)], what)
+        changes.append(mq.form(members, qis, version))
+    s.session.change(changes, what)  # stand-ins of leaving cohorts gone, waiting rows of the new cohorts published
     if plan.form:
         s.session.execute(q.drop_table(mq.FORMING), what)
     if plan.remove:

@@ -196,12 +196,11 @@ WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`));
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_leave_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil_hit_0`.`veil_cohort`, `veil_hit_0`.`veil_joined`, `veil_hit_0`.`veil_since`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_gone` END AS INT) AS `veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
 FROM `veil_now` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil`.`census_members`.`veil_cohort`, `veil`.`census_members`.`veil_joined`, `veil`.`census_members`.`veil_since`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
-FROM `veil_now` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_gone` END AS INT) AS `veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
-FROM `veil`.`census_members`;
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) AS `veil_hit` 
+FROM `veil`.`census_members`) AS `veil_hit_0`;
 
 -- members_leave_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
@@ -235,16 +234,13 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_form_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT `veil_forming`.`veil_cohort` 
 FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+WHERE `veil_forming`.`g0` = `veil_hit_0`.`Zip Code` AND `veil_forming`.`g1` = `veil_hit_0`.`x"; DROP TABLE t; --`) ELSE `veil_hit_0`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_0`.`veil_joined`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_0`.`veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
 FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN (SELECT `veil_forming`.`veil_cohort` 
-FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
-FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
-FROM `veil`.`census_members`;
+WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) AS `veil_hit` 
+FROM `veil`.`census_members`) AS `veil_hit_0`;
 
 -- members_form_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
@@ -277,11 +273,10 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_withdraw_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
-FROM `veil_leaving`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
-FROM `veil_leaving`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
-FROM `veil_leaving`), false) THEN :param_3 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
-FROM `veil`.`census_members`;
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_0`.`veil_joined`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_3 ELSE `veil_hit_0`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_0`.`veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false) AS `veil_hit` 
+FROM `veil`.`census_members`) AS `veil_hit_0`;
 
 -- members_withdraw_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
@@ -313,13 +308,12 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_take_over_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN (SELECT `veil_taking`.`veil_cohort` 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT `veil_taking`.`veil_cohort` 
 FROM `veil_taking` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone`, `veil`.`census_members`.`Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
-FROM `veil`.`census_members`;
+WHERE `veil_hit_0`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil_hit_0`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_0`.`veil_joined`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_0`.`veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) AS `veil_hit` 
+FROM `veil`.`census_members`) AS `veil_hit_0`;
 
 -- members_take_over_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
@@ -348,79 +342,74 @@ ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 -- members_taken_over_4
 REFRESH TABLE `veil`.`census_members`;
 
--- members_leave_forget_0
+-- members_forget_leave_0
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
--- members_leave_forget_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
-FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+-- members_forget_leave_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil_hit_1`.`veil_cohort`, `veil_hit_1`.`veil_joined`, `veil_hit_1`.`veil_since`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_2 ELSE `veil_hit_1`.`veil_gone` END AS INT) AS `veil_gone`, `veil_hit_1`.`Zip Code`, `veil_hit_1`.`x"; DROP TABLE t; --`, `veil_hit_1`.`condition` 
+FROM (SELECT `veil_change_0`.`veil_id` AS `veil_id`, `veil_change_0`.`veil_state` AS `veil_state`, `veil_change_0`.`veil_cohort` AS `veil_cohort`, `veil_change_0`.`veil_joined` AS `veil_joined`, `veil_change_0`.`veil_since` AS `veil_since`, `veil_change_0`.`veil_gone` AS `veil_gone`, `veil_change_0`.`Zip Code` AS `Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil_change_0`.`condition` AS `condition`, coalesce(`veil_change_0`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
 FROM `veil_now` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND NOT (EXISTS (SELECT * 
+WHERE `veil_change_0`.`veil_id` = `veil_now`.`veil_id`)), false) AS `veil_hit` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_2 AND NOT (EXISTS (SELECT * 
 FROM `veil_now` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_gone` END AS INT) AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
-FROM `veil`.`census_members`) AS `veil_change_0` 
-WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND NOT (EXISTS (SELECT * 
-FROM `veil_now` 
-WHERE `veil_change_0`.`veil_id` = `veil_now`.`veil_id`)), false);
+WHERE `veil`.`census_members`.`veil_id` = `veil_now`.`veil_id`)), false)) AS `veil_change_0`) AS `veil_hit_1`;
 
--- members_leave_forget_2
+-- members_forget_leave_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
 
--- members_leave_forget_3
+-- members_forget_leave_3
 ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 
--- members_leave_forget_4
+-- members_forget_leave_4
 REFRESH TABLE `veil`.`census_members`;
 
--- members_take_over_taken_over_0
+-- members_taken_over_take_over_0
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
--- members_take_over_taken_over_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
-FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN (SELECT `veil_taking`.`veil_cohort` 
+-- members_taken_over_take_over_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT `veil_taking`.`veil_cohort` 
 FROM `veil_taking` 
-WHERE `veil`.`census_members`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
-FROM `veil_taking`), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
-FROM `veil`.`census_members`) AS `veil_change_0` 
-WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND `veil_change_0`.`veil_id` IN (SELECT `veil_taking`.`veil_standing` 
-FROM `veil_taking`), false);
+WHERE `veil_hit_1`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil_hit_1`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_1`.`veil_joined`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_2 ELSE `veil_hit_1`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_1`.`veil_gone`, `veil_hit_1`.`Zip Code`, `veil_hit_1`.`x"; DROP TABLE t; --`, `veil_hit_1`.`condition` 
+FROM (SELECT `veil_change_0`.`veil_id` AS `veil_id`, `veil_change_0`.`veil_state` AS `veil_state`, `veil_change_0`.`veil_cohort` AS `veil_cohort`, `veil_change_0`.`veil_joined` AS `veil_joined`, `veil_change_0`.`veil_since` AS `veil_since`, `veil_change_0`.`veil_gone` AS `veil_gone`, `veil_change_0`.`Zip Code` AS `Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil_change_0`.`condition` AS `condition`, coalesce(`veil_change_0`.`veil_state` = :veil_state_1 AND `veil_change_0`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
+FROM `veil_taking`), false) AS `veil_hit` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_2 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_standing` 
+FROM `veil_taking`), false)) AS `veil_change_0`) AS `veil_hit_1`;
 
--- members_take_over_taken_over_2
+-- members_taken_over_take_over_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
 
--- members_take_over_taken_over_3
+-- members_taken_over_take_over_3
 ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 
--- members_take_over_taken_over_4
+-- members_taken_over_take_over_4
 REFRESH TABLE `veil`.`census_members`;
 
--- members_form_depart_0
+-- members_depart_form_0
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
--- members_form_depart_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_change_0`.`veil_id`, `veil_change_0`.`veil_state`, `veil_change_0`.`veil_cohort`, `veil_change_0`.`veil_joined`, `veil_change_0`.`veil_since`, `veil_change_0`.`veil_gone`, `veil_change_0`.`Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --`, `veil_change_0`.`condition` 
-FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+-- members_depart_form_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT `veil_forming`.`veil_cohort` 
 FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_1 ELSE `veil`.`census_members`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
+WHERE `veil_forming`.`g0` = `veil_hit_1`.`Zip Code` AND `veil_forming`.`g1` = `veil_hit_1`.`x"; DROP TABLE t; --`) ELSE `veil_hit_1`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_1`.`veil_joined`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_2 ELSE `veil_hit_1`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_1`.`veil_gone`, `veil_hit_1`.`Zip Code`, `veil_hit_1`.`x"; DROP TABLE t; --`, `veil_hit_1`.`condition` 
+FROM (SELECT `veil_change_0`.`veil_id` AS `veil_id`, `veil_change_0`.`veil_state` AS `veil_state`, `veil_change_0`.`veil_cohort` AS `veil_cohort`, `veil_change_0`.`veil_joined` AS `veil_joined`, `veil_change_0`.`veil_since` AS `veil_since`, `veil_change_0`.`veil_gone` AS `veil_gone`, `veil_change_0`.`Zip Code` AS `Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil_change_0`.`condition` AS `condition`, coalesce(`veil_change_0`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
 FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN (SELECT `veil_forming`.`veil_cohort` 
-FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`) ELSE `veil`.`census_members`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, CAST(CASE WHEN coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
-FROM `veil_forming` 
-WHERE `veil_forming`.`g0` = `veil`.`census_members`.`Zip Code` AND `veil_forming`.`g1` = `veil`.`census_members`.`x"; DROP TABLE t; --`)), false) THEN :param_2 ELSE `veil`.`census_members`.`veil_since` END AS INT) AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
-FROM `veil`.`census_members`) AS `veil_change_0` 
-WHERE NOT coalesce(`veil_change_0`.`veil_state` = :veil_state_2 AND `veil_change_0`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
-FROM `veil_leaving`), false);
+WHERE `veil_forming`.`g0` = `veil_change_0`.`Zip Code` AND `veil_forming`.`g1` = `veil_change_0`.`x"; DROP TABLE t; --`)), false) AS `veil_hit` 
+FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition` 
+FROM `veil`.`census_members` 
+WHERE NOT coalesce(`veil`.`census_members`.`veil_state` = :veil_state_2 AND `veil`.`census_members`.`veil_cohort` IN (SELECT `veil_leaving`.`veil_cohort` 
+FROM `veil_leaving`), false)) AS `veil_change_0`) AS `veil_hit_1`;
 
--- members_form_depart_2
+-- members_depart_form_2
 DROP TABLE IF EXISTS `veil`.`census_members`;
 
--- members_form_depart_3
+-- members_depart_form_3
 ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 
--- members_form_depart_4
+-- members_depart_form_4
 REFRESH TABLE `veil`.`census_members`;
 
 -- series_record_state
