@@ -6,7 +6,7 @@ the rows published, withheld and standing in; on Spark also the driver's and the
 series' decisions draw coins from a secret each catalog makes for itself, so the two backends' versions differ in
 which cohorts go when, not in their sizes' order.  Results in ``bench/results/series_spark_<rows>_<nights>.json``.
 
-    .venv/bin/python bench/bench_series_spark.py [--rows 100000] [--nights 10] [--change 0.001] [--tag TAG]
+    .venv/bin/python bench/bench_series_spark.py [--rows 100000] [--nights 10] [--change 0.001] [--tag TAG] [--logs]
 """
 
 from __future__ import annotations
@@ -40,9 +40,12 @@ def export(path: Path, n: int) -> tuple[Path, int]:
     return folder, int(rows[0])
 
 
-def released(config: Path, spark: bool) -> dict[str, Any]:
+def released(config: Path, spark: bool, log: Path | None = None) -> dict[str, Any]:
+    """A fresh ``veil release --force`` of ``config``; ``log``: run ``--verbose`` and keep its log lines there (each
+    statement's time on Spark)."""
+    verbose = ["--verbose"] if log is not None else []
     with Sampler() as sampler:
-        wall, doc, code, rss = run_cli("release", "--config", str(config), "--force")
+        wall, doc, code, rss = run_cli("release", "--config", str(config), "--force", *verbose, log=log)
     series = doc.get("series") or {}
     out = {
         "exit": code,
@@ -73,6 +76,11 @@ def main() -> None:
     ap.add_argument("--change", type=float, default=0.001)
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
     ap.add_argument("--tag", default="", help="appended to the results' name")
+    ap.add_argument(
+        "--logs",
+        action="store_true",
+        help="run Spark's releases --verbose, their logs kept in bench/.work/<results' name>",
+    )
     args = ap.parse_args()
     source = duckdb_file("series_source")
     census_duckdb(source, f"census_{args.rows}", args.rows)
@@ -100,7 +108,8 @@ def main() -> None:
         register_in_spark(args.spark, "series_census", folder, rows)
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)
-        entry = {"night": n, "rows": rows, "duckdb": released(duck, False), "spark": released(spark, True)}
+        log = WORK / name / f"night{n}_spark.log" if args.logs else None
+        entry = {"night": n, "rows": rows, "duckdb": released(duck, False), "spark": released(spark, True, log)}
         nights.append(entry)
         d, s = entry["duckdb"], entry["spark"]
         print(

@@ -96,12 +96,13 @@ def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str],
     return path
 
 
-def run_cli(*args: str) -> tuple[float, dict[str, Any], int, float]:
+def run_cli(*args: str, log: Path | None = None) -> tuple[float, dict[str, Any], int, float]:
     """Wall time of a ``veil`` process from start to its JSON, the JSON, the exit code and the process's peak
     resident memory in MiB (``/usr/bin/time``'s maximum resident set size).  Its modules run compiled, as from an
     installed wheel: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's environment) every process would
     compile each module it imports again — pyspark's alone took 1.3 s of a Spark search — so the bytecode goes to
-    ``bench/.work/pycache`` (written by the first process, read by the next)."""
+    ``bench/.work/pycache`` (written by the first process, read by the next).  ``log``: where its stderr (the log
+    lines) is kept."""
     env = {**os.environ, "VEIL_BENCH_PG_URL": PG_URL, "PYTHONPYCACHEPREFIX": str(WORK / "pycache")}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
     t = time.perf_counter()
@@ -112,6 +113,9 @@ def run_cli(*args: str) -> tuple[float, dict[str, Any], int, float]:
         env=env,
     )
     wall = time.perf_counter() - t
+    if log is not None:
+        log.parent.mkdir(parents=True, exist_ok=True)
+        log.write_text(res.stderr, encoding="utf-8")
     if res.returncode not in (0, 2):
         raise RuntimeError(res.stderr)
     peak = [line for line in res.stderr.splitlines() if line.startswith("VEIL-PEAK-RSS-KB ")]
