@@ -37,10 +37,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 from bench.bench_scale import SETS, config_dir, floor_seconds, fresh_release, postgres_table  # noqa: E402
-from bench.common import RESULTS  # noqa: E402
+from bench.common import RESULTS, RUN_CLI  # noqa: E402, F401 (RUN_CLI: the benches that import it from here)
 
 PY = str(Path(sys.executable))
-RUN_CLI = "import sys; from veil.cli import main; main()"
 
 
 @contextlib.contextmanager

@@ -19,7 +19,8 @@ machine; sampled every 0.2 s) and of the executors (the workers' children).  Res
 ``--release``: after each search a first release of the same config into fresh schemas and a later version of it
 (``veil release --force``: version 2, compared with version 1), then the search and the releases once more
 (``again``: all warm), and the release ÷ search ratios of each pair (``release_over_search``,
-``later_over_search``).  With ``--before`` each side releases with its own code.
+``later_over_search``).  With ``--before`` each side releases with its own code (``bench_release_ab.py``
+interleaves releases alone, round after round).
 
 ``--before COMMIT``: every Spark search runs twice, interleaved, with that commit's code and with this checkout's
 (``bench_ab.earlier_code``), so a change's effect on Spark is measured in one run.
@@ -136,9 +137,9 @@ def timed_release(
         f'catalog_schema = "{cat}"\ndrop_columns = ["person_id"]\nseries = "refuse"\n'
     )
     try:
-        cli(env, "init", "--config", str(release))
-        first = _released(*cli(env, "release", "--config", str(release)))
-        first["later"] = _released(*cli(env, "release", "--force", "--config", str(release)))
+        run_cli("init", "--config", str(release), code=env)
+        first = _released(*run_cli("release", "--config", str(release), code=env))
+        first["later"] = _released(*run_cli("release", "--force", "--config", str(release), code=env))
         return first
     finally:
         _drop_schemas(backend, url, duck, (pub, cat))
@@ -156,28 +157,6 @@ def _released(wall: float, doc: dict[str, Any], code: int, rss: float) -> dict[s
         "job_seconds": doc.get("seconds"),
         "statements": doc.get("statements"),
     }
-
-
-def cli(env: dict[str, str] | None, *args: str) -> tuple[float, dict[str, Any], int, float]:
-    """``common.run_cli``, or with ``env``'s code: ``veil`` run as ``python -c`` in a fresh interpreter whose
-    ``PYTHONPATH`` imports the earlier commit's package first (as ``bench_ab.search`` does)."""
-    if env is None:
-        return run_cli(*args)
-    from bench_ab import PY, RUN_CLI
-
-    extra = {"PYTHONPYCACHEPREFIX": str(WORK / "pycache"), **env}
-    started = time.perf_counter()
-    res = subprocess.run(
-        ["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", PY, "-c", RUN_CLI, *args, "--json"],
-        capture_output=True,
-        text=True,
-        env={**os.environ, **extra},
-    )
-    wall = time.perf_counter() - started
-    if res.returncode not in (0, 2):
-        raise RuntimeError(res.stderr[-600:])
-    peak = [line for line in res.stderr.splitlines() if line.startswith("VEIL-PEAK-RSS-KB ")]
-    return wall, json.loads(res.stdout), res.returncode, round(int(peak[-1].split()[1]) / 1024, 1)
 
 
 def sampled_release(

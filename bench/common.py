@@ -96,18 +96,26 @@ def adult_config(backend: str, duck: Path, qis: list[str], sensitive: list[str],
     return path
 
 
-def run_cli(*args: str, log: Path | None = None) -> tuple[float, dict[str, Any], int, float]:
+RUN_CLI = (
+    "import sys; from veil.cli import main; main()"  # ``python -c``: the ``veil`` command of whatever imports as veil
+)
+
+
+def run_cli(
+    *args: str, log: Path | None = None, code: dict[str, str] | None = None
+) -> tuple[float, dict[str, Any], int, float]:
     """Wall time of a ``veil`` process from start to its JSON, the JSON, the exit code and the process's peak
     resident memory in MiB (``/usr/bin/time``'s maximum resident set size).  Its modules run compiled, as from an
     installed wheel: where ``PYTHONDONTWRITEBYTECODE`` is set (this machine's environment) every process would
     compile each module it imports again — pyspark's alone took 1.3 s of a Spark search — so the bytecode goes to
     ``bench/.work/pycache`` (written by the first process, read by the next).  ``log``: where its stderr (the log
-    lines) is kept."""
-    env = {**os.environ, "VEIL_BENCH_PG_URL": PG_URL, "PYTHONPYCACHEPREFIX": str(WORK / "pycache")}
+    lines) is kept.  ``code``: the environment of other code (``bench_ab.earlier_code``), run as ``python -c``."""
+    env = {**os.environ, "VEIL_BENCH_PG_URL": PG_URL, "PYTHONPYCACHEPREFIX": str(WORK / "pycache"), **(code or {})}
     env.pop("PYTHONDONTWRITEBYTECODE", None)
+    veil = [str(Path(sys.executable).parent / "veil")] if code is None else [sys.executable, "-c", RUN_CLI]
     t = time.perf_counter()
     res = subprocess.run(
-        ["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", str(Path(sys.executable).parent / "veil"), *args, "--json"],
+        ["/usr/bin/time", "-f", "VEIL-PEAK-RSS-KB %M", *veil, *args, "--json"],
         capture_output=True,
         text=True,
         env=env,
