@@ -24,7 +24,7 @@ from veil.queries import catalog as qc
 from veil.queries import members as mq
 from veil.queries import appendonly
 from veil.queries import spark as sq
-from veil.queries.ddl import create_table, drop_temporary, relation
+from veil.queries.ddl import create_table, drop_temporary, private, relation, replaced
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 WHEN = dt.datetime(2026, 1, 2, 2, 0, 1)
@@ -163,15 +163,6 @@ def ddl() -> dict[str, Any]:
         "members_joined_after": mq.joined_after(members, 7),
         "members_cohort_rows": mq.cohort_rows(members),
         "members_unmapped": mq.unmapped(members, "Zip Code", q.Layout((3, 1), 0).dim(0), 1),
-        "members_relabeled": mq.relabeled(
-            members,
-            mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()}),
-            [("Zip Code", q.Layout((3, 1), 0).dim(0), 1, 3), (HOSTILE, q.Layout((3, 1), 0).dim(1), 0, 1)],
-        ),
-        "members_copied": mq.copied(
-            mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()}),
-            members,
-        ),
         # the series' row, written at the night's end (in place: replaced; on Spark: appended, docs/spark.md §7)
         "series_state_of": mq.state_of(catalog.tables("veil").series_state, "census"),
         "series_forget_state": mq.forget_state(catalog.tables("veil").series_state, "census"),
@@ -180,7 +171,16 @@ def ddl() -> dict[str, Any]:
         ),
         # a version's own members where statements commit on their own (``veil.release.memberstore``)
         "members_generation": mq.generation("veil", "census_members_v3", "census_members_v4"),
+        # the members relabeled for the move: written beside the table and copied back (``Session.replace``)
+        **{f"members_relabeled_{i}": stmt for i, stmt in enumerate(replaced(members, *relabeling(members)))},
     }
+
+
+def relabeling(members: sa.Table) -> tuple[sa.Select[Any], sa.Table]:
+    """The rows of a move of the series' node (``mq.relabeled``) and the table they are written into first."""
+    changes = [("Zip Code", q.Layout((3, 1), 0).dim(0), 1, 3), (HOSTILE, q.Layout((3, 1), 0).dim(1), 0, 1)]
+    moving = mq.members_table("veil", "census_members_moving", ["Zip Code", HOSTILE], {"condition": sa.Text()})
+    return mq.relabeled(members, changes), moving
 
 
 def spark() -> dict[str, Any]:
@@ -225,6 +225,10 @@ def spark() -> dict[str, Any]:
     for pair in (("forget", "leave"), ("taken_over", "take_over"), ("depart", "form")):
         for i, step in enumerate(sq.rewritten(*(night[f"members_{name}"] for name in pair))):
             out[f"members_{'_'.join(pair)}_{i}"] = step
+    # the move's relabeled members, one copy swapped in (``SparkSQLSession.replace``)
+    members = private(mq.members_table("veil", "census_members", ["Zip Code", HOSTILE], {"condition": sa.Text()}))
+    for i, step in enumerate(sq.replaced(members, relabeling(members)[0])):
+        out[f"members_relabeled_{i}"] = step
     out["series_record_state"] = appendonly.logged(
         night["series_record_state"], appendonly.log_table(t.series_state), 42
     )

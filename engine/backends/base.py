@@ -16,6 +16,7 @@ import sqlalchemy as sa
 
 from veil import queries as q
 from veil.errors import BackendError, BusyError, Interruption
+from veil.queries.ddl import replaced
 from veil.queries.nodes import ordered
 
 T = TypeVar("T")
@@ -165,6 +166,13 @@ class Session:
         """``UPDATE`` s and ``DELETE`` s of one table, in order.  Here each runs in the transaction under way; a backend
         that copies a table to change it copies it once for them all (Spark: ``SparkSQLSession.change``)."""
         for stmt in stmts:
+            self.execute(stmt, what)
+
+    def replace(self, table: sa.Table, rows: sa.Select[Any], scratch: sa.Table, what: str) -> None:
+        """``table``'s rows replaced by ``rows``, which may read it: here written into ``scratch`` and copied back in
+        the transaction under way (``queries.ddl.replaced``); a backend that swaps a private table's copy in writes
+        it once (Spark: ``SparkSQLSession.replace``)."""
+        for stmt in replaced(table, rows, scratch):
             self.execute(stmt, what)
 
     def _recover(self) -> None:

@@ -270,6 +270,15 @@ class SparkSQLSession(Session):
             return
         super().change(stmts, what)
 
+    def replace(self, table: sa.Table, rows: sa.Select[Any], scratch: sa.Table, what: str) -> None:
+        """A private table's rows replaced as one copy swapped in (``sq.replaced``): the 10M census's members relabeled
+        for a move of the series' node were two copies, the rows written beside the table and copied back."""
+        if not sq.is_private(table):
+            super().replace(table, rows, scratch, what)
+            return
+        for step in sq.replaced(table, rows):
+            self.arrow(step, what)
+
     def _track(self, stmt: Any) -> None:
         name = None
         if isinstance(stmt, CreateTableAs) and stmt.temporary:

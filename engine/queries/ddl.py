@@ -301,6 +301,36 @@ def drop_table(name: str, schema: str | None = None) -> DropObject:
     return DropObject("TABLE", sa.table(name, schema=schema))
 
 
+def replaced(table: sa.Table, rows: sa.Select[Any], scratch: sa.Table) -> list[Any]:
+    """``table``'s rows replaced by ``rows`` (a ``SELECT`` of its columns, in order, that may read ``table``): written
+    into ``scratch`` (a table of the same columns), the table made again and the rows copied back — a copy, not an
+    ``UPDATE``, where the rows are the whole table (DuckDB keeps an update's new values in memory).  Where a private
+    table is changed as a copy swapped in, the copy is written once (``veil.queries.spark.replaced``).
+
+    >>> t = sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), schema="c")
+    >>> s = sa.Table("m_moving", sa.MetaData(), sa.Column("id", sa.BigInteger), schema="c")
+    >>> for stmt in replaced(t, sa.select(t.c.id + 1), s):
+    ...     print(str(stmt).strip().replace(chr(10), " "))
+    DROP TABLE IF EXISTS c.m_moving
+    CREATE TABLE c.m_moving (  id BIGINT )
+    INSERT INTO c.m_moving (id) SELECT c.m.id + :id_1 AS anon_1  FROM c.m
+    DROP TABLE IF EXISTS c.m
+    CREATE TABLE c.m (  id BIGINT )
+    INSERT INTO c.m (id) SELECT c.m_moving.id  FROM c.m_moving
+    DROP TABLE IF EXISTS c.m_moving
+    """
+    names = [c.name for c in table.c]
+    return [
+        drop_table(scratch.name, scratch.schema),
+        create_table(scratch),
+        scratch.insert().from_select(names, rows),
+        drop_table(table.name, table.schema),
+        create_table(table),
+        table.insert().from_select(names, sa.select(*(scratch.c[n] for n in names))),
+        drop_table(scratch.name, scratch.schema),
+    ]
+
+
 def working_table(table: sa.TableClause, select: sa.Select[*tuple[Any, ...]], into: str | None = None) -> CreateTableAs:
     """A working table: temporary, or in the scratch database ``into`` (DuckDB, ``veil.backends.scratch``) or the
     run's work schema ``into`` (PostgreSQL, unlogged: ``veil.backends.postgres``), found by name through the

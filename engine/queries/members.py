@@ -170,6 +170,13 @@ def takeovers(members: sa.Table) -> CreateTableAs:
     return CreateTableAs(sa.table(TAKING), pairs)
 
 
+def _one(value: sa.Select[Any]) -> Any:
+    """A correlated subquery of one row's value, as an aggregate (of the one row ``veil_taking`` or ``veil_forming``
+    has for a member): without one Spark joins it by a nested loop, every member against every row (the 10M census's
+    6,500 takeovers a night took 136–206 s), with one by a hash join."""
+    return value.scalar_subquery()
+
+
 def _taking() -> sa.TableClause:
     return sa.table(TAKING, sa.column("veil_waiting"), sa.column("veil_standing"), sa.column("veil_cohort"))
 
@@ -182,7 +189,7 @@ def taking_count() -> sa.Select[Any]:
 def take_over(members: sa.Table, version: int) -> sa.Update:
     """The waiting members of ``veil_taking`` are published from tonight in their stand-in's cohort."""
     t = _taking()
-    cohort = sa.select(t.c.veil_cohort).where(t.c.veil_waiting == members.c.veil_id).scalar_subquery()
+    cohort = _one(sa.select(sa.func.max(t.c.veil_cohort)).where(t.c.veil_waiting == members.c.veil_id))
     return (
         sa.update(members)
         .where(members.c.veil_state == PENDING, members.c.veil_id.in_(sa.select(t.c.veil_waiting)))
@@ -286,7 +293,7 @@ def form(members: sa.Table, qis: Sequence[str], version: int) -> sa.Update:
     """Waiting rows of the blocks in ``veil_forming`` enter the release as their cohort."""
     f = forming_table(qis)
     match = sa.and_(*(f.c[f"g{i}"] == members.c[c] for i, c in enumerate(qis)))
-    cohort = sa.select(f.c.veil_cohort).where(match).scalar_subquery()
+    cohort = _one(sa.select(sa.func.max(f.c.veil_cohort)).where(match))
     return (
         sa.update(members)
         .where(members.c.veil_state == PENDING, sa.exists().where(match))
@@ -392,15 +399,15 @@ def unmapped(members: sa.Table, column: str, dim: Any, level: int) -> sa.Select[
     return sa.select(sa.func.count()).select_from(members).where(members.c[column].is_not(None), ~found)
 
 
-def relabeled(members: sa.Table, into: sa.Table, changes: Sequence[tuple[str, Any, int, int]]) -> sa.Insert:
-    """Every member into ``into`` (a table like ``members``), each ``(column, dim, level, target)`` of ``changes``
-    with its label moved from ``level`` up to ``target`` through ``dim``, its dimension table (a function chain, so
-    a label has one ancestor), joined to the distinct pairs of labels: the series' node moved up (docs/series.md
-    §2a).  A copy, not an ``UPDATE``: DuckDB keeps an update's 10M new labels in memory (beyond 512 MB at 10M rows).
+def relabeled(members: sa.Table, changes: Sequence[tuple[str, Any, int, int]]) -> sa.Select[Any]:
+    """Every member, each ``(column, dim, level, target)`` of ``changes`` with its label moved from ``level`` up to
+    ``target`` through ``dim``, its dimension table (a function chain, so a label has one ancestor), joined to the
+    distinct pairs of labels: the members' rows once the series' node has moved up (docs/series.md §2a), which
+    replace the table's (``Session.replace``).
 
     >>> m = members_table("veil", "t_members", ["age"], {})
     >>> from veil.queries.nodes import Layout
-    >>> sql = str(relabeled(m, members_table("veil", "t_moving", ["age"], {}), [("age", Layout((2,), 0).dim(0), 0, 2)]))
+    >>> sql = str(relabeled(m, [("age", Layout((2,), 0).dim(0), 0, 2)]))
     >>> "up0.veil_new AS age" in sql and "(SELECT DISTINCT CAST(d0.level_0 AS TEXT) AS veil_old, d0.level_2" in sql
     True
     """
@@ -412,7 +419,7 @@ def relabeled(members: sa.Table, into: sa.Table, changes: Sequence[tuple[str, An
         up = pairs.subquery(f"up{k}")
         joined = joined.outerjoin(up, members.c[column] == up.c.veil_old)
         columns[column] = up.c.veil_new.label(column)
-    return into.insert().from_select(list(columns), sa.select(*columns.values()).select_from(joined))
+    return sa.select(*columns.values()).select_from(joined)
 
 
 def generation(schema: str, previous: str, table: str) -> CreateTableAs:
@@ -424,8 +431,3 @@ def generation(schema: str, previous: str, table: str) -> CreateTableAs:
     """
     copy: sa.Select[Any] = sa.select(sa.literal_column("*")).select_from(sa.table(previous, schema=schema))
     return CreateTableAs(sa.table(table, schema=schema), copy, temporary=False)
-
-
-def copied(source: sa.Table, into: sa.Table) -> sa.Insert:
-    """Every row of ``source`` into ``into``, a table of the same columns."""
-    return into.insert().from_select([c.name for c in source.c], sa.select(*source.c))

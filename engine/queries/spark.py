@@ -409,11 +409,29 @@ def rewritten(*stmts: sa.Update | sa.Delete) -> list[Any]:
     REFRESH TABLE `c`.`m`
     """
     table = stmts[0].table
-    assert isinstance(table, sa.Table) and table.schema is not None
+    assert isinstance(table, sa.Table)
+    return replaced(table, changed_rows(*stmts))
+
+
+def replaced(table: sa.Table, rows: sa.Select[Any]) -> list[Any]:
+    """A private table's rows replaced by ``rows`` (a ``SELECT`` of its columns that may read it) as Spark can: one
+    copy into a table beside it, the table dropped, that one renamed to its name, the files listed for the name
+    forgotten (``queries.ddl.replaced`` copies twice, the rows written and copied back).
+
+    >>> t = private(sa.Table("m", sa.MetaData(), sa.Column("id", sa.BigInteger), schema="c"))
+    >>> for s in replaced(t, sa.select(t.c.id)):
+    ...     print(str(compile_sql(s)).replace(chr(10), " "))
+    DROP TABLE IF EXISTS `c`.`m_veil_next`
+    CREATE TABLE `c`.`m_veil_next` AS SELECT `c`.`m`.`id`  FROM `c`.`m`
+    DROP TABLE IF EXISTS `c`.`m`
+    ALTER TABLE `c`.`m_veil_next` RENAME TO `c`.`m`
+    REFRESH TABLE `c`.`m`
+    """
+    assert table.schema is not None
     swap = sa.table(swapped(table.name), schema=table.schema)
     return [
         drop_table(swap.name, table.schema),
-        CreateTableAs(swap, changed_rows(*stmts), temporary=False),
+        CreateTableAs(swap, rows, temporary=False),
         drop_table(table.name, table.schema),
         RenameTable(swap, table),
         RefreshTable(table),

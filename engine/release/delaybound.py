@@ -31,9 +31,7 @@ import sqlalchemy as sa
 from veil import log
 from veil.blockfloor import BlockFloor
 from veil.counts import SizeHistogram
-from veil import queries as q
 from veil.queries import members as mq
-from veil.queries.ddl import create_table
 from veil.release import memberstore, seriesplan
 from veil.release.cohort_series import Series, State, cohort_of, members_of
 
@@ -213,14 +211,9 @@ def _move(s: Series, state: State, members: sa.Table, target: Node, why: str) ->
 
 
 def _relabel(s: Series, state: State, changes: list[tuple[str, Any, int, int]]) -> None:
-    """The members table again, with ``changes``' labels moved up: copied into a table beside it, then back."""
+    """The members table's rows again, with ``changes``' labels moved up (``Session.replace``: beside the table, then
+    back; on Spark one copy swapped in)."""
     schema, what = s.tables.series_state.schema or "", "moving the series' node up"
     members = s.members(state)
     moving = members_of(s.wh, schema, memberstore.moving(state.members), s.published)
-    s.session.execute(q.drop_table(moving.name, schema), what)
-    s.session.execute(create_table(moving), what)
-    s.session.execute(mq.relabeled(members, moving, changes), what)
-    s.session.execute(q.drop_table(members.name, schema), what)
-    s.session.execute(create_table(members), what)
-    s.session.execute(mq.copied(moving, members), what)
-    s.session.execute(q.drop_table(moving.name, schema), what)
+    s.session.replace(members, mq.relabeled(members, changes), moving, what)

@@ -224,7 +224,7 @@ FROM veil.census_members
 WHERE veil.census_members.veil_id = veil_now.veil_id));
 
 -- members_form
-UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=(SELECT veil_forming.veil_cohort 
+UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=(SELECT max(veil_forming.veil_cohort) AS max_1 
 FROM veil_forming 
 WHERE veil_forming.g0 = veil.census_members."Zip Code" AND veil_forming.g1 = veil.census_members."x""; DROP TABLE t; --"), veil_since=%(veil_since)s::INTEGER WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND (EXISTS (SELECT * 
 FROM veil_forming 
@@ -254,7 +254,7 @@ SELECT count(*) AS count_1
 FROM veil_taking;
 
 -- members_take_over
-UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=(SELECT veil_taking.veil_cohort 
+UPDATE veil.census_members SET veil_state=%(veil_state)s::SMALLINT, veil_cohort=(SELECT max(veil_taking.veil_cohort) AS max_1 
 FROM veil_taking 
 WHERE veil.census_members.veil_id = veil_taking.veil_waiting), veil_since=%(veil_since)s::INTEGER WHERE veil.census_members.veil_state = %(veil_state_1)s::SMALLINT AND veil.census_members.veil_id IN (SELECT veil_taking.veil_waiting 
 FROM veil_taking);
@@ -281,16 +281,6 @@ WHERE veil.census_members."Zip Code" IS NOT NULL AND NOT (EXISTS (SELECT *
 FROM veil_dim_0 AS d 
 WHERE veil.census_members."Zip Code" = d.level_1));
 
--- members_relabeled
-INSERT INTO veil.census_members_moving (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members.veil_id, veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members.veil_joined, veil.census_members.veil_since, veil.census_members.veil_gone, up0.veil_new AS "Zip Code", up1.veil_new AS "x""; DROP TABLE t; --", veil.census_members.condition 
-FROM veil.census_members LEFT OUTER JOIN (SELECT DISTINCT d0.level_1 AS veil_old, d0.level_3 AS veil_new 
-FROM veil_dim_0 AS d0) AS up0 ON veil.census_members."Zip Code" = up0.veil_old LEFT OUTER JOIN (SELECT DISTINCT CAST(d1.level_0 AS TEXT) AS veil_old, d1.level_1 AS veil_new 
-FROM veil_dim_1 AS d1) AS up1 ON veil.census_members."x""; DROP TABLE t; --" = up1.veil_old;
-
--- members_copied
-INSERT INTO veil.census_members (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members_moving.veil_id, veil.census_members_moving.veil_state, veil.census_members_moving.veil_cohort, veil.census_members_moving.veil_joined, veil.census_members_moving.veil_since, veil.census_members_moving.veil_gone, veil.census_members_moving."Zip Code", veil.census_members_moving."x""; DROP TABLE t; --", veil.census_members_moving.condition 
-FROM veil.census_members_moving;
-
 -- series_state_of
 SELECT veil.series_state.series, veil.series_state.started_version, veil.series_state.node, veil.series_state.shape, veil.series_state.members, veil.series_state.batch, veil.series_state.next_cohort, veil.series_state.secret 
 FROM veil.series_state 
@@ -305,3 +295,48 @@ INSERT INTO veil.series_state (name, members, next_cohort) VALUES (%(name)s::VAR
 -- members_generation
 CREATE TABLE veil.census_members_v4 AS SELECT * 
 FROM veil.census_members_v3;
+
+-- members_relabeled_0
+DROP TABLE IF EXISTS veil.census_members_moving;
+
+-- members_relabeled_1
+CREATE TABLE veil.census_members_moving (
+	veil_id BIGINT NOT NULL, 
+	veil_state SMALLINT, 
+	veil_cohort BIGINT, 
+	veil_joined INTEGER, 
+	veil_since INTEGER, 
+	veil_gone INTEGER, 
+	"Zip Code" TEXT, 
+	"x""; DROP TABLE t; --" TEXT, 
+	condition TEXT
+);
+
+-- members_relabeled_2
+INSERT INTO veil.census_members_moving (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members.veil_id, veil.census_members.veil_state, veil.census_members.veil_cohort, veil.census_members.veil_joined, veil.census_members.veil_since, veil.census_members.veil_gone, up0.veil_new AS "Zip Code", up1.veil_new AS "x""; DROP TABLE t; --", veil.census_members.condition 
+FROM veil.census_members LEFT OUTER JOIN (SELECT DISTINCT d0.level_1 AS veil_old, d0.level_3 AS veil_new 
+FROM veil_dim_0 AS d0) AS up0 ON veil.census_members."Zip Code" = up0.veil_old LEFT OUTER JOIN (SELECT DISTINCT CAST(d1.level_0 AS TEXT) AS veil_old, d1.level_1 AS veil_new 
+FROM veil_dim_1 AS d1) AS up1 ON veil.census_members."x""; DROP TABLE t; --" = up1.veil_old;
+
+-- members_relabeled_3
+DROP TABLE IF EXISTS veil.census_members;
+
+-- members_relabeled_4
+CREATE TABLE veil.census_members (
+	veil_id BIGINT NOT NULL, 
+	veil_state SMALLINT, 
+	veil_cohort BIGINT, 
+	veil_joined INTEGER, 
+	veil_since INTEGER, 
+	veil_gone INTEGER, 
+	"Zip Code" TEXT, 
+	"x""; DROP TABLE t; --" TEXT, 
+	condition TEXT
+);
+
+-- members_relabeled_5
+INSERT INTO veil.census_members (veil_id, veil_state, veil_cohort, veil_joined, veil_since, veil_gone, "Zip Code", "x""; DROP TABLE t; --", condition) SELECT veil.census_members_moving.veil_id, veil.census_members_moving.veil_state, veil.census_members_moving.veil_cohort, veil.census_members_moving.veil_joined, veil.census_members_moving.veil_since, veil.census_members_moving.veil_gone, veil.census_members_moving."Zip Code", veil.census_members_moving."x""; DROP TABLE t; --", veil.census_members_moving.condition 
+FROM veil.census_members_moving;
+
+-- members_relabeled_6
+DROP TABLE IF EXISTS veil.census_members_moving;

@@ -234,7 +234,7 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_form_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT `veil_forming`.`veil_cohort` 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT max(`veil_forming`.`veil_cohort`) AS `max_1` 
 FROM `veil_forming` 
 WHERE `veil_forming`.`g0` = `veil_hit_0`.`Zip Code` AND `veil_forming`.`g1` = `veil_hit_0`.`x"; DROP TABLE t; --`) ELSE `veil_hit_0`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_0`.`veil_joined`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_0`.`veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
 FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
@@ -308,7 +308,7 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_take_over_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT `veil_taking`.`veil_cohort` 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_0`.`veil_id`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_1 ELSE `veil_hit_0`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN (SELECT max(`veil_taking`.`veil_cohort`) AS `max_1` 
 FROM `veil_taking` 
 WHERE `veil_hit_0`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil_hit_0`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_0`.`veil_joined`, CAST(CASE WHEN `veil_hit_0`.`veil_hit` THEN :param_2 ELSE `veil_hit_0`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_0`.`veil_gone`, `veil_hit_0`.`Zip Code`, `veil_hit_0`.`x"; DROP TABLE t; --`, `veil_hit_0`.`condition` 
 FROM (SELECT `veil`.`census_members`.`veil_id` AS `veil_id`, `veil`.`census_members`.`veil_state` AS `veil_state`, `veil`.`census_members`.`veil_cohort` AS `veil_cohort`, `veil`.`census_members`.`veil_joined` AS `veil_joined`, `veil`.`census_members`.`veil_since` AS `veil_since`, `veil`.`census_members`.`veil_gone` AS `veil_gone`, `veil`.`census_members`.`Zip Code` AS `Zip Code`, `veil`.`census_members`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` AS `condition`, coalesce(`veil`.`census_members`.`veil_state` = :veil_state_1 AND `veil`.`census_members`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
@@ -369,7 +369,7 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_taken_over_take_over_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT `veil_taking`.`veil_cohort` 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT max(`veil_taking`.`veil_cohort`) AS `max_1` 
 FROM `veil_taking` 
 WHERE `veil_hit_1`.`veil_id` = `veil_taking`.`veil_waiting`) ELSE `veil_hit_1`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_1`.`veil_joined`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_2 ELSE `veil_hit_1`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_1`.`veil_gone`, `veil_hit_1`.`Zip Code`, `veil_hit_1`.`x"; DROP TABLE t; --`, `veil_hit_1`.`condition` 
 FROM (SELECT `veil_change_0`.`veil_id` AS `veil_id`, `veil_change_0`.`veil_state` AS `veil_state`, `veil_change_0`.`veil_cohort` AS `veil_cohort`, `veil_change_0`.`veil_joined` AS `veil_joined`, `veil_change_0`.`veil_since` AS `veil_since`, `veil_change_0`.`veil_gone` AS `veil_gone`, `veil_change_0`.`Zip Code` AS `Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil_change_0`.`condition` AS `condition`, coalesce(`veil_change_0`.`veil_state` = :veil_state_1 AND `veil_change_0`.`veil_id` IN (SELECT `veil_taking`.`veil_waiting` 
@@ -392,7 +392,7 @@ REFRESH TABLE `veil`.`census_members`;
 DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
 
 -- members_depart_form_1
-CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT `veil_forming`.`veil_cohort` 
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil_hit_1`.`veil_id`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_1 ELSE `veil_hit_1`.`veil_state` END AS SMALLINT) AS `veil_state`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN (SELECT max(`veil_forming`.`veil_cohort`) AS `max_1` 
 FROM `veil_forming` 
 WHERE `veil_forming`.`g0` = `veil_hit_1`.`Zip Code` AND `veil_forming`.`g1` = `veil_hit_1`.`x"; DROP TABLE t; --`) ELSE `veil_hit_1`.`veil_cohort` END AS BIGINT) AS `veil_cohort`, `veil_hit_1`.`veil_joined`, CAST(CASE WHEN `veil_hit_1`.`veil_hit` THEN :param_2 ELSE `veil_hit_1`.`veil_since` END AS INT) AS `veil_since`, `veil_hit_1`.`veil_gone`, `veil_hit_1`.`Zip Code`, `veil_hit_1`.`x"; DROP TABLE t; --`, `veil_hit_1`.`condition` 
 FROM (SELECT `veil_change_0`.`veil_id` AS `veil_id`, `veil_change_0`.`veil_state` AS `veil_state`, `veil_change_0`.`veil_cohort` AS `veil_cohort`, `veil_change_0`.`veil_joined` AS `veil_joined`, `veil_change_0`.`veil_since` AS `veil_since`, `veil_change_0`.`veil_gone` AS `veil_gone`, `veil_change_0`.`Zip Code` AS `Zip Code`, `veil_change_0`.`x"; DROP TABLE t; --` AS `x"; DROP TABLE t; --`, `veil_change_0`.`condition` AS `condition`, coalesce(`veil_change_0`.`veil_state` = :veil_state_1 AND (EXISTS (SELECT * 
@@ -410,6 +410,24 @@ DROP TABLE IF EXISTS `veil`.`census_members`;
 ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
 
 -- members_depart_form_4
+REFRESH TABLE `veil`.`census_members`;
+
+-- members_relabeled_0
+DROP TABLE IF EXISTS `veil`.`census_members_veil_next`;
+
+-- members_relabeled_1
+CREATE TABLE `veil`.`census_members_veil_next` AS SELECT `veil`.`census_members`.`veil_id`, `veil`.`census_members`.`veil_state`, `veil`.`census_members`.`veil_cohort`, `veil`.`census_members`.`veil_joined`, `veil`.`census_members`.`veil_since`, `veil`.`census_members`.`veil_gone`, `up0`.`veil_new` AS `Zip Code`, `up1`.`veil_new` AS `x"; DROP TABLE t; --`, `veil`.`census_members`.`condition` 
+FROM `veil`.`census_members` LEFT OUTER JOIN (SELECT DISTINCT `d0`.`level_1` AS `veil_old`, `d0`.`level_3` AS `veil_new` 
+FROM `veil_dim_0` AS `d0`) AS `up0` ON `veil`.`census_members`.`Zip Code` = `up0`.`veil_old` LEFT OUTER JOIN (SELECT DISTINCT CAST(`d1`.`level_0` AS STRING) AS `veil_old`, `d1`.`level_1` AS `veil_new` 
+FROM `veil_dim_1` AS `d1`) AS `up1` ON `veil`.`census_members`.`x"; DROP TABLE t; --` = `up1`.`veil_old`;
+
+-- members_relabeled_2
+DROP TABLE IF EXISTS `veil`.`census_members`;
+
+-- members_relabeled_3
+ALTER TABLE `veil`.`census_members_veil_next` RENAME TO `veil`.`census_members`;
+
+-- members_relabeled_4
 REFRESH TABLE `veil`.`census_members`;
 
 -- series_record_state
