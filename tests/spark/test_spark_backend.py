@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+import uuid
 
 import pytest
 import sqlalchemy as sa
@@ -20,7 +21,9 @@ from veil import config as cfg
 from veil import queries as q
 from veil.backends import open_backend
 from veil.errors import SourceError
-from veil.queries.spark import DIALECT
+from veil.queries import members as mq
+from veil.queries.ddl import create_table, private
+from veil.queries.spark import DIALECT, changed_rows, compile_sql
 from veil.run import counts_document, open_warehouse
 
 pytestmark = pytest.mark.spark
@@ -339,3 +342,36 @@ def test_a_signal_while_pieces_run_together_stops_them(twins: Twins) -> None:
             timer.cancel()
         assert time.monotonic() - began < 30
         assert session.scalar(sa.text("SELECT 1"), "the session after") == 1  # still usable
+
+
+def test_a_members_change_never_joins_by_a_nested_loop() -> None:
+    """Each step's copy of a cohort series' members (``sq.changed_rows`` of its pair of changes) reads its subqueries
+    as joins on the member's id or labels.  Planned with no broadcast, as Spark plans a working table whose size it
+    over-estimates (the 10M census's takeovers), none is a nested loop over every member: a correlated subquery of
+    one row's value without an aggregate was one (136–206 s a night, docs/spark.md §7)."""
+    m = private(mq.members_table(f"veil_plan_{uuid.uuid4().hex[:8]}", "m", ["zip"], {"dx": sa.Text()}))
+    pairs = {
+        "left": [mq.forget(m), mq.leave(m, 7)],
+        "taken over": [mq.taken_over(m), mq.take_over(m, 7)],
+        "formed": [mq.depart(m), mq.form(m, ["zip"], 7)],
+    }
+    views = {
+        mq.NOW: "(7L), (8L) AS t(veil_id)",
+        mq.TAKING: "(1L, 2L, 3L), (4L, 5L, 6L) AS t(veil_waiting, veil_standing, veil_cohort)",
+        mq.FORMING: "(3L, 'a'), (4L, 'b') AS t(veil_cohort, g0)",
+        mq.LEAVING: "(3L), (5L) AS t(veil_cohort)",
+    }
+    with open_backend(SPARK_URL).session() as session:
+        spark = session.spark
+        spark.sql(f"CREATE DATABASE {m.schema}")
+        try:
+            spark.sql(str(compile_sql(create_table(m))))
+            for name, rows in views.items():
+                spark.sql(f"SELECT * FROM VALUES {rows}").localCheckpoint(eager=True).createOrReplaceTempView(name)
+            spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
+            for what, stmts in pairs.items():
+                copy = compile_sql(changed_rows(*stmts))
+                plan = spark.sql(f"EXPLAIN {copy}", args=dict(copy.params)).collect()[0][0]
+                assert "Join" in plan and "NestedLoopJoin" not in plan, (what, plan)
+        finally:
+            spark.sql(f"DROP DATABASE IF EXISTS {m.schema} CASCADE")
