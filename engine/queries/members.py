@@ -170,11 +170,11 @@ def takeovers(members: sa.Table) -> CreateTableAs:
     return CreateTableAs(sa.table(TAKING), pairs)
 
 
-def _one(value: sa.Select[Any]) -> Any:
-    """A correlated subquery of one row's value, as an aggregate (of the one row ``veil_taking`` or ``veil_forming``
-    has for a member): without one Spark joins it by a nested loop, every member against every row (the 10M census's
-    6,500 takeovers a night took 136–206 s), with one by a hash join."""
-    return value.scalar_subquery()
+def _one(value: Any, where: Any) -> Any:
+    """The one row's ``value`` where ``where`` holds (``veil_taking`` and ``veil_forming`` have one row for a member),
+    correlated, as an aggregate: without one Spark joins it by a nested loop, every member against every row (the 10M
+    census's 6,500 takeovers a night took 136–206 s), with one by a hash join."""
+    return sa.select(sa.func.max(value)).where(where).scalar_subquery()
 
 
 def _taking() -> sa.TableClause:
@@ -189,7 +189,7 @@ def taking_count() -> sa.Select[Any]:
 def take_over(members: sa.Table, version: int) -> sa.Update:
     """The waiting members of ``veil_taking`` are published from tonight in their stand-in's cohort."""
     t = _taking()
-    cohort = _one(sa.select(sa.func.max(t.c.veil_cohort)).where(t.c.veil_waiting == members.c.veil_id))
+    cohort = _one(t.c.veil_cohort, t.c.veil_waiting == members.c.veil_id)
     return (
         sa.update(members)
         .where(members.c.veil_state == PENDING, members.c.veil_id.in_(sa.select(t.c.veil_waiting)))
@@ -293,7 +293,7 @@ def form(members: sa.Table, qis: Sequence[str], version: int) -> sa.Update:
     """Waiting rows of the blocks in ``veil_forming`` enter the release as their cohort."""
     f = forming_table(qis)
     match = sa.and_(*(f.c[f"g{i}"] == members.c[c] for i, c in enumerate(qis)))
-    cohort = _one(sa.select(sa.func.max(f.c.veil_cohort)).where(match))
+    cohort = _one(f.c.veil_cohort, match)
     return (
         sa.update(members)
         .where(members.c.veil_state == PENDING, sa.exists().where(match))
