@@ -294,7 +294,7 @@ class SparkSQLSession(Session):
         the table: the table's next change swaps it (``sq.rewritten``), and dropping or renaming a table uncaches
         every cached plan that reads it, which would then read the new rows, or files no longer there."""
         self._track(stmt)
-        with self._timed(what):
+        with self._timed(what), _active(self.spark):
             frame = self._sql(stmt.select, what)
             try:
                 frame.localCheckpoint(eager=True).createOrReplaceTempView(self.view_name(stmt.table.name))
@@ -563,6 +563,22 @@ def _address(url: str) -> tuple[str, int]:
 
 def _reads_private(select: Any) -> bool:
     return any(sq.is_private(t) for t in find_tables(select))
+
+
+@contextmanager
+def _active(spark: Any) -> Iterator[None]:
+    """``spark`` as this thread's active session meanwhile.  pyspark hands a checkpointed frame to the thread's active
+    session, else the process's default one (``SparkSession.active()`` in ``proto_to_remote_cached_dataframe``), not
+    to the session that made it: where another session was opened first (a notebook's, the tests' ``twins``), the
+    frame's view was asked of that one, which holds no such checkpoint (``DATAFRAME_NOT_FOUND``), and the frame, once
+    collected, released its checkpoint there too.  ``_active_session`` is pyspark 4.3's thread-local of it."""
+    local = type(spark)._active_session
+    before = getattr(local, "session", None)
+    local.session = spark
+    try:
+        yield
+    finally:
+        local.session = before
 
 
 def _working_name(table: Any) -> str | None:

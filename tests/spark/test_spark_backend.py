@@ -22,7 +22,7 @@ from veil import queries as q
 from veil.backends import open_backend
 from veil.errors import SourceError
 from veil.queries import members as mq
-from veil.queries.ddl import create_table, private
+from veil.queries.ddl import create_table, private, working_table
 from veil.queries.spark import DIALECT, changed_rows, compile_sql
 from veil.run import counts_document, open_warehouse
 
@@ -376,3 +376,31 @@ def test_a_members_change_never_joins_by_a_nested_loop() -> None:
                 assert "Join" in plan and "NestedLoopJoin" not in plan, (what, plan)
         finally:
             spark.sql(f"DROP DATABASE IF EXISTS {m.schema} CASCADE")
+
+
+def test_a_checkpoint_stays_in_the_runs_session_when_another_session_is_active() -> None:
+    """A working table read from a private table is a checkpoint of its rows (``SparkSQLSession._checkpointed``).
+    pyspark hands the checkpointed frame to the thread's active session, not to the one that made it: with a session
+    of the process's own opened first (a notebook's; the tests' ``twins``), the run's view was asked of that session
+    and failed (``DATAFRAME_NOT_FOUND``), as this test did before the run made its own session the active one."""
+    from pyspark.sql.connect.session import SparkSession
+
+    other = SparkSession.builder.remote(SPARK_URL).create()
+    schema = f"veil_ckpt_{uuid.uuid4().hex[:8]}"
+    t = private(sa.Table("m", sa.MetaData(), sa.Column("x", sa.BigInteger), schema=schema))
+    try:
+        with open_backend(SPARK_URL).session() as session:
+            spark = session.spark
+            assert SparkSession.getActiveSession() is not spark  # the process's first session is the active one
+            spark.sql(f"CREATE DATABASE {t.schema}")
+            try:
+                spark.sql(str(compile_sql(create_table(t))))
+                spark.sql(f"INSERT INTO {t.schema}.{t.name} VALUES (1), (2), (3)")
+                session.execute(working_table(sa.table("veil_kept"), sa.select(t.c.x).where(t.c.x > 1)), "keeping")
+                kept = session.rows(sa.select(sa.column("x")).select_from(sa.table("veil_kept")).order_by("x"))
+                assert kept == [(2,), (3,)]
+                assert SparkSession.getActiveSession() is not spark  # and it stays so after the checkpoint
+            finally:
+                spark.sql(f"DROP DATABASE IF EXISTS {t.schema} CASCADE")
+    finally:
+        other.stop()
