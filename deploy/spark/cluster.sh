@@ -14,6 +14,8 @@
 #   VEIL_SPARK_CONNECT_PORT  Spark Connect port (default 15002); VEIL_SPARK_MASTER_PORT (default 7077)
 #   VEIL_SPARK_JAVA_OPTS     JVM options for every JVM of the cluster (daemons, Connect driver, executors);
 #                            .ci/spark.sh sets the JIT the test suite's many small statements want
+#   VEIL_SPARK_CATALOG       hive (default: embedded Derby, kept across restarts) or in-memory (forgotten when
+#                            the Connect server stops; .ci/spark.sh's choice for the test suite, docs/spark.md §9)
 # Memory: about 3 GB in all (daemons 192 MB heap each, two executors and the Connect driver 640 MB each).
 set -euo pipefail
 
@@ -25,11 +27,12 @@ HOST=127.0.0.1
 CONNECT_PORT="${VEIL_SPARK_CONNECT_PORT:-15002}"
 MASTER_PORT="${VEIL_SPARK_MASTER_PORT:-7077}"
 MASTER_UI=8090
+CATALOG="${VEIL_SPARK_CATALOG:-hive}"
 DAEMONS=(master worker1 worker2 connect)
 
 die() { echo "cluster.sh: $*" >&2; exit 1; }
 
-usage() { sed -n '2,17p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
+usage() { sed -n '2,19p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit "${1:-0}"; }
 
 command_word="${1:-}"
 [ -n "$command_word" ] || usage 1
@@ -126,6 +129,10 @@ launch() {  # launch NAME COMMAND...: start in the background, record the JVM's 
 start() {
   spark_home
   java_check
+  case "$CATALOG" in
+    hive|in-memory) ;;
+    *) die "VEIL_SPARK_CATALOG=$CATALOG: expected hive or in-memory" ;;
+  esac
   mkdir -p "$STATE/pids" "$STATE/logs" "$STATE/warehouse" "$STATE/local" "$STATE/work"
   STATE="$(cd "$STATE" && pwd)"
   export SPARK_LOCAL_IP="$HOST" SPARK_DAEMON_MEMORY=192m PYSPARK_PYTHON="$PYTHON"
@@ -165,7 +172,7 @@ start() {
       --conf spark.connect.grpc.binding.address="$HOST" \
       --conf spark.connect.grpc.binding.port="$CONNECT_PORT" \
       --conf spark.connect.session.manager.defaultSessionTimeout=15min \
-      --conf spark.sql.catalogImplementation=hive \
+      --conf "spark.sql.catalogImplementation=$CATALOG" \
       --conf spark.sql.warehouse.dir="$STATE/warehouse" \
       --conf "spark.hadoop.javax.jdo.option.ConnectionURL=jdbc:derby:;databaseName=$STATE/metastore_db;create=true" \
       --conf spark.local.dir="$STATE/local" \

@@ -70,9 +70,12 @@ def test_ports_only_on_loopback(services: dict[str, Any]) -> None:
 
 def test_configured_like_the_cluster_script(services: dict[str, Any]) -> None:
     """The same Spark settings as deploy/spark/cluster.sh, except where containers differ (addresses, the
-    state directory's scratch space)."""
+    state directory's scratch space); the catalog is the script's default (``VEIL_SPARK_CATALOG`` unset)."""
     script = (DEPLOY / "cluster.sh").read_text(encoding="utf-8")
     scripted = dict(re.findall(r'--conf "?([a-z][\w.]+)=([^"\s\\]+)', script))
+    default = re.search(r'CATALOG="\$\{VEIL_SPARK_CATALOG:-([\w-]+)\}"', script)  # the catalog, unless set
+    assert default is not None and scripted["spark.sql.catalogImplementation"] == "$CATALOG"
+    scripted["spark.sql.catalogImplementation"] = default.group(1)
     composed = _confs(services["spark-connect"]["command"])
     differ = {
         "spark.driver.host",
