@@ -7,6 +7,10 @@ series' decisions draw coins from a secret each catalog makes for itself, so the
 which cohorts go when, not in their sizes' order.  Results in ``bench/results/series_spark_<rows>_<nights>.json``.
 
     .venv/bin/python bench/bench_series_spark.py [--rows 100000] [--nights 10] [--change 0.001] [--tag TAG] [--logs]
+        [--backends duckdb,spark]
+
+``--backends spark`` releases on Spark alone (the source still changes in DuckDB): a long 10M run then spends its
+hours on the backend it measures.
 """
 
 from __future__ import annotations
@@ -69,6 +73,14 @@ def released(config: Path, spark: bool, log: Path | None = None) -> dict[str, An
     return out
 
 
+def _line(backend: str, r: dict[str, Any]) -> str:
+    driver = f" (driver {r['spark_driver_peak_rss_mib']} MiB)" if "spark_driver_peak_rss_mib" in r else ""
+    return (
+        f"{backend} {r['wall_s']} s {r['peak_rss_mib']} MiB, {r['statements']} statements{driver}, withheld "
+        f"{r['withheld']}, standing in {r['standing_in']}"
+    )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", type=int, default=100_000)
@@ -76,12 +88,16 @@ def main() -> None:
     ap.add_argument("--change", type=float, default=0.001)
     ap.add_argument("--spark", default=os.environ.get("VEIL_TEST_SPARK_URL", "sc://127.0.0.1:15002"))
     ap.add_argument("--tag", default="", help="appended to the results' name")
+    ap.add_argument("--backends", default="duckdb,spark", help="comma-separated: duckdb, spark or both (the default)")
     ap.add_argument(
         "--logs",
         action="store_true",
         help="run Spark's releases --verbose, their logs kept in bench/.work/<results' name>",
     )
     args = ap.parse_args()
+    backends = [b for b in args.backends.split(",") if b]
+    if not backends or set(backends) - {"duckdb", "spark"}:
+        ap.error(f"--backends: {args.backends!r} is not a comma-separated list of duckdb and spark")
     source = duckdb_file("series_source")
     census_duckdb(source, f"census_{args.rows}", args.rows)
     path = duckdb_file("series_spark")
@@ -109,16 +125,13 @@ def main() -> None:
         if previous is not None:
             shutil.rmtree(previous, ignore_errors=True)
         log = WORK / name / f"night{n}_spark.log" if args.logs else None
-        entry = {"night": n, "rows": rows, "duckdb": released(duck, False), "spark": released(spark, True, log)}
+        entry: dict[str, Any] = {"night": n, "rows": rows}
+        if "duckdb" in backends:
+            entry["duckdb"] = released(duck, False)
+        if "spark" in backends:
+            entry["spark"] = released(spark, True, log)
         nights.append(entry)
-        d, s = entry["duckdb"], entry["spark"]
-        print(
-            f"night {n}: DuckDB {d['wall_s']} s {d['peak_rss_mib']} MiB, {d['statements']} statements; "
-            f"Spark {s['wall_s']} s {s['peak_rss_mib']} MiB, {s['statements']} statements (driver "
-            f"{s.get('spark_driver_peak_rss_mib')} MiB); withheld {d['withheld']} / {s['withheld']}, standing in "
-            f"{d['standing_in']} / {s['standing_in']}",
-            flush=True,
-        )
+        print(f"night {n}: " + "; ".join(_line(b, entry[b]) for b in backends), flush=True)
         save(name, {"machine": machine_facts(), "args": vars(args), "nights": nights})
     if folder is not None:
         shutil.rmtree(folder, ignore_errors=True)
