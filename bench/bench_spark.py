@@ -56,17 +56,40 @@ DRIVER_CLASS = "org.apache.spark.sql.connect.service.SparkConnectServer"
 EXECUTOR_CLASS = "org.apache.spark.executor.CoarseGrainedExecutorBackend"
 
 
-def _jvms(main_class: str) -> list[int]:
+def _jvms(main_class: str, cluster: Path | None = None) -> list[int]:
     """The processes running ``main_class``, found by their command line — whichever state directory
-    (``VEIL_SPARK_DIR``) started the cluster, and wherever its pid files are."""
+    (``VEIL_SPARK_DIR``) started the cluster, and wherever its pid files are; with ``cluster`` (that state
+    directory, ``_cluster``) only those working in it, so a second cluster on the machine is not counted."""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             if main_class.encode() in cmdline.read_bytes().split(b"\0"):
-                found.append(int(cmdline.parent.name))
+                if cluster is None or Path(os.readlink(cmdline.parent / "cwd")).is_relative_to(cluster):
+                    found.append(int(cmdline.parent.name))
         except (OSError, ValueError):
             continue
     return found
+
+
+def _cluster(url: str | None) -> Path | None:
+    """The state directory of the cluster whose Spark Connect server listens on ``url``'s port on this machine:
+    the working directory of the process holding that listening socket (``deploy/spark/cluster.sh`` starts every
+    daemon there and each executor below it); ``None`` when there is no such process here."""
+    if not url or ":" not in url.rsplit("/", 1)[-1]:
+        return None
+    port = int(url.rsplit(":", 1)[1].split("/")[0])
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        with contextlib.suppress(OSError):
+            for line in Path(table).read_text().splitlines()[1:]:
+                fields = line.split()
+                if int(fields[1].rsplit(":", 1)[1], 16) == port and fields[3] == "0A":  # 0A: LISTEN
+                    inodes.add(f"socket:[{fields[9]}]")
+    for fd_dir in Path("/proc").glob("[0-9]*/fd"):
+        with contextlib.suppress(OSError):
+            if any(os.readlink(fd) in inodes for fd in fd_dir.iterdir()):
+                return Path(os.readlink(fd_dir.parent / "cwd"))
+    return None
 
 
 def _rss_mib(pid: int) -> float:
@@ -80,9 +103,11 @@ def _rss_mib(pid: int) -> float:
 
 
 class Sampler:
-    """Peak RSS of the Spark Connect server (driver) and of all executors together, sampled while a run lasts."""
+    """Peak RSS of the Spark Connect server (driver) and of all executors together, sampled while a run lasts —
+    of the cluster at ``$VEIL_BENCH_SPARK_URL`` when it runs on this machine (``_cluster``), else of every one."""
 
     def __init__(self) -> None:
+        self.cluster = _cluster(os.environ.get("VEIL_BENCH_SPARK_URL"))
         self.driver = 0.0
         self.executors = 0.0
         self._stop = threading.Event()
@@ -90,8 +115,8 @@ class Sampler:
 
     def _loop(self) -> None:
         while not self._stop.is_set():
-            self.driver = max(self.driver, sum(_rss_mib(p) for p in _jvms(DRIVER_CLASS)))
-            self.executors = max(self.executors, sum(_rss_mib(p) for p in _jvms(EXECUTOR_CLASS)))
+            self.driver = max(self.driver, sum(_rss_mib(p) for p in _jvms(DRIVER_CLASS, self.cluster)))
+            self.executors = max(self.executors, sum(_rss_mib(p) for p in _jvms(EXECUTOR_CLASS, self.cluster)))
             time.sleep(0.2)
 
     def __enter__(self) -> Sampler:
